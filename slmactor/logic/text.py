@@ -1,0 +1,94 @@
+"""Small text primitives shared by every memory layer (SPEC S-0.4 to S-0.6).
+
+Lengths are measured in UTF-8 bytes, like the Go original, and cuts never split a character.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable, Iterable
+
+#: Characters per token of the fallback counter (S-0.4); nothing here downloads a tokenizer.
+CHARS_PER_TOKEN = 4
+#: Bytes per token used to turn a token budget into a byte budget (S-0.4).
+BYTES_PER_TOKEN = 4
+#: Marker inserted where `fit_to_tokens` cut the text (S-0.5).
+FIT_MARKER = "\n…\n"
+
+TokenCounter = Callable[[str], int]
+
+
+def count_tokens_chars(text: str) -> int:
+    """The default token counter: ceil(len(text) / 4) characters per token."""
+    return (len(text) + CHARS_PER_TOKEN - 1) // CHARS_PER_TOKEN
+
+
+def hash_id(prefix: str, *parts: str) -> str:
+    """`prefix` + the first 12 hex digits of SHA-256 over `parts` joined by NUL (S-0.6)."""
+    digest = hashlib.sha256("\x00".join(parts).encode("utf-8", "surrogatepass")).hexdigest()
+    return prefix + digest[:12]
+
+
+def cut_bytes(text: str, limit: int) -> str:
+    """Cut `text` to at most `limit` UTF-8 bytes without splitting a character."""
+    if limit <= 0:
+        return ""
+    raw = text.encode("utf-8", "surrogatepass")
+    if len(raw) <= limit:
+        return text
+    return raw[:limit].decode("utf-8", "ignore")
+
+
+def clip(text: str, limit: int) -> str:
+    """Trim whitespace, then cut to at most `limit` bytes without splitting a character (S-0.6)."""
+    return cut_bytes(text.strip(), limit).rstrip() if limit > 0 else ""
+
+
+def first_line(text: str, limit: int) -> str:
+    """The first non-blank line of `text`, trimmed and clipped to `limit` bytes (S-0.6)."""
+    for line in text.splitlines():
+        if line.strip():
+            return clip(line, limit)
+    return ""
+
+
+def dedupe(items: Iterable[str], limit: int) -> list[str]:
+    """Drop blanks and duplicates (after trimming), keep order, keep the first `limit` (S-0.6)."""
+    seen: set[str] = set()
+    out: list[str] = []
+    for item in items:
+        value = item.strip()
+        if not value or value in seen:
+            continue
+        seen.add(value)
+        out.append(value)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _shrink(text: str, target_bytes: int) -> str:
+    return cut_bytes(text, max(target_bytes - len(FIT_MARKER.encode()), 0)).rstrip() + FIT_MARKER
+
+
+def fit_to_tokens(text: str, budget: int, counter: TokenCounter = count_tokens_chars) -> str:
+    """Fit `text` into `budget` tokens (S-0.5).
+
+    Returns "" when the budget is not positive or the text is blank. Text longer than twice the
+    byte budget is cut first; then, up to four times, the text is counted and shrunk to
+    `len * (budget / got) * 0.92` bytes, giving "" once that target falls under 16 bytes.
+    """
+    if budget <= 0 or not text.strip():
+        return ""
+    hard_cap = budget * BYTES_PER_TOKEN * 2
+    if len(text.encode("utf-8", "surrogatepass")) > hard_cap:
+        text = _shrink(text, hard_cap)
+    for _ in range(4):
+        got = counter(text)
+        if got <= budget:
+            return text
+        target = int(len(text.encode("utf-8", "surrogatepass")) * (budget / got) * 0.92)
+        if target < 16:
+            return ""
+        text = _shrink(text, target)
+    return text if counter(text) <= budget else ""
