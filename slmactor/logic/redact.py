@@ -1,0 +1,288 @@
+"""Secret redaction: the single choke point that keeps credentials out of everything persisted.
+
+Every store runs `redact_obj` over a record, document or Markdown text before writing it (SPEC
+C-20, RELIABILITY T14), so a token pasted into a tool error never reaches episodes, lessons,
+metrics or mirrors. A secret is replaced by `«redacted:TYPE»`.
+
+What is recognised (the project's own patterns, keyed on documented token prefixes):
+
+* provider tokens: AWS access key ids (`AKIA…`/`ASIA…`), GitHub (`ghp_ gho_ ghu_ ghs_ ghr_`,
+  `github_pat_`), GitLab (`glpat-`), Slack (`xoxa- xoxb- xoxp- xoxr- xoxs-`), Anthropic
+  (`sk-ant-`), OpenAI (`sk-`, `sk-proj-`, ...), Google API keys (`AIza…`), Hugging Face (`hf_`),
+  DigitalOcean (`dop_v1_`/`doo_v1_`/`dor_v1_`), JWTs (`eyJ….….…`), PEM private-key blocks (also
+  a block cut off before its END line);
+* `Authorization: Bearer|Basic|Token …` headers and a bare `Bearer <token>`;
+* assignments `NAME = value` / `NAME: value` / `"name": "value"` where NAME ends in a secret word
+  (`password`, `passwd`, `pwd`, `secret`, `token`, `api_key`, `private_key`, `credentials`, ...),
+  and, in `redact_obj`, string values stored under such a key.
+
+Placeholders are not secrets and stay as written: values shorter than 8 characters, values made of
+at most 2 distinct characters (`********`, `xxxxxxxx`), references (`$VAR`, `${VAR}`, `<token>`,
+`{{ var }}`, `os.environ[...]`, `process.env.X`, anything with a call or subscript), dotted
+attribute reads (`settings.api_key`), and a short list of dummy words (`changeme`, `example`, ...).
+
+Provider patterns with a loose shape (`sk-`, `hf_`, `glpat-`, ...) also require a digit in the
+token, so a long hyphenated branch or package name is not taken for a key.
+
+Time is linear in the input: one pass of one compiled alternation whose every quantifier is either
+bounded or followed by a character it cannot match, so no input makes the engine backtrack
+quadratically (1 MiB is redacted in well under 200 ms; see tests/logic/test_redact.py).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Containers nested deeper than this are replaced whole rather than walked (C-20: depth ≤ 12).
+MAX_DEPTH = 12
+#: What replaces a container nested beyond MAX_DEPTH (its content is not inspected, so not kept).
+DEPTH_MARKER = "«redacted:too-deep»"
+
+_MIN_SECRET_LEN = 8
+_DUMMY_WORDS = frozenset(
+    {
+        "changeme",
+        "change_me",
+        "example",
+        "examples",
+        "placeholder",
+        "password",
+        "passw0rd",
+        "redacted",
+        "undefined",
+        "optional",
+        "required",
+        "your_api_key",
+        "your-api-key",
+        "your_api_key_here",
+        "your_token_here",
+        "your_password",
+        "notasecret",
+        "dummy",
+        "secret",
+        "none",
+        "null",
+        "true",
+        "false",
+    }
+)
+
+# The words a name must end in for its value to count as a secret. A name may carry any prefix
+# joined with `_`, `-` or `.` (AWS_SECRET_ACCESS_KEY, db.password, GITHUB_TOKEN) but must not be a
+# longer word (`tokenizer`, `passwordless`, `secretary`): the regex requires a non-identifier
+# character right after the word.
+_SECRET_WORD = (
+    r"(?:api[_-]?key|apikey|api[_-]?secret|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key"
+    r"|secret(?:[_-]?key)?|client[_-]?secret|private[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|(?:access|auth|bearer|refresh|session|id|api|bot|app|oauth)?[_-]?token"
+    r"|passw(?:or)?d|passphrase|pwd|credentials?|auth[_-]?key)"
+)
+
+# Provider tokens. Every pattern starts with a literal so the regex engine can jump between
+# candidates instead of trying each position; the word boundary before the token is checked in
+# `_replace_token` (a leading `\b` would cost that fast path).
+_TOKEN_PATTERNS: list[tuple[str, str]] = [
+    ("aws_access_key", r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ("github_token", r"gh[pousr]_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
+    ("github_token", r"github_pat_[A-Za-z0-9_]{22,255}"),
+    ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,255}"),
+    ("slack_token", r"xox[abprs]-[A-Za-z0-9-]{10,255}"),
+    ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,255}"),
+    ("openai_key", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,255}"),
+    ("google_api_key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("huggingface_token", r"hf_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
+    ("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"),
+    ("jwt", r"eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{4,4096}"),
+    # PEM private keys: a whole block, or a block whose END line was cut off.
+    (
+        "private_key",
+        (
+            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,16384}?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+            r"|[A-Za-z0-9+/=\s:,.-]{0,16384})"
+        ),
+    ),
+]
+_TOKENS = [(kind, re.compile(pattern)) for kind, pattern in _TOKEN_PATTERNS]
+# Loose-shaped prefixes whose tokens must contain a digit to count (real keys are random).
+_NEEDS_DIGIT = frozenset({"openai_key", "anthropic_key", "gitlab_token", "slack_token"})
+
+# Credentials in HTTP headers (curl -H, JSON, logs): only the credential is replaced. These two
+# run on the lowercased text (`_lower`), so they are written in lower case.
+_AUTHORIZATION = re.compile(
+    r"authorization[\"']?\s{0,8}[:=]\s{0,8}[\"']?(?:bearer|basic|token|digest)\s{1,8}"
+    r"([a-z0-9._~+/=-]{8,4096})"
+)
+_BEARER = re.compile(r"bearer\s{1,8}([a-z0-9._~+/-]{16,4096}=*)")
+
+# NAME = value, NAME: value, "name": "value" (quoted values may hold spaces). The search starts
+# at the last word of NAME; `_replace_assignments` then checks the whole name.
+_ASSIGNMENT = re.compile(
+    r"(key|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)(?![a-z0-9_])"
+    r"[\"']?\s{0,8}(?::=|:|=(?!=))\s{0,8}"
+    r"(?:\"([^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'|([^\s\"'`,;]{1,4096}))"
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_MAX_NAME = 64
+
+# The words a name must end in for its value to count as a secret. A name may carry any prefix
+# joined with `_`, `-` or `.` (AWS_SECRET_ACCESS_KEY, db.password, x-api-key) but must not be a
+# longer word (`monkey`, `tokenizer`, `passwordless`).
+_SECRET_WORD = (
+    r"(?:api[_-]?key|apikey|api[_-]?secret|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key"
+    r"|secret(?:[_-]?key)?|client[_-]?secret|private[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|(?:access|auth|bearer|refresh|session|id|api|bot|app|oauth)?[_-]?token"
+    r"|passw(?:or)?d|passphrase|pwd|credentials?|auth[_-]?key)"
+)
+_SECRET_KEY_NAME = re.compile(r"(?i)(?:[A-Za-z0-9_.-]{0,64}[_.-])?" + _SECRET_WORD)
+
+_REFERENCE = re.compile(
+    r"""^(?:\$|%\(|\{\{|<|\{)|os\.environ|os\.getenv|process\.env|getenv|ENV\[|\(|\[|^\*+$"""
+)
+_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+[,)]*$")
+_REDACTED = "«redacted:"
+
+
+def marker(kind: str) -> str:
+    """The text that replaces a secret of `kind`."""
+    return f"«redacted:{kind}»"
+
+
+def is_placeholder(value: str) -> bool:
+    """True for values that only stand for a secret: short, repetitive, references, dummies."""
+    stripped = value.strip().strip("\"'`").rstrip(",;)")
+    if len(stripped) < _MIN_SECRET_LEN:
+        return True
+    if len(set(stripped)) <= 2:
+        return True
+    if stripped.startswith(_REDACTED):
+        return True
+    if stripped.lower() in _DUMMY_WORDS:
+        return True
+    if _REFERENCE.search(stripped):
+        return True
+    return bool(_DOTTED_NAME.match(stripped))
+
+
+def _has_digit(text: str) -> bool:
+    return any(ch.isdigit() for ch in text)
+
+
+def _starts_word(text: str, pos: int) -> bool:
+    return pos == 0 or not text[pos - 1].isalnum()
+
+
+def _redact_tokens(text: str) -> str:
+    for kind, pattern in _TOKENS:
+        if kind == "private_key" and "PRIVATE KEY" not in text:
+            continue
+
+        def replace(match: re.Match[str], kind: str = kind) -> str:
+            token = match.group(0)
+            if not _starts_word(match.string, match.start()):
+                return token
+            if kind in _NEEDS_DIGIT and not _has_digit(token):
+                return token
+            return marker(kind)
+
+        text = pattern.sub(replace, text)
+    return text
+
+
+def _lower(text: str) -> str | None:
+    """`text` lowercased with every index kept, or None when lowering would shift indices."""
+    low = text.lower()
+    return low if len(low) == len(text) else None
+
+
+def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end, replacement in spans:
+        out.append(text[last:start])
+        out.append(replacement)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _redact_headers(text: str) -> str:
+    for kind, pattern in (("authorization", _AUTHORIZATION), ("bearer_token", _BEARER)):
+        low = _lower(text)
+        if low is None:
+            low, pattern = text, re.compile(pattern.pattern, re.IGNORECASE)
+        spans: list[tuple[int, int, str]] = []
+        for match in pattern.finditer(low):
+            value = text[match.start(1) : match.end(1)]
+            if _starts_word(low, match.start()) and _has_digit(value):
+                spans.append((match.start(1), match.end(1), marker(kind)))
+        text = _splice(text, spans)
+    return text
+
+
+def _name_before(text: str, end: int) -> str:
+    start = end
+    while start > 0 and end - start < _MAX_NAME and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    return text[start:end]
+
+
+def _redact_assignments(text: str) -> str:
+    low = _lower(text)
+    pattern = _ASSIGNMENT
+    if low is None:
+        low, pattern = text, re.compile(_ASSIGNMENT.pattern, re.IGNORECASE)
+    spans: list[tuple[int, int, str]] = []
+    for match in pattern.finditer(low):
+        group = 2 if match.group(2) is not None else 3 if match.group(3) is not None else 4
+        name = _name_before(text, match.start()) + text[match.start(1) : match.end(1)]
+        value = text[match.start(group) : match.end(group)]
+        if not _SECRET_KEY_NAME.fullmatch(name) or is_placeholder(value):
+            continue
+        spans.append((match.start(group), match.end(group), marker("secret")))
+    return _splice(text, spans)
+
+
+def redact(text: str) -> str:
+    """`text` with every recognised secret replaced by `«redacted:TYPE»`; idempotent."""
+    if not text:
+        return text
+    text = _redact_tokens(text)
+    text = _redact_headers(text)
+    return _redact_assignments(text)
+
+
+def _redact_under_key(key: str, value: str) -> str:
+    if _SECRET_KEY_NAME.fullmatch(key) and not is_placeholder(value):
+        return marker("secret")
+    return redact(value)
+
+
+def redact_obj(obj: object, *, depth: int = 0) -> object:
+    """A copy of `obj` with `redact` applied to every string (keys included) in dicts and lists.
+
+    Strings stored under a secret-named key (`{"api_key": "..."}`) are replaced whole unless they
+    are placeholders. Tuples come back as lists (their JSON form). Other values pass unchanged.
+    Containers nested deeper than MAX_DEPTH are replaced by DEPTH_MARKER.
+    """
+    if isinstance(obj, str):
+        return redact(obj)
+    if isinstance(obj, dict):
+        if depth >= MAX_DEPTH:
+            return DEPTH_MARKER
+        out: dict[object, object] = {}
+        for key, value in obj.items():
+            new_key = redact(key) if isinstance(key, str) else key
+            if isinstance(key, str) and isinstance(value, str):
+                out[new_key] = _redact_under_key(key, value)
+            else:
+                out[new_key] = redact_obj(value, depth=depth + 1)
+        return out
+    if isinstance(obj, list | tuple):
+        if depth >= MAX_DEPTH:
+            return DEPTH_MARKER
+        return [redact_obj(item, depth=depth + 1) for item in obj]
+    return obj
+
