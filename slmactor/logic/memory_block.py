@@ -1,0 +1,125 @@
+"""The memory block a role receives: working → semantic → episodic → procedural (SPEC S-7.4).
+
+Each section may use its role's share of the token budget. Fixed here (H-S-21): in the seed a
+section was capped at `int(budget × share)` even when an earlier section was blank or used less
+than its share, although its comment promised the opposite. Here the allowance is cumulative —
+section *i* may use `int(budget × (share₁ + … + shareᵢ))` minus what earlier sections actually
+used — so unused budget flows on to later sections, and no section ever exceeds what remains.
+
+`BlockBuilder` is the step-by-step form for callers that fetch sections asynchronously (the
+distiller actor asks the working and recall actors in between); `memory_block` is the one-call form.
+Blank sections are skipped, parts are joined by a blank line, and the whole block is fitted to the
+budget; the block is "" when nothing is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from slmactor.logic.text import TokenCounter, count_tokens_chars, fit_to_tokens
+
+SECTIONS = ("working", "semantic", "episodic", "procedural")
+DEFAULT_BUDGET = 1200
+_JOINT = "\n\n"
+
+Shares = tuple[float, float, float, float]
+
+_WORKER: Shares = (0.45, 0.25, 0.18, 0.12)
+_TESTER: Shares = (0.35, 0.35, 0.20, 0.10)
+_REVIEWER: Shares = (0.35, 0.30, 0.25, 0.10)
+_PLANNER: Shares = (0.15, 0.40, 0.35, 0.10)
+_EXPLORER: Shares = (0.20, 0.45, 0.30, 0.05)
+DEFAULT_SHARES: Shares = (0.30, 0.35, 0.25, 0.10)
+
+ROLE_SHARES: dict[str, Shares] = {
+    **dict.fromkeys(
+        (
+            "worker",
+            "corrector",
+            "deep",
+            "placeholder",
+            "go-worker",
+            "python-worker",
+            "react-worker",
+        ),
+        _WORKER,
+    ),
+    **dict.fromkeys(("tester", "go-tester", "python-tester", "react-tester"), _TESTER),
+    "reviewer": _REVIEWER,
+    **dict.fromkeys(("planner", "architect", "splitter", "coordinator", "composer"), _PLANNER),
+    **dict.fromkeys(("explorer", "context", "docs", "memory"), _EXPLORER),
+}
+
+
+def shares_for(role: str) -> Shares:
+    """The role's (working, semantic, episodic, procedural) shares; unknown roles get the default."""
+    return ROLE_SHARES.get(role.strip().lower(), DEFAULT_SHARES)
+
+
+@dataclass(slots=True)
+class BlockBuilder:
+    """Allots budget section by section, in `SECTIONS` order, carrying leftovers forward."""
+
+    role: str
+    budget: int = DEFAULT_BUDGET
+    counter: TokenCounter = count_tokens_chars
+    _used: int = 0
+    _next: int = 0
+    _parts: list[str] = field(default_factory=list)
+    _sizes: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.budget <= 0:
+            self.budget = DEFAULT_BUDGET
+
+    def allowance(self, section: str) -> int:
+        """Tokens `section` may use now; sections must be visited in order (skipping is fine)."""
+        index = SECTIONS.index(section)
+        if index < self._next:
+            raise ValueError(f"section {section!r} comes before one already added")
+        cumulative = sum(shares_for(self.role)[: index + 1])
+        # round() first so a share sum such as 0.45 + 0.25 = 0.7000000000000001 does not lose a token
+        allowed = min(int(round(self.budget * cumulative, 9)), self.budget) - self._used
+        if self._parts:
+            allowed -= self.counter(_JOINT)  # the blank line joining it to the block
+        return max(0, allowed)
+
+    def add(self, section: str, text: str) -> int:
+        """Add a rendered section (fitted to its allowance); returns the tokens it used."""
+        allowance = self.allowance(section)
+        self._next = SECTIONS.index(section) + 1
+        body = text.strip("\n")
+        fitted = fit_to_tokens(body, allowance, self.counter).strip("\n") if body.strip() else ""
+        if not fitted.strip():
+            self._sizes[section] = 0
+            return 0
+        self._parts.append(fitted)
+        total = self.counter(_JOINT.join(self._parts) + "\n")
+        used, self._used = total - self._used, total
+        self._sizes[section] = used
+        return used
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """Tokens used per section added so far (0 for a blank one)."""
+        return dict(self._sizes)
+
+    def render(self) -> str:
+        if not self._parts:
+            return ""
+        return fit_to_tokens(_JOINT.join(self._parts) + "\n", self.budget, self.counter)
+
+
+def memory_block(
+    role: str,
+    budget: int,
+    render: Callable[[str, int], str],
+    counter: TokenCounter = count_tokens_chars,
+) -> str:
+    """The whole block; `render(section, allowance)` produces one section within its allowance."""
+    builder = BlockBuilder(role, budget, counter)
+    for section in SECTIONS:
+        allowance = builder.allowance(section)
+        builder.add(section, render(section, allowance) if allowance > 0 else "")
+    return builder.render()
