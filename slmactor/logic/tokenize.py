@@ -1,0 +1,163 @@
+"""Tokenizer and path tokens of the lexical ranker (SPEC S-3.2, S-3.3), plus plural folding.
+
+Seed behaviour (S-3.2): split on every character that is not a Unicode letter or digit; split each
+chunk on camel case (a boundary at lower→Upper, or before the last capital of an acronym that is
+followed by a lowercase letter: `HTTPClient` → `HTTP`, `Client`) and, when that produced more than
+one piece, also keep the whole identifier; lowercase; drop pieces shorter than two characters and
+the 35 stopwords. `HTTPClient.go` → `http, client, httpclient, go`.
+
+Two opt-in repairs (on by default in the ranker, see `rank.RankOptions`) because measured recall on
+real commit histories lost good matches to them (design/FINDINGS.md, "Episodic recall"):
+
+* acronym plurals — the seed rule cuts `URLs` into `ur` + `ls`, two tokens no other text shares;
+  with `acronym_plurals` an acronym followed by a lone final `s` stays one word (`urls`);
+* plural folding — `tests`/`test`, `dependencies`/`dependency`, `classes`/`class` meet on one
+  term. It is a small suffix rule, not a stemmer: it only removes plural endings, and because the
+  same rule runs over documents and queries a rare wrong cut still matches itself.
+
+Pure-digit tokens (issue and PR numbers, versions) are "noise" for the coverage gate; see
+`is_noise` and `rank.RankOptions.numbers_are_noise`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+#: The 35 stopwords of S-3.2 (English glue words that match everything).
+# fmt: off
+STOPWORDS: frozenset[str] = frozenset({
+    "the", "and", "for", "with", "that", "this", "from", "into", "you", "your", "are", "was",
+    "but", "not", "all", "can", "use", "using", "add", "make", "please", "should", "would", "its",
+    "it", "is", "to", "of", "in", "on", "an", "a", "be", "do", "we",
+})
+# fmt: on
+
+# A run of Unicode letters or digits (\w minus the underscore).
+_CHUNK = re.compile(r"[^\W_]+")
+
+# Words whose plural ends in "ches"/"shes" but whose singular keeps the "e" (cache → caches).
+_E_SINGULARS: frozenset[str] = frozenset(
+    {"cache", "niche", "ache", "headache", "tranche", "avalanche", "moustache", "microfiche"}
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TokenizerOptions:
+    """Switches on top of the seed tokenizer; `TokenizerOptions()` is the seed's exact behaviour."""
+
+    fold_plurals: bool = False
+    acronym_plurals: bool = False
+
+
+SEED_TOKENIZER = TokenizerOptions()
+
+
+def fold_plural(word: str) -> str:
+    """Map a lowercase English plural onto its singular; other words come back unchanged.
+
+    Rules, first match wins: `-ies` → `-y` (retries → retry); `-sses` → `-ss`; `-xes`/`-zzes`
+    → drop `es`; `-ches`/`-shes` → drop `es` (patches → patch) unless the singular ends in `e`
+    (caches → cache); words ending in `ss`, `us`, `is` are not plurals (class, status, analysis);
+    any other final `s` is dropped (tests → test). Words of three letters or fewer are kept.
+    """
+    if len(word) <= 3 or word[-1] != "s":
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        return word[:-3] + "y"
+    if word.endswith(("sses", "xes", "zzes")):
+        return word[:-2]
+    if word.endswith(("ches", "shes")):
+        return word[:-1] if word[:-1] in _E_SINGULARS else word[:-2]
+    if word.endswith(("ss", "us", "is")):
+        return word
+    return word[:-1]
+
+
+def _camel_pieces(chunk: str, acronym_plurals: bool) -> list[str]:
+    """Split one letter/digit run at camel-case boundaries (S-3.2)."""
+    pieces: list[str] = []
+    start = 0
+    last = len(chunk) - 1
+    for i in range(1, len(chunk)):
+        char = chunk[i]
+        if not char.isupper():
+            continue
+        prev = chunk[i - 1]
+        if prev.islower():
+            pieces.append(chunk[start:i])
+            start = i
+        elif prev.isupper() and i < last and chunk[i + 1].islower():
+            # `URLs`: with acronym plurals, a capital followed only by a final "s" is a plural.
+            if acronym_plurals and i + 1 == last and chunk[last] == "s":
+                continue
+            pieces.append(chunk[start:i])
+            start = i
+    pieces.append(chunk[start:])
+    return pieces
+
+
+def _keep(word: str) -> bool:
+    return len(word) >= 2 and word not in STOPWORDS
+
+
+@lru_cache(maxsize=65_536)
+def _tokenize_cached(text: str, fold_plurals: bool, acronym_plurals: bool) -> tuple[str, ...]:
+    out: list[str] = []
+    for chunk in _CHUNK.findall(text):
+        if chunk.islower() or chunk.isupper() or chunk.isdigit() or len(chunk) < 3:
+            words = [chunk.lower()]
+        else:
+            pieces = _camel_pieces(chunk, acronym_plurals)
+            words = [p.lower() for p in pieces]
+            if len(pieces) > 1:
+                words.append(chunk.lower())
+        for word in words:
+            if fold_plurals:
+                word = fold_plural(word)  # before the checks: "uses" folds onto the stopword "use"
+            if _keep(word):
+                out.append(word)
+    return tuple(out)
+
+
+def tokenize(text: str, options: TokenizerOptions = SEED_TOKENIZER) -> tuple[str, ...]:
+    """Tokens of `text` in order, duplicates kept (they are term frequency)."""
+    if not text:
+        return ()
+    if len(text) > 4096:  # long texts are rarely repeated; keep the cache for short fields
+        return _tokenize_cached.__wrapped__(text, options.fold_plurals, options.acronym_plurals)
+    return _tokenize_cached(text, options.fold_plurals, options.acronym_plurals)
+
+
+def path_parts(path: str) -> list[str]:
+    """The raw path tokens of S-3.3: every `/` segment, then the basename stem, then the extension.
+
+    `pkg/loop/runner.go` → `pkg loop runner.go runner go`. Backslashes count as `/`.
+    """
+    clean = path.replace("\\", "/").strip()
+    if not clean:
+        return []
+    parts = [segment for segment in clean.split("/") if segment]
+    if not parts:
+        return []
+    base = parts[-1]
+    dot = base.rfind(".")
+    if dot > 0:
+        parts.append(base[:dot])
+        if dot < len(base) - 1:
+            parts.append(base[dot + 1 :])
+    return parts
+
+
+def path_tokens(path: str, options: TokenizerOptions = SEED_TOKENIZER) -> list[str]:
+    """`path_parts` run through the tokenizer (`pkg/loop/runner.go` → pkg, loop, runner, go, …)."""
+    out: list[str] = []
+    for part in path_parts(path):
+        out.extend(tokenize(part, options))
+    return out
+
+
+def is_noise(term: str) -> bool:
+    """A term that says nothing about the task: a pure number such as an issue or PR reference."""
+    return term.isdigit()
