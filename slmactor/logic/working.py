@@ -39,6 +39,7 @@ from slmactor.logic.text import (
     fit_to_tokens,
     hash_id,
 )
+from slmactor.logic.timefmt import to_rfc3339
 from slmactor.logic.toolclasses import DEFAULT_TOOL_CLASSES, EDIT, MODE, READ, SHELL, ToolClasses
 from slmactor.logic.working_records import (
     CommandRun,
@@ -470,3 +471,26 @@ def _push_lru(items: dict[str, None], value: str, cap: int) -> None:
         del items[next(iter(items))]
     items[value] = None
 
+
+
+#: Token budget of the `WORKING.md` mirror (S-7.6).
+MIRROR_BUDGET = 4000
+
+
+def working_markdown(memory: WorkingMemory, now: float, counter: TokenCounter = count_tokens_chars) -> str:
+    """The `WORKING.md` debug mirror of a run (S-7.6); "" when there is nothing to show.
+
+    The seed's heading and snapshot line, a line naming the run and its counters (several runs
+    share one project, so the reader needs to know which one this is), then `render(4000)`.
+    """
+    block = memory.render(MIRROR_BUDGET, counter)
+    if not block:
+        return ""
+    c = memory.counters()
+    return (
+        "# Working memory\n\n"
+        f"_Snapshot from {to_rfc3339(now)}. Regenerated every run; safe to delete._\n\n"
+        f"_Run `{memory.run_id or '-'}`: {c.calls} tool calls, {c.errors} failed, "
+        f"{c.redundant} redundant._\n\n"
+        f"{block}"
+    )

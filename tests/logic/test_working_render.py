@@ -7,7 +7,7 @@ from hypothesis import strategies as st
 
 from slmactor.logic.digest import DIGEST_TRUNCATED, Digest, render_digest
 from slmactor.logic.text import count_tokens_chars
-from slmactor.logic.working import WorkingMemory
+from slmactor.logic.working import MIRROR_BUDGET, WorkingMemory, working_markdown
 from slmactor.logic.working_records import CommandRun, FailureNote
 
 
@@ -185,3 +185,20 @@ def test_render_never_exceeds_budget_for_any_counter(budget: int, texts: list[st
 
     out = w.render(budget, counter)
     assert counter(out) <= (budget if budget > 0 else 700)
+
+
+def test_working_markdown_mirror() -> None:
+    w = WorkingMemory("run-7")
+    assert working_markdown(w, 1_790_000_000.0) == ""
+    w.record_tool("ws_read", "a.go")
+    w.record_tool("ws_read", "a.go")
+    w.record_tool("ws_shell", command="go vet", ok=False, error="vet: bad")
+    text = working_markdown(w, 1_790_000_000.0)
+    assert text.startswith(
+        "# Working memory\n\n"
+        "_Snapshot from 2026-09-21T14:13:20Z. Regenerated every run; safe to delete._\n\n"
+        "_Run `run-7`: 3 tool calls, 1 failed, 1 redundant._\n\n"
+        "## Working memory (this run)\n"
+    )
+    assert "- `go vet` → failed\n" in text
+    assert count_tokens_chars(full().render(MIRROR_BUDGET)) <= MIRROR_BUDGET
