@@ -1,0 +1,80 @@
+"""`metrics/runs.jsonl`: one metrics record per finished run (SPEC S-16.1, S-16.4).
+
+Built on the shared `JsonlLog` (one whole-line append per record, corrupt lines skipped and
+counted, atomic rewrite). Lines are capped at 64 KiB. The log is pruned to the newest 2000 runs —
+not on every append (that would rewrite the file every time once full) but when it holds more than
+the cap plus a small slack, so the file stays bounded and appends stay O(1).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from slmactor.logic.metrics import MAX_LINE_BYTES, MAX_RUNS, Run, normalize, prune, sort_runs
+from slmactor.stores.jsonl import JsonlLog
+from slmactor.stores.warnings import WarningLog
+
+#: Runs allowed over the cap before a prune rewrites the log.
+PRUNE_SLACK = 50
+
+
+class MetricsStore:
+    """The runs of one project. Owned by the metrics actor (single writer)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        warnings: WarningLog,
+        *,
+        max_runs: int = MAX_RUNS,
+        read_only: bool = False,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.max_runs = max_runs
+        self._log = JsonlLog(
+            self.path, warnings, max_line_bytes=MAX_LINE_BYTES, read_only=read_only, now=now
+        )
+        self._count: int | None = None
+
+    def load(self) -> list[Run]:
+        """Every readable run, oldest first (a missing file is no runs, not an error)."""
+        runs = [Run.from_dict(record) for _offset, record in self._log.scan()]
+        self._count = len(runs)
+        return sort_runs(runs)
+
+    def append(self, run: Run) -> Run:
+        """Normalise and append one run; prunes when the log has outgrown its cap."""
+        run = normalize(run)
+        if self._count is None:
+            self.load()
+        self._log.append(run.to_dict())
+        self._count = (self._count or 0) + 1
+        if self.max_runs > 0 and self._count > self.max_runs + PRUNE_SLACK:
+            self.prune()
+        return run
+
+    def prune(self, max_runs: int | None = None) -> int:
+        """Keep the newest `max_runs` runs; returns how many were dropped (0 → no rewrite)."""
+        cap = self.max_runs if max_runs is None else max_runs
+        runs = self.load()
+        kept = prune(runs, cap)
+        if len(kept) == len(runs) and self._log.corrupt_lines == 0:
+            return 0
+        self._log.rewrite(r.to_dict() for r in kept)
+        self._count = len(kept)
+        return len(runs) - len(kept)
+
+    def forget(self) -> None:
+        self._log.delete()
+        self._count = 0
+
+    @property
+    def corrupt_lines(self) -> int:
+        return self._log.corrupt_lines
+
+    def close(self) -> None:
+        self._log.close()

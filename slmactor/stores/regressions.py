@@ -1,0 +1,111 @@
+"""`evolve/regressions.json`: the project's regression checks (SPEC S-15).
+
+A JSON document `{"version": 1, "checks": [...]}` (a bare list, as older files may hold, is read
+too), saved atomically, sorted by `added_at`, only when something changed. A corrupt file is moved
+aside by `JsonDoc` with a warning and the store starts empty. `run_offline(root)` evaluates only
+file checks, through `slmactor.stores.confined` (confined to the root, no symlinks, regular files
+only, non-blocking opens, bounded reads); command checks are never executed here — they are
+returned to the harness by `command_checks`.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from slmactor.logic import regressions as logic
+from slmactor.logic.regressions import MAX_CHECKS, Check, CheckResult
+from slmactor.stores.confined import observe
+from slmactor.stores.jsondoc import JsonDoc
+from slmactor.stores.warnings import WarningLog
+
+VERSION = 1
+
+
+class RegressionStore:
+    """The checks of one project. Owned by the reflector actor (single writer)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        warnings: WarningLog,
+        *,
+        cap: int = MAX_CHECKS,
+        read_only: bool = False,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.cap = cap
+        self._now = now
+        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now)
+        self._checks: list[Check] = self._read()
+        self._dirty = False
+
+    def _read(self) -> list[Check]:
+        data: Any = self._doc.load()
+        raw = data.get("checks") if isinstance(data, dict) else data
+        if not isinstance(raw, list):
+            return []
+        checks: list[Check] = []
+        seen: set[str] = set()
+        for item in raw:
+            check = Check.from_dict(item) if isinstance(item, dict) else None
+            if check is not None and check.id not in seen:
+                seen.add(check.id)
+                checks.append(check)
+        return checks
+
+    def checks(self) -> list[Check]:
+        """Newest first."""
+        return logic.newest_first(self._checks)
+
+    def command_checks(self) -> list[Check]:
+        return logic.command_checks(self._checks)
+
+    def add(self, check: Check) -> bool:
+        self._checks, added = logic.add(self._checks, check, self.cap)
+        self._dirty = self._dirty or added
+        return added
+
+    def prune(self, cap: int | None = None) -> int:
+        before = len(self._checks)
+        self._checks = logic.prune(self._checks, self.cap if cap is None else cap)
+        dropped = before - len(self._checks)
+        self._dirty = self._dirty or dropped > 0
+        return dropped
+
+    def run_offline(self, root: Path) -> list[tuple[Check, CheckResult]]:
+        """Evaluate every file check against the files under `root`; commands are not run."""
+        now = self._now()
+        results: list[tuple[Check, CheckResult]] = []
+        updated: dict[str, Check] = {}
+        for check in logic.offline(self._checks):
+            result = logic.judge(check, observe(root, check.path, check.substring))
+            after = logic.record(check, result, now)
+            if after != check:
+                updated[check.id] = after
+            results.append((after, result))
+        if updated:
+            self._checks = [updated.get(c.id, c) for c in self._checks]
+            self._dirty = True
+        return results
+
+    def save(self) -> bool:
+        """Write the document if anything changed; True when written."""
+        if not self._dirty:
+            return False
+        ordered = logic.prune(self._checks, 0)  # sorted by added_at, nothing dropped
+        self._doc.save({"version": VERSION, "checks": [c.to_dict() for c in ordered]})
+        self._dirty = False
+        return True
+
+    def forget(self) -> int:
+        """Drop every check and the file; returns how many there were."""
+        count = len(self._checks)
+        self._checks = []
+        self._dirty = False
+        self._doc.delete()
+        return count

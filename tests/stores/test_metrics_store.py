@@ -1,0 +1,66 @@
+"""runs.jsonl: append/load round trip, corrupt lines skipped, pruning to the newest runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from slmactor.logic.metrics import Gate, Run
+from slmactor.stores.metrics import PRUNE_SLACK, MetricsStore
+from slmactor.stores.warnings import WarningLog
+
+
+def _store(path: Path, **kw: int) -> MetricsStore:
+    return MetricsStore(path / "metrics" / "runs.jsonl", WarningLog(), **kw)
+
+
+def test_missing_file_is_no_runs(tmp_path: Path) -> None:
+    assert _store(tmp_path).load() == []
+
+
+def test_append_normalises_and_round_trips(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    stored = store.append(Run(run_id="r1", at=1_700_000_000.9, language="Go", tasks=1,
+                              tasks_passed=2, gates=(Gate("tests", True),)))
+    assert stored.tasks == 2 and stored.language == "go"
+    again = MetricsStore(store.path, WarningLog())
+    assert again.load() == [stored]
+    line = store.path.read_text().splitlines()[0]
+    assert '"at":"2023-11-14T22:13:20Z"' in line
+
+
+def test_corrupt_lines_are_skipped_and_neighbours_kept(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.append(Run(run_id="a", at=1))
+    with store.path.open("a") as handle:
+        handle.write("{not json\n[1,2]\n")
+    store.append(Run(run_id="b", at=2))
+    warnings = WarningLog()
+    runs = MetricsStore(store.path, warnings).load()
+    assert [r.run_id for r in runs] == ["a", "b"]
+    assert any("corrupt" in w["text"] for w in warnings.recent())
+
+
+def test_runs_load_oldest_first_by_time(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    for run_id, at in [("late", 30), ("early", 10), ("mid", 20)]:
+        store.append(Run(run_id=run_id, at=at))
+    assert [r.run_id for r in store.load()] == ["early", "mid", "late"]
+
+
+def test_the_log_is_pruned_to_the_newest_runs(tmp_path: Path) -> None:
+    store = _store(tmp_path, max_runs=10)
+    for i in range(10 + PRUNE_SLACK + 1):
+        store.append(Run(run_id=f"r{i}", at=float(i)))
+    runs = store.load()
+    assert len(runs) == 10
+    assert runs[0].run_id == f"r{PRUNE_SLACK + 1}"
+    size = store.path.stat().st_size
+    assert store.prune() == 0 and store.path.stat().st_size == size  # no-op prune, no rewrite
+    assert store.prune(3) == 7 and len(store.load()) == 3
+
+
+def test_forget_removes_the_log(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.append(Run(run_id="a"))
+    store.forget()
+    assert not store.path.exists() and store.load() == []
