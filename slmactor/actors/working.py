@@ -1,0 +1,415 @@
+"""The working actor: the working memory of every live run (issue 3, SPEC S-1, S-7.6).
+
+Owns: one `WorkingMemory` per (project, run id) in a bounded `WorkingRuns` table (LRU of live
+runs, idle runs expire), and each project's `memory/WORKING.md` mirror.
+Consumes: the tells `record_tool`, `focus`, `fail`, `resolve`, `decide`, `summarize` and
+`client.dropped` — as drained batches from `events.sock` (the hot path, `on_events`) or one at a
+time from the mailbox when a client sent them on `ctl.sock`; the asks `run.start`, `run.reset`,
+`working.render`, `working.snapshot`, `working.mirror`.
+Emits: nothing.
+
+The hot path: `on_events` gets up to 1024 `[kind, body]` frames per wake-up and, per event,
+decodes the body, type-checks it inline against the wire caps and does the bounded appends of
+`WorkingMemory.record_tool`. No I/O, no regex, no token counting, no await. A bad event (not
+msgpack, wrong version, a missing run id or tool, a field of the wrong type or over its cap) is
+dropped and counted in `status` (`events_bad`); it never raises, so it never crashes the actor.
+
+Read-your-writes across the two sockets: every tell carries (client, seq); the actor remembers
+the highest seq applied per client, and an ask that names (client, seq) waits — at most
+`WAIT_APPLIED_SECONDS` — until that tell was applied. The answer says whether it was
+(`caught_up`), so a client whose tell was dropped gets a prompt answer, not a hang.
+
+`WORKING.md` is written off the hot path: on `working.mirror`, for runs evicted from or expiring
+out of the table (by the housekeeping timer), and for the latest run of each project at shutdown.
+Text is redacted by `write_markdown`.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from slmactor.logic.text import count_tokens_chars
+from slmactor.logic.working import WorkingMemory, working_markdown
+from slmactor.logic.working_runs import RunKey, WorkingRuns
+from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, RequestError, codec
+from slmactor.protocol.messages import (
+    ClientDropped,
+    Decide,
+    Fail,
+    Focus,
+    Kind,
+    RecordTool,
+    Resolve,
+    RunReset,
+    RunStart,
+    Summarize,
+    Tell,
+    WorkingMirror,
+    WorkingRender,
+    WorkingSnapshot,
+)
+from slmactor.runtime.actor import Actor, handles
+from slmactor.stores.errors import StoreError
+from slmactor.stores.layout import ProjectLayout
+from slmactor.stores.markdown import write_markdown
+
+#: Longest an ask waits for its own client's tells to be applied.
+WAIT_APPLIED_SECONDS = 0.5
+#: Clients whose last applied seq is remembered (oldest forgotten first).
+MAX_CLIENTS = 4096
+#: How often idle runs are expired and pending mirrors written.
+HOUSEKEEPING_SECONDS = 30.0
+#: Mirrors waiting to be written (one per project; the newest wins).
+MAX_PENDING_MIRRORS = 64
+
+#: Event times at or past this (year 5138) are taken as garbage and replaced by "now".
+_FAR_FUTURE = 1e11
+_RECORD_TOOL = Kind.RECORD_TOOL.value.encode("ascii")
+_CAPS = {
+    name: RecordTool.CAPS.get(name, codec.MAX_TEXT)
+    for name in ("project", "run_id", "tool", "path", "args", "command", "error", "key", "client")
+}
+_OTHER_TELLS: dict[str, type[Tell]] = {
+    str(cls.KIND): cls for cls in (Focus, Fail, Resolve, Decide, Summarize, ClientDropped)
+}
+
+
+class _BadEvent(Exception):
+    """An event that is dropped and counted; the reason goes to `status` warnings (sampled)."""
+
+
+class WorkingActor(Actor):
+    """Working memory per run; the owner of `events.sock`."""
+
+    name = "working"
+    EVENTS_INBOX = True
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.runs = WorkingRuns()
+        self._applied: dict[str, int] = {}
+        self._progress = anyio.Event()
+        self._waiters = 0
+        self._pending_mirrors: dict[str, tuple[Path, str]] = {}
+        self._latest_per_project: dict[str, RunKey] = {}
+        extra = self.ctx.stats.extra
+        for counter in (
+            "events_applied",
+            "events_bad",
+            "tells_dropped_by_clients",
+            "mirrors_written",
+            "mirror_errors",
+        ):
+            extra.setdefault(counter, 0)
+        self._publish_runs()
+
+    # ---------------------------------------------------------------- the hot path
+
+    def on_events(self, batch: list[list[bytes]]) -> None:
+        now = self.now()
+        applied = self._applied
+        last_key: RunKey | None = None
+        memory: WorkingMemory | None = None
+        good = 0
+        bad = 0
+        for frames in batch:
+            try:
+                if len(frames) != 2:
+                    raise _BadEvent(f"expected 2 frames, got {len(frames)}")
+                if frames[0] != _RECORD_TOOL:
+                    self._apply_other(frames, now)
+                    good += 1
+                    continue
+                try:
+                    fields = codec.load_body(frames)[1]
+                except ProtocolError as exc:
+                    raise _BadEvent(exc.reason) from None
+                get = fields.get
+                client = get("client", "")
+                seq = get("seq", 0)
+                if type(client) is str and client and type(seq) is int and seq > applied.get(client, 0):
+                    if client not in applied and len(applied) >= MAX_CLIENTS:
+                        del applied[next(iter(applied))]
+                    applied[client] = seq
+                if get("v") != PROTOCOL_VERSION:
+                    raise _BadEvent(f"protocol version {get('v')!r} not supported")
+                project = get("project", "")
+                run_id = get("run_id", "")
+                tool = get("tool", "")
+                path = get("path", "")
+                args = get("args", "")
+                command = get("command", "")
+                error = get("error", "")
+                key = get("key", "")
+                ok = get("ok", True)
+                at = get("at", 0.0)
+                if not (
+                    type(project) is str
+                    and type(run_id) is str
+                    and type(tool) is str
+                    and type(path) is str
+                    and type(args) is str
+                    and type(command) is str
+                    and type(error) is str
+                    and type(key) is str
+                    and type(ok) is bool
+                ):
+                    raise _BadEvent("record_tool: a field has the wrong type")
+                if type(at) is not float:
+                    if type(at) is not int:
+                        raise _BadEvent("record_tool: 'at' must be a number")
+                    at = float(at)
+                if (
+                    len(args) > _CAPS["args"]
+                    or len(error) > _CAPS["error"]
+                    or len(command) > _CAPS["command"]
+                    or len(path) > _CAPS["path"]
+                    or len(run_id) > _CAPS["run_id"]
+                    or len(project) > _CAPS["project"]
+                    or len(key) > _CAPS["key"]
+                    or len(tool) > _CAPS["tool"]
+                ):
+                    raise _BadEvent("record_tool: a field is over its cap")
+                if not run_id:
+                    raise _BadEvent("record_tool: missing run_id")
+                if (project, run_id) != last_key or memory is None:
+                    last_key = (project, run_id)
+                    memory = self._ensure(project, run_id, now)
+                if not 0 < at < _FAR_FUTURE:  # also rejects nan and inf
+                    at = now
+                if not memory.record_tool(tool, path, args, command, ok, error, key, at):
+                    raise _BadEvent("record_tool: missing tool")
+                good += 1
+            except _BadEvent as exc:
+                bad += 1
+                self._count_bad(str(exc))
+            except Exception as exc:  # noqa: BLE001 - one bad event must never crash the hot path
+                bad += 1
+                self._count_bad(f"{type(exc).__name__}: {exc}")
+        extra = self.ctx.stats.extra
+        extra["events_applied"] += good
+        if bad:
+            extra["events_bad"] += bad
+        if self._waiters:
+            self._wake()
+
+    def _apply_other(self, frames: list[bytes], now: float) -> None:
+        """A tell other than record_tool arriving on events.sock (rare: fully validated)."""
+        try:
+            cls, fields = codec.load_fields(frames)
+        except ProtocolError as exc:
+            raise _BadEvent(exc.reason) from None
+        tell_cls = _OTHER_TELLS.get(str(cls.KIND))
+        if tell_cls is None:
+            raise _BadEvent(f"{cls.KIND} is not a working-memory tell")
+        self._apply_tell(tell_cls(**fields), now)
+
+    def _ensure(self, project: str, run_id: str, now: float) -> WorkingMemory:
+        memory, evicted = self.runs.ensure(project, run_id, now)
+        self._latest_per_project[project] = (project, run_id)
+        if evicted:
+            for key, old in evicted:
+                self._queue_mirror(key[0], old, now)
+                if self._latest_per_project.get(key[0]) == key:
+                    del self._latest_per_project[key[0]]
+            self._publish_runs()
+        elif self.runs.created != self.ctx.stats.extra.get("runs_created"):
+            self._publish_runs()
+        return memory
+
+    def _count_bad(self, reason: str) -> None:
+        total = self.ctx.stats.extra["events_bad"] + 1
+        # Sample the reasons (1st, 10th, 100th, ... bad event) so a flood cannot flood warnings.
+        if str(total).rstrip("0") == "1":
+            self.warn(f"dropped bad event #{total}: {reason[:200]}")
+
+    def _wake(self) -> None:
+        self._progress.set()
+        self._progress = anyio.Event()
+
+    # ---------------------------------------------------------------- other tells
+
+    def _apply_tell(self, msg: Tell, now: float) -> None:
+        if msg.client and msg.seq > self._applied.get(msg.client, 0):
+            if msg.client not in self._applied and len(self._applied) >= MAX_CLIENTS:
+                del self._applied[next(iter(self._applied))]
+            self._applied[msg.client] = msg.seq
+        if isinstance(msg, ClientDropped):
+            if msg.count > 0:
+                self.ctx.stats.extra["tells_dropped_by_clients"] += msg.count
+            return
+        run_id = getattr(msg, "run_id", "")
+        if not run_id:
+            raise _BadEvent(f"{msg.KIND}: missing run_id")
+        memory = self._ensure(msg.project, run_id, now)
+        if isinstance(msg, RecordTool):
+            at = msg.at if 0 < msg.at < _FAR_FUTURE else now
+            if not memory.record_tool(
+                msg.tool, msg.path, msg.args, msg.command, msg.ok, msg.error, msg.key, at
+            ):
+                raise _BadEvent("record_tool: missing tool")
+        elif isinstance(msg, Focus):
+            memory.focus(msg.paths, now)
+        elif isinstance(msg, Fail):
+            memory.fail(msg.key, msg.tool, msg.path, msg.message, now)
+        elif isinstance(msg, Resolve):
+            memory.resolve(msg.key, msg.resolution, msg.resolved_by, now)
+        elif isinstance(msg, Decide):
+            memory.decide(msg.text, now)
+        elif isinstance(msg, Summarize):
+            memory.summarize(msg.text, now)
+
+    @handles(RecordTool, Focus, Fail, Resolve, Decide, Summarize, ClientDropped)
+    async def _on_tell(self, msg: Tell) -> None:
+        """The same tells sent on ctl.sock (one at a time, acknowledged by the front door)."""
+        try:
+            self._apply_tell(msg, self.now())
+            self.ctx.stats.extra["events_applied"] += 1
+        except _BadEvent as exc:
+            self.ctx.stats.extra["events_bad"] += 1
+            self._count_bad(str(exc))
+        if self._waiters:
+            self._wake()
+
+    # ---------------------------------------------------------------- asks
+
+    async def _caught_up(self, client: str, seq: int) -> bool:
+        """Wait (bounded) until `client`'s tells up to `seq` were applied; whether they were."""
+        if not client or seq <= 0:
+            return True
+        with anyio.move_on_after(WAIT_APPLIED_SECONDS):
+            while self._applied.get(client, 0) < seq:
+                self._waiters += 1
+                try:
+                    await self._progress.wait()
+                finally:
+                    self._waiters -= 1
+        return self._applied.get(client, 0) >= seq
+
+    @staticmethod
+    def _run_id(msg: RunStart | RunReset | WorkingRender | WorkingSnapshot | WorkingMirror) -> str:
+        run_id = msg.run_id.strip()
+        if not run_id:
+            raise RequestError(ErrorCode.BAD_FIELD, f"{msg.KIND} needs a run_id")
+        return run_id
+
+    @handles(RunStart)
+    async def _on_run_start(self, msg: RunStart) -> dict[str, Any]:
+        run_id = self._run_id(msg)
+        now = self.now()
+        memory = self._ensure(msg.project, run_id, now)
+        memory.start(run_id, msg.task, msg.role, now)
+        return {"run_id": run_id, "counters": memory.counters().to_dict()}
+
+    @handles(RunReset)
+    async def _on_run_reset(self, msg: RunReset) -> dict[str, Any]:
+        gone = self.runs.drop(msg.project, self._run_id(msg))
+        self._publish_runs()
+        return {"reset": gone is not None}
+
+    @handles(WorkingRender)
+    async def _on_render(self, msg: WorkingRender) -> dict[str, Any]:
+        run_id = self._run_id(msg)
+        if msg.budget < 0:
+            raise RequestError(ErrorCode.BAD_FIELD, "budget must be 0 (default) or positive")
+        caught_up = await self._caught_up(msg.client, msg.seq)
+        memory = self.runs.get(msg.project, run_id)
+        text = memory.render(msg.budget) if memory is not None else ""
+        return {
+            "run_id": run_id,
+            "text": text,
+            "tokens": count_tokens_chars(text),
+            "budget": msg.budget or (memory.caps.default_budget if memory else 700),
+            "live": memory is not None,
+            "caught_up": caught_up,
+            "counters": (memory.counters().to_dict() if memory else {"calls": 0, "errors": 0, "redundant": 0}),
+        }
+
+    @handles(WorkingSnapshot)
+    async def _on_snapshot(self, msg: WorkingSnapshot) -> dict[str, Any]:
+        run_id = self._run_id(msg)
+        caught_up = await self._caught_up(msg.client, msg.seq)
+        memory = self.runs.get(msg.project, run_id)
+        snap = memory.snapshot().to_dict() if memory is not None else {}
+        return {"run_id": run_id, "live": memory is not None, "caught_up": caught_up, "snapshot": snap}
+
+    @handles(WorkingMirror)
+    async def _on_mirror(self, msg: WorkingMirror) -> dict[str, Any]:
+        run_id = self._run_id(msg)
+        root = self.project_root(msg)
+        memory = self.runs.get(msg.project, run_id)
+        if memory is None:
+            raise RequestError(ErrorCode.NOT_FOUND, f"no live run {run_id!r} in {msg.project}")
+        text = working_markdown(memory, self.now())
+        path = ProjectLayout(root).working_md
+        if not text:
+            return {"written": False, "path": str(path), "bytes": 0}
+        try:
+            await self.run_sync(write_markdown, path, text)
+        except StoreError as exc:
+            self.ctx.stats.extra["mirror_errors"] += 1
+            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from None
+        self.ctx.stats.extra["mirrors_written"] += 1
+        return {"written": True, "path": str(path), "bytes": len(text.encode("utf-8"))}
+
+    # ---------------------------------------------------------------- mirrors and housekeeping
+
+    def _queue_mirror(self, project: str, memory: WorkingMemory, now: float) -> None:
+        """Remember the mirror of a run that is leaving the table (written by housekeeping)."""
+        if not project or not os.path.isabs(project):
+            return
+        text = working_markdown(memory, now)
+        if not text:
+            return
+        self._pending_mirrors.pop(project, None)
+        if len(self._pending_mirrors) >= MAX_PENDING_MIRRORS:
+            del self._pending_mirrors[next(iter(self._pending_mirrors))]
+        self._pending_mirrors[project] = (ProjectLayout(Path(project)).working_md, text)
+
+    def _write_pending(self) -> None:
+        """Write queued mirrors (in a worker thread); a failure is counted, never raised."""
+        while self._pending_mirrors:
+            project = next(iter(self._pending_mirrors))
+            path, text = self._pending_mirrors.pop(project)
+            if not Path(project).is_dir():
+                continue  # the project is gone: nothing to mirror into
+            try:
+                write_markdown(path, text)
+                self.ctx.stats.extra["mirrors_written"] += 1
+            except (StoreError, OSError) as exc:
+                self.ctx.stats.extra["mirror_errors"] += 1
+                self.warn(f"WORKING.md not written: {exc}")
+
+    async def _housekeeping(self) -> None:
+        while True:
+            await anyio.sleep(HOUSEKEEPING_SECONDS)
+            now = self.now()
+            for key, memory in self.runs.expire(now):
+                self._queue_mirror(key[0], memory, now)
+                if self._latest_per_project.get(key[0]) == key:
+                    del self._latest_per_project[key[0]]
+            self._publish_runs()
+            if self._pending_mirrors:
+                await self.run_sync(self._write_pending)
+
+    def loops(self) -> list[Any]:
+        return [self._housekeeping]
+
+    async def on_stop(self) -> None:
+        """Mirror the latest run of each project, then anything still queued."""
+        now = self.now()
+        for project, key in list(self._latest_per_project.items()):
+            memory = self.runs.get(*key)
+            if memory is not None and project not in self._pending_mirrors:
+                self._queue_mirror(project, memory, now)
+        if self._pending_mirrors:
+            await self.run_sync(self._write_pending)
+
+    def _publish_runs(self) -> None:
+        extra = self.ctx.stats.extra
+        for name, value in self.runs.stats().items():
+            extra[f"runs_{name}"] = value

@@ -1,0 +1,1 @@
+"""The `slmactor` command: argparse, one module per command group, `--json` everywhere."""

@@ -1,0 +1,193 @@
+"""`slmactor serve | start | stop | status`: run the daemon and see whether it is healthy."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from slmactor import __version__
+
+from .context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+
+#: How long `start` waits for the new daemon to answer.
+START_TIMEOUT = 10.0
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("serve", help="run the daemon in the foreground (what the service runs)")
+    p.add_argument("--debug-hooks", action="store_true", help=argparse.SUPPRESS)
+    p.set_defaults(func=cmd_serve)
+    p = sub.add_parser("start", help="start the daemon in the background")
+    p.set_defaults(func=cmd_start)
+    p = sub.add_parser("stop", help="stop the daemon (drains and flushes first)")
+    p.set_defaults(func=cmd_stop)
+    p = sub.add_parser("status", help="daemon health; exit 0 healthy, 1 unreachable, 2 degraded")
+    p.set_defaults(func=cmd_status)
+
+
+def _setup_logging() -> None:
+    # Under systemd, journald stamps every line itself.
+    fmt = "%(levelname)s %(name)s: %(message)s"
+    if not os.environ.get("JOURNAL_STREAM"):
+        fmt = "%(asctime)s " + fmt
+    logging.basicConfig(level=os.environ.get("SLMACTOR_LOG_LEVEL", "INFO"), format=fmt)
+
+
+def cmd_serve(ctx: CliContext) -> int:
+    import anyio
+
+    from slmactor.actors import all_actors
+    from slmactor.config import load_settings
+    from slmactor.runtime.daemon import serve
+
+    _setup_logging()
+    try:
+        settings = load_settings(
+            runtime_dir=ctx.args.runtime_dir, debug_hooks=ctx.args.debug_hooks or None
+        )
+    except ValueError as exc:
+        return ctx.fail(str(exc))
+    return anyio.run(serve, settings, all_actors(), backend="asyncio")
+
+
+def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
+    """Spawn `slmactor serve` detached and wait until it answers; returns its pid."""
+    from slmactor.client import Client, DaemonUnavailable
+    from slmactor.config import default_log_dir
+
+    log_dir = default_log_dir()
+    log_dir.mkdir(parents=True, exist_ok=True)
+    log_path = log_dir / "daemon.log"
+    env = dict(os.environ, SLMACTOR_RUNTIME_DIR=str(runtime_dir))
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "slmactor", "serve"],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    deadline = time.monotonic() + START_TIMEOUT
+    with Client(runtime_dir, timeout=0.5, retries=1) as client:
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise RuntimeError(f"the daemon exited with status {proc.returncode}; see {log_path}")
+            try:
+                status = client.status()
+                return int(status["pid"])
+            except DaemonUnavailable:
+                time.sleep(0.05)
+    raise RuntimeError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log_path}")
+
+
+def cmd_start(ctx: CliContext) -> int:
+    from slmactor.client import Client, DaemonUnavailable
+
+    with Client(ctx.runtime_dir, timeout=1.0, retries=1) as client:
+        try:
+            pid = client.status()["pid"]
+            ctx.emit({"running": True, "pid": pid, "started": False}, f"already running as pid {pid}")
+            return EXIT_OK
+        except DaemonUnavailable:
+            pass
+    try:
+        pid = start_daemon(ctx.runtime_dir)
+    except RuntimeError as exc:
+        return ctx.fail(str(exc), EXIT_UNREACHABLE)
+    ctx.emit({"running": True, "pid": pid, "started": True}, f"started slmactor (pid {pid})")
+    return EXIT_OK
+
+
+def cmd_stop(ctx: CliContext) -> int:
+    from slmactor.client import Client, DaemonUnavailable
+    from slmactor.protocol.messages import DaemonStop
+
+    with Client(ctx.runtime_dir, timeout=2.0, retries=1) as client:
+        try:
+            result = client.ask(DaemonStop())
+        except DaemonUnavailable:
+            ctx.emit({"running": False, "stopped": False}, "slmactor is not running")
+            return EXIT_OK
+    sock = ctx.runtime_dir / "ctl.sock"
+    deadline = time.monotonic() + 15.0
+    while sock.exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    if sock.exists():
+        return ctx.fail(f"daemon pid {result['pid']} did not stop within 15s", EXIT_UNREACHABLE)
+    ctx.emit({"running": False, "stopped": True, "pid": result["pid"]}, f"stopped slmactor (pid {result['pid']})")
+    return EXIT_OK
+
+
+def _age(seconds: float) -> str:
+    seconds = int(seconds)
+    days, rest = divmod(seconds, 86400)
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    if days:
+        return f"{days}d{hours}h"
+    if hours:
+        return f"{hours}h{minutes}m"
+    return f"{minutes}m{secs}s" if minutes else f"{secs}s"
+
+
+def render_status(status: dict[str, Any]) -> str:
+    lines = []
+    mismatch = status.get("version") != __version__
+    version = f"slmactor {status.get('version')}"
+    if mismatch:
+        version += f" (client {__version__}: VERSION MISMATCH)"
+    lines.append(
+        f"{version} — {status['health']} — pid {status['pid']}, up {_age(status['uptime_s'])}, "
+        f"rss {status['rss_bytes'] // (1 << 20)} MiB"
+    )
+    for name, endpoint in status["endpoints"].items():
+        lines.append(f"  {name:<8} {endpoint}")
+    for name, path in status["stores"].items():
+        lines.append(f"  {name + ' store' if name == 'user' else name:<8} {path}")
+    lines.append("")
+    header = f"{'ACTOR':<10} {'STATE':<9} {'INBOX':>5} {'PROCESSED':>10} {'ERRORS':>6} {'RESTARTS':>8}  LAST ERROR"
+    lines.append(header)
+    for row in status["actors"]:
+        last = row["last_error"] or "-"
+        if row["last_error"]:
+            last = f"{time.strftime('%H:%M:%S', time.localtime(row['last_error_at']))} {last}"
+        lines.append(
+            f"{row['name']:<10} {row['state']:<9} {row['inbox_depth']:>5} {row['processed']:>10} "
+            f"{row['errors']:>6} {row['restarts']:>8}  {last[:100]}"
+        )
+    ev = status["events"]
+    lines.append("")
+    lines.append(
+        f"events: {ev['received']} received, {ev['invalid']} invalid (dropped), "
+        f"{ev['dropped_by_clients']} dropped by clients"
+    )
+    lines.extend(f"warning [{w['actor']}]: {w['text']}" for w in status.get("warnings", [])[-5:])
+    return "\n".join(lines)
+
+
+def cmd_status(ctx: CliContext) -> int:
+    from slmactor.client import Client, DaemonUnavailable, RequestFailed
+
+    with Client(ctx.runtime_dir, timeout=min(ctx.args.timeout, 2.0), retries=1) as client:
+        try:
+            status = client.status()
+        except DaemonUnavailable as exc:
+            ctx.emit({"running": False, "health": "unreachable", "error": str(exc)},
+                     f"slmactor is not running ({exc})")
+            return EXIT_UNREACHABLE
+        except RequestFailed as exc:
+            return ctx.fail(str(exc), EXIT_UNREACHABLE)
+    status["running"] = True
+    status["client_version"] = __version__
+    status["version_mismatch"] = status.get("version") != __version__
+    ctx.emit(status, render_status(status))
+    healthy = status["health"] == "healthy" and not status["version_mismatch"]
+    return EXIT_OK if healthy else EXIT_USAGE

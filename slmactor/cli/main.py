@@ -1,0 +1,109 @@
+"""Entry point of the `slmactor` command.
+
+Command groups live in their own modules, each exposing `register(subparsers)`. A module is
+imported only when its group is on the command line (or for `--help`), so `slmactor status`
+pays for nothing but the client.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import importlib.util
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from slmactor import __version__
+
+from .context import EXIT_USAGE, CliContext
+
+#: group name → (help, modules that add its subcommands)
+GROUPS: dict[str, tuple[str, list[str]]] = {
+    "memory": ("inspect and reset memory", ["memory_episodes", "memory_facts"]),
+    "evolve": ("repair rules, fingerprints, policy", ["evolve_rules", "evolve_policy", "evolve_loop"]),
+    "metrics": ("run metrics, comparisons, replay, reports", ["metrics"]),
+    "calibrate": ("model calibration profiles", ["calibrate"]),
+    "hook": ("adapters for harness hook systems", ["hook"]),
+}
+#: modules that add top-level commands (beside serve/start/stop/status)
+TOP_LEVEL = ["demo", "service"]
+
+
+def _exists(module: str) -> bool:
+    return importlib.util.find_spec(f"slmactor.cli.{module}") is not None
+
+
+def _load(module: str) -> Any:
+    return importlib.import_module(f"slmactor.cli.{module}")
+
+
+def build_parser(wanted: str | None) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="slmactor", description="Memory and self-improvement daemon for coding-agent harnesses."
+    )
+    parser.add_argument("--version", action="version", version=f"slmactor {__version__}")
+    parser.add_argument("--json", action="store_true", help="machine-readable output")
+    parser.add_argument("--project", metavar="DIR", help="project root (default: git root of cwd)")
+    parser.add_argument("--runtime-dir", metavar="DIR", help="socket dir (default: $XDG_RUNTIME_DIR/slmactor)")
+    parser.add_argument("--no-autostart", action="store_true", help="do not start the daemon if it is down")
+    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the daemon")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    from . import daemon_cmds
+
+    daemon_cmds.register(sub)
+    for module in TOP_LEVEL:
+        if (wanted is None or wanted not in GROUPS) and _exists(module):
+            _load(module).register(sub)
+    for group, (help_text, modules) in GROUPS.items():
+        present = [m for m in modules if _exists(m)]
+        if not present:
+            continue
+        gp = sub.add_parser(group, help=help_text)
+        gsub = gp.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
+        gp.set_defaults(func=_group_usage(gp))
+        if wanted in (None, group):
+            for module in present:
+                _load(module).register(gsub)
+    return parser
+
+
+def _group_usage(parser: argparse.ArgumentParser) -> Any:
+    def usage(ctx: CliContext) -> int:
+        parser.print_usage(sys.stderr)
+        return EXIT_USAGE
+
+    return usage
+
+
+def _first_command(argv: Sequence[str]) -> str | None:
+    takes_value = {"--project", "--runtime-dir", "--timeout"}
+    skip = False
+    for token in argv:
+        if skip:
+            skip = False
+            continue
+        if token in takes_value:
+            skip = True
+            continue
+        if token.startswith("-"):
+            continue
+        return token
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    first = _first_command(args_list)
+    parser = build_parser(first if first in GROUPS or first in {"serve", "start", "stop", "status"} else None)
+    args = parser.parse_args(args_list)
+    func = getattr(args, "func", None)
+    if func is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    try:
+        return int(func(CliContext(args)))
+    except KeyboardInterrupt:
+        return 130
+    except BrokenPipeError:
+        return 0

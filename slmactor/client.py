@@ -1,0 +1,372 @@
+"""The harness library: talk to the slmactor daemon from Python, synchronously or with asyncio.
+
+    from slmactor.client import Client
+    from slmactor.protocol.messages import MemoryRecall
+
+    with Client(project="/path/to/repo") as c:
+        c.record_tool("run-1", "Bash", command="pytest -q", ok=False, error="1 failed")  # tell
+        hits = c.ask(MemoryRecall(query="fix flaky test", files=["tests/test_x.py"]))   # ask
+
+Asks go to `ctl.sock` on a DEALER socket with a receive deadline and Lazy-Pirate retries (the
+socket is recreated after a timeout; the request id stays the same, so a retried ask is
+recognised). Tells go to `events.sock` on a PUSH socket with `send(NOBLOCK)`: a tell never
+blocks and never raises because the daemon is down — it is counted in `dropped` and reported to
+the daemon later. Every socket has LINGER=0, so closing never hangs.
+"""
+
+from __future__ import annotations
+
+import abc
+import dataclasses
+import itertools
+import json
+import os
+import time
+import types
+from pathlib import Path
+from typing import Any, Self
+
+import zmq
+import zmq.asyncio
+
+from slmactor.config import default_runtime_dir
+from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, Message, ProtocolError, Tell, codec
+from slmactor.protocol.messages import Kind, Ping, Status
+
+__all__ = ["AsyncClient", "Client", "DaemonUnavailable", "RequestFailed"]
+
+_RECORD_TOOL = Kind.RECORD_TOOL.value.encode()
+_CLIENT_DROPPED = Kind.CLIENT_DROPPED.value.encode()
+
+
+class DaemonUnavailable(Exception):
+    """No reply from the daemon within the deadline and retries (not running, or wedged)."""
+
+
+class RequestFailed(Exception):
+    """The daemon answered with an error reply."""
+
+    def __init__(self, code: int, reason: str) -> None:
+        name = ErrorCode(code).name if code in ErrorCode._value2member_map_ else str(code)
+        super().__init__(f"{name}: {reason}")
+        self.code = code
+        self.reason = reason
+
+
+class _Teller:
+    """The PUSH side shared by both clients: numbered, non-blocking, drop-counting tells."""
+
+    def __init__(self, zctx: zmq.Context[Any], endpoint: str, project: str, hwm: int) -> None:
+        self._sock: zmq.Socket[Any] = zctx.socket(zmq.PUSH)
+        self._sock.setsockopt(zmq.LINGER, 0)
+        self._sock.setsockopt(zmq.SNDHWM, hwm)
+        self._sock.connect(endpoint)
+        self.client_id = os.urandom(6).hex()
+        self.project = project
+        self.seq = 0
+        self.dropped = 0
+        self._unreported = 0
+
+    def send(self, kind: bytes, body: dict[str, Any]) -> bool:
+        self.seq += 1
+        body["client"] = self.client_id
+        body["seq"] = self.seq
+        if self.project and "project" not in body:
+            body["project"] = self.project
+        try:
+            self._sock.send_multipart((kind, codec.pack(body)), zmq.NOBLOCK, copy=True)
+        except zmq.ZMQError:  # EAGAIN at the high-water mark, or the context is gone
+            self.dropped += 1
+            self._unreported += 1
+            return False
+        if self._unreported:
+            self._report_drops()
+        return True
+
+    def _report_drops(self) -> None:
+        body = {"v": PROTOCOL_VERSION, "client": self.client_id, "count": self._unreported}
+        try:
+            self._sock.send_multipart((_CLIENT_DROPPED, codec.pack(body)), zmq.NOBLOCK)
+        except zmq.ZMQError:
+            return
+        self._unreported = 0
+
+    def close(self) -> None:
+        self._sock.close(linger=0)
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
+
+
+class _Base(abc.ABC):
+    def __init__(
+        self,
+        runtime_dir: str | os.PathLike[str] | None,
+        project: str | os.PathLike[str] | None,
+        timeout: float,
+        retries: int,
+        tell_hwm: int,
+    ) -> None:
+        root = Path(runtime_dir) if runtime_dir is not None else default_runtime_dir()
+        self.ctl_path = root / "ctl.sock"
+        self.ctl_endpoint = f"ipc://{self.ctl_path}"
+        self.events_endpoint = f"ipc://{root / 'events.sock'}"
+        self.project = str(Path(project).resolve()) if project is not None else ""
+        self.timeout = timeout
+        self.retries = max(retries, 1)
+        self._tell_hwm = tell_hwm
+        self._ids = itertools.count(1)
+        self._teller: _Teller | None = None
+
+    # ---- tells (sync in both clients: a non-blocking send never needs the event loop)
+
+    @abc.abstractmethod
+    def _tells(self) -> _Teller:
+        """The client's PUSH side, created on first use."""
+
+    @property
+    def dropped(self) -> int:
+        """Tells this client could not hand to ZeroMQ (daemon down or queue full)."""
+        return self._teller.dropped if self._teller else 0
+
+    @property
+    def client_id(self) -> str:
+        return self._tells().client_id
+
+    @property
+    def last_seq(self) -> int:
+        """Sequence number of the last tell sent; pass it to an ask to read your own writes."""
+        return self._teller.seq if self._teller else 0
+
+    def tell(self, msg: Tell) -> bool:
+        """Send a fire-and-forget message; False when it had to be dropped."""
+        body = {"v": PROTOCOL_VERSION, **codec.wire_fields(msg)}
+        for name in ("client", "seq", "id"):
+            body.pop(name, None)  # the teller numbers tells itself
+        return self._tells().send(msg.KIND.value.encode("ascii"), body)
+
+    def record_tool(
+        self,
+        run_id: str,
+        tool: str,
+        *,
+        path: str = "",
+        args: Any = "",
+        command: str = "",
+        ok: bool = True,
+        error: str = "",
+        key: str = "",
+        at: float = 0.0,
+    ) -> bool:
+        """Record one tool call (the hot path: encode + non-blocking send, nothing else)."""
+        body: dict[str, Any] = {"v": PROTOCOL_VERSION, "run_id": run_id, "tool": tool}
+        if path:
+            body["path"] = path
+        if args:
+            body["args"] = args if type(args) is str else _as_text(args)
+        if command:
+            body["command"] = command
+        if not ok:
+            body["ok"] = False
+        if error:
+            body["error"] = error
+        if key:
+            body["key"] = key
+        if at:
+            body["at"] = float(at)
+        return self._tells().send(_RECORD_TOOL, body)
+
+    # ---- asks
+
+    def _frames(self, msg: Message) -> tuple[str, list[bytes]]:
+        request_id = f"{self._tells().client_id}.{next(self._ids)}"
+        changes: dict[str, Any] = {"id": request_id}
+        if self.project and not msg.project:
+            changes["project"] = self.project
+        return request_id, codec.dump(dataclasses.replace(msg, **changes))
+
+    def _unavailable(self, why: str) -> DaemonUnavailable:
+        return DaemonUnavailable(f"slmactor daemon not reachable at {self.ctl_endpoint}: {why}")
+
+    @staticmethod
+    def _result(request_id: str, frames: list[bytes]) -> tuple[bool, Any]:
+        """(matched, result) for a reply; raises RequestFailed for an error reply to us."""
+        try:
+            reply = codec.load_reply(frames)
+        except ProtocolError:
+            return False, None
+        if reply.id != request_id:
+            return False, None  # a late reply to an earlier attempt or ask
+        if not reply.ok:
+            raise RequestFailed(reply.code, reply.reason)
+        return True, reply.result
+
+
+class Client(_Base):
+    """Blocking client. Safe to use from one thread at a time."""
+
+    def __init__(
+        self,
+        runtime_dir: str | os.PathLike[str] | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+        timeout: float = 2.5,
+        retries: int = 3,
+        tell_hwm: int = 10_000,
+    ) -> None:
+        super().__init__(runtime_dir, project, timeout, retries, tell_hwm)
+        self._zctx: zmq.Context[Any] = zmq.Context()
+        self._dealer: zmq.Socket[Any] | None = None
+
+    def _tells(self) -> _Teller:
+        if self._teller is None:
+            self._teller = _Teller(self._zctx, self.events_endpoint, self.project, self._tell_hwm)
+        return self._teller
+
+    def _socket(self) -> zmq.Socket[Any]:
+        if self._dealer is None:
+            sock = self._zctx.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(self.ctl_endpoint)
+            self._dealer = sock
+        return self._dealer
+
+    def _reset(self) -> None:
+        if self._dealer is not None:
+            self._dealer.close(linger=0)
+            self._dealer = None
+
+    def ask(self, msg: Message, *, timeout: float | None = None, retries: int | None = None) -> Any:
+        """Send an ask and return its result. Raises RequestFailed or DaemonUnavailable."""
+        if not self.ctl_path.exists():
+            raise self._unavailable("no socket (is the daemon running?)")
+        request_id, frames = self._frames(msg)
+        wait = self.timeout if timeout is None else timeout
+        for _ in range(self.retries if retries is None else max(retries, 1)):
+            sock = self._socket()
+            try:
+                sock.send_multipart(frames, zmq.NOBLOCK)
+            except zmq.Again:
+                self._reset()
+                continue
+            deadline = time.monotonic() + wait
+            while (left := deadline - time.monotonic()) > 0:
+                if not sock.poll(int(left * 1000) + 1, zmq.POLLIN):
+                    break
+                matched, result = self._result(request_id, sock.recv_multipart())
+                if matched:
+                    return result
+            self._reset()  # Lazy Pirate: a fresh socket drops whatever the old one had queued
+        raise self._unavailable(f"no reply within {wait:g}s")
+
+    def ping(self, actor: str = "control") -> dict[str, Any]:
+        result: dict[str, Any] = self.ask(Ping(actor=actor))
+        return result
+
+    def status(self) -> dict[str, Any]:
+        result: dict[str, Any] = self.ask(Status())
+        return result
+
+    def close(self) -> None:
+        self._reset()
+        if self._teller is not None:
+            self._teller.close()
+            self._teller = None
+        self._zctx.term()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class AsyncClient(_Base):
+    """asyncio client: asks are awaited; tells stay synchronous and non-blocking."""
+
+    def __init__(
+        self,
+        runtime_dir: str | os.PathLike[str] | None = None,
+        *,
+        project: str | os.PathLike[str] | None = None,
+        timeout: float = 2.5,
+        retries: int = 3,
+        tell_hwm: int = 10_000,
+    ) -> None:
+        super().__init__(runtime_dir, project, timeout, retries, tell_hwm)
+        self._sync_ctx: zmq.Context[Any] = zmq.Context()
+        self._zctx = zmq.asyncio.Context.shadow(self._sync_ctx.underlying)
+        self._dealer: zmq.asyncio.Socket | None = None
+
+    def _tells(self) -> _Teller:
+        if self._teller is None:
+            self._teller = _Teller(self._sync_ctx, self.events_endpoint, self.project, self._tell_hwm)
+        return self._teller
+
+    def _socket(self) -> zmq.asyncio.Socket:
+        if self._dealer is None:
+            sock = self._zctx.socket(zmq.DEALER)
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(self.ctl_endpoint)
+            self._dealer = sock
+        return self._dealer
+
+    def _reset(self) -> None:
+        if self._dealer is not None:
+            self._dealer.close(linger=0)
+            self._dealer = None
+
+    async def ask(
+        self,
+        msg: Message,
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - the per-attempt Lazy-Pirate deadline
+        retries: int | None = None,
+    ) -> Any:
+        """Send an ask and await its result. Raises RequestFailed or DaemonUnavailable."""
+        if not self.ctl_path.exists():
+            raise self._unavailable("no socket (is the daemon running?)")
+        request_id, frames = self._frames(msg)
+        wait = self.timeout if timeout is None else timeout
+        for _ in range(self.retries if retries is None else max(retries, 1)):
+            sock = self._socket()
+            try:
+                await sock.send_multipart(frames, zmq.NOBLOCK)
+            except zmq.Again:
+                self._reset()
+                continue
+            deadline = time.monotonic() + wait
+            while (left := deadline - time.monotonic()) > 0:
+                if not await sock.poll(int(left * 1000) + 1):
+                    break
+                matched, result = self._result(request_id, await sock.recv_multipart())
+                if matched:
+                    return result
+            self._reset()
+        raise self._unavailable(f"no reply within {wait:g}s")
+
+    async def ping(self, actor: str = "control") -> dict[str, Any]:
+        result: dict[str, Any] = await self.ask(Ping(actor=actor))
+        return result
+
+    async def status(self) -> dict[str, Any]:
+        result: dict[str, Any] = await self.ask(Status())
+        return result
+
+    def close(self) -> None:
+        self._reset()
+        if self._teller is not None:
+            self._teller.close()
+            self._teller = None
+        self._sync_ctx.term()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
+    ) -> None:
+        self.close()

@@ -1,0 +1,134 @@
+"""Daemon settings: where things live and how big things may get.
+
+Settings come from (lowest to highest priority) built-in defaults, `~/.config/slmactor/config.toml`
+(or `$SLMACTOR_CONFIG`), environment variables, and CLI flags. Only stdlib and platformdirs here.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+import platformdirs
+
+#: Environment variables that override a setting.
+ENV_RUNTIME_DIR = "SLMACTOR_RUNTIME_DIR"
+ENV_HOME = "SLMACTOR_HOME"
+ENV_CONFIG = "SLMACTOR_CONFIG"
+
+
+def default_runtime_dir() -> Path:
+    """`$SLMACTOR_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/slmactor`, else `/tmp/slmactor-<uid>`."""
+    override = os.environ.get(ENV_RUNTIME_DIR)
+    if override:
+        return Path(override)
+    xdg = os.environ.get("XDG_RUNTIME_DIR")
+    if xdg:
+        return Path(xdg) / "slmactor"
+    # Not platformdirs' /tmp/runtime-<uid>: that is shared with other programs and warns.
+    return Path(f"/tmp/slmactor-{os.getuid()}")
+
+
+def default_home() -> Path:
+    """The user store: `$SLMACTOR_HOME`, else `~/.slmcode` (the seed's layout)."""
+    override = os.environ.get(ENV_HOME)
+    return Path(override) if override else Path.home() / ".slmcode"
+
+
+def default_config_path() -> Path:
+    override = os.environ.get(ENV_CONFIG)
+    if override:
+        return Path(override)
+    return Path(platformdirs.user_config_dir("slmactor")) / "config.toml"
+
+
+def default_log_dir() -> Path:
+    return Path(platformdirs.user_state_dir("slmactor"))
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Everything the daemon needs to know at start-up."""
+
+    runtime_dir: Path = field(default_factory=default_runtime_dir)
+    home: Path = field(default_factory=default_home)
+    log_dir: Path = field(default_factory=default_log_dir)
+    #: Messages an actor's inbox holds before the front door answers BUSY.
+    inbox_size: int = 1000
+    #: High-water mark of the events socket (tells queued before clients see EAGAIN).
+    events_hwm: int = 100_000
+    #: Restarts allowed per actor within `restart_window` seconds before the daemon exits.
+    max_restarts: int = 5
+    restart_window: float = 60.0
+    #: Seconds SIGTERM waits for inboxes to drain and stores to flush.
+    stop_deadline: float = 5.0
+    #: Seconds an actor waits for another actor's reply.
+    internal_ask_timeout: float = 10.0
+    #: Open project stores kept per actor (least recently used closed first).
+    max_open_projects: int = 32
+    #: Enables `debug.crash` (tests only).
+    debug_hooks: bool = False
+    #: Bandit: argmax instead of sampling (the `--no-explore` knob).
+    deterministic: bool = False
+    #: Memory block budget in tokens when a request says 0.
+    memory_tokens: int = 1200
+
+    @property
+    def ctl_path(self) -> Path:
+        return self.runtime_dir / "ctl.sock"
+
+    @property
+    def events_path(self) -> Path:
+        return self.runtime_dir / "events.sock"
+
+    @property
+    def ctl_endpoint(self) -> str:
+        return f"ipc://{self.ctl_path}"
+
+    @property
+    def events_endpoint(self) -> str:
+        return f"ipc://{self.events_path}"
+
+
+def _coerce(current: Any, raw: Any, name: str) -> Any:
+    if isinstance(current, Path):
+        return Path(str(raw)).expanduser()
+    if isinstance(current, bool):
+        if isinstance(raw, str):
+            return raw.strip().lower() in {"1", "true", "yes", "on"}
+        return bool(raw)
+    if isinstance(current, int):
+        return int(raw)
+    if isinstance(current, float):
+        return float(raw)
+    raise ValueError(f"setting {name!r} cannot be set from {raw!r}")  # pragma: no cover
+
+
+def load_settings(config_path: Path | None = None, **overrides: Any) -> Settings:
+    """Defaults ← config file ← `SLMACTOR_<NAME>` environment variables ← `overrides`.
+
+    Raises ValueError for a config file that is not valid TOML or names unknown settings.
+    """
+    settings = Settings()
+    names = {f.name for f in fields(Settings)}
+    path = config_path or default_config_path()
+    values: dict[str, Any] = {}
+    if path.is_file():
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise ValueError(f"{path}: not valid TOML: {exc}") from None
+        unknown = set(data) - names
+        if unknown:
+            raise ValueError(f"{path}: unknown setting(s): {', '.join(sorted(unknown))}")
+        values.update(data)
+    for name in names - {"runtime_dir", "home"}:  # those two have their own documented variables
+        env = os.environ.get(f"SLMACTOR_{name.upper()}")
+        if env is not None:
+            values[name] = env
+    values.update({k: v for k, v in overrides.items() if v is not None})
+    coerced = {k: _coerce(getattr(settings, k), v, k) for k, v in values.items()}
+    return replace(settings, **coerced)

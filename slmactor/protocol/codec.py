@@ -1,0 +1,337 @@
+"""The pure codec: `dump(msg) -> frames` and `load(frames) -> msg`, plus the reply shapes.
+
+No sockets here. Decoding enforces explicit limits — frame size, map/array lengths, nesting
+depth, per-field caps — and raises `ProtocolError` (never anything else) for bad input, so a
+daemon can always answer with an error reply instead of crashing.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import typing
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import msgpack
+
+from .errors import ErrorCode, ProtocolError
+from .messages import MESSAGES, PROTOCOL_VERSION, Message
+
+#: Largest frame the daemon accepts (also set as ZMQ_MAXMSGSIZE, which disconnects the sender).
+MAX_MESSAGE_BYTES = 1 << 20
+#: Default cap on one string field, in characters.
+MAX_TEXT = 64 * 1024
+#: Default cap on the items of one list field.
+MAX_LIST = 1024
+#: Cap on the items of any map or array inside a body (msgpack amplification guard).
+MAX_CONTAINER = 10_000
+#: Deepest nesting allowed inside free-form (map/list) fields.
+MAX_DEPTH = 16
+#: Longest request id accepted.
+MAX_ID = 128
+#: The kind frame of every reply.
+REPLY_KIND = b"reply"
+
+_RESERVED = frozenset({"v", "id", "project"})
+
+Checker = Callable[[str, Any, int], Any]
+
+
+def _reject_ext(code: int, data: bytes) -> Any:
+    raise ValueError(f"msgpack ext type {code} is not allowed")
+
+
+def _unpack(raw: bytes) -> Any:
+    return msgpack.unpackb(
+        raw,
+        raw=False,
+        strict_map_key=True,
+        use_list=True,
+        max_array_len=MAX_CONTAINER,
+        max_map_len=MAX_CONTAINER,
+        ext_hook=_reject_ext,
+    )
+
+
+
+
+def pack(value: Any) -> bytes:
+    """msgpack-encode a plain value (no ext types)."""
+    return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
+
+
+def _depth_ok(value: Any, depth: int) -> bool:
+    if depth > MAX_DEPTH:
+        return False
+    if isinstance(value, dict):
+        return all(_depth_ok(v, depth + 1) for v in value.values())
+    if isinstance(value, list):
+        return all(_depth_ok(v, depth + 1) for v in value)
+    return True
+
+
+def _bad(name: str, what: str) -> ProtocolError:
+    return ProtocolError(ErrorCode.BAD_FIELD, f"field {name!r}: {what}")
+
+
+def _check_str(name: str, value: Any, cap: int) -> Any:
+    if type(value) is not str:
+        raise _bad(name, f"expected a string, got {type(value).__name__}")
+    if len(value) > cap:
+        raise _bad(name, f"longer than {cap} characters")
+    return value
+
+
+def _check_int(name: str, value: Any, cap: int) -> Any:
+    if type(value) is not int:
+        raise _bad(name, f"expected an integer, got {type(value).__name__}")
+    return value
+
+
+def _check_float(name: str, value: Any, cap: int) -> Any:
+    if type(value) is float:
+        return value
+    if type(value) is int:
+        return float(value)
+    raise _bad(name, f"expected a number, got {type(value).__name__}")
+
+
+def _check_bool(name: str, value: Any, cap: int) -> Any:
+    if type(value) is not bool:
+        raise _bad(name, f"expected a boolean, got {type(value).__name__}")
+    return value
+
+
+def _check_str_list(name: str, value: Any, cap: int) -> Any:
+    if type(value) is not list:
+        raise _bad(name, f"expected a list of strings, got {type(value).__name__}")
+    if len(value) > cap:
+        raise _bad(name, f"more than {cap} items")
+    for item in value:
+        if type(item) is not str or len(item) > MAX_TEXT:
+            raise _bad(name, "every item must be a string of at most 64 KiB")
+    return value
+
+
+def _check_dict_list(name: str, value: Any, cap: int) -> Any:
+    if type(value) is not list:
+        raise _bad(name, f"expected a list of maps, got {type(value).__name__}")
+    if len(value) > cap:
+        raise _bad(name, f"more than {cap} items")
+    for item in value:
+        if type(item) is not dict or not _depth_ok(item, 1):
+            raise _bad(name, f"every item must be a map nested at most {MAX_DEPTH} deep")
+    return value
+
+
+def _check_dict(name: str, value: Any, cap: int) -> Any:
+    if type(value) is not dict:
+        raise _bad(name, f"expected a map, got {type(value).__name__}")
+    if not _depth_ok(value, 1):
+        raise _bad(name, f"nested deeper than {MAX_DEPTH}")
+    return value
+
+
+def _checker_for(tp: Any) -> tuple[Checker, int]:
+    if tp is str:
+        return _check_str, MAX_TEXT
+    if tp is bool:
+        return _check_bool, 0
+    if tp is int:
+        return _check_int, 0
+    if tp is float:
+        return _check_float, 0
+    origin, args = typing.get_origin(tp), typing.get_args(tp)
+    if origin is list and args == (str,):
+        return _check_str_list, MAX_LIST
+    if origin is list:
+        return _check_dict_list, MAX_LIST
+    if origin is dict:
+        return _check_dict, 0
+    raise TypeError(f"unsupported field type {tp!r}")  # pragma: no cover - programming error
+
+
+Schema = dict[str, tuple[Checker, int]]
+
+
+def _schema(cls: type[Message]) -> Schema:
+    hints = typing.get_type_hints(cls)
+    schema: Schema = {}
+    for f in dataclasses.fields(cls):
+        if f.name in _RESERVED:
+            continue
+        checker, cap = _checker_for(hints[f.name])
+        schema[f.name] = (checker, cls.CAPS.get(f.name, cap))
+    return schema
+
+
+_SCHEMAS: dict[str, tuple[type[Message], Schema]] = {
+    kind: (cls, _schema(cls)) for kind, cls in MESSAGES.items()
+}
+_DEFAULTS: dict[type[Message], dict[str, Any]] = {
+    cls: {
+        f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
+        for f in dataclasses.fields(cls)
+    }
+    for cls in MESSAGES.values()
+}
+
+
+def wire_fields(msg: Message) -> dict[str, Any]:
+    """The fields of `msg` that differ from their defaults (what goes on the wire)."""
+    return {
+        name: getattr(msg, name)
+        for name, default in _DEFAULTS[type(msg)].items()
+        if getattr(msg, name) != default
+    }
+
+
+def dump(msg: Message) -> list[bytes]:
+    """Encode a message as `[kind, body]`; fields at their default value are left out."""
+    body: dict[str, Any] = {"v": PROTOCOL_VERSION, **wire_fields(msg)}
+    return [msg.KIND.value.encode("ascii"), pack(body)]
+
+
+def _request_id(body: dict[str, Any]) -> str:
+    rid = body.get("id", "")
+    if not rid:
+        return ""
+    if type(rid) is int:
+        return str(rid)
+    if type(rid) is str and len(rid) <= MAX_ID:
+        return rid
+    return ""
+
+
+def load_body(frames: Sequence[bytes]) -> tuple[str, dict[str, Any]]:
+    """Check the frames and decode the body map; returns (kind, body). Raises ProtocolError."""
+    if len(frames) != 2:
+        raise ProtocolError(ErrorCode.BAD_FRAMES, f"expected 2 frames [kind, body], got {len(frames)}")
+    kind_raw, raw = frames
+    if len(raw) > MAX_MESSAGE_BYTES:
+        raise ProtocolError(ErrorCode.TOO_LARGE, f"body of {len(raw)} bytes exceeds {MAX_MESSAGE_BYTES}")
+    try:
+        kind = kind_raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise ProtocolError(ErrorCode.UNKNOWN_KIND, "kind frame is not ASCII") from None
+    try:
+        body = _unpack(raw)
+    except Exception as exc:  # noqa: BLE001 - msgpack raises many unrelated types for bad input
+        raise ProtocolError(ErrorCode.BAD_MSGPACK, f"body is not valid msgpack: {exc}") from None
+    if type(body) is not dict:
+        raise ProtocolError(ErrorCode.BAD_MSGPACK, "body is not a msgpack map")
+    return kind, body
+
+
+def load_fields(frames: Sequence[bytes]) -> tuple[type[Message], dict[str, Any]]:
+    """Decode and validate `[kind, body]` without building the record. Raises ProtocolError.
+
+    Returns the message class and its validated fields (only those present on the wire, plus
+    `id` and `project`). The hot path uses this to skip the record's construction cost.
+    """
+    kind, body = load_body(frames)
+    rid = _request_id(body)
+    version = body.pop("v", None)
+    if version != PROTOCOL_VERSION or type(version) is not int:
+        raise ProtocolError(
+            ErrorCode.BAD_VERSION,
+            f"protocol version {version!r} not supported (this daemon speaks {PROTOCOL_VERSION})",
+            rid,
+        )
+    entry = _SCHEMAS.get(kind)
+    if entry is None:
+        raise ProtocolError(ErrorCode.UNKNOWN_KIND, f"unknown message kind {kind[:64]!r}", rid)
+    cls, schema = entry
+    if "project" in body:
+        project = body["project"]
+        if type(project) is not str or len(project) > 4096:
+            raise ProtocolError(ErrorCode.BAD_FIELD, "field 'project': expected a path string", rid)
+    body["id"] = rid
+    unknown: list[str] | None = None
+    for name, value in body.items():
+        spec = schema.get(name)
+        if spec is None:
+            if name not in _RESERVED:
+                unknown = [name] if unknown is None else [*unknown, name]
+            continue
+        checker, cap = spec
+        # Strings and booleans are most fields on the hot path: check them inline.
+        if checker is _check_str:
+            if type(value) is not str or len(value) > cap:
+                raise _with_id(_check_failure(name, value, cap), rid)
+        elif checker is _check_bool:
+            if type(value) is not bool:
+                raise _with_id(_check_failure(name, value, cap), rid)
+        else:
+            try:
+                body[name] = checker(name, value, cap)
+            except ProtocolError as exc:
+                raise _with_id(exc, rid) from None
+    if unknown:
+        for name in unknown:
+            del body[name]  # ignored, so newer clients can talk to older daemons
+    return cls, body
+
+
+def _check_failure(name: str, value: Any, cap: int) -> ProtocolError:
+    try:
+        (_check_str if type(value) is not bool and cap else _check_bool)(name, value, cap)
+    except ProtocolError as exc:
+        return exc
+    return _bad(name, "invalid value")  # pragma: no cover - callers only pass failing values
+
+
+def _with_id(exc: ProtocolError, rid: str) -> ProtocolError:
+    exc.request_id = rid
+    return exc
+
+
+def load(frames: Sequence[bytes]) -> Message:
+    """Decode and validate `[kind, body]` into its message record. Raises ProtocolError."""
+    cls, values = load_fields(frames)
+    return cls(**values)
+
+
+# ---------------------------------------------------------------- replies
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Reply:
+    """The one reply shape: `{v, id, ok: true, result}` or `{v, id, ok: false, error}`."""
+
+    id: str
+    ok: bool
+    result: Any = None
+    code: int = 0
+    reason: str = ""
+
+
+def dump_result(request_id: str, result: Any) -> list[bytes]:
+    """A success reply."""
+    return [REPLY_KIND, pack({"v": PROTOCOL_VERSION, "id": request_id, "ok": True, "result": result})]
+
+
+def dump_error(request_id: str, code: ErrorCode, reason: str) -> list[bytes]:
+    """An error reply with a numbered code and a human-readable reason."""
+    error = {"code": int(code), "name": code.name, "reason": reason[:4096]}
+    return [REPLY_KIND, pack({"v": PROTOCOL_VERSION, "id": request_id, "ok": False, "error": error})]
+
+
+def load_reply(frames: Sequence[bytes]) -> Reply:
+    """Decode a reply. Raises ProtocolError for anything that is not a well-formed reply."""
+    if len(frames) != 2 or bytes(frames[0]) != REPLY_KIND:
+        raise ProtocolError(ErrorCode.BAD_FRAMES, "not a reply")
+    try:
+        body = msgpack.unpackb(bytes(frames[1]), raw=False, ext_hook=_reject_ext)
+    except Exception as exc:  # noqa: BLE001 - as above: any decode failure is a bad reply
+        raise ProtocolError(ErrorCode.BAD_MSGPACK, f"reply is not valid msgpack: {exc}") from None
+    if type(body) is not dict or type(body.get("ok")) is not bool:
+        raise ProtocolError(ErrorCode.BAD_MSGPACK, "reply is not a map with 'ok'")
+    rid = _request_id(body)
+    if body["ok"]:
+        return Reply(rid, True, body.get("result"))
+    error = body.get("error")
+    if type(error) is not dict:
+        return Reply(rid, False, None, int(ErrorCode.INTERNAL), "malformed error reply")
+    code = error.get("code")
+    return Reply(rid, False, None, code if type(code) is int else 0, str(error.get("reason", "")))

@@ -1,0 +1,683 @@
+"""Every message of the slmactor wire protocol, as one typed record each.
+
+A message travels as two ZeroMQ frames, `[kind, body]`: `kind` is the ASCII name below and `body`
+is a msgpack map holding `v` (the protocol version), `id` (the request id, for asks), `project`
+(the absolute project root, where relevant) and the message's own fields. Fields left at their
+default are omitted on the wire. `TELL = True` marks fire-and-forget messages sent on
+`events.sock`; all others are asks on `ctl.sock` and get exactly one reply.
+
+Field types are limited to str, int, float, bool, lists of str, and maps/lists of plain values, so
+every language decodes them the same (see `clients/PROTOCOL.md`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import Any, ClassVar
+
+#: Version of the wire format; a daemon answers other versions with `BAD_VERSION`.
+PROTOCOL_VERSION = 1
+
+
+class Kind(StrEnum):
+    """The name of every message kind (the first frame)."""
+
+    # control
+    PING = "ping"
+    STATUS = "status"
+    DAEMON_STOP = "daemon.stop"
+    DEBUG_CRASH = "debug.crash"
+    # working memory
+    RUN_START = "run.start"
+    RUN_RESET = "run.reset"
+    RECORD_TOOL = "record_tool"
+    FOCUS = "focus"
+    FAIL = "fail"
+    RESOLVE = "resolve"
+    DECIDE = "decide"
+    SUMMARIZE = "summarize"
+    CLIENT_DROPPED = "client.dropped"
+    WORKING_RENDER = "working.render"
+    WORKING_SNAPSHOT = "working.snapshot"
+    WORKING_MIRROR = "working.mirror"
+    # episodic memory and recall
+    EPISODE_APPEND = "episode.append"
+    EPISODE_GET = "episode.get"
+    EPISODE_RECENT = "episode.recent"
+    EPISODE_PRUNE = "episode.prune"
+    EPISODE_FORGET = "episode.forget"
+    MEMORY_RECALL = "memory.recall"
+    # semantic, procedural, lessons, the prompt block
+    MEMORY_BLOCK = "memory.block"
+    FACT_OBSERVE = "fact.observe"
+    FACT_REFUTE = "fact.refute"
+    FACT_LIST = "fact.list"
+    LESSON_ADD = "lesson.add"
+    LESSONS_RENDER = "lessons.render"
+    PROCEDURE_OBSERVE = "procedure.observe"
+    PROCEDURE_BEST = "procedure.best"
+    LATENCY_OBSERVE = "latency.observe"
+    MEMORY_DISTILL = "memory.distill"
+    MEMORY_PRUNE = "memory.prune"
+    MEMORY_FORGET = "memory.forget"
+    # failures and repair rules
+    EVOLVE_FINGERPRINT = "evolve.fingerprint"
+    EVOLVE_ON_FAILURE = "evolve.on_failure"
+    EVOLVE_RESOLVED = "evolve.resolved"
+    EVOLVE_OBSERVE = "evolve.observe"
+    EVOLVE_RULES = "evolve.rules"
+    EVOLVE_LEARN = "evolve.learn"
+    EVOLVE_FORGET = "evolve.forget"
+    # policy learning and calibration
+    POLICY_CHOOSE = "policy.choose"
+    POLICY_UPDATE = "policy.update"
+    POLICY_WHY = "policy.why"
+    POLICY_FORGET = "policy.forget"
+    CALIBRATION_REPORT = "calibration.report"
+    CALIBRATION_GET = "calibration.get"
+    # the loop: reflection, regressions, metrics
+    RUN_FINISH = "run.finish"
+    EVOLVE_REGRESSIONS = "evolve.regressions"
+    EVOLVE_RESET = "evolve.reset"
+    METRICS_RECORD = "metrics.record"
+    METRICS_SHOW = "metrics.show"
+    METRICS_COMPARE = "metrics.compare"
+    # knowledge graph
+    GRAPH_STATS = "graph.stats"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Message:
+    """Fields every message carries."""
+
+    KIND: ClassVar[Kind]
+    #: True for fire-and-forget messages sent on `events.sock`.
+    TELL: ClassVar[bool] = False
+    #: Per-field caps (characters for str, items for lists) overriding the codec defaults.
+    CAPS: ClassVar[dict[str, int]] = {}
+
+    #: Request id chosen by the client; echoed in the reply. Empty for tells.
+    id: str = ""
+    #: Absolute path of the project root the message is about ("" = none).
+    project: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Tell(Message):
+    """A fire-and-forget event. `client` + `seq` let a later ask wait until it was applied."""
+
+    TELL: ClassVar[bool] = True
+    #: Identifies one client instance (random, per process).
+    client: str = ""
+    #: That client's tell counter, 1-based.
+    seq: int = 0
+
+
+# ---------------------------------------------------------------- control
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Ping(Message):
+    """Is this actor alive? Answered by the named actor itself."""
+
+    KIND: ClassVar[Kind] = Kind.PING
+    actor: str = "control"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Status(Message):
+    """Daemon health: version, pid, uptime, endpoints, stores, one row per actor."""
+
+    KIND: ClassVar[Kind] = Kind.STATUS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DaemonStop(Message):
+    """Drain, flush and exit (same as SIGTERM)."""
+
+    KIND: ClassVar[Kind] = Kind.DAEMON_STOP
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class DebugCrash(Message):
+    """Test hook (daemon started with debug hooks only): make `actor` fail.
+
+    `how="tell"` delivers a failing tell (the actor crashes and is restarted);
+    `how="ask"` a failing ask (an error reply; the actor keeps running).
+    """
+
+    KIND: ClassVar[Kind] = Kind.DEBUG_CRASH
+    actor: str = ""
+    how: str = "tell"
+
+
+# ---------------------------------------------------------------- working memory (S-1)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunStart(Message):
+    """Start (or re-start) a run's working memory (S-1.6)."""
+
+    KIND: ClassVar[Kind] = Kind.RUN_START
+    run_id: str = ""
+    task: str = ""
+    role: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunReset(Message):
+    """Clear a run's working memory, counters included."""
+
+    KIND: ClassVar[Kind] = Kind.RUN_RESET
+    run_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RecordTool(Tell):
+    """One tool call and its outcome — the hot path (S-1.3)."""
+
+    KIND: ClassVar[Kind] = Kind.RECORD_TOOL
+    CAPS: ClassVar[dict[str, int]] = {"args": 16_384, "error": 16_384, "command": 4_096}
+    run_id: str = ""
+    tool: str = ""
+    path: str = ""
+    args: str = ""
+    command: str = ""
+    ok: bool = True
+    error: str = ""
+    key: str = ""
+    #: Epoch seconds of the call (0 = when the daemon applies it).
+    at: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Focus(Tell):
+    """Put paths at the front of the run's focus files."""
+
+    KIND: ClassVar[Kind] = Kind.FOCUS
+    CAPS: ClassVar[dict[str, int]] = {"paths": 64}
+    run_id: str = ""
+    paths: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Fail(Tell):
+    """Open (or re-count) a failure in working memory (S-1.4)."""
+
+    KIND: ClassVar[Kind] = Kind.FAIL
+    run_id: str = ""
+    key: str = ""
+    tool: str = ""
+    path: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Resolve(Tell):
+    """Move an open failure to resolved (S-1.5)."""
+
+    KIND: ClassVar[Kind] = Kind.RESOLVE
+    run_id: str = ""
+    key: str = ""
+    resolution: str = ""
+    resolved_by: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Decide(Tell):
+    """Record a decision taken during the run."""
+
+    KIND: ClassVar[Kind] = Kind.DECIDE
+    run_id: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Summarize(Tell):
+    """Replace the run's rolling summary."""
+
+    KIND: ClassVar[Kind] = Kind.SUMMARIZE
+    run_id: str = ""
+    text: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ClientDropped(Tell):
+    """A client reports tells it had to drop (daemon down or queue full) since its last report."""
+
+    KIND: ClassVar[Kind] = Kind.CLIENT_DROPPED
+    count: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkingRender(Message):
+    """The run's working-memory block within `budget` tokens (0 = default 700).
+
+    With `client` and `seq`, waits (bounded) until that client's tells up to `seq` were applied.
+    """
+
+    KIND: ClassVar[Kind] = Kind.WORKING_RENDER
+    run_id: str = ""
+    budget: int = 0
+    client: str = ""
+    seq: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkingSnapshot(Message):
+    """A copy of every field of the run's working memory, counters included."""
+
+    KIND: ClassVar[Kind] = Kind.WORKING_SNAPSHOT
+    run_id: str = ""
+    client: str = ""
+    seq: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class WorkingMirror(Message):
+    """Write `WORKING.md` for the run now (off the hot path)."""
+
+    KIND: ClassVar[Kind] = Kind.WORKING_MIRROR
+    run_id: str = ""
+
+
+# ---------------------------------------------------------------- episodic memory (S-2, S-3)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpisodeAppend(Message):
+    """Append one completed task to the project's episode log (S-2.6)."""
+
+    KIND: ClassVar[Kind] = Kind.EPISODE_APPEND
+    episode: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpisodeGet(Message):
+    """One episode by id."""
+
+    KIND: ClassVar[Kind] = Kind.EPISODE_GET
+    episode_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpisodeRecent(Message):
+    """The newest `n` episodes, newest first (n ≤ 0 = all)."""
+
+    KIND: ClassVar[Kind] = Kind.EPISODE_RECENT
+    n: int = 10
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpisodePrune(Message):
+    """Prune the episode log (S-7.8); 0 = defaults, negative = unlimited."""
+
+    KIND: ClassVar[Kind] = Kind.EPISODE_PRUNE
+    cap: int = 0
+    max_age_days: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EpisodeForget(Message):
+    """Delete the project's episode log and index."""
+
+    KIND: ClassVar[Kind] = Kind.EPISODE_FORGET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryRecall(Message):
+    """Rank past episodes against a task (S-3); `explain` adds why each one was recalled."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_RECALL
+    query: str = ""
+    files: list[str] = field(default_factory=list)
+    tools: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    language: str = ""
+    model: str = ""
+    success_only: bool = False
+    failures_only: bool = False
+    #: RFC 3339 lower bound on the episode time ("" = none).
+    since: str = ""
+    n: int = 3
+    min_coverage: float = 0.0
+    min_score: float = 0.0
+    explain: bool = False
+
+
+# ---------------------------------------------------------------- semantic / procedural / lessons
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryBlock(Message):
+    """The memory block a role receives in its prompt (S-7.4), within `budget` tokens."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_BLOCK
+    role: str = ""
+    budget: int = 0
+    query: str = ""
+    files: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    run_id: str = ""
+    language: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FactObserve(Message):
+    """Observe a fact about the project (S-4.4)."""
+
+    KIND: ClassVar[Kind] = Kind.FACT_OBSERVE
+    kind: str = ""
+    subject: str = ""
+    text: str = ""
+    sources: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FactRefute(Message):
+    """Count evidence against a fact (S-4.6)."""
+
+    KIND: ClassVar[Kind] = Kind.FACT_REFUTE
+    kind: str = ""
+    subject: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class FactList(Message):
+    """Facts ranked by score, optionally of one kind (S-4.8)."""
+
+    KIND: ClassVar[Kind] = Kind.FACT_LIST
+    kind: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LessonAdd(Message):
+    """Add lessons ({task_id, kind, text, at}) to MEMORY.md and the facts (S-8)."""
+
+    KIND: ClassVar[Kind] = Kind.LESSON_ADD
+    CAPS: ClassVar[dict[str, int]] = {"lessons": 256}
+    lessons: list[dict[str, Any]] = field(default_factory=list)
+    #: "project" or "global".
+    scope: str = "project"
+    run_id: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LessonsRender(Message):
+    """The lesson lines a worker sees for `query` (S-8.10)."""
+
+    KIND: ClassVar[Kind] = Kind.LESSONS_RENDER
+    query: str = ""
+    max_bytes: int = 0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcedureObserve(Message):
+    """Record whether an option worked for a model and language (S-6)."""
+
+    KIND: ClassVar[Kind] = Kind.PROCEDURE_OBSERVE
+    topic: str = ""
+    option: str = ""
+    model: str = ""
+    language: str = ""
+    ok: bool = False
+    note: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ProcedureBest(Message):
+    """The best-known option for a topic, model and language (S-6.3)."""
+
+    KIND: ClassVar[Kind] = Kind.PROCEDURE_BEST
+    topic: str = ""
+    model: str = ""
+    language: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LatencyObserve(Message):
+    """Record a role's call latency for a model (S-6.7)."""
+
+    KIND: ClassVar[Kind] = Kind.LATENCY_OBSERVE
+    role: str = ""
+    model: str = ""
+    ms: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryDistill(Message):
+    """Distil facts from recent episodes now (S-5); runs in the background."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_DISTILL
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryPrune(Message):
+    """Prune every memory store with the default policy (S-7.8)."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_PRUNE
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryForget(Message):
+    """Forget a scope: working, episodic, semantic, procedural, project or all (S-7.7)."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_FORGET
+    scope: str = ""
+    run_id: str = ""
+
+
+# ---------------------------------------------------------------- failures and repair rules
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveFingerprint(Message):
+    """Fingerprint a failure message (S-9)."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_FINGERPRINT
+    tool: str = ""
+    message: str = ""
+    language: str = ""
+    model: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveOnFailure(Message):
+    """A tool call failed: fingerprint it, open it in working memory, return the best repair."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_ON_FAILURE
+    run_id: str = ""
+    tool: str = ""
+    message: str = ""
+    language: str = ""
+    model: str = ""
+    #: The failed call's arguments as JSON text.
+    args: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveResolved(Message):
+    """A failure was fixed; learn from how (S-11.3)."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_RESOLVED
+    run_id: str = ""
+    fingerprint: str = ""
+    rule_id: str = ""
+    resolution: str = ""
+    tool: str = ""
+    message: str = ""
+    language: str = ""
+    model: str = ""
+    failed_args: str = ""
+    fixed_args: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveObserve(Message):
+    """Record whether applying a rule worked (S-10.9)."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_OBSERVE
+    rule_id: str = ""
+    ok: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveRules(Message):
+    """List repair rules; `include_all` adds unused seeds and retired rules."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_RULES
+    include_all: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveLearn(Message):
+    """Candidate rules synthesized by reflection (S-14.3)."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_LEARN
+    CAPS: ClassVar[dict[str, int]] = {"candidates": 64}
+    candidates: list[dict[str, Any]] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveForget(Message):
+    """Delete learned rules (project and user files); seeds are restored."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_FORGET
+
+
+# ---------------------------------------------------------------- policy learning and calibration
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyChoose(Message):
+    """Choose an arm for a decision (S-13.5); the reply says why."""
+
+    KIND: ClassVar[Kind] = Kind.POLICY_CHOOSE
+    decision: str = ""
+    arms: list[str] = field(default_factory=list)
+    model: str = ""
+    language: str = ""
+    deterministic: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyUpdate(Message):
+    """Reward an arm with an outcome (S-13.6, S-13.8)."""
+
+    KIND: ClassVar[Kind] = Kind.POLICY_UPDATE
+    decision: str = ""
+    arm: str = ""
+    model: str = ""
+    language: str = ""
+    outcome: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyWhy(Message):
+    """The posterior table behind a decision (S-13.7)."""
+
+    KIND: ClassVar[Kind] = Kind.POLICY_WHY
+    decision: str = ""
+    model: str = ""
+    language: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PolicyForget(Message):
+    """Delete the learned policy; the shipped priors apply again."""
+
+    KIND: ClassVar[Kind] = Kind.POLICY_FORGET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CalibrationReport(Message):
+    """A harness reports the probe results for a model endpoint (S-12)."""
+
+    KIND: ClassVar[Kind] = Kind.CALIBRATION_REPORT
+    profile: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class CalibrationGet(Message):
+    """Stored calibration profiles ("" model = all)."""
+
+    KIND: ClassVar[Kind] = Kind.CALIBRATION_GET
+    model: str = ""
+    endpoint: str = ""
+
+
+# ---------------------------------------------------------------- the loop
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class RunFinish(Message):
+    """A run ended: its report (S-14.1) and an optional model-written summary."""
+
+    KIND: ClassVar[Kind] = Kind.RUN_FINISH
+    report: dict[str, Any] = field(default_factory=dict)
+    summary: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveRegressions(Message):
+    """List regression checks; `run` evaluates the offline (file) checks now (S-15)."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_REGRESSIONS
+    run: bool = False
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvolveReset(Message):
+    """Forget rules, policy, regressions and project memory (S-11.6)."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_RESET
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricsRecord(Message):
+    """Append one run's metrics record (S-16.1)."""
+
+    KIND: ClassVar[Kind] = Kind.METRICS_RECORD
+    run: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricsShow(Message):
+    """The latest run, plus an aggregate over the last `last` runs."""
+
+    KIND: ClassVar[Kind] = Kind.METRICS_SHOW
+    last: int = 1
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MetricsCompare(Message):
+    """The newest `n` runs against the `n` before them (S-16.6)."""
+
+    KIND: ClassVar[Kind] = Kind.METRICS_COMPARE
+    n: int = 5
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphStats(Message):
+    """Edges by type, node count and file size of the knowledge graph."""
+
+    KIND: ClassVar[Kind] = Kind.GRAPH_STATS
+
+
+def _collect() -> dict[str, type[Message]]:
+    # Read the module namespace, not Message.__subclasses__(): `slots=True` makes dataclass
+    # build a second class object, and the discarded first one may linger as a subclass.
+    registry: dict[str, type[Message]] = {}
+    for value in list(globals().values()):
+        if isinstance(value, type) and issubclass(value, Message) and "KIND" in vars(value):
+            registry[str(value.KIND)] = value
+    missing = {str(k) for k in Kind} - registry.keys()
+    if missing:  # pragma: no cover - caught by the protocol tests at import time
+        raise RuntimeError(f"kinds without a message class: {sorted(missing)}")
+    return registry
+
+
+#: Message class for every kind name.
+MESSAGES: dict[str, type[Message]] = _collect()

@@ -1,0 +1,1 @@
+"""Actor machinery: actor base, supervisor, front door, daemon. Knows nothing about memory itself."""

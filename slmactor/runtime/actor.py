@@ -1,0 +1,227 @@
+"""The actor base class: what an actor is, how it is addressed, and what it may do.
+
+Lifecycle (driven by `ActorCell`, restarted by the `Supervisor`):
+
+    ====================  =========================================================
+    hook                  when
+    ====================  =========================================================
+    ``on_start()``        before the first message; load stores here
+    handlers              one message at a time, in mailbox order (no locks needed)
+    ``on_events(batch)``  the events-inbox actor only: a drained batch of tells
+    ``on_stop()``         after the mailbox was drained on shutdown; flush here
+    ====================  =========================================================
+
+Failure semantics (after pykka): an exception in an **ask** handler becomes an error reply and
+the actor keeps running; an exception in a **tell** handler crashes the actor and the supervisor
+restarts it (a fresh instance, `on_start` again). Background jobs started with `spawn` record
+their errors without crashing the actor.
+"""
+
+from __future__ import annotations
+
+import inspect
+import itertools
+import os
+from collections.abc import Awaitable, Callable, Coroutine
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, ClassVar, TypeVar
+
+import anyio
+import anyio.abc
+import anyio.to_thread
+from anyio.streams.memory import MemoryObjectSendStream
+
+from slmactor.config import Settings
+from slmactor.protocol import ErrorCode, Message, RequestError, codec
+from slmactor.protocol.messages import DebugCrash, Ping
+
+from .router import Router, make_route
+from .stats import ActorStats
+
+HandlerT = TypeVar("HandlerT", bound=Callable[..., Awaitable[Any]])
+T = TypeVar("T")
+
+_HANDLES_ATTR = "__slmactor_handles__"
+
+
+def handles(*messages: type[Message]) -> Callable[[HandlerT], HandlerT]:
+    """Mark an async method as the handler of these message classes."""
+
+    def mark(fn: HandlerT) -> HandlerT:
+        setattr(fn, _HANDLES_ATTR, messages)
+        return fn
+
+    return mark
+
+
+@dataclass(slots=True)
+class ActorContext:
+    """What the runtime gives every actor."""
+
+    settings: Settings
+    router: Router
+    stats: ActorStats
+    #: Wall clock (epoch seconds); tests can pass a fake one.
+    clock: Callable[[], float]
+    #: Store warnings shown by `status` (actor name, text).
+    warn: Callable[[str, str], None]
+    #: Daemon-wide facts for the control actor (pid, endpoints, stop hook); opaque to others.
+    daemon: Any = None
+
+
+class ActorDead(Exception):
+    """An ask to another actor could not be answered (it stopped, or the reply timed out)."""
+
+
+class Actor:
+    """Base class of every actor. Subclasses set `name` and mark handlers with `@handles`."""
+
+    #: The actor's address, shown by `status`.
+    name: ClassVar[str] = ""
+    #: True for the one actor that owns `events.sock` (the hot path).
+    EVENTS_INBOX: ClassVar[bool] = False
+    #: kind → method name, built from the `@handles` marks.
+    HANDLERS: ClassVar[dict[str, str]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        table: dict[str, str] = {}
+        for klass in reversed(cls.__mro__):
+            for attr, value in vars(klass).items():
+                for message in getattr(value, _HANDLES_ATTR, ()):
+                    table[str(message.KIND)] = attr
+        cls.HANDLERS = table
+
+    def __init__(self, ctx: ActorContext) -> None:
+        self.ctx = ctx
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._pending: dict[bytes, MemoryObjectSendStream[list[bytes]]] = {}
+        self._ask_ids = itertools.count(1)
+
+    # ---------------------------------------------------------------- hooks
+
+    async def on_start(self) -> None:
+        """Load state. The actor counts as running only after this returns."""
+
+    async def on_stop(self) -> None:
+        """Flush state; runs under a shielded scope with the stop deadline."""
+
+    def on_events(self, batch: list[list[bytes]]) -> None:
+        """Handle a drained batch of `[kind, body]` tells (events-inbox actor only)."""
+        self.ctx.stats.extra["events_unrouted"] = self.ctx.stats.extra.get(
+            "events_unrouted", 0
+        ) + len(batch)
+
+    def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+        """Extra long-running tasks (timers, ...) run beside the mailbox."""
+        return []
+
+    # ---------------------------------------------------------------- every actor answers these
+
+    @handles(Ping)
+    async def _on_ping(self, msg: Ping) -> dict[str, Any]:
+        return {"actor": self.name, "pong": True, "state": str(self.ctx.stats.state)}
+
+    @handles(DebugCrash)
+    async def _on_debug_crash(self, msg: DebugCrash) -> None:
+        # Only reachable when the daemon runs with debug hooks (the front door checks).
+        raise RuntimeError(f"debug crash requested ({msg.how})")
+
+    # ---------------------------------------------------------------- services
+
+    def now(self) -> float:
+        return self.ctx.clock()
+
+    def warn(self, text: str) -> None:
+        """Surface a store warning in `status` (corrupt file moved aside, index rebuilt, ...)."""
+        self.ctx.warn(self.name, text)
+
+    @staticmethod
+    def project_root(msg: Message) -> Path:
+        """The request's project directory, checked. Raises RequestError(BAD_PROJECT)."""
+        raw = msg.project
+        if not raw:
+            raise RequestError(ErrorCode.BAD_PROJECT, "this request needs 'project' (an absolute path)")
+        path = Path(raw)
+        if not path.is_absolute() or "\x00" in raw:
+            raise RequestError(ErrorCode.BAD_PROJECT, f"project must be an absolute path: {raw!r}")
+        if not path.is_dir():
+            raise RequestError(ErrorCode.BAD_PROJECT, f"project directory does not exist: {raw}")
+        return Path(os.path.realpath(path))
+
+    async def ask(self, msg: Message, timeout: float | None = None) -> Any:  # noqa: ASYNC109
+        """Ask the actor that owns `msg`'s kind and wait for its result.
+
+        Raises RequestError with the other actor's error code, or ActorDead.
+        """
+        owner = self.ctx.router.owners.get(str(msg.KIND))
+        if owner is None:
+            raise ActorDead(f"no actor handles {msg.KIND}")
+        token = f"{next(self._ask_ids)}".encode()
+        send, receive = anyio.create_memory_object_stream[list[bytes]](1)
+        self._pending[token] = send
+        try:
+            kind, body = codec.dump(msg)
+            if not self.ctx.router.deliver(owner, make_route(self.name, token), kind, body):
+                raise RequestError(ErrorCode.BUSY, f"{owner} inbox is full")
+            with anyio.fail_after(timeout or self.ctx.settings.internal_ask_timeout):
+                frames = await receive.receive()
+        except TimeoutError:
+            raise ActorDead(f"{owner} did not answer {msg.KIND} in time") from None
+        finally:
+            self._pending.pop(token, None)
+            send.close()
+            receive.close()
+        reply = codec.load_reply(frames)
+        if not reply.ok:
+            code = ErrorCode(reply.code) if reply.code in ErrorCode._value2member_map_ else ErrorCode.INTERNAL
+            raise RequestError(code, f"{owner}: {reply.reason}")
+        return reply.result
+
+    def tell(self, msg: Message) -> bool:
+        """Send `msg` to its owner without waiting; False when the owner's inbox is full."""
+        owner = self.ctx.router.owners.get(str(msg.KIND))
+        if owner is None:
+            return False
+        kind, body = codec.dump(msg)
+        return self.ctx.router.deliver(owner, b"", kind, body)
+
+    def spawn(self, job: Callable[[], Awaitable[None]], what: str) -> None:
+        """Run `job` in the background; a failure is counted and shown, the actor keeps going."""
+        if self._task_group is None:
+            raise RuntimeError("spawn() before the actor started")
+
+        async def guarded() -> None:
+            try:
+                await job()
+            except Exception as exc:  # noqa: BLE001 - a failed background job must not kill the actor
+                self.ctx.stats.record_error(f"{what}: {type(exc).__name__}: {exc}")
+
+        self._task_group.start_soon(guarded, name=f"{self.name}:{what}")
+
+    async def run_sync(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run blocking or CPU-heavy `fn` in a worker thread (slow work off the actor's loop)."""
+        return await anyio.to_thread.run_sync(fn, *args)
+
+    # ---------------------------------------------------------------- runtime side
+
+    def _attach(self, task_group: anyio.abc.TaskGroup) -> None:
+        self._task_group = task_group
+
+    def _deliver_reply(self, token: bytes, frames: list[bytes]) -> None:
+        send = self._pending.get(token)
+        if send is not None:
+            try:
+                send.send_nowait(frames)
+            except (anyio.WouldBlock, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                pass
+
+    def handler_for(self, kind: str) -> Callable[[Message], Awaitable[Any]] | None:
+        attr = self.HANDLERS.get(kind)
+        if attr is None:
+            return None
+        method = getattr(self, attr)
+        if not inspect.iscoroutinefunction(method):  # pragma: no cover - programming error
+            raise TypeError(f"{type(self).__name__}.{attr} must be async")
+        return method  # type: ignore[no-any-return]

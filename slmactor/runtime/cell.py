@@ -1,0 +1,197 @@
+"""One actor's life: its mailbox loop, reply loop, events loop, drain on stop.
+
+A cell outlives actor instances: the mailbox socket and the counters belong to the cell, so a
+restarted actor finds the messages that were waiting and `status` keeps the history.
+"""
+
+from __future__ import annotations
+
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+import zmq
+import zmq.asyncio
+
+from slmactor.protocol import ErrorCode, ProtocolError, RequestError, codec
+
+from .actor import Actor, ActorContext
+from .stats import ActorState
+
+#: Messages taken from a socket per wake-up before yielding to the event loop.
+MAILBOX_BATCH = 64
+EVENTS_BATCH = 1024
+
+
+def describe(exc: BaseException) -> str:
+    """One line for `status`: the innermost exception of a group, with where it was raised."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    where = ""
+    tb = traceback.extract_tb(exc.__traceback__)
+    if tb:
+        frame = tb[-1]
+        where = f" (at {frame.filename.rsplit('/', 1)[-1]}:{frame.lineno})"
+    return f"{type(exc).__name__}: {exc}{where}"
+
+
+class ActorCell:
+    """Runs instances of one actor class over a persistent mailbox."""
+
+    def __init__(
+        self,
+        actor_cls: type[Actor],
+        ctx: ActorContext,
+        events: zmq.asyncio.Socket | None = None,
+    ) -> None:
+        self.actor_cls = actor_cls
+        self.ctx = ctx
+        self.name = actor_cls.name
+        self._events = events
+        self._stop = anyio.Event()
+        self.instance: Actor | None = None
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    @property
+    def stopping(self) -> bool:
+        return self._stop.is_set()
+
+    async def run(self, on_running: Callable[[], None]) -> None:
+        """Run one instance until stop is requested (returns) or it crashes (raises)."""
+        stats = self.ctx.stats
+        stats.state = ActorState.STARTING
+        actor = self.actor_cls(self.ctx)
+        self.instance = actor
+        await actor.on_start()
+        async with anyio.create_task_group() as tg:
+            actor._attach(tg)
+            tg.start_soon(self._reply_loop, actor)
+            work = anyio.CancelScope()
+
+            async def work_loops() -> None:
+                with work:
+                    async with anyio.create_task_group() as loops:
+                        loops.start_soon(self._mailbox_loop, actor)
+                        if self._events is not None:
+                            loops.start_soon(self._events_loop, actor)
+                        for loop in actor.loops():
+                            loops.start_soon(loop)
+
+            tg.start_soon(work_loops)
+            stats.state = ActorState.RUNNING
+            on_running()
+            await self._stop.wait()
+            stats.state = ActorState.STOPPING
+            work.cancel()
+            with anyio.move_on_after(self.ctx.settings.stop_deadline, shield=True):
+                await self._drain(actor)
+                await actor.on_stop()
+            tg.cancel_scope.cancel()
+        stats.state = ActorState.STOPPED
+
+    # ---------------------------------------------------------------- loops
+
+    async def _mailbox_loop(self, actor: Actor) -> None:
+        sock = self.ctx.router.mailboxes[self.name]
+        shadow: zmq.Socket[bytes] = zmq.Socket.shadow(sock.underlying)
+        while True:
+            frames = await sock.recv_multipart()
+            await self._handle(actor, frames)
+            for _ in range(MAILBOX_BATCH):
+                try:
+                    frames = shadow.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+                await self._handle(actor, frames)
+
+    async def _events_loop(self, actor: Actor) -> None:
+        assert self._events is not None
+        sock = self._events
+        shadow: zmq.Socket[bytes] = zmq.Socket.shadow(sock.underlying)
+        stats = self.ctx.stats
+        while True:
+            batch = [await sock.recv_multipart()]
+            append = batch.append
+            try:
+                while len(batch) < EVENTS_BATCH:
+                    append(shadow.recv_multipart(zmq.NOBLOCK))
+            except zmq.Again:
+                pass
+            actor.on_events(batch)  # a raise here crashes the actor (events are tells)
+            stats.processed += len(batch)
+
+    async def _reply_loop(self, actor: Actor) -> None:
+        sink = self.ctx.router.reply_sinks[self.name]
+        while True:
+            frames = await sink.recv_multipart()
+            if len(frames) == 3:
+                actor._deliver_reply(frames[0], frames[1:])
+
+    async def _drain(self, actor: Actor) -> None:
+        """On stop: handle what is already queued, so acknowledged tells are not lost."""
+        if self._events is not None:
+            shadow: zmq.Socket[bytes] = zmq.Socket.shadow(self._events.underlying)
+            while True:
+                batch: list[list[bytes]] = []
+                try:
+                    while len(batch) < EVENTS_BATCH:
+                        batch.append(shadow.recv_multipart(zmq.NOBLOCK))
+                except zmq.Again:
+                    pass
+                if batch:
+                    actor.on_events(batch)
+                    self.ctx.stats.processed += len(batch)
+                if len(batch) < EVENTS_BATCH:
+                    break
+        mailbox: zmq.Socket[bytes] = zmq.Socket.shadow(self.ctx.router.mailboxes[self.name].underlying)
+        while True:
+            try:
+                frames = mailbox.recv_multipart(zmq.NOBLOCK)
+            except zmq.Again:
+                break
+            await self._handle(actor, frames)
+
+    # ---------------------------------------------------------------- one message
+
+    async def _handle(self, actor: Actor, frames: list[bytes]) -> None:
+        stats = self.ctx.stats
+        stats.dequeued += 1
+        if len(frames) != 3:
+            stats.record_error(f"malformed mailbox message with {len(frames)} frames")
+            return
+        route, kind, body = frames
+        reply = self.ctx.router.reply
+        try:
+            msg = codec.load([kind, body])
+        except ProtocolError as exc:
+            if route:
+                reply(route, codec.dump_error(exc.request_id, exc.code, exc.reason))
+            else:
+                stats.extra["tells_invalid"] = stats.extra.get("tells_invalid", 0) + 1
+            return
+        handler = actor.handler_for(str(msg.KIND))
+        if handler is None:
+            if route:
+                reason = f"actor {self.name!r} does not handle {msg.KIND}"
+                reply(route, codec.dump_error(msg.id, ErrorCode.UNKNOWN_KIND, reason))
+            else:
+                stats.extra["tells_invalid"] = stats.extra.get("tells_invalid", 0) + 1
+            return
+        if not route:
+            await handler(msg)  # a failing tell crashes the actor: the supervisor restarts it
+            stats.processed += 1
+            return
+        stats.processed += 1
+        try:
+            result: Any = await handler(msg)
+            frames_out = codec.dump_result(msg.id, result)
+        except RequestError as exc:
+            frames_out = codec.dump_error(msg.id, exc.code, exc.reason)
+        except Exception as exc:  # noqa: BLE001 - a failing ask answers an error; the actor lives on
+            text = describe(exc)
+            stats.record_error(f"{msg.KIND}: {text}")
+            frames_out = codec.dump_error(msg.id, ErrorCode.INTERNAL, text)
+        reply(route, frames_out)

@@ -1,0 +1,102 @@
+"""The control actor: `status` and `daemon.stop`. Part of the runtime, present in every daemon."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import psutil
+
+from slmactor import __version__
+from slmactor.protocol import PROTOCOL_VERSION
+from slmactor.protocol.messages import DaemonStop, Status
+
+from .actor import Actor, handles
+from .router import Router
+from .stats import ActorState
+
+#: Kinds routed by a field rather than by owner (every actor answers them).
+ROUTED_BY_FIELD = frozenset({"ping", "debug.crash"})
+
+
+@dataclass(slots=True)
+class DaemonInfo:
+    """Facts about this daemon process that `status` reports."""
+
+    router: Router
+    endpoints: dict[str, str]
+    stores: dict[str, str]
+    request_stop: Callable[[], None]
+    started_at: float = field(default_factory=time.time)
+    started_monotonic: float = field(default_factory=time.monotonic)
+    warnings: deque[dict[str, Any]] = field(default_factory=lambda: deque(maxlen=50))
+    restart_window: float = 60.0
+    requests: int = 0
+    requests_rejected: int = 0
+
+    def warn(self, actor: str, text: str) -> None:
+        self.warnings.append({"actor": actor, "text": text, "at": time.time()})
+
+    def health(self) -> str:
+        """"healthy", or "degraded" when an actor is not running or restarted recently."""
+        now = time.time()
+        for stats in self.router.stats.values():
+            if stats.state != ActorState.RUNNING:
+                return "degraded"
+            if any(now - t < self.restart_window for t in stats.restart_times):
+                return "degraded"
+        return "healthy"
+
+    def status(self) -> dict[str, Any]:
+        actors = [s.to_dict() for s in self.router.stats.values()]
+        extra_totals: dict[str, int] = {}
+        for stats in self.router.stats.values():
+            for key, value in stats.extra.items():
+                if isinstance(value, int) and not isinstance(value, bool):
+                    extra_totals[key] = extra_totals.get(key, 0) + value
+        process = psutil.Process()
+        return {
+            "health": self.health(),
+            "version": __version__,
+            "protocol": PROTOCOL_VERSION,
+            "pid": os.getpid(),
+            "started_at": self.started_at,
+            "uptime_s": round(time.monotonic() - self.started_monotonic, 3),
+            "rss_bytes": process.memory_info().rss,
+            "endpoints": dict(self.endpoints),
+            "stores": dict(self.stores),
+            "actors": actors,
+            "events": {
+                "received": extra_totals.get("events_received", 0),
+                "invalid": extra_totals.get("events_invalid", 0),
+                "dropped_by_clients": extra_totals.get("client_dropped", 0),
+            },
+            "requests": self.requests,
+            "requests_rejected": self.requests_rejected,
+            "warnings": list(self.warnings),
+        }
+
+
+class ControlActor(Actor):
+    """Owns: nothing persistent. Consumes: status, daemon.stop. Emits: nothing."""
+
+    name = "control"
+
+    @property
+    def info(self) -> DaemonInfo:
+        info = self.ctx.daemon
+        assert isinstance(info, DaemonInfo)
+        return info
+
+    @handles(Status)
+    async def status(self, msg: Status) -> dict[str, Any]:
+        return self.info.status()
+
+    @handles(DaemonStop)
+    async def stop(self, msg: DaemonStop) -> dict[str, Any]:
+        self.info.request_stop()
+        return {"stopping": True, "pid": os.getpid()}

@@ -1,0 +1,200 @@
+"""The daemon process: runtime dir, single-instance locks, sockets, actors, signals, shutdown.
+
+    start:  check runtime dir → lock runtime dir and user store → bind mailboxes, ctl.sock
+            (ROUTER) and events.sock (PULL) under umask 077 → start every actor (each one is
+            "running" only after its on_start) → READY=1
+    stop:   SIGTERM/SIGINT/daemon.stop → STOPPING=1 → front door refuses new asks → each actor
+            drains its inbox and flushes (deadline) → sockets closed and unlinked → exit 0
+    fatal:  an actor past its restart budget → the same shutdown, exit 3
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import anyio
+import zmq
+import zmq.asyncio
+
+from slmactor.config import Settings
+from slmactor.protocol import MAX_MESSAGE_BYTES
+from slmactor.stores.lock import AlreadyRunning, StoreLock, acquire_store_lock
+
+from . import sdnotify
+from .actor import Actor, ActorContext
+from .cell import ActorCell
+from .control import ROUTED_BY_FIELD, ControlActor, DaemonInfo
+from .frontdoor import FrontDoor
+from .router import Router
+from .rundir import RuntimeDirError, ensure_runtime_dir
+from .supervisor import EXIT_ACTOR_FAILED, Supervisor
+
+log = logging.getLogger("slmactor.daemon")
+
+#: Exit status for a start-up problem (already running, unsafe runtime dir, ...).
+EXIT_STARTUP = 2
+
+
+class StartupError(Exception):
+    """The daemon cannot start; the message is for the user."""
+
+
+def _bind_private(sock: zmq.asyncio.Socket, path: Path) -> None:
+    if path.exists() or path.is_symlink():
+        path.unlink()  # we hold the lock, so this socket file is a stale leftover
+    old = os.umask(0o077)
+    try:
+        sock.bind(f"ipc://{path}")
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)
+
+
+def _take_locks(settings: Settings) -> list[StoreLock]:
+    locks: list[StoreLock] = []
+    try:
+        # The runtime-dir lock guards the sockets (a second bind would silently steal them);
+        # the store lock guards the files (one writer per store).
+        locks.append(acquire_store_lock(settings.runtime_dir / "daemon.lock"))
+        settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)
+        locks.append(acquire_store_lock(settings.home / ".lock"))
+    except AlreadyRunning as exc:
+        for lock in locks:
+            lock.release()
+        raise StartupError(f"slmactor is already running as pid {exc.pid}") from None
+    except OSError as exc:
+        for lock in locks:
+            lock.release()
+        raise StartupError(f"cannot lock the store: {exc}") from None
+    return locks
+
+
+def _socket(zctx: zmq.asyncio.Context, kind: int, hwm: int) -> zmq.asyncio.Socket:
+    sock = zctx.socket(kind)
+    sock.setsockopt(zmq.LINGER, 0)
+    # A peer sending more than this is disconnected by libzmq before we allocate anything.
+    sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES + 4096)
+    sock.setsockopt(zmq.RCVHWM, hwm)
+    sock.setsockopt(zmq.SNDHWM, hwm)
+    return sock
+
+
+async def serve(
+    settings: Settings,
+    actor_classes: Sequence[type[Actor]],
+    *,
+    on_ready: Callable[[DaemonInfo], None] | None = None,
+) -> int:
+    """Run the daemon until stopped; returns the process exit status."""
+    started = time.monotonic()
+    try:
+        ensure_runtime_dir(settings.runtime_dir)
+        locks = _take_locks(settings)
+    except (RuntimeDirError, StartupError) as exc:
+        log.error("%s", exc)
+        return EXIT_STARTUP
+
+    zctx = zmq.asyncio.Context()
+    router = Router(zctx, settings.inbox_size)
+    stop = anyio.Event()
+    exit_code = 0
+
+    def fatal(actor: str, reason: str) -> None:
+        nonlocal exit_code
+        exit_code = EXIT_ACTOR_FAILED
+        log.error("shutting down: actor %s exhausted its restart budget (%s)", actor, reason)
+        stop.set()
+
+    info = DaemonInfo(
+        router=router,
+        endpoints={"ctl": settings.ctl_endpoint, "events": settings.events_endpoint},
+        stores={"user": str(settings.home), "runtime": str(settings.runtime_dir)},
+        request_stop=stop.set,
+        restart_window=settings.restart_window,
+    )
+    ctl = _socket(zctx, zmq.ROUTER, settings.inbox_size)
+    ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
+    events = _socket(zctx, zmq.PULL, settings.events_hwm)
+    cells: list[ActorCell] = []
+    try:
+        all_classes: list[type[Actor]] = [ControlActor, *actor_classes]
+        for cls in all_classes:
+            kinds = [k for k in cls.HANDLERS if k not in ROUTED_BY_FIELD]
+            stats = router.add_actor(cls.name, kinds)
+            ctx = ActorContext(settings, router, stats, time.time, info.warn, info)
+            cells.append(ActorCell(cls, ctx, events if cls.EVENTS_INBOX else None))
+        front = FrontDoor(router, settings, ctl, info)
+        _bind_private(ctl, settings.ctl_path)
+        _bind_private(events, settings.events_path)
+    except (OSError, zmq.ZMQError, ValueError) as exc:
+        log.error("cannot start: %s", exc)
+        _close(zctx, router, [ctl, events], settings, locks)
+        return EXIT_STARTUP
+
+    supervisor = Supervisor(settings.max_restarts, settings.restart_window, fatal)
+    try:
+        async with anyio.create_task_group() as outer:
+            outer.start_soon(front.serve_requests)
+            outer.start_soon(front.serve_replies)
+            outer.start_soon(_watch_signals, stop)
+            interval = sdnotify.watchdog_interval()
+            if interval:
+                outer.start_soon(_watchdog, interval)
+            async with anyio.create_task_group() as actors:
+                for cell in cells:
+                    await actors.start(supervisor.supervise, cell)
+                sdnotify.notify(f"READY=1\nSTATUS=serving on {settings.ctl_endpoint}")
+                log.info("ready in %.0f ms (pid %d, %s)", (time.monotonic() - started) * 1000,
+                         os.getpid(), settings.ctl_endpoint)
+                if on_ready is not None:
+                    on_ready(info)
+                await stop.wait()
+                sdnotify.notify("STOPPING=1")
+                log.info("stopping: draining inboxes and flushing stores")
+                front.accepting = False
+                for cell in cells:
+                    cell.request_stop()
+            outer.cancel_scope.cancel()
+    finally:
+        _close(zctx, router, [ctl, events], settings, locks)
+    log.info("stopped (exit %d)", exit_code)
+    return exit_code
+
+
+async def _watch_signals(stop: anyio.Event) -> None:
+    with anyio.open_signal_receiver(signal.SIGTERM, signal.SIGINT) as signals:
+        async for signum in signals:
+            log.info("received %s", signal.Signals(signum).name)
+            stop.set()
+
+
+async def _watchdog(interval: float) -> None:
+    # Sent from the event loop itself: a wedged loop stops the pings and systemd restarts us.
+    while True:
+        sdnotify.notify("WATCHDOG=1")
+        await anyio.sleep(interval)
+
+
+def _close(
+    zctx: zmq.asyncio.Context,
+    router: Router,
+    sockets: list[zmq.asyncio.Socket],
+    settings: Settings,
+    locks: list[StoreLock],
+) -> None:
+    for sock in sockets:
+        sock.close(linger=0)
+    router.close()
+    zctx.term()
+    for path in (settings.ctl_path, settings.events_path):
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    for lock in reversed(locks):
+        lock.release()

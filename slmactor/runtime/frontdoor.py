@@ -1,0 +1,118 @@
+"""The front door: the ROUTER on `ctl.sock` that takes asks and hands them to actor mailboxes.
+
+It validates each request with the codec (so a malformed message is answered here and never
+reaches an actor), finds the owning actor by kind, and forwards the original frames with a
+reply route. Replies come back through the front's reply sink and go out on the ROUTER with
+NOBLOCK and ROUTER_MANDATORY: a vanished or stalled client costs a counter, never a block.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import zmq
+import zmq.asyncio
+
+from slmactor.config import Settings
+from slmactor.protocol import ErrorCode, ProtocolError, codec
+from slmactor.protocol.messages import DebugCrash, Ping
+
+from .control import ROUTED_BY_FIELD, DaemonInfo
+from .router import FRONT, Router, make_route
+from .stats import ActorState
+
+log = logging.getLogger("slmactor.frontdoor")
+
+REQUEST_BATCH = 64
+_REQ_STYLE = b"R"  # the client sent an empty delimiter frame (REQ socket): echo it back
+_DEALER_STYLE = b"D"
+
+
+class FrontDoor:
+    def __init__(
+        self, router: Router, settings: Settings, ctl: zmq.asyncio.Socket, info: DaemonInfo
+    ) -> None:
+        self._router = router
+        self._settings = settings
+        self._ctl = ctl
+        self._ctl_shadow: zmq.Socket[bytes] = zmq.Socket.shadow(ctl.underlying)
+        self._sink = router.add_front()
+        self._info = info
+        self.accepting = True
+        self.replies_dropped = 0
+
+    async def serve_requests(self) -> None:
+        sock = self._ctl
+        while True:
+            frames = await sock.recv_multipart()
+            self._on_request(frames)
+            for _ in range(REQUEST_BATCH):
+                try:
+                    frames = self._ctl_shadow.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+                self._on_request(frames)
+
+    async def serve_replies(self) -> None:
+        while True:
+            frames = await self._sink.recv_multipart()
+            if len(frames) != 3:
+                continue
+            token, kind, body = frames
+            self._send(token, [kind, body])
+
+    def _send(self, token: bytes, frames: list[bytes]) -> None:
+        style, identity = token[:1], token[1:]
+        out = [identity, b"", *frames] if style == _REQ_STYLE else [identity, *frames]
+        try:
+            self._ctl_shadow.send_multipart(out, flags=zmq.NOBLOCK)
+        except zmq.ZMQError:
+            # EHOSTUNREACH (client gone) or EAGAIN (client not reading): drop, never block.
+            self.replies_dropped += 1
+
+    def _reject(self, token: bytes, request_id: str, code: ErrorCode, reason: str) -> None:
+        self._info.requests_rejected += 1
+        self._send(token, codec.dump_error(request_id, code, reason))
+
+    def _on_request(self, frames: list[bytes]) -> None:
+        self._info.requests += 1
+        identity, rest = frames[0], frames[1:]
+        style = _DEALER_STYLE
+        if rest and rest[0] == b"":
+            style, rest = _REQ_STYLE, rest[1:]
+        token = style + identity
+        if not self.accepting:
+            self._reject(token, "", ErrorCode.SHUTTING_DOWN, "the daemon is shutting down")
+            return
+        try:
+            cls, fields = codec.load_fields(rest)
+        except ProtocolError as exc:
+            self._reject(token, exc.request_id, exc.code, exc.reason)
+            return
+        kind = str(cls.KIND)
+        request_id: str = fields["id"]
+        route = make_route(FRONT, token)
+        if kind in ROUTED_BY_FIELD:
+            owner = str(fields.get("actor", "control" if cls is Ping else ""))
+            if cls is DebugCrash:
+                if not self._settings.debug_hooks:
+                    self._reject(token, request_id, ErrorCode.FORBIDDEN, "debug hooks are disabled")
+                    return
+                if fields.get("how", "tell") == "tell":
+                    route = b""  # deliver as a failing tell; answer for the actor
+        else:
+            owner = self._router.owners.get(kind, "")
+        stats = self._router.stats.get(owner)
+        if stats is None:
+            self._reject(token, request_id, ErrorCode.NOT_FOUND, f"no actor named {owner!r}")
+            return
+        if stats.state in (ActorState.FAILED, ActorState.STOPPED, ActorState.STOPPING):
+            self._reject(token, request_id, ErrorCode.UNAVAILABLE, f"actor {owner} is {stats.state}")
+            return
+        if cls.TELL:
+            route = b""  # a tell sent on ctl.sock: deliver it, acknowledge receipt
+        if not self._router.deliver(owner, route, rest[0], rest[1]):
+            self._reject(token, request_id, ErrorCode.BUSY, f"actor {owner} inbox is full; retry")
+            return
+        if not route:
+            self._send(token, codec.dump_result(request_id, {"accepted": True}))

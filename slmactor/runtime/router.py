@@ -1,0 +1,119 @@
+"""Mailboxes and routes: which actor owns which kind, and how frames reach it.
+
+Every actor has a mailbox (`inproc://mailbox.<name>`, a PULL socket) and a reply sink
+(`inproc://replies.<name>`). The front door has a reply sink too. Mailbox frames are
+`[route, kind, body]`: the protocol frames plus where the reply goes (empty for a tell).
+Because mailboxes carry protocol frames over ZeroMQ, an actor can later run in another process
+by giving it an ipc:// endpoint instead of inproc://.
+"""
+
+from __future__ import annotations
+
+import zmq
+import zmq.asyncio
+
+from .stats import ActorStats
+
+FRONT = "front"
+_SEP = b"\x00"
+
+
+def mailbox_endpoint(name: str) -> str:
+    return f"inproc://mailbox.{name}"
+
+
+def replies_endpoint(name: str) -> str:
+    return f"inproc://replies.{name}"
+
+
+def make_route(destination: str, token: bytes) -> bytes:
+    """A reply address: the reply sink's owner and a token it understands."""
+    return destination.encode("ascii") + _SEP + token
+
+
+def split_route(route: bytes) -> tuple[str, bytes]:
+    destination, _, token = route.partition(_SEP)
+    return destination.decode("ascii", "replace"), token
+
+
+class Router:
+    """Binds every mailbox and reply sink, and sends frames to them (one asyncio thread)."""
+
+    def __init__(self, zctx: zmq.asyncio.Context, inbox_size: int) -> None:
+        self._zctx = zctx
+        self._inbox_size = inbox_size
+        self.stats: dict[str, ActorStats] = {}
+        #: kind name → owning actor name.
+        self.owners: dict[str, str] = {}
+        self.mailboxes: dict[str, zmq.asyncio.Socket] = {}
+        self.reply_sinks: dict[str, zmq.asyncio.Socket] = {}
+        self._to_mailbox: dict[str, zmq.asyncio.Socket] = {}
+        self._to_replies: dict[str, zmq.asyncio.Socket] = {}
+
+    def add_actor(self, name: str, kinds: list[str]) -> ActorStats:
+        """Register an actor, bind its mailbox and reply sink, and claim its kinds."""
+        if name in self.stats:
+            raise ValueError(f"actor {name!r} registered twice")
+        for kind in kinds:
+            if kind in self.owners:
+                raise ValueError(f"kind {kind!r} claimed by {self.owners[kind]!r} and {name!r}")
+            self.owners[kind] = name
+        mailbox = self._zctx.socket(zmq.PULL)
+        mailbox.setsockopt(zmq.LINGER, 0)
+        mailbox.setsockopt(zmq.RCVHWM, self._inbox_size)
+        mailbox.bind(mailbox_endpoint(name))
+        self.mailboxes[name] = mailbox
+        self._add_reply_sink(name)
+        push = self._zctx.socket(zmq.PUSH)
+        push.setsockopt(zmq.LINGER, 0)
+        push.setsockopt(zmq.SNDHWM, self._inbox_size)
+        push.connect(mailbox_endpoint(name))
+        self._to_mailbox[name] = push
+        self.stats[name] = ActorStats(name)
+        return self.stats[name]
+
+    def add_front(self) -> zmq.asyncio.Socket:
+        return self._add_reply_sink(FRONT)
+
+    def _add_reply_sink(self, name: str) -> zmq.asyncio.Socket:
+        sink = self._zctx.socket(zmq.PULL)
+        sink.setsockopt(zmq.LINGER, 0)
+        sink.setsockopt(zmq.RCVHWM, 0)  # replies are never refused: the asker is waiting
+        sink.bind(replies_endpoint(name))
+        self.reply_sinks[name] = sink
+        push = self._zctx.socket(zmq.PUSH)
+        push.setsockopt(zmq.LINGER, 0)
+        push.setsockopt(zmq.SNDHWM, 0)
+        push.connect(replies_endpoint(name))
+        self._to_replies[name] = push
+        return sink
+
+    def deliver(self, actor: str, route: bytes, kind: bytes, body: bytes) -> bool:
+        """Put a message in an actor's mailbox; False when the inbox is full (caller says BUSY)."""
+        push = self._to_mailbox[actor]
+        try:
+            push.send_multipart([route, kind, body], flags=zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            return False
+        self.stats[actor].enqueued += 1
+        return True
+
+    def reply(self, route: bytes, frames: list[bytes]) -> None:
+        """Send reply frames back along `route`; unknown destinations are dropped."""
+        destination, token = split_route(route)
+        push = self._to_replies.get(destination)
+        if push is None:
+            return
+        try:
+            push.send_multipart([token, *frames], flags=zmq.NOBLOCK, copy=False)
+        except zmq.Again:  # pragma: no cover - reply sinks have no HWM
+            pass
+
+    def close(self) -> None:
+        for sock in [
+            *self._to_mailbox.values(),
+            *self._to_replies.values(),
+            *self.mailboxes.values(),
+            *self.reply_sinks.values(),
+        ]:
+            sock.close(linger=0)

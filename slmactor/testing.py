@@ -1,0 +1,143 @@
+"""Helpers for tests — ours and harness authors': a real daemon in a private temp dir.
+
+`spawn_daemon()` starts `python -m slmactor serve` as a child process with its own runtime dir,
+user store and project, and returns once the daemon has said READY=1 on a notify socket (the
+same handshake systemd uses) — no sleeping, no polling.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from slmactor.client import Client
+
+
+class DaemonFailedToStart(RuntimeError):
+    """The child exited or stayed silent before READY=1; the message holds its log."""
+
+
+@dataclass
+class DaemonProcess:
+    """A running daemon child and the directories it owns."""
+
+    proc: subprocess.Popen[bytes]
+    base: Path
+    runtime_dir: Path
+    home: Path
+    project: Path
+    log_path: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def pid(self) -> int:
+        return self.proc.pid
+
+    def client(self, **kwargs: Any) -> Client:
+        kwargs.setdefault("project", self.project)
+        return Client(self.runtime_dir, **kwargs)
+
+    def log(self) -> str:
+        try:
+            return self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 15.0) -> int:
+        """Signal the daemon and wait for it; returns its exit status."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise
+
+    def wait(self, timeout: float = 15.0) -> int:
+        return self.proc.wait(timeout)
+
+    def cleanup(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        shutil.rmtree(self.base, ignore_errors=True)
+
+
+def _short_tempdir() -> Path:
+    # ipc paths must stay under ~107 bytes; pytest's tmp_path is often longer.
+    return Path(tempfile.mkdtemp(prefix="sa-", dir="/tmp"))
+
+
+def spawn_daemon(
+    *,
+    base: Path | None = None,
+    runtime_dir: Path | None = None,
+    home: Path | None = None,
+    project: Path | None = None,
+    debug_hooks: bool = True,
+    env: dict[str, str] | None = None,
+    ready_timeout: float = 20.0,
+    extra_args: list[str] | None = None,
+) -> DaemonProcess:
+    """Start a daemon child and wait for READY=1. Raises DaemonFailedToStart."""
+    base = base or _short_tempdir()
+    runtime_dir = runtime_dir or base / "rt"
+    home = home or base / "home"
+    project = project or base / "project"
+    project.mkdir(parents=True, exist_ok=True)
+    log_path = base / "daemon.log"
+    notify_path = base / "notify.sock"
+    child_env = {
+        **os.environ,
+        "SLMACTOR_RUNTIME_DIR": str(runtime_dir),
+        "SLMACTOR_HOME": str(home),
+        "NOTIFY_SOCKET": str(notify_path),
+        "PYTHONUNBUFFERED": "1",
+        **(env or {}),
+    }
+    args = [sys.executable, "-m", "slmactor", "serve"]
+    if debug_hooks:
+        args.append("--debug-hooks")
+    args.extend(extra_args or [])
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(notify_path))
+        notify.settimeout(ready_timeout)
+        with open(log_path, "wb") as log:
+            proc = subprocess.Popen(
+                args, stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, env=child_env
+            )
+        daemon = DaemonProcess(proc, base, runtime_dir, home, project, log_path, child_env)
+        try:
+            while True:
+                message = notify.recv(4096).decode(errors="replace")
+                if "READY=1" in message:
+                    return daemon
+        except TimeoutError:
+            pass
+        except OSError:
+            pass
+    status = proc.poll()
+    if status is None:
+        proc.kill()
+        proc.wait()
+    raise DaemonFailedToStart(f"daemon did not become ready (exit {status}):\n{daemon.log()}")
+
+
+def stop_quietly(daemon: DaemonProcess) -> None:
+    """Terminate (SIGTERM, then SIGKILL) and remove the daemon's directories."""
+    try:
+        if daemon.proc.poll() is None:
+            daemon.stop(signal.SIGTERM, timeout=10)
+    except subprocess.TimeoutExpired:
+        pass
+    finally:
+        daemon.cleanup()
