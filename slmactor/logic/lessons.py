@@ -198,7 +198,7 @@ def parse_markdown(markdown: str) -> list[Lesson]:
 
 def json_lessons_to_markdown(text: str, now: float) -> str:
     """Lessons a model answered as JSON (`{"lessons": […]}` or a bare array) → bullets (S-8.6)."""
-    parsed: Any = None
+    items: Any = None
     for open_c, close_c in (("{", "}"), ("[", "]")):
         start, end = text.find(open_c), text.rfind(close_c)
         if start < 0 or end <= start:
@@ -207,8 +207,10 @@ def json_lessons_to_markdown(text: str, now: float) -> str:
             parsed = json.loads(text[start : end + 1])
         except ValueError:
             continue
-        break
-    items = parsed.get("lessons") if isinstance(parsed, dict) else parsed
+        # A bare array's first element is itself a `{…}`: only a dict holding "lessons" counts.
+        items = parsed.get("lessons") if isinstance(parsed, dict) else parsed
+        if isinstance(items, list):
+            break
     if not isinstance(items, list):
         return ""
     at = to_rfc3339(now)
