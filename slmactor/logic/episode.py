@@ -27,8 +27,12 @@ FILES_CAP, TOOLS_CAP, TAGS_CAP = 24, 16, 8
 FAILURES_CAP, FAILURE_TEXT_CAP = 8, 240
 GATES_CAP, GATE_DETAIL_CAP = 8, 200
 COMMANDS_CAP, COMMAND_CAP = 8, 160
+# Not in the seed: bounds on the short fields, so a normalised episode always fits one 32 KiB line.
+PATH_CAP, NAME_CAP = 512, 160
 
 VERDICTS = ("success", "partial", "failure")
+#: 9999-12-31T23:59:59Z: later (or non-finite) times in a hand-written record are ignored.
+MAX_EPOCH = 253_402_300_799.0
 
 
 def _str(value: Any) -> str:
@@ -203,7 +207,7 @@ class Episode:
         if isinstance(raw_at, str):
             at = parse_rfc3339(raw_at) or 0.0
         elif isinstance(raw_at, int | float) and not isinstance(raw_at, bool):
-            at = float(raw_at) if math.isfinite(raw_at) and raw_at > 0 else 0.0
+            at = float(raw_at) if math.isfinite(raw_at) and 0 < raw_at < MAX_EPOCH else 0.0
         return cls(
             id=_str(data.get("id")).strip(),
             at=at,
@@ -248,12 +252,16 @@ def episode_id(at: float, query: str, files: Iterable[str]) -> str:
 
 def normalize_episode(episode: Episode, now: float) -> Episode:
     """Apply S-2.2 (always before persisting): caps, defaults, whole-second UTC time, id."""
-    at = float(int(episode.at)) if episode.at > 0 else float(int(now))
-    files = tuple(dedupe(episode.files_changed, FILES_CAP))
+    at = float(int(episode.at)) if 0 < episode.at < MAX_EPOCH else float(int(now))
+    files = tuple(dedupe((clip(f, PATH_CAP) for f in episode.files_changed), FILES_CAP))
     query = clip(episode.query, TEXT_CAP)
     failures = tuple(
         replace(
             f,
+            fingerprint=clip(f.fingerprint, NAME_CAP),
+            failure_class=clip(f.failure_class, NAME_CAP),
+            tool=clip(f.tool, NAME_CAP),
+            resolved_by=clip(f.resolved_by, NAME_CAP),
             message=clip(f.message, FAILURE_TEXT_CAP),
             resolution=clip(f.resolution, FAILURE_TEXT_CAP),
             attempts=max(0, f.attempts),
@@ -261,7 +269,7 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
         for f in episode.failures[:FAILURES_CAP]
     )
     gates = tuple(
-        replace(g, name=g.name.strip(), detail=clip(g.detail, GATE_DETAIL_CAP))
+        replace(g, name=clip(g.name, NAME_CAP), detail=clip(g.detail, GATE_DETAIL_CAP))
         for g in episode.gates[:GATES_CAP]
     )
     commands = tuple(
@@ -273,22 +281,22 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
         episode,
         id=episode.id.strip() or episode_id(at, query, files),
         at=at,
-        run_id=episode.run_id.strip(),
         query=query,
         summary=clip(episode.summary, TEXT_CAP),
         plan=tuple(dedupe((clip(p, PLAN_ITEM_CAP) for p in episode.plan), PLAN_CAP)),
-        language=episode.language.strip().lower(),
-        model=episode.model.strip(),
-        provider=episode.provider.strip(),
-        role=episode.role.strip(),
+        language=clip(episode.language, NAME_CAP).lower(),
+        model=clip(episode.model, NAME_CAP),
+        provider=clip(episode.provider, NAME_CAP),
+        role=clip(episode.role, NAME_CAP),
+        run_id=clip(episode.run_id, NAME_CAP),
         files_changed=files,
-        tools_used=tuple(dedupe(episode.tools_used, TOOLS_CAP)),
+        tools_used=tuple(dedupe((clip(t, NAME_CAP) for t in episode.tools_used), TOOLS_CAP)),
         commands=commands,
         failures=failures,
         gates=gates,
-        tags=tuple(dedupe(episode.tags, TAGS_CAP)),
-        edit_format=episode.edit_format.strip(),
-        verdict=verdict,
+        tags=tuple(dedupe((clip(t, NAME_CAP) for t in episode.tags), TAGS_CAP)),
+        edit_format=clip(episode.edit_format, NAME_CAP),
+        verdict=clip(verdict, NAME_CAP),
     )
 
 

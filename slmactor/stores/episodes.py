@@ -1,0 +1,332 @@
+"""Episodic memory on disk: `episodes.jsonl` + `episodes.index.json` (SPEC S-2.1–S-2.6, S-7.8).
+
+The log holds one normalised, redacted episode per line, appended with one `write()` on an
+O_APPEND descriptor (`JsonlLog`). The index file is the searchable projection with byte offsets
+(`{version: 1, updated, entries: [...]}`, entries sorted by time), replaced atomically by
+`flush()` when something changed. In memory the projection lives in an `EpisodeIndex` (inverted
+index + filter columns), built when the store opens and updated on every append.
+
+Opening (S-2.5): a parseable index with entries is trusted after a spot-check of its newest entry
+(the log must hold that id at that offset); a mismatch rebuilds from the log with the warning
+`episode index stale; rebuilt from log`; a missing or unreadable index rebuilds silently. The
+rebuild skips unparseable, id-less and over-32-KiB lines (neighbours kept) and warns `skipped N
+corrupt episode record(s)`. Beyond the seed: the index also records the log size it describes
+(`log_size`, ignored by readers that do not know it), so appends that reached the log but not the
+index before a crash are caught up from the log instead of silently missing from recall.
+
+`get` hydrates through the offset and falls back to a scan by id (a hand-edited log moves
+offsets). `prune` (S-7.8: 300 episodes and 180 days by default; 0 → default, negative →
+unlimited) rewrites the log atomically, so the file shrinks, and rebuilds the offsets. Appending
+past twice the cap prunes to the cap as a hard backstop (S-2.6). Without a directory the store is
+in-memory: same API, nothing written. Read-only stores never write, create or quarantine.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from slmactor.logic.episode import Episode, IndexEntry, normalize_episode
+from slmactor.logic.rank import RankOptions
+from slmactor.logic.recall import EpisodeHit, EpisodeIndex, RecallQuery
+from slmactor.logic.redact import redact_obj
+from slmactor.logic.timefmt import SECONDS_PER_DAY, to_rfc3339
+from slmactor.stores.errors import RecordTooLarge, StoreError
+from slmactor.stores.jsondoc import JsonDoc
+from slmactor.stores.jsonl import JsonlLog
+from slmactor.stores.warnings import WarningLog
+
+LOG_NAME = "episodes.jsonl"
+INDEX_NAME = "episodes.index.json"
+INDEX_VERSION = 1
+DEFAULT_CAP = 300
+DEFAULT_MAX_AGE_DAYS = 180.0
+#: The index of a 100k-episode team store is ~100 MB of JSON; the JsonDoc default is lower.
+INDEX_MAX_BYTES = 1 << 30
+STALE_WARNING = "episode index stale; rebuilt from log"
+
+
+def resolve_limit(value: float, default: float) -> float | None:
+    """S-7.8 knob rule: 0 → the default, negative → unlimited (None)."""
+    if value == 0:
+        return default
+    return None if value < 0 else value
+
+
+def _shrunk(episode: Episode) -> Episode:
+    """A smaller form of an episode whose line would exceed the log's line limit."""
+    return replace(
+        episode,
+        plan=episode.plan[:4],
+        files_changed=tuple(f[-160:] for f in episode.files_changed),
+        commands=episode.commands[-3:],
+        failures=tuple(
+            replace(f, message=f.message[:120], resolution=f.resolution[:120])
+            for f in episode.failures[:4]
+        ),
+        gates=tuple(replace(g, detail=g.detail[:80]) for g in episode.gates[:4]),
+        summary=episode.summary[:200],
+    )
+
+
+def _redacted(episode: Episode) -> dict[str, Any]:
+    """The episode's record with secrets replaced (the form both the log and the index hold)."""
+    record = redact_obj(episode.to_dict())
+    assert isinstance(record, dict)
+    return record
+
+
+class EpisodeStore:
+    """The episodes of one project (or an in-memory store when `directory` is None)."""
+
+    def __init__(
+        self,
+        directory: str | Path | None,
+        warnings: WarningLog,
+        *,
+        now: Callable[[], float] = time.time,
+        cap: int = DEFAULT_CAP,
+        max_age_days: float = DEFAULT_MAX_AGE_DAYS,
+        options: RankOptions | None = None,
+        read_only: bool = False,
+        fsync: bool = False,
+    ) -> None:
+        self.directory = Path(directory) if directory is not None else None
+        self.warnings = warnings
+        self._now = now
+        self.cap = cap
+        self.max_age_days = max_age_days
+        self.options = options or RankOptions()
+        self.read_only = read_only
+        self._index = EpisodeIndex(self.options)
+        self._memory: dict[str, Episode] = {}
+        self._dirty = False
+        self._log: JsonlLog | None = None
+        self._doc: JsonDoc | None = None
+        if self.directory is not None:
+            self._log = JsonlLog(
+                self.directory / LOG_NAME, warnings, read_only=read_only, fsync=fsync, now=now
+            )
+            self._doc = JsonDoc(
+                self.directory / INDEX_NAME, warnings, redact=False, read_only=read_only,
+                max_bytes=INDEX_MAX_BYTES, now=now,
+            )
+            self._load()
+
+    # ---------------------------------------------------------------------------- loading
+    @property
+    def in_memory(self) -> bool:
+        return self._log is None
+
+    def __len__(self) -> int:
+        return len(self._index)
+
+    def _load(self) -> None:
+        assert self._log is not None and self._doc is not None
+        data = self._doc.load()
+        entries, log_size = self._parse_index(data)
+        if entries:
+            newest = max(range(len(entries)), key=lambda i: (entries[i].at, i))
+            record = self._log.read_at(entries[newest].offset)
+            if record is None or str(record.get("id", "")).strip() != entries[newest].id:
+                self.warnings.warn(STALE_WARNING, self._now())
+                self.rebuild()
+                return
+            if log_size is not None and log_size != self._log.size():
+                self.rebuild()  # appends after the last flush (or a shorter log): catch up
+                return
+            self._index.add_many(entries)
+            return
+        if self._log.size() > 0:
+            self.rebuild()
+
+    @staticmethod
+    def _parse_index(data: Any) -> tuple[list[IndexEntry], int | None]:
+        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            return [], None
+        entries = [
+            entry
+            for raw in data["entries"]
+            if isinstance(raw, dict) and (entry := IndexEntry.from_dict(raw)) is not None
+        ]
+        log_size = data.get("log_size")
+        return entries, log_size if isinstance(log_size, int) and log_size >= 0 else None
+
+    def rebuild(self) -> int:
+        """Re-read the whole log into a fresh index; returns the number of episodes."""
+        index = EpisodeIndex(self.options)
+        if self._log is None:
+            return len(self._index)
+        idless = 0
+        entries: list[IndexEntry] = []
+        seen: set[str] = set()
+        for offset, record in self._log.scan():
+            episode = Episode.from_dict(record)
+            if not episode.id:
+                idless += 1
+                continue
+            if episode.id in seen:
+                continue
+            seen.add(episode.id)
+            entries.append(IndexEntry.of(episode, offset))
+        skipped = idless + self._log.corrupt_lines
+        if skipped:
+            self.warnings.warn(f"skipped {skipped} corrupt episode record(s)", self._now())
+        index.add_many(entries)
+        self._index = index
+        self._dirty = True
+        self.flush()
+        return len(index)
+
+    # ---------------------------------------------------------------------------- writing
+    def append(self, episode: Episode) -> tuple[Episode, bool]:
+        """Normalise, redact and store `episode`; (stored episode, False) for a known id."""
+        if self.read_only:
+            raise StoreError("episode store is open read-only")
+        normal = normalize_episode(episode, self._now())
+        known = self._index.get(normal.id)
+        if known is not None:
+            return self.get(normal.id) or normal, False
+        record = _redacted(normal)
+        stored = Episode.from_dict(record)
+        if self._log is None:
+            self._memory[stored.id] = stored
+            offset = 0
+        else:
+            try:
+                offset = self._log.append(record)
+            except RecordTooLarge:
+                record = _redacted(_shrunk(stored))
+                stored = Episode.from_dict(record)
+                offset = self._log.append(record)
+        self._index.add(IndexEntry.of(stored, offset))
+        self._dirty = True
+        if self.cap > 0 and len(self._index) > 2 * self.cap:
+            self.prune(self.cap, -1)
+        return stored, True
+
+    def flush(self) -> bool:
+        """Write the index file atomically if anything changed; True when written."""
+        if not self._dirty or self._doc is None or self._log is None or self.read_only:
+            return False
+        self._doc.save(
+            {
+                "version": INDEX_VERSION,
+                "updated": to_rfc3339(self._now()),
+                "log_size": self._log.size(),
+                "entries": [e.to_dict() for e in self._index.entries()],
+            }
+        )
+        self._dirty = False
+        return True
+
+    @property
+    def dirty(self) -> bool:
+        return self._dirty
+
+    def prune(self, cap: int | None = None, max_age_days: float | None = None) -> int:
+        """Drop episodes older than the age limit, keep the newest `cap`; returns how many went.
+
+        `None` uses the store's configured limit; 0 → default; negative → unlimited (S-7.8).
+        """
+        if self.read_only:
+            return 0
+        keep_n = resolve_limit(self.cap if cap is None else cap, DEFAULT_CAP)
+        max_age = resolve_limit(
+            self.max_age_days if max_age_days is None else max_age_days, DEFAULT_MAX_AGE_DAYS
+        )
+        ordered = self._index.entries()  # oldest first
+        kept = ordered
+        if max_age is not None:
+            cutoff = self._now() - max_age * SECONDS_PER_DAY
+            kept = [e for e in kept if not (0 < e.at < cutoff)]
+        if keep_n is not None and len(kept) > keep_n:
+            kept = kept[len(kept) - int(keep_n) :]
+        removed = len(ordered) - len(kept)
+        if removed == 0:
+            return 0
+        keep_ids = {e.id for e in kept}
+        index = EpisodeIndex(self.options)
+        if self._log is None:
+            self._memory = {i: ep for i, ep in self._memory.items() if i in keep_ids}
+            index.add_many(kept)
+        else:
+            records: dict[str, dict[str, Any]] = {}
+            for _offset, record in self._log.scan():
+                rid = str(record.get("id", "")).strip()
+                if rid in keep_ids and rid not in records:
+                    records[rid] = record
+            ordered_ids = [e.id for e in kept if e.id in records]
+            offsets = self._log.rewrite(records[i] for i in ordered_ids)
+            by_id = {e.id: e for e in kept}
+            index.add_many(
+                replace(by_id[i], offset=off) for i, off in zip(ordered_ids, offsets, strict=True)
+            )
+            removed = len(ordered) - len(index)
+        self._index = index
+        self._dirty = True
+        self.flush()
+        return removed
+
+    def forget(self) -> int:
+        """Remove every episode (log and index files); the store stays usable. Returns count."""
+        if self.read_only:
+            raise StoreError("episode store is open read-only")
+        count = len(self._index)
+        if self._log is not None and self._doc is not None:
+            self._log.delete()
+            self._doc.delete()
+        self._memory.clear()
+        self._index = EpisodeIndex(self.options)
+        self._dirty = False
+        return count
+
+    def close(self) -> None:
+        if self._log is not None:
+            if not self.read_only:
+                self.flush()
+            self._log.close()
+
+    # ---------------------------------------------------------------------------- reading
+    def get(self, episode_id: str) -> Episode | None:
+        """The full episode: via its offset, else a scan by id (hand-edited log), else None."""
+        entry = self._index.get(episode_id)
+        if self._log is None:
+            return self._memory.get(episode_id)
+        if entry is not None:
+            record = self._log.read_at(entry.offset)
+            if record is not None and str(record.get("id", "")).strip() == episode_id:
+                return Episode.from_dict(record)
+        for _offset, record in self._log.scan():
+            if str(record.get("id", "")).strip() == episode_id:
+                return Episode.from_dict(record)
+        return None
+
+    def entry(self, episode_id: str) -> IndexEntry | None:
+        return self._index.get(episode_id)
+
+    def recent(self, n: int) -> list[IndexEntry]:
+        """Newest first (n ≤ 0 = all)."""
+        return self._index.recent(n)
+
+    def all(self) -> list[Episode]:
+        """Every episode, oldest first (hydrated from the log in one pass)."""
+        order = [e.id for e in self._index.entries()]
+        if self._log is None:
+            return [self._memory[i] for i in order if i in self._memory]
+        found: dict[str, Episode] = {}
+        for _offset, record in self._log.scan():
+            episode = Episode.from_dict(record)
+            if episode.id and episode.id not in found:
+                found[episode.id] = episode
+        return [found[i] for i in order if i in found]
+
+    def recall(self, query: RecallQuery, now: float | None = None) -> list[EpisodeHit]:
+        return self._index.recall(query, self._now() if now is None else now)
+
+    @property
+    def vocabulary_size(self) -> int:
+        return self._index.vocabulary_size
