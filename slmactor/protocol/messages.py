@@ -618,6 +618,9 @@ class RunFinish(Message):
     KIND: ClassVar[Kind] = Kind.RUN_FINISH
     report: dict[str, Any] = field(default_factory=dict)
     summary: str = ""
+    #: Reply only after the whole finish pipeline ran (replays, tests); default: reply once the
+    #: report is reflected and persisted, and run the pipeline in the background.
+    wait: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -648,7 +651,10 @@ class MetricsShow(Message):
     """The latest run, plus an aggregate over the last `last` runs."""
 
     KIND: ClassVar[Kind] = Kind.METRICS_SHOW
+    #: How many of the newest runs to return and pool (≤ 0 = all).
     last: int = 1
+    #: Only runs with this label ("" = any).
+    label: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -657,6 +663,10 @@ class MetricsCompare(Message):
 
     KIND: ClassVar[Kind] = Kind.METRICS_COMPARE
     n: int = 5
+    #: Compare every run labelled `baseline_label` with every run labelled `current_label`
+    #: instead of splitting the newest runs (both must be set).
+    baseline_label: str = ""
+    current_label: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
