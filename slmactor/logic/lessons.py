@@ -381,3 +381,20 @@ def recent_adaptive_memory_for(
 
 def recent_adaptive_memory(project: str, global_: str, now: float, max_bytes: int = 0) -> str:
     return recent_adaptive_memory_for("", project, global_, now, max_bytes)
+
+
+def trim_oldest_bullets(markdown: str, max_bytes: int) -> str:
+    """Drop the oldest lesson bullets (first in the file) until it fits `max_bytes`.
+
+    Headings and prose stay; a file that still does not fit keeps its newest bullets only.
+    """
+    lines = markdown.splitlines(keepends=True)
+    size = len(markdown.encode("utf-8", "surrogatepass"))
+    drop: set[int] = set()
+    for i, line in enumerate(lines):
+        if size <= max_bytes:
+            break
+        if line.lstrip().startswith(("- ", "* ")):
+            drop.add(i)
+            size -= len(line.encode("utf-8", "surrogatepass"))
+    return "".join(line for i, line in enumerate(lines) if i not in drop)

@@ -1,0 +1,52 @@
+"""`memory/facts.json` + `memory/SEMANTIC.md`: the project's semantic memory on disk (SPEC S-4.10).
+
+`facts.json` is `{version: 1, updated, facts: [...]}` (2-space indent, final newline, written
+atomically and redacted); `SEMANTIC.md` is its human view, regenerated on every flush. A corrupt
+`facts.json` is moved to `facts.json.corrupt` with a warning and the store starts empty; unusable
+records are skipped on load (`FactBook.from_records`). Hand edits (`"pinned": true`) made while
+the daemon runs are picked up, and a removed file is not written back (`MirroredBook.sync`).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from typing import Any
+
+from slmactor.logic.facts import MAX_FACTS, FactBook, semantic_markdown
+from slmactor.stores.layout import ProjectLayout
+from slmactor.stores.warnings import WarningLog
+from slmactor.stores.watched import MirroredBook
+
+
+class FactStore(MirroredBook[FactBook]):
+    """The facts of one project. Owned by the distiller actor (single writer)."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        mirror: str | os.PathLike[str],
+        warnings: WarningLog,
+        *,
+        cap: int = MAX_FACTS,
+        read_only: bool = False,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        def load(records: list[Any]) -> FactBook:
+            return FactBook.from_records(records, cap=cap)
+
+        super().__init__(
+            path,
+            mirror,
+            "facts",
+            load,
+            semantic_markdown,
+            warnings,
+            read_only=read_only,
+            now=now,
+        )
+
+    @classmethod
+    def for_project(cls, layout: ProjectLayout, warnings: WarningLog, **kwargs: Any) -> FactStore:
+        return cls(layout.facts, layout.semantic_md, warnings, **kwargs)

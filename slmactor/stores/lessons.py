@@ -1,0 +1,171 @@
+"""Lesson files: the project's `.slmcode/MEMORY.md` and the user's global MEMORY.md (SPEC S-8.9).
+
+Lessons are appended, never rewritten wholesale: MEMORY.md is also a human's file, and one
+`write()` in O_APPEND mode leaves everything already in it byte-for-byte alone (even bytes that are
+not valid UTF-8). A new file gets a header first (`# Project memory` / `# SLMCode Global Memory`,
+then `## Lessons`); global additions go in a `## <title> (<RFC 3339>)` block (mode 0644 as in the
+seed). Lesson text is redacted before it is written.
+
+Reading never fails: a missing or unreadable file, a directory or a symlink in its place reads as
+"" (`read_text`); undecodable bytes read as U+FFFD and lines that are not bullets are ignored by
+the parser, so a damaged MEMORY.md costs only its damaged lines. Something that is not a regular
+file where MEMORY.md should be is moved aside (`MEMORY.md.corrupt`) before the next append.
+The files are bounded: past `MAX_MEMORY_BYTES` the oldest bullets are dropped (atomic rewrite).
+Global lessons are read from `$XDG_CONFIG_HOME/slmcode/MEMORY.md` (else `~/.config/slmcode/`) and
+from the user store's `MEMORY.md`, joined by a blank line.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+
+from slmactor.logic.lessons import (
+    GLOBAL_HEADER,
+    PROJECT_HEADER,
+    Lesson,
+    join_memory_texts,
+    render_markdown,
+    trim_oldest_bullets,
+)
+from slmactor.logic.redact import redact
+from slmactor.logic.timefmt import to_rfc3339
+from slmactor.stores.errors import StoreWriteError
+from slmactor.stores.fsutil import atomic_write_bytes, ensure_dir, is_regular, quarantine, write_all
+from slmactor.stores.markdown import read_text
+from slmactor.stores.warnings import WarningLog
+
+MAX_MEMORY_BYTES = 256 * 1024
+READ_CAP_BYTES = 1024 * 1024
+GLOBAL_FILE_MODE = 0o644
+PROJECT_FILE_MODE = 0o644
+
+
+def global_read_paths(home: Path, environ: Mapping[str, str] | None = None) -> list[Path]:
+    """Where global lessons are read from: the XDG config copy, then the user store's."""
+    env = os.environ if environ is None else environ
+    xdg = env.get("XDG_CONFIG_HOME", "").strip()
+    config = Path(xdg) if xdg else Path.home() / ".config"
+    return [config / "slmcode" / "MEMORY.md", home / "MEMORY.md"]
+
+
+class LessonFile:
+    """One MEMORY.md, appended to by a single writer."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        header: str,
+        warnings: WarningLog,
+        *,
+        mode: int = PROJECT_FILE_MODE,
+        max_bytes: int = MAX_MEMORY_BYTES,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.header = header
+        self.warnings = warnings
+        self.mode = mode
+        self.max_bytes = max_bytes
+        self._now = now
+
+    def read(self) -> str:
+        return read_text(self.path, READ_CAP_BYTES)
+
+    def append(self, text: str) -> None:
+        """Append `text` (header first for a new file); raises StoreWriteError."""
+        if not text.strip():
+            return
+        if is_regular(self.path) is False:
+            moved = quarantine(self.path, self.warnings, self._now(), "is not a regular file")
+            if moved is None and os.path.lexists(self.path):
+                raise StoreWriteError(self.path, "a non-file is in the way")
+        try:
+            ensure_dir(self.path.parent)
+            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+            fd = os.open(self.path, flags, self.mode)
+        except OSError as exc:
+            raise StoreWriteError(self.path, "could not open for append", exc.errno) from exc
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                text = self.header + text
+            elif not _ends_with_newline(fd, size):
+                text = "\n" + text
+            write_all(fd, text.encode("utf-8", "surrogatepass"))
+            os.fsync(fd)
+            size += len(text.encode("utf-8", "surrogatepass"))
+        except OSError as exc:
+            raise StoreWriteError(self.path, "append was not completed", exc.errno) from exc
+        finally:
+            os.close(fd)
+        if size > self.max_bytes:
+            self._compact()
+
+    def _compact(self) -> None:
+        trimmed = trim_oldest_bullets(self.read(), self.max_bytes)
+        atomic_write_bytes(self.path, trimmed.encode("utf-8", "surrogatepass"))
+        os.chmod(self.path, self.mode)
+
+    def delete(self) -> None:
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        except OSError as exc:
+            raise StoreWriteError(self.path, "could not delete", exc.errno) from exc
+
+
+def _ends_with_newline(fd: int, size: int) -> bool:
+    return os.pread(fd, 1, size - 1) == b"\n"
+
+
+def _redacted(lessons: Sequence[Lesson]) -> list[Lesson]:
+    return [
+        Lesson(le.task_id, le.kind, redact(le.text), le.at) for le in lessons if le.text.strip()
+    ]
+
+
+class LessonStore:
+    """The project's lessons and the user's global lessons (read: every global file)."""
+
+    def __init__(
+        self,
+        project_md: str | os.PathLike[str] | None,
+        global_md: str | os.PathLike[str],
+        global_reads: Sequence[str | os.PathLike[str]],
+        warnings: WarningLog,
+        *,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self._now = now
+        self.project = (
+            LessonFile(project_md, PROJECT_HEADER, warnings, now=now) if project_md else None
+        )
+        self.global_ = LessonFile(
+            global_md, GLOBAL_HEADER, warnings, mode=GLOBAL_FILE_MODE, now=now
+        )
+        self._global_reads = [Path(p) for p in global_reads]
+
+    def read_project(self) -> str:
+        return self.project.read() if self.project else ""
+
+    def read_global(self) -> str:
+        return join_memory_texts(read_text(p, READ_CAP_BYTES) for p in self._global_reads)
+
+    def add_project(self, lessons: Sequence[Lesson]) -> list[Lesson]:
+        """Append lesson bullets to the project's MEMORY.md; returns what was written."""
+        clean = _redacted(lessons)
+        if self.project is not None and clean:
+            self.project.append(render_markdown(clean))
+        return clean
+
+    def add_global(self, title: str, lessons: Sequence[Lesson]) -> list[Lesson]:
+        """Append a `## <title> (<time>)` block of bullets to the global MEMORY.md."""
+        clean = _redacted(lessons)
+        if clean:
+            heading = f"\n## {title.strip() or 'Lessons'} ({to_rfc3339(self._now())})\n\n"
+            self.global_.append(heading + render_markdown(clean))
+        return clean

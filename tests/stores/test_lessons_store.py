@@ -1,0 +1,134 @@
+"""MEMORY.md files: append-only lesson bullets, global memory, damage survived (SPEC S-8.9)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+
+from slmactor.logic.lessons import Lesson, parse_markdown
+from slmactor.stores.lessons import LessonFile, LessonStore, global_read_paths
+from slmactor.stores.warnings import WarningLog
+
+NOW = 1_790_000_000.0
+
+
+def make(tmp_path: Path) -> LessonStore:
+    home = tmp_path / "home"
+    return LessonStore(
+        tmp_path / "proj" / ".slmcode" / "MEMORY.md",
+        home / "MEMORY.md",
+        [tmp_path / "xdg" / "slmcode" / "MEMORY.md", home / "MEMORY.md"],
+        WarningLog(),
+        now=lambda: NOW,
+    )
+
+
+def test_project_lessons_append_with_header_and_parse_back(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    first = [
+        Lesson(
+            "T7",
+            "failure",
+            "Import cycle: pkg/graph must not import pkg/orchestrator",
+            "2026-08-24T10:11:12+02:00",
+        )
+    ]
+    store.add_project(first)
+    store.add_project([Lesson("T8", "success", "Shipped the walk", "")])
+    text = store.read_project()
+    assert text.startswith("# Project memory\n\n## Lessons\n\n- ⚠ Import cycle")
+    assert parse_markdown(text) == [*first, Lesson("T8", "success", "Shipped the walk", "")]
+
+
+def test_append_keeps_hand_written_content_byte_for_byte(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    path = tmp_path / "proj" / ".slmcode" / "MEMORY.md"
+    path.parent.mkdir(parents=True)
+    original = (
+        b"# Mine\n\nnotes \xff\xfe binary junk\n- \xe2\x9a\xa0 old lesson"  # no final newline
+    )
+    path.write_bytes(original)
+    store.add_project([Lesson("", "convention", "new lesson", "")])
+    raw = path.read_bytes()
+    assert raw.startswith(original + b"\n- ")
+    lessons = parse_markdown(store.read_project())
+    assert [le.text for le in lessons] == ["old lesson", "new lesson"]
+
+
+def test_secrets_never_reach_memory_md(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    secret = "sk-ant-api03-" + "x" * 40
+    written = store.add_project([Lesson("T1", "failure", f"ANTHROPIC_API_KEY={secret} leaked", "")])
+    assert secret not in store.read_project()
+    assert secret not in written[0].text
+
+
+def test_blank_lessons_write_nothing(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    assert store.add_project([Lesson(text="  ")]) == []
+    assert not (tmp_path / "proj" / ".slmcode" / "MEMORY.md").exists()
+
+
+def test_global_memory_block_mode_and_joined_reads(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    store.add_global("Run 42", [Lesson("T1", "convention", "Prefer small PRs", "")])
+    path = tmp_path / "home" / "MEMORY.md"
+    text = path.read_text()
+    assert text.startswith(
+        "# SLMCode Global Memory\n\n## Lessons\n\n\n## Run 42 (2026-09-21T14:13:20Z)\n\n- ⚙ Prefer small PRs"
+    )
+    assert stat.S_IMODE(path.stat().st_mode) == 0o644
+    xdg = tmp_path / "xdg" / "slmcode" / "MEMORY.md"
+    xdg.parent.mkdir(parents=True)
+    xdg.write_text("- ⚙ from the config dir\n")
+    joined = store.read_global()
+    assert joined.startswith("- ⚙ from the config dir\n\n\n# SLMCode Global Memory")
+
+
+def test_global_read_paths_follow_xdg(tmp_path: Path) -> None:
+    paths = global_read_paths(tmp_path / "h", {"XDG_CONFIG_HOME": "/cfg"})
+    assert paths == [Path("/cfg/slmcode/MEMORY.md"), tmp_path / "h" / "MEMORY.md"]
+    assert global_read_paths(tmp_path, {})[0] == Path.home() / ".config" / "slmcode" / "MEMORY.md"
+
+
+def test_a_directory_in_place_of_memory_md_is_moved_aside(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    path = tmp_path / "proj" / ".slmcode" / "MEMORY.md"
+    path.mkdir(parents=True)
+    assert store.read_project() == ""
+    store.add_project([Lesson(text="still learned")])
+    assert path.is_file() and (path.parent / "MEMORY.md.corrupt").is_dir()
+
+
+def test_a_symlink_is_never_followed(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.md"
+    outside.write_text("- ⚙ secret outside\n")
+    path = tmp_path / "proj" / ".slmcode" / "MEMORY.md"
+    path.parent.mkdir(parents=True)
+    os.symlink(outside, path)
+    store = make(tmp_path)
+    assert store.read_project() == ""
+    store.add_project([Lesson(text="inside")])
+    assert outside.read_text() == "- ⚙ secret outside\n"
+    assert "inside" in store.read_project()
+
+
+def test_rm_rf_then_append_recreates(tmp_path: Path) -> None:
+    store = make(tmp_path)
+    store.add_project([Lesson(text="one")])
+    shutil.rmtree(tmp_path / "proj" / ".slmcode")
+    store.add_project([Lesson(text="two")])
+    assert [le.text for le in parse_markdown(store.read_project())] == ["two"]
+
+
+def test_file_is_bounded_by_dropping_oldest_bullets(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    lessons = LessonFile(path, "# H\n\n", WarningLog(), max_bytes=2000)
+    for i in range(100):
+        lessons.append(f"- ⚙ lesson number {i:03d} with some padding text\n")
+    text = path.read_text()
+    assert len(text.encode()) <= 2000
+    assert text.startswith("# H\n")
+    assert "lesson number 099" in text and "lesson number 000" not in text
