@@ -1,14 +1,92 @@
-"""The metrics actor: per-run metrics and comparisons (issue 8).
+"""The metrics actor: one metrics record per finished run, and comparisons (issue 8, S-16).
 
-Owns: nothing yet. Consumes: ping (every actor answers it). Emits: nothing.
+Owns: <project>/.slmcode/metrics/runs.jsonl (one store per project, opened lazily).
+Consumes: metrics.record (from the reflector's finish pipeline, or a harness directly),
+metrics.show, metrics.compare. Emits: nothing.
 """
 
 from __future__ import annotations
 
-from slmactor.runtime.actor import Actor
+from pathlib import Path
+from typing import Any
+
+from slmactor.logic.metrics import Run, aggregate, compare, compare_last, select
+from slmactor.protocol import ErrorCode, RequestError
+from slmactor.protocol.messages import MetricsCompare, MetricsRecord, MetricsShow
+from slmactor.runtime.actor import Actor, handles
+from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.layout import ProjectLayout
+from slmactor.stores.metrics import MetricsStore
+from slmactor.stores.warnings import WarningLog
+
+
+class _Forward(WarningLog):
+    def __init__(self, actor: Actor) -> None:
+        super().__init__()
+        self._actor = actor
+
+    def warn(self, text: str, now: float) -> None:
+        super().warn(text, now)
+        self._actor.warn(text)
 
 
 class MetricsActor(Actor):
-    """Registered from day one; its handlers arrive with its issue."""
-
     name = "metrics"
+
+    async def on_start(self) -> None:
+        self.warnings = _Forward(self)
+        self.stores: ProjectCache[MetricsStore] = ProjectCache(
+            self._open, lambda store: store.close(), self.ctx.settings.max_open_projects
+        )
+        self.ctx.stats.extra["runs_recorded"] = 0
+
+    async def on_stop(self) -> None:
+        self.stores.close_all()
+
+    def _open(self, root: Path) -> MetricsStore:
+        return MetricsStore(ProjectLayout(root).runs, self.warnings, now=self.now)
+
+    @handles(MetricsRecord)
+    async def record(self, msg: MetricsRecord) -> dict[str, Any]:
+        store = self.stores.get(self.project_root(msg))
+        run = Run.from_dict(msg.run)
+        if run.at <= 0:
+            run = Run.from_dict({**msg.run, "at": self.now()})
+        stored = await self.run_sync(store.append, run)
+        self.ctx.stats.extra["runs_recorded"] += 1
+        return {"recorded": True, "run": stored.to_dict()}
+
+    async def _runs(self, msg: MetricsShow | MetricsCompare) -> list[Run]:
+        store = self.stores.get(self.project_root(msg))
+        return await self.run_sync(store.load)
+
+    @handles(MetricsShow)
+    async def show(self, msg: MetricsShow) -> dict[str, Any]:
+        runs = select(await self._runs(msg), label=msg.label, last=max(msg.last, 0))
+        summary = aggregate(runs)
+        text = "no runs recorded yet\n" if not runs else summary.render()
+        return {
+            "runs": [r.to_dict() for r in runs],
+            "summary": summary.to_dict(),
+            "text": text,
+        }
+
+    @handles(MetricsCompare)
+    async def compare(self, msg: MetricsCompare) -> dict[str, Any]:
+        runs = await self._runs(msg)
+        if msg.baseline_label or msg.current_label:
+            if not (msg.baseline_label and msg.current_label):
+                raise RequestError(ErrorCode.BAD_FIELD,
+                                   "compare by label needs both baseline_label and current_label")
+            cmp = compare(select(runs, label=msg.baseline_label),
+                          select(runs, label=msg.current_label))
+        else:
+            if msg.n <= 0:
+                raise RequestError(ErrorCode.BAD_FIELD, "n must be positive")
+            found = compare_last(runs, msg.n)
+            if found is None:
+                return {"enough_runs": False, "runs": len(runs),
+                        "text": f"need at least 2 runs to compare ({len(runs)} recorded)\n"}
+            cmp = found
+        return {"enough_runs": cmp.enough_runs, "runs": len(runs), **cmp.to_dict(),
+                "text": cmp.render()}

@@ -216,7 +216,9 @@ class RunTally:
             # A rule id marks "a rule was applied": only then does its outcome teach the rule.
             "rule_id": result.rule_id if result.outcome == "memory" or result.wrong_repair else "",
             "resolved_by": by,
-            "resolution": "replayed fix" if result.outcome == "llm" else "",
+            # No resolution text: a replay knows the fixed arguments, not the model's reasoning,
+            # so nothing but a transform reproducing them may be learned from it.
+            "resolution": "",
             "failed_args": step.args,
             "fixed_args": step.fixed_args,
             "attempts": 2 if result.wrong_repair else 1,
@@ -265,7 +267,23 @@ class RunTally:
             "edits_first_attempt": self.first_attempt,
             "summary": clip(t.query, 200),
             "tags": ["replay"],
+            "decisions": self.decisions(),
         }
+
+    def decisions(self) -> list[dict[str, Any]]:
+        """The edit-format choice of the run, rewarded on first-attempt application (S-13.8)."""
+        t = self.trajectory
+        if not t.edit_format or self.edits_attempted == 0:
+            return []
+        return [{
+            "decision": "edit_format",
+            "arm": t.edit_format,
+            "outcome": {
+                "applied": self.first_attempt == self.edits_attempted,
+                "retries": self.edits_attempted - self.first_attempt,
+                "failed": not self.passed,
+            },
+        }]
 
 
 def replay(traj: Trajectory, repairer: Repairer | None = None, label: str = "",
