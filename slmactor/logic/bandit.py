@@ -118,7 +118,7 @@ class ChangeConfig:
 
     enabled: bool = True
     detector: changepoint.DetectorConfig = field(default_factory=changepoint.DetectorConfig)
-    keep_evidence: float = 8.0
+    keep_evidence: float = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -285,7 +285,7 @@ class Policy:
         if decayed:
             self._decay(state, DECAY_FACTOR)
         if alarm:
-            self._decay_to_evidence(state, self.change.keep_evidence)
+            self._decay_to_evidence(state, self.change.keep_evidence, name)
             state.early_decays += 1
             state.last_change = now
         return UpdateResult(r, state.arms[name], state.pulls, decayed, alarm)
@@ -300,11 +300,19 @@ class Policy:
                 beta=max(beta0 + (stats.beta - beta0) * factor, 1e-9),
             )
 
-    def _decay_to_evidence(self, state: KeyState, keep: float) -> None:
-        """Early decay after a detected change: every arm keeps at most `keep` pseudo-observations
-        of evidence on top of its prior, and every detector restarts."""
+    def _decay_to_evidence(self, state: KeyState, keep: float, changed: str) -> None:
+        """Early decay after a detected change: the arm that changed is rebuilt from its prior plus
+        its recent rewards (the evidence of the new regime); every other arm keeps at most `keep`
+        pseudo-observations of evidence on top of its prior; every detector restarts."""
         for name, stats in state.arms.items():
             alpha0, beta0 = self.prior(state.key.decision, name)
+            recent = stats.detector.recent
+            if name == changed and recent:
+                state.arms[name] = replace(
+                    stats, alpha=alpha0 + sum(recent), beta=beta0 + len(recent) - sum(recent),
+                    detector=changepoint.DetectorState(),
+                )
+                continue
             evidence = abs(stats.alpha - alpha0) + abs(stats.beta - beta0)
             factor = min(1.0, keep / evidence) if evidence > 0 else 1.0
             state.arms[name] = replace(

@@ -1,22 +1,27 @@
-"""Change detection for the policy bandit: a two-sided CUSUM of rewards against the posterior mean.
+"""Change detection for the policy bandit: a two-sided, standardized CUSUM of rewards against the
+arm's posterior mean.
 
 Why: the seed keeps a bandit responsive only by decaying a key halfway to its prior every 200
 pulls. After a model upgrade or a refactor changes which arm is best, a leader backed by a few
 hundred observations then needs roughly as many bad pulls again before Thompson sampling lets go of
-it. Page's CUSUM notices a sustained shift within tens of pulls instead, and costs three numbers per
-arm on disk.
+it. Page's CUSUM notices a sustained shift within tens of pulls instead, for a few numbers per arm.
 
-For each arm, with μ the arm's posterior mean just before an observation r arrives:
+For each arm, with μ the arm's posterior mean just before an observation r arrives and σ an
+exponentially weighted estimate of the reward's standard deviation around μ:
 
-    up   = max(0, up   + (r − μ − drift))     # rewards persistently above what we believe
-    down = max(0, down + (μ − r − drift))     # rewards persistently below what we believe
+    z    = (r − μ) / σ
+    up   = max(0, up   + z − drift)     # rewards persistently above what we believe
+    down = max(0, down − z − drift)     # rewards persistently below what we believe
 
 An alarm is raised when either sum exceeds `threshold`, but only once the arm has `min_samples`
 observations since its last reset, so the first pulls of a fresh arm (whose posterior is still
-mostly prior) do not trigger it. `drift` is the shift we are willing to ignore; under no change the
-sums drift down by `drift` per pull and rarely reach `threshold` (rewards are bounded in [0, 1], so
-one pull moves a sum by at most 1 − drift). A shift of size s is detected after about
-threshold / (s − drift) pulls: with the defaults, a 0.4 drop takes ~13 pulls.
+mostly prior) do not trigger it. Working in σ units lets one tuning serve 0/1 rewards and the
+finer-grained S-13.8 rewards. `drift` (in σ) is the shift we are willing to ignore; a shift of
+s·σ is detected after about threshold / (s − drift) pulls. The defaults (drift 0.25σ, threshold
+11σ) were chosen on the bench_bandit simulation (3 arms, switch of the best arm): a 0.4 drop of a
+0/1 reward (≈ 0.9σ) should be flagged after ≈ 11/(0.9 − 0.25) ≈ 17 pulls; a false alarm
+costs little (the key forgets most of its evidence and re-learns). Each arm also keeps its last
+`window` rewards: on an alarm they become the changed arm's evidence of the new regime.
 """
 
 from __future__ import annotations
@@ -26,14 +31,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+MIN_VARIANCE = 0.0025  # σ ≥ 0.05: a run of identical rewards must not make every wobble an alarm
+
 
 @dataclass(frozen=True, slots=True)
 class DetectorConfig:
     """Tuning of the CUSUM; the defaults are the ones the bandit simulation was measured with."""
 
-    drift: float = 0.10
-    threshold: float = 4.0
+    drift: float = 0.25
+    threshold: float = 11.0
     min_samples: int = 10
+    window: int = 12
+    variance_weight: float = 0.05
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,9 +52,12 @@ class DetectorState:
     up: float = 0.0
     down: float = 0.0
     samples: int = 0
+    recent: tuple[float, ...] = ()
+    var: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"up": round(self.up, 6), "down": round(self.down, 6), "samples": self.samples}
+        return {"up": round(self.up, 6), "down": round(self.down, 6), "samples": self.samples,
+                "recent": [round(r, 6) for r in self.recent], "var": round(self.var, 6)}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> DetectorState:
@@ -59,7 +71,14 @@ class DetectorState:
             return cls()
         if not (math.isfinite(up) and math.isfinite(down)):  # a hand-edited file
             return cls()
-        return cls(up=up, down=down, samples=samples)
+        raw_recent = data.get("recent")
+        recent = tuple(
+            min(1.0, max(0.0, float(r))) for r in (raw_recent if isinstance(raw_recent, list) else ())
+            if isinstance(r, int | float) and not isinstance(r, bool) and math.isfinite(r)
+        )
+        var = data.get("var", 0.0)
+        var = float(var) if isinstance(var, int | float) and math.isfinite(var) else 0.0
+        return cls(up=up, down=down, samples=samples, recent=recent, var=max(0.0, var))
 
 
 def observe(
@@ -67,12 +86,20 @@ def observe(
 ) -> tuple[DetectorState, bool]:
     """Feed one reward; returns the new state and whether a change was detected.
 
-    The sums only start accumulating once `min_samples` observations have been counted.
+    Steps are measured in units of the arm's reward standard deviation (an exponentially weighted
+    mean of (r − μ)², started at the Bernoulli bound μ(1 − μ)), so the same tuning fits 0/1
+    rewards and the finer-grained S-13.8 rewards. The sums only start accumulating once
+    `min_samples` observations have been counted.
     """
     samples = state.samples + 1
+    recent = (*state.recent, reward)[-config.window:] if config.window > 0 else ()
+    var = state.var if state.var > 0 else max(expected * (1.0 - expected), MIN_VARIANCE)
+    sigma = math.sqrt(max(var, MIN_VARIANCE))
+    deviation = (reward - expected) / sigma
+    var = (1.0 - config.variance_weight) * var + config.variance_weight * (reward - expected) ** 2
     if samples <= config.min_samples:
-        return DetectorState(0.0, 0.0, samples), False
-    up = max(0.0, state.up + (reward - expected - config.drift))
-    down = max(0.0, state.down + (expected - reward - config.drift))
+        return DetectorState(0.0, 0.0, samples, recent, var), False
+    up = max(0.0, state.up + deviation - config.drift)
+    down = max(0.0, state.down - deviation - config.drift)
     alarm = up > config.threshold or down > config.threshold
-    return DetectorState(up, down, samples), alarm
+    return DetectorState(up, down, samples, recent, var), alarm
