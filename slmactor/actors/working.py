@@ -12,7 +12,7 @@ The hot path: `on_events` gets up to 1024 `[kind, body]` frames per wake-up and,
 decodes the body, type-checks it inline against the wire caps and does the bounded appends of
 `WorkingMemory.record_tool`. No I/O, no regex, no token counting, no await. A bad event (not
 msgpack, wrong version, a missing run id or tool, a field of the wrong type or over its cap) is
-dropped and counted in `status` (`events_bad`); it never raises, so it never crashes the actor.
+dropped and counted in `status` (`events_invalid`, next to `events_received` and the clients' own `client_dropped`); it never raises, so it never crashes the actor.
 
 Read-your-writes across the two sockets: every tell carries (client, seq); the actor remembers
 the highest seq applied per client, and an ask that names (client, seq) waits — at most
@@ -94,13 +94,14 @@ class WorkingActor(Actor):
         self._applied: dict[str, int] = {}
         self._progress = anyio.Event()
         self._waiters = 0
+        self._bad_seen = 0
         self._pending_mirrors: dict[str, tuple[Path, str]] = {}
         self._latest_per_project: dict[str, RunKey] = {}
         extra = self.ctx.stats.extra
         for counter in (
-            "events_applied",
-            "events_bad",
-            "tells_dropped_by_clients",
+            "events_received",
+            "events_invalid",
+            "client_dropped",
             "mirrors_written",
             "mirror_errors",
         ):
@@ -191,9 +192,9 @@ class WorkingActor(Actor):
                 bad += 1
                 self._count_bad(f"{type(exc).__name__}: {exc}")
         extra = self.ctx.stats.extra
-        extra["events_applied"] += good
+        extra["events_received"] += good + bad
         if bad:
-            extra["events_bad"] += bad
+            extra["events_invalid"] += bad
         if self._waiters:
             self._wake()
 
@@ -222,7 +223,8 @@ class WorkingActor(Actor):
         return memory
 
     def _count_bad(self, reason: str) -> None:
-        total = self.ctx.stats.extra["events_bad"] + 1
+        self._bad_seen += 1
+        total = self._bad_seen
         # Sample the reasons (1st, 10th, 100th, ... bad event) so a flood cannot flood warnings.
         if str(total).rstrip("0") == "1":
             self.warn(f"dropped bad event #{total}: {reason[:200]}")
@@ -240,7 +242,7 @@ class WorkingActor(Actor):
             self._applied[msg.client] = msg.seq
         if isinstance(msg, ClientDropped):
             if msg.count > 0:
-                self.ctx.stats.extra["tells_dropped_by_clients"] += msg.count
+                self.ctx.stats.extra["client_dropped"] += msg.count
             return
         run_id = getattr(msg, "run_id", "")
         if not run_id:
@@ -266,11 +268,12 @@ class WorkingActor(Actor):
     @handles(RecordTool, Focus, Fail, Resolve, Decide, Summarize, ClientDropped)
     async def _on_tell(self, msg: Tell) -> None:
         """The same tells sent on ctl.sock (one at a time, acknowledged by the front door)."""
+        extra = self.ctx.stats.extra
+        extra["events_received"] += 1
         try:
             self._apply_tell(msg, self.now())
-            self.ctx.stats.extra["events_applied"] += 1
         except _BadEvent as exc:
-            self.ctx.stats.extra["events_bad"] += 1
+            extra["events_invalid"] += 1
             self._count_bad(str(exc))
         if self._waiters:
             self._wake()
