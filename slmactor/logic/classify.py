@@ -1,0 +1,326 @@
+"""Failure classes, their descriptions and the needle rules that recognise them (SPEC S-9.3–S-9.6).
+
+The 24 classes of the seed are kept, in the seed's order, plus one: `runtime_error` (content) for a
+program that compiled and then crashed — an uncaught exception, a panic, a segfault.  The seed had
+no place for those and filed them under `unknown`, or worse under whatever word of the crash text
+happened to match (`KeyError: 'timeout'` became a network timeout).
+
+Needle rules work on the lowercased raw message.  A needle made only of `[A-Za-z0-9_]` must sit on
+word boundaries (`waveTimeout` is no `timeout`, `thereof` has no `eof`); any other needle is a
+plain substring (S-9.5).  The seed's table is extended with the wording real tools print (Claude
+Code's edit tool, str_replace_editor, aider, codex apply_patch, the OpenAI/Anthropic/Ollama SDKs,
+HTTP clients, compilers) and narrowed where it misfired on real output:
+
+* `hunk` alone matched any identifier named hunk; now `hunk #`, `hunk failed`, `invalid hunk` ...
+* `occurrences` / `replace_all` alone made any test that mentions occurrences an edit failure; now
+  they need the edit-tool context (`old_str ... occurrences`, `replace_all is false`).
+* `429` matched any message about line 429; now it needs an HTTP context (`error code: 429`,
+  `status 429`, `429 too many requests`).
+* `max retries` (review_rejected) swallowed `Max retries exceeded with url` of every HTTP client;
+  connection failures are matched first, as provider errors.
+* IndentationError / TabError / `unexpected indent` are compile errors (H-S-24), so the shipped
+  python indentation rule can fire.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+#: Every class, in the seed's `AllClasses` order, with `runtime_error` added before `unknown`.
+CLASSES: tuple[str, ...] = (
+    "tool_args", "edit_not_found", "edit_ambiguous", "edit_line_numbers", "edit_empty_old_str",
+    "edit_noop", "file_not_read", "file_not_found", "patch_failed", "malformed_json",
+    "truncated_output", "compile_error", "test_failure", "lint_error", "timeout",
+    "context_overflow", "provider_error", "rate_limit", "no_progress", "permission_denied",
+    "out_of_scope_write", "dependency_missing", "review_rejected", "runtime_error", "unknown",
+)
+
+#: Classes whose wording is presentational: the message is left out of the hash (S-9.6), so every
+#: `old_str not found` of one tool/language/model family is one fingerprint.
+STRUCTURAL: frozenset[str] = frozenset({
+    "edit_not_found", "edit_ambiguous", "edit_line_numbers", "edit_empty_old_str", "edit_noop",
+    "file_not_read", "malformed_json", "truncated_output", "context_overflow", "timeout",
+    "no_progress", "rate_limit", "patch_failed", "tool_args", "review_rejected",
+    "out_of_scope_write",
+})
+#: Classes whose (normalised) text is part of the fingerprint: `undefined: alpha` ≠ `undefined: beta`.
+CONTENT: frozenset[str] = frozenset(CLASSES) - STRUCTURAL
+
+_DESCRIPTIONS = {
+    "tool_args": "the tool call had missing or invalid arguments",
+    "edit_not_found": "old_str did not match the file",
+    "edit_ambiguous": "old_str matched more than one place in the file",
+    "edit_line_numbers": "old_str still carried the read tool's line-number gutter",
+    "edit_empty_old_str": "old_str was empty",
+    "edit_noop": "the edit would not change anything (old_str equals new_str)",
+    "file_not_read": "the file must be read before it can be edited",
+    "file_not_found": "a file or path did not exist",
+    "patch_failed": "the patch did not apply",
+    "malformed_json": "the JSON (tool arguments or data) did not parse",
+    "truncated_output": "the model's output was cut off by the token limit",
+    "compile_error": "the code did not compile or referred to names that do not exist",
+    "test_failure": "a test failed",
+    "lint_error": "a linter reported a problem",
+    "timeout": "the operation timed out",
+    "context_overflow": "the prompt exceeded the model's context window",
+    "provider_error": "the model provider or a service failed (connection, auth, server error)",
+    "rate_limit": "the provider rate-limited the request",
+    "no_progress": "the agent repeated itself without making progress",
+    "permission_denied": "the operation was not permitted",
+    "out_of_scope_write": "a write outside the allowed files was blocked",
+    "dependency_missing": "a command, module or package is missing",
+    "review_rejected": "the reviewer rejected the change",
+    "runtime_error": "the program crashed at run time (uncaught exception, panic, segfault)",
+    "unknown": "an unrecognised failure",
+}
+
+
+def describe(cls: str) -> str:
+    """One-line human description of a failure class (S-9.8); unknown names describe `unknown`."""
+    return _DESCRIPTIONS.get(cls, _DESCRIPTIONS["unknown"])
+
+
+_WORD = re.compile(r"[A-Za-z0-9_]+")
+
+
+def needle_pattern(needle: str) -> str:
+    """Regex source for one needle: word-bounded if it is a bare word (S-9.5), else a substring."""
+    escaped = re.escape(needle.lower())
+    if _WORD.fullmatch(needle):
+        return rf"(?<![A-Za-z0-9_]){escaped}(?![A-Za-z0-9_])"
+    return escaped
+
+
+def has_needle(text_lower: str, needle: str) -> bool:
+    """Whether `needle` occurs in the lowercased text under the S-9.5 boundary rule."""
+    return re.search(needle_pattern(needle), text_lower) is not None
+
+
+@dataclass(frozen=True, slots=True)
+class NeedleRule:
+    """`any`: one of the needles (or the extra regex) occurs; `all`: every needle occurs."""
+
+    cls: str
+    mode: str
+    needles: tuple[str, ...]
+    regex: str = ""
+    #: A substring that must be present before `regex` is tried (keeps the hot path cheap).
+    regex_hint: str = ""
+
+    def matches(self, text_lower: str) -> bool:
+        if self.mode == "all":
+            return all(_found(text_lower, n) for n in self.needles)
+        if any(_found(text_lower, n) for n in self.needles):
+            return True
+        return bool(self.regex) and self.regex_hint in text_lower and _regex(self.regex).search(
+            text_lower) is not None
+
+
+_REGEX_CACHE: dict[str, re.Pattern[str]] = {}
+
+
+def _regex(source: str) -> re.Pattern[str]:
+    pattern = _REGEX_CACHE.get(source)
+    if pattern is None:
+        pattern = _REGEX_CACHE[source] = re.compile(source)
+    return pattern
+
+
+def _found(text_lower: str, needle: str) -> bool:
+    # A plain `in` first: most needles are absent, and substring search is far cheaper than a
+    # regex with look-arounds.  Only bare-word needles then need the boundary check.
+    if needle not in text_lower:
+        return False
+    if not _WORD.fullmatch(needle):
+        return True
+    return _regex(needle_pattern(needle)).search(text_lower) is not None
+
+
+def _any(cls: str, *needles: str, regex: str = "", hint: str = "") -> NeedleRule:
+    return NeedleRule(cls, "any", tuple(n.lower() for n in needles), regex, hint)
+
+
+def _all(cls: str, *needles: str) -> NeedleRule:
+    return NeedleRule(cls, "all", tuple(n.lower() for n in needles))
+
+
+#: Failures of the agent's own tools (edit, patch, guard).  They are checked before anything else:
+#: their wording is specific and their payload (the old_str, the patch) may contain any code.
+AGENT_RULES: tuple[NeedleRule, ...] = (
+    _any("out_of_scope_write", "out-of-scope write blocked", "out-of-scope files_changed",
+         "does not edit files at all"),
+    _any("edit_line_numbers", "line-number prefix", "line number prefix",
+         "still contains ws_read's line-number"),
+    _any("edit_empty_old_str", "old_str is empty", "empty old_str", "old_string is empty",
+         "empty old_string", "old_str must not be empty", "old_string cannot be empty"),
+    _any("edit_noop", "no-op edit refused", "old_str and new_str are identical",
+         "old_string and new_string are exactly the same", "old_string and new_string are the same",
+         "no changes to make:"),
+    _any("edit_ambiguous", "found 3 times", "found multiple times", "is not unique",
+         "matches multiple", "multiple occurrences", "matches of the string to replace",
+         "replace_all is false", "set replace_all"),
+    _all("edit_ambiguous", "old_str", "times in"),
+    _all("edit_ambiguous", "old_str", "occurrences"),
+    _all("edit_not_found", "old_str", "not found"),
+    _all("edit_not_found", "old_string", "not found"),
+    _any("edit_not_found", "search block not found", "searchreplace block", "did not match anything",
+         "no match found for", "string to replace not found", "did not appear verbatim",
+         "failed to exactly match", "searchreplacenoexactmatch", "search/replace block failed"),
+    _any("file_not_read", "must be read first", "has not been read in this session",
+         "read the file first", "file has not been read yet", "modified since read",
+         "read it first before writing"),
+    _any("patch_failed", "hunk #", "hunk failed", "hunks failed", "invalid hunk", "malformed hunk",
+         "hunk ignored", "patch does not apply", "malformed patch", "corrupt patch",
+         "can't find file to patch", "patch failed", "failed to apply patch",
+         "failed to find expected lines", "apply_patch verification failed", "merge conflict in",
+         "automatic merge failed"),
+)
+
+#: The general table (seed rows 11–25, extended), tried after the format recognisers.
+NEEDLE_RULES: tuple[NeedleRule, ...] = (
+    _any("truncated_output", "max_tokens", "finish_reason: length", "finish_reason=length",
+         "response was truncated", "truncated by the token limit", "length limit reached",
+         "length limit was reached", "lengthfinishreasonerror",
+         regex=r"finish_reason['\"]?\s*[:=]\s*['\"]length", hint="finish_reason"),
+    _any("malformed_json", "unexpected end of json", "invalid character", "cannot unmarshal",
+         "json parse error", "expecting ',' delimiter", "unterminated string",
+         "failed to parse tool arguments", "invalid json", "jsondecodeerror", "in json at position",
+         "expecting property name enclosed in double quotes", "expecting value: line",
+         "error parsing tool call arguments", "is not valid json"),
+    _any("context_overflow", "context length exceeded", "maximum context length",
+         "context_length_exceeded", "prompt is too long", "too many tokens",
+         "reduce the length of the messages", "context window", "exceeds the context",
+         "input is too long", "contextwindowexceedederror"),
+    _any("rate_limit", "rate limit", "rate_limit_error", "rate_limit_exceeded", "ratelimiterror",
+         "ratelimit", "too many requests", "quota exceeded", "exceeded your current quota",
+         "insufficient_quota",
+         regex=r"(?:error code|status(?: code)?|http(?:/[\d.]+)?|code)\W{0,3}429\b|\b429 too many",
+         hint="429"),
+    _any("timeout", "context deadline exceeded", "timed out", "timeout", "deadline exceeded",
+         "i/o timeout", "timeouterror", "readtimeout", "connecttimeout", "timeoutexpired",
+         "etimedout", "apitimeouterror", "timeoutexception"),
+    _any("no_progress", "repeated identical tool call", "same tool call", "no progress",
+         "loop detected", "already called this tool with the same arguments"),
+    _any("permission_denied", "permission denied", "not permitted", "command is not allowed",
+         "blocked by permission", "operation not permitted", "refused by the permission", "eacces",
+         "permissionerror", "access is denied"),
+    _any("dependency_missing", "command not found", "no such command", "modulenotfounderror",
+         "cannot find module", "missing go.sum entry", "package not found",
+         "executable file not found", "no module named", "no matching distribution found",
+         "could not find a version that satisfies", "unable to locate package",
+         "classnotfoundexception", "noclassdeffounderror", "err_module_not_found",
+         "cannot find implementation or library stub"),
+    _any("compile_error", "syntax error", "undefined:", "undeclared name", "cannot use",
+         "declared and not used", "expected declaration", "compilation failed", "compile error",
+         "cannot find package", "type error", "does not implement", "syntaxerror",
+         "indentationerror", "taberror", "unexpected indent", "unindent does not match",
+         "nameerror", "is not defined", "undeclared", "undefined reference", "cannot find symbol",
+         "cannot find value", "cannot find name", "mismatched types", "incompatible types",
+         "referenceerror", "unresolved import"),
+    # Connection failures come before review_rejected: "Max retries exceeded with url" is HTTP.
+    _any("provider_error", "connection refused", "econnrefused", "max retries exceeded with url",
+         "failed to establish a new connection", "connection reset", "econnreset", "fetch failed",
+         "name or service not known", "temporary failure in name resolution"),
+    _any("review_rejected", "review rejected", "max retries", "reviewer rejected"),
+    _any("test_failure", "--- fail", "=== fail", "assertionerror", "test failed", "tests failed",
+         "failed tests/", "assert ", "e   assert", "assertion failed"),
+    _any("lint_error", "golangci-lint", "ruff", "eslint", "flake8", "lint error", "vet:", "pylint"),
+    _any("file_not_found", "no such file or directory", "file does not exist",
+         "cannot find the file", "enoent", "filenotfounderror", "did not match any file(s) known to git",
+         "no such file", "unknown revision or path not in the working tree"),
+    _any("provider_error", "internal server error", "502 bad gateway", "503 service unavailable",
+         "eof", "upstream error", "api error", "unauthorized", "invalid api key",
+         "incorrect api key", "invalid_api_key", "authentication_error", "overloaded",
+         "service unavailable", "bad gateway", "try pulling it first", "apiconnectionerror"),
+    _any("runtime_error", "segmentation fault", "core dumped", "panicked at", "unbound variable",
+         "exception in thread", "uncaught exception", "unhandled promise rejection",
+         "stack overflow", "nullpointerexception", "zerodivisionerror", "keyerror", "indexerror"),
+    _any("tool_args", "is required", "missing required", "unknown argument", "invalid argument",
+         "unexpected field"),
+)
+
+def _first(rules: tuple[NeedleRule, ...], text_lower: str) -> str:
+    for rule in rules:
+        if rule.matches(text_lower):
+            return rule.cls
+    return ""
+
+
+def agent_class(text_lower: str) -> str:
+    """The class of an agent-tool failure (edit, patch, guard), or ""."""
+    return _first(AGENT_RULES, text_lower)
+
+
+def needle_class(text_lower: str) -> str:
+    """The class named by the general needle table, or ""."""
+    return _first(NEEDLE_RULES, text_lower)
+
+
+# Exception names whose class does not depend on their message.
+_STRONG_EXCEPTIONS = {
+    **dict.fromkeys(("nameerror", "unboundlocalerror", "syntaxerror", "indentationerror",
+                     "taberror", "importerror", "referenceerror"), "compile_error"),
+    **dict.fromkeys(("modulenotfounderror", "classnotfoundexception", "noclassdeffounderror"),
+                    "dependency_missing"),
+    **dict.fromkeys(("filenotfounderror", "nosuchfileexception", "filenotfoundexception"),
+                    "file_not_found"),
+    **dict.fromkeys(("permissionerror", "accessdeniedexception", "securityexception"),
+                    "permission_denied"),
+    **dict.fromkeys(("jsondecodeerror", "jsonexception", "jsonparseexception"), "malformed_json"),
+    **dict.fromkeys(("timeouterror", "timeoutexpired", "readtimeout", "connecttimeout",
+                     "writetimeout", "pooltimeout", "apitimeouterror", "timeoutexception",
+                     "sockettimeoutexception", "timeout"), "timeout"),
+    "ratelimiterror": "rate_limit",
+    "contextwindowexceedederror": "context_overflow",
+    **dict.fromkeys(("internalservererror", "authenticationerror", "apiconnectionerror",
+                     "serviceunavailableerror", "overloadederror", "apistatuserror"),
+                    "provider_error"),
+    "assertionerror": "test_failure",
+    **dict.fromkeys(("keyerror", "indexerror", "zerodivisionerror", "attributeerror",
+                     "recursionerror", "overflowerror", "memoryerror", "stopiteration",
+                     "unicodedecodeerror", "unicodeencodeerror", "rangeerror",
+                     "nullpointerexception", "arithmeticexception",
+                     "arrayindexoutofboundsexception", "indexoutofboundsexception",
+                     "classcastexception", "illegalargumentexception", "illegalstateexception",
+                     "numberformatexception", "concurrentmodificationexception"),
+                    "runtime_error"),
+}
+# Exception names too generic to decide alone: the message's needles decide, else this default.
+_WEAK_EXCEPTIONS = {
+    **dict.fromkeys(("connectionerror", "connecterror", "connectionrefusederror", "urlerror",
+                     "httperror", "httpstatuserror", "badrequesterror", "responseerror",
+                     "apierror", "remotedisconnected"), "provider_error"),
+}
+
+
+def exception_class(name: str, line_lower: str) -> str:
+    """Class of an exception `name` (dotted or short) whose printed line is `line_lower`."""
+    short = name.rsplit(".", 1)[-1].lower()
+    strong = _STRONG_EXCEPTIONS.get(short)
+    if strong == "compile_error" and short == "syntaxerror" and "json" in line_lower:
+        return "malformed_json"
+    if strong:
+        return strong
+    return needle_class(line_lower) or _WEAK_EXCEPTIONS.get(short, "runtime_error")
+
+
+#: Connection failures to a service (checked on provider errors to canonicalise their salient text).
+CONNECTION_FAILURE = re.compile(
+    r"connection refused|econnrefused|failed to establish a new connection|connection reset|"
+    r"econnreset|name or service not known|temporary failure in name resolution")
+
+
+def is_wrapper_exception(name: str) -> bool:
+    """Generic exception names that only wrap a message (`Error`, `ResponseError`, ...)."""
+    short = name.rsplit(".", 1)[-1].lower()
+    return short in _WEAK_EXCEPTIONS or short in {"error", "exception", "runtimeerror"}
+
+
+def is_exception_name(name: str) -> bool:
+    """Whether a capitalised token looks like an exception type name."""
+    short = name.rsplit(".", 1)[-1]
+    low = short.lower()
+    return (low in _STRONG_EXCEPTIONS or low in _WEAK_EXCEPTIONS
+            or short.endswith(("Error", "Exception", "Exit", "Interrupt", "Expired", "Timeout",
+                               "Warning", "Fault", "Failure")))

@@ -1,0 +1,208 @@
+"""Failure-message normalisation for fingerprints (SPEC S-9.2, improved; issue #6).
+
+`normalize(message)` turns a tool's error output into a short, stable, lowercase string in which
+everything that changes between two occurrences of the same bug is replaced by a placeholder:
+timestamps, durations, URLs, addresses, hashes, request and organisation ids, Windows, POSIX and
+bare file paths, line/column numbers, quoted payloads and remaining numbers.
+
+Differences from the seed algorithm (`fingerprint_seed.py` keeps that one for comparison):
+
+* Stack traces are not cut at their first frame.  Python prints the error on the *last* line of a
+  traceback, so cutting at `Traceback (most recent call last)` / `File "..."` threw the error away
+  and `NameError: name 'alpha'` collided with `'beta'`.  Instead the *noise lines* are dropped —
+  traceback frames and the source/caret lines under them, JavaScript/Java `at ...` frames, Rust
+  backtraces, compiler source gutters (`   3 |     code`), tool summaries (`Found 1 error in 1
+  file`, `error: aborting due to ...`, pytest banners) — and the error lines are kept.
+* Bare file names without a slash (`ty.py:6:`, `test_x.py::test_add`) are paths too.
+* Quoted identifiers (`'alpha'`, `` `i32` ``, `"str"`) are kept, because they are what tells one
+  compile error from another; quoted *payloads* (anything containing whitespace) become `<str>`.
+* Request ids (`req_...`, `org-...`, `sk-...`, UUIDs, long mixed alphanumerics) become `<id>`.
+* The text is lowercased first, so every pattern sees one case and the result is idempotent.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from slmactor.logic.text import cut_bytes
+
+#: Cap on the normalised text in UTF-8 bytes (S-9.2 `MaxNormLen`).
+MAX_NORM_LEN = 300
+#: Messages longer than this are reduced to their head and tail before any regex runs, so one huge
+#: log cannot stall the daemon; the error of a traceback is at the tail, a compiler's at the head.
+MAX_SCAN_CHARS = 8192
+
+_ANSI = re.compile(r"\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)|\x1b[@-Z\\-_]")
+
+# --- noise lines -----------------------------------------------------------------------------
+_PY_FRAME = re.compile(r'^(\s*)File "[^"\n]*", line \d+')
+_NOISE_LINE = re.compile(
+    r"""^(?:
+        \s*traceback\ \(most\ recent\ call\ last\):?\s*$
+      | during\ handling\ of\ the\ above\ exception.*$
+      | the\ above\ exception\ was\ the\ direct\ cause.*$
+      | \s+at\ \S.*$                                   # JS / Java / Rust frames
+      | \s*\.\.\.\ \d+\ more\s*$                       # Java
+      | \s+\d+:\ +\S.*$                                # Rust backtrace frame "  3: core::..."
+      | stack\ backtrace:\s*$
+      | note:\ (?:some\ details\ are\ omitted|run\ with\ `rust_backtrace).*$
+      | node\.js\ v[\d.]+\s*$
+      | \s*[-+]?\d*\s*\|.*$                            # source gutter "  3 |   code", "  |   ^^^"
+      | \s*[\^~]+[\s^~]*$                              # caret / tilde underline
+      | error:\ aborting\ due\ to.*$
+      | for\ more\ information\ about\ this\ error.*$
+      | (?:found|success:)\ \d+\ errors?\ in\ .*$       # mypy summary
+      | \d+\ (?:errors?|warnings?)(?:\ generated)?\.?\s*$
+      | collect2:\ error:\ ld\ returned.*$
+      | =+\ .*\ =+\s*$ | =+\s*$                       # pytest banners
+      | !+\ .*\ !+\s*$
+      | platform\ \S+\ --\ python\ .*$
+      | (?:rootdir|plugins|cachedir|configfile|testpaths):\ .*$
+      | collect(?:ed|ing)\ \d+\ items?.*$
+      | \S+\ [.fesxp]+\s+\[\s*\d+%\]\s*$              # pytest progress line
+      | _+\ .*\ _+\s*$ | (?:_\ )+_?\s*$                # pytest section headers
+      | require\ stack:\s*$
+    )""",
+    re.VERBOSE,
+)
+
+# --- placeholders (all patterns run on lowercased text) --------------------------------------
+# Each entry: pattern, replacement, and a guard — a substring the text must contain for the
+# pattern to possibly match ("" = needs a digit), so short messages skip most of the work.
+_SUBS: list[tuple[re.Pattern[str], str, str]] = [
+    # ISO timestamps and clock times.
+    (re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+                r"(?:z|[+-]\d{2}:?\d{2})?)?\b"), "<ts>", "-"),
+    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>", ":"),
+    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]}]+"), "<url>", "://"),
+    # Ids: UUIDs, prefixed request/org/key ids, long mixed alphanumeric tokens.
+    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<id>", "-"),
+    (re.compile(r"\b(?:req|request|msg|chatcmpl|run|call|toolu|org|sk|sess|trace|span|resp|"
+                r"user|proj|ws|key)[_-][a-z0-9_*-]*[0-9*][a-z0-9_*-]*"), "<id>", ""),
+    (re.compile(r"\b(?=(?:[a-z]*\d){2})(?=\d*[a-z])[a-z0-9]{12,}\b"), "<id>", ""),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<addr>", "."),
+    (re.compile(r"\b0x[0-9a-f]+\b"), "<addr>", "0x"),
+    (re.compile(r"\b(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,}\b"), "<hash>", ""),
+    # Paths: Windows, POSIX (anything with a slash), then bare file names with a known extension.
+    (re.compile(r"(?<![\w<])(?:[a-z]:\\|\\\\)[^\s:*?\"'<>|,;()\[\]]*"), "<path>", "\\"),
+    (re.compile(r"(?<![\w<>/])(?:~|\.{1,2}|[\w.@+~-]+)?(?:/[\w.@+~-]+)+/?"), "<path>", "/"),
+    (re.compile(r"(?<![\w<])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|pyx|js|mjs|cjs|jsx|ts|tsx|rs|go|c|h|"
+                r"cc|cpp|hpp|cxx|java|kt|kts|scala|rb|php|cs|swift|m|sh|bash|zsh|ps1|json|toml|"
+                r"yaml|yml|md|rst|txt|csv|lock|cfg|ini|xml|html|css|scss|sql|ipynb|patch|diff|"
+                r"out|exe|dll|so|class|jar|lua|ex|exs|erl|hs|ml|dart|vue|svelte|zig|nim|r|jl)"
+                r"(?![\w-])"), "<path>", "."),
+    # tsc's "file.ts(3,5)" and line/column words, then ":N" / ":N:M", then durations.
+    (re.compile(r"<path>\(\d+,\d+\)"), "<path>(<line>)", "<path>("),
+    (re.compile(r"\b(line|lines|col|column|offset|byte|position|pos|char|character)"
+                r"(\s?)#?\d+\b"), r"\1\2<line>", ""),
+    (re.compile(r":\d+(?::\d+)*\b"), ":<line>", ":"),
+    (re.compile(r"(?<![\w<])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|mins?|minutes?|"
+                r"h|hrs?|hours?)\b"), "<dur>", ""),
+]
+_DIGIT = re.compile(r"\d")
+# Quoted text: identifiers stay (they separate bugs), payloads with whitespace become <str>.
+_QUOTED = re.compile(r"(?<!\w)(['\"`‘“])([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
+_NUMBER = re.compile(r"(?<![\w<.])\d+(?:\.\d+)*(?![\w>])")
+# HTTP status codes identify the failure (401 is not 529): kept after these words.
+_STATUS_CONTEXT = re.compile(r"(?:error code|status code|status|http)\W{1,3}$")
+_FILE_LINE = re.compile(r'file "(<path>)", ')
+_SPACES = re.compile(r"\s+")
+
+
+def strip_ansi(text: str) -> str:
+    """Remove ANSI colour and cursor escape sequences."""
+    return _ANSI.sub("", text) if "\x1b" in text else text
+
+
+def bounded(text: str) -> str:
+    """Head and tail of an oversized message (see MAX_SCAN_CHARS)."""
+    if len(text) <= MAX_SCAN_CHARS:
+        return text
+    half = MAX_SCAN_CHARS // 2
+    return text[:half] + "\n" + text[-half:]
+
+
+def drop_noise_lines(text: str) -> list[str]:
+    """The lines of `text` that are not stack frames, source echoes, carets or banners."""
+    kept: list[str] = []
+    frame_indent = -1
+    for line in text.splitlines():
+        if not line.strip():
+            continue
+        frame = _PY_FRAME.match(line)
+        if frame:
+            frame_indent = len(frame.group(1))
+            continue
+        indent = len(line) - len(line.lstrip())
+        if frame_indent >= 0:
+            # Source and caret lines sit deeper than the `File "..."` line they belong to.
+            if indent > frame_indent:
+                continue
+            frame_indent = -1
+        if _NOISE_LINE.match(line.lower()):
+            continue
+        kept.append(line)
+    return kept
+
+
+def _quoted(match: re.Match[str]) -> str:
+    body = match.group(2)
+    if not body or any(ch.isspace() for ch in body) or len(body) > 60:
+        return "<str>"
+    return match.group(0)
+
+
+def _number(match: re.Match[str], text: str) -> str:
+    digits = match.group(0)
+    if len(digits) == 3 and digits[0] in "12345" and _STATUS_CONTEXT.search(
+            text, max(0, match.start() - 16), match.start()):
+        return digits
+    return "<n>"
+
+
+def placeholders(text: str) -> str:
+    """Replace the volatile parts of one (lowercased) line of text by placeholders."""
+    has_digit = _DIGIT.search(text) is not None
+    for pattern, repl, guard in _SUBS:
+        if (guard in text) if guard else has_digit:
+            text = pattern.sub(repl, text)
+    text = _QUOTED.sub(_quoted, text)
+    text = _NUMBER.sub(lambda m: _number(m, text), text)
+    return _FILE_LINE.sub(r"file \1, ", text)
+
+
+def squash(text: str, limit: int = MAX_NORM_LEN) -> str:
+    """Collapse whitespace, trim and cut to `limit` bytes."""
+    return cut_bytes(_SPACES.sub(" ", text).strip(), limit).rstrip()
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A message made ready for both normalisation and diagnosis (the work is done once)."""
+
+    text: str  # bounded, ANSI-free, trimmed
+    lines: tuple[str, ...]  # non-blank lines with the noise lines dropped
+    raw_lines: tuple[str, ...]  # every non-blank line, right-trimmed
+
+
+def prepare(message: str) -> Prepared:
+    """Bound, strip ANSI, split into lines and drop the noise lines."""
+    text = strip_ansi(bounded(message)).strip()
+    if "\n" not in text:
+        return Prepared(text, (text,) if text else (), (text,) if text else ())
+    raw = tuple(line.rstrip() for line in text.splitlines() if line.strip())
+    return Prepared(text, tuple(drop_noise_lines(text)), raw)
+
+
+def normalize_prepared(prepared: Prepared) -> str:
+    """`normalize` of an already prepared message."""
+    if not prepared.text:
+        return ""
+    joined = "\n".join(prepared.lines) if len(prepared.raw_lines) > 1 else prepared.text
+    return squash(placeholders(joined.lower()))
+
+
+def normalize(message: str) -> str:
+    """Stable lowercase form of a failure message (idempotent; at most 300 bytes)."""
+    return normalize_prepared(prepare(message))
