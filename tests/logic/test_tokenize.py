@@ -108,3 +108,13 @@ def test_tokens_are_lowercase_long_enough_and_not_stopwords(text: str) -> None:
             assert len(token) >= 2
             assert token not in STOPWORDS
             assert all(ch.isalnum() for ch in token)
+
+
+def test_whole_path_term_is_the_files_identity() -> None:
+    opts = TokenizerOptions(whole_paths=True)
+    assert path_tokens("./src/Parser.py", opts)[-1] == "path:src/parser.py"
+    assert path_tokens("src\\parser.py", opts)[-1] == "path:src/parser.py"
+    assert "path:src/parser.py" not in path_tokens("src/parser.py")  # not in seed mode
+    assert path_tokens("  ", opts) == []
+    # tokenize never produces it, so it only ever matches the same path
+    assert all(":" not in t for t in tokenize("path:src/parser.py", opts))
