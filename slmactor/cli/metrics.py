@@ -1,0 +1,142 @@
+"""`slmactor metrics …`: show, compare, replay recorded trajectories, and an HTML report.
+
+    metrics show [--last N] [--label L]          pooled summary of the newest N runs (default 1)
+    metrics compare [N] [--baseline-label A --current-label B]
+    metrics replay DIR [--learn] [--label L]     offline A/B, or the learning replay
+    metrics report --html FILE                   self-contained page with trend charts
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from .context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+
+
+def register(sub: Any) -> None:
+    show = sub.add_parser("show", help="metrics of the newest runs (pooled)")
+    show.add_argument("--last", type=int, default=1, help="how many runs (default 1)")
+    show.add_argument("--label", default="", help="only runs with this label")
+    show.set_defaults(func=cmd_show)
+
+    cmp = sub.add_parser("compare", help="newest N runs against the N before them")
+    cmp.add_argument("n", nargs="?", type=int, default=5)
+    cmp.add_argument("--baseline-label", default="", help="compare runs by label instead")
+    cmp.add_argument("--current-label", default="")
+    cmp.set_defaults(func=cmd_compare)
+
+    rep = sub.add_parser("replay", help="replay recorded trajectories (offline A/B or --learn)")
+    rep.add_argument("dir", type=Path)
+    rep.add_argument("--learn", action="store_true",
+                     help="replay in order with the loop on, so later runs use what earlier taught")
+    rep.add_argument("--label", default="replay", help="metrics label of learned runs")
+    rep.set_defaults(func=cmd_replay)
+
+    html = sub.add_parser("report", help="write a self-contained HTML report")
+    html.add_argument("--html", type=Path, required=True, metavar="FILE")
+    html.add_argument("--n", type=int, default=5, help="runs per side of the compare table")
+    html.set_defaults(func=cmd_report)
+
+
+def _call(ctx: CliContext, fn: Any) -> int:
+    from slmactor.client import DaemonUnavailable, RequestFailed
+
+    try:
+        result: int = fn()
+    except DaemonUnavailable as exc:
+        return ctx.fail(str(exc), EXIT_UNREACHABLE)
+    except RequestFailed as exc:
+        return ctx.fail(f"request failed: {exc}", EXIT_USAGE)
+    return result
+
+
+def cmd_show(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import MetricsShow
+
+    if ctx.args.last < 0:
+        return ctx.fail("metrics show: --last must not be negative")
+
+    def run() -> int:
+        with ctx.client() as client:
+            result = client.ask(MetricsShow(last=ctx.args.last, label=ctx.args.label))
+        ctx.emit(result, result["text"].rstrip("\n"))
+        return EXIT_OK
+
+    return _call(ctx, run)
+
+
+def cmd_compare(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import MetricsCompare
+
+    args = ctx.args
+    if args.n <= 0:
+        return ctx.fail("metrics compare: N must be positive")
+    if bool(args.baseline_label) != bool(args.current_label):
+        return ctx.fail("metrics compare: give both --baseline-label and --current-label")
+
+    def run() -> int:
+        with ctx.client() as client:
+            result = client.ask(MetricsCompare(n=args.n, baseline_label=args.baseline_label,
+                                               current_label=args.current_label))
+        ctx.emit(result, result["text"].rstrip("\n"))
+        return EXIT_OK
+
+    return _call(ctx, run)
+
+
+def cmd_replay(ctx: CliContext) -> int:
+    from slmactor.stores.trajectories import load_trajectories
+
+    try:
+        trajectories, skipped = load_trajectories(ctx.args.dir)
+    except FileNotFoundError as exc:
+        return ctx.fail(f"metrics replay: {exc}")
+    if not trajectories:
+        return ctx.fail(f"metrics replay: no trajectories (*.json) in {ctx.args.dir}")
+
+    def run() -> int:
+        from .replay_driver import ab_replay, learning_replay
+
+        with ctx.client(timeout=max(ctx.args.timeout, 10.0)) as client:
+            if ctx.args.learn:
+                learned = learning_replay(client, trajectories, ctx.args.label)
+                data, text = learned.to_dict(), learned.render()
+            else:
+                data = ab_replay(client, trajectories)
+                text = data["text"]
+        data["skipped_files"] = skipped
+        notes = "".join(f"skipped {s}\n" for s in skipped)
+        ctx.emit(data, (notes + text).rstrip("\n"))
+        return EXIT_OK
+
+    return _call(ctx, run)
+
+
+def cmd_report(ctx: CliContext) -> int:
+    import time
+
+    from slmactor.logic.metrics import Run, compare_last
+    from slmactor.logic.report_html import render_html
+    from slmactor.protocol.messages import MetricsShow
+    from slmactor.stores.markdown import write_markdown
+
+    def run() -> int:
+        with ctx.client() as client:
+            shown = client.ask(MetricsShow(last=0))
+        runs = [Run.from_dict(r) for r in shown["runs"]]
+        comparison = compare_last(runs, ctx.args.n)
+        page = render_html(runs, comparison, project=str(ctx.project), generated_at=time.time())
+        target: Path = ctx.args.html
+        try:
+            # Atomic replace, like every other file this tool writes; no truncation cap.
+            write_markdown(target, page, cap_bytes=64 * 1024 * 1024, redact=False)
+        except OSError as exc:
+            return ctx.fail(f"metrics report: cannot write {target}: {exc}")
+        data = {"html": str(target.resolve()), "runs": len(runs),
+                "verdict": comparison.verdict() if comparison else "not enough runs"}
+        ctx.emit(data, f"wrote {target} ({len(runs)} run(s))")
+        return EXIT_OK
+
+    return _call(ctx, run)
+
