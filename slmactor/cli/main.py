@@ -20,7 +20,7 @@ from .context import EXIT_USAGE, CliContext
 
 #: group name → (help, modules that add its subcommands)
 GROUPS: dict[str, tuple[str, list[str]]] = {
-    "memory": ("inspect and reset memory", ["memory_episodes", "memory_facts"]),
+    "memory": ("inspect and reset memory", ["memory_episodes", "memory_facts", "memory_working"]),
     "evolve": ("repair rules, fingerprints, policy", ["evolve_rules", "evolve_policy", "evolve_loop"]),
     "metrics": ("run metrics, comparisons, replay, reports", ["metrics"]),
     "calibrate": ("model calibration profiles", ["calibrate"]),
