@@ -90,6 +90,7 @@ def spawn_daemon(
 ) -> DaemonProcess:
     """Start a daemon child and wait for READY=1. Raises DaemonFailedToStart."""
     base = base or _short_tempdir()
+    base.mkdir(parents=True, exist_ok=True)
     runtime_dir = runtime_dir or base / "rt"
     home = home or base / "home"
     project = project or base / "project"

@@ -102,6 +102,9 @@ class FrontDoor:
                     route = b""  # deliver as a failing tell; answer for the actor
         else:
             owner = self._router.owners.get(kind, "")
+            if not owner:
+                self._reject(token, request_id, ErrorCode.UNKNOWN_KIND, f"no actor handles {kind}")
+                return
         stats = self._router.stats.get(owner)
         if stats is None:
             self._reject(token, request_id, ErrorCode.NOT_FOUND, f"no actor named {owner!r}")
