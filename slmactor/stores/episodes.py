@@ -23,6 +23,7 @@ in-memory: same API, nothing written. Read-only stores never write, create or qu
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -104,6 +105,10 @@ class EpisodeStore:
         self._index = EpisodeIndex(self.options)
         self._memory: dict[str, Episode] = {}
         self._dirty = False
+        # The owning actor runs slow calls (open, flush, prune) in a worker thread while it keeps
+        # answering; one lock keeps the index consistent between the two.
+        self._lock = threading.RLock()
+        self._flush_lock = threading.Lock()
         self._log: JsonlLog | None = None
         self._doc: JsonDoc | None = None
         if self.directory is not None:
@@ -156,7 +161,13 @@ class EpisodeStore:
         return entries, log_size if isinstance(log_size, int) and log_size >= 0 else None
 
     def rebuild(self) -> int:
-        """Re-read the whole log into a fresh index; returns the number of episodes."""
+        """Re-read the whole log into a fresh index (then write it); returns the count."""
+        with self._lock:
+            count = self._rebuild_locked()
+        self.flush()  # outside the lock: flush takes the flush lock first, then this one
+        return count
+
+    def _rebuild_locked(self) -> int:
         index = EpisodeIndex(self.options)
         if self._log is None:
             return len(self._index)
@@ -178,50 +189,59 @@ class EpisodeStore:
         index.add_many(entries)
         self._index = index
         self._dirty = True
-        self.flush()
         return len(index)
 
     # ---------------------------------------------------------------------------- writing
     def append(self, episode: Episode) -> tuple[Episode, bool]:
         """Normalise, redact and store `episode`; (stored episode, False) for a known id."""
-        if self.read_only:
-            raise StoreError("episode store is open read-only")
-        normal = normalize_episode(episode, self._now())
-        known = self._index.get(normal.id)
-        if known is not None:
-            return self.get(normal.id) or normal, False
-        record = _redacted(normal)
-        stored = Episode.from_dict(record)
-        if self._log is None:
-            self._memory[stored.id] = stored
-            offset = 0
-        else:
-            try:
-                offset = self._log.append(record)
-            except RecordTooLarge:
-                record = _redacted(_shrunk(stored))
-                stored = Episode.from_dict(record)
-                offset = self._log.append(record)
-        self._index.add(IndexEntry.of(stored, offset))
-        self._dirty = True
-        if self.cap > 0 and len(self._index) > 2 * self.cap:
-            self.prune(self.cap, -1)
-        return stored, True
+        with self._lock:
+            if self.read_only:
+                raise StoreError("episode store is open read-only")
+            normal = normalize_episode(episode, self._now())
+            known = self._index.get(normal.id)
+            if known is not None:
+                return self.get(normal.id) or normal, False
+            record = _redacted(normal)
+            stored = Episode.from_dict(record)
+            if self._log is None:
+                self._memory[stored.id] = stored
+                offset = 0
+            else:
+                try:
+                    offset = self._log.append(record)
+                except RecordTooLarge:
+                    record = _redacted(_shrunk(stored))
+                    stored = Episode.from_dict(record)
+                    offset = self._log.append(record)
+            self._index.add(IndexEntry.of(stored, offset))
+            self._dirty = True
+            if self.cap > 0 and len(self._index) > 2 * self.cap:
+                self._prune_locked(self.cap, -1)
+            return stored, True
 
     def flush(self) -> bool:
-        """Write the index file atomically if anything changed; True when written."""
-        if not self._dirty or self._doc is None or self._log is None or self.read_only:
-            return False
-        self._doc.save(
-            {
-                "version": INDEX_VERSION,
-                "updated": to_rfc3339(self._now()),
-                "log_size": self._log.size(),
-                "entries": [e.to_dict() for e in self._index.entries()],
-            }
-        )
-        self._dirty = False
-        return True
+        """Write the index file atomically if anything changed; True when written.
+
+        The document is built under the store lock and written outside it, so a recall or an
+        append waits for the snapshot, not for the disk.
+        """
+        with self._flush_lock:
+            with self._lock:
+                if not self._dirty or self._doc is None or self._log is None or self.read_only:
+                    return False
+                document = {
+                    "version": INDEX_VERSION,
+                    "updated": to_rfc3339(self._now()),
+                    "log_size": self._log.size(),
+                    "entries": [e.to_dict() for e in self._index.entries()],
+                }
+                self._dirty = False
+            try:
+                self._doc.save(document)
+            except BaseException:
+                self._dirty = True
+                raise
+            return True
 
     @property
     def dirty(self) -> bool:
@@ -232,6 +252,13 @@ class EpisodeStore:
 
         `None` uses the store's configured limit; 0 → default; negative → unlimited (S-7.8).
         """
+        with self._lock:
+            removed = self._prune_locked(cap, max_age_days)
+        if removed:
+            self.flush()
+        return removed
+
+    def _prune_locked(self, cap: int | None, max_age_days: float | None) -> int:
         if self.read_only:
             return 0
         keep_n = resolve_limit(self.cap if cap is None else cap, DEFAULT_CAP)
@@ -268,21 +295,21 @@ class EpisodeStore:
             removed = len(ordered) - len(index)
         self._index = index
         self._dirty = True
-        self.flush()
         return removed
 
     def forget(self) -> int:
         """Remove every episode (log and index files); the store stays usable. Returns count."""
-        if self.read_only:
-            raise StoreError("episode store is open read-only")
-        count = len(self._index)
-        if self._log is not None and self._doc is not None:
-            self._log.delete()
-            self._doc.delete()
-        self._memory.clear()
-        self._index = EpisodeIndex(self.options)
-        self._dirty = False
-        return count
+        with self._lock:
+            if self.read_only:
+                raise StoreError("episode store is open read-only")
+            count = len(self._index)
+            if self._log is not None and self._doc is not None:
+                self._log.delete()
+                self._doc.delete()
+            self._memory.clear()
+            self._index = EpisodeIndex(self.options)
+            self._dirty = False
+            return count
 
     def close(self) -> None:
         if self._log is not None:
@@ -293,39 +320,43 @@ class EpisodeStore:
     # ---------------------------------------------------------------------------- reading
     def get(self, episode_id: str) -> Episode | None:
         """The full episode: via its offset, else a scan by id (hand-edited log), else None."""
-        entry = self._index.get(episode_id)
-        if self._log is None:
-            return self._memory.get(episode_id)
-        if entry is not None:
-            record = self._log.read_at(entry.offset)
-            if record is not None and str(record.get("id", "")).strip() == episode_id:
-                return Episode.from_dict(record)
-        for _offset, record in self._log.scan():
-            if str(record.get("id", "")).strip() == episode_id:
-                return Episode.from_dict(record)
-        return None
+        with self._lock:
+            entry = self._index.get(episode_id)
+            if self._log is None:
+                return self._memory.get(episode_id)
+            if entry is not None:
+                record = self._log.read_at(entry.offset)
+                if record is not None and str(record.get("id", "")).strip() == episode_id:
+                    return Episode.from_dict(record)
+            for _offset, record in self._log.scan():
+                if str(record.get("id", "")).strip() == episode_id:
+                    return Episode.from_dict(record)
+            return None
 
     def entry(self, episode_id: str) -> IndexEntry | None:
         return self._index.get(episode_id)
 
     def recent(self, n: int) -> list[IndexEntry]:
         """Newest first (n ≤ 0 = all)."""
-        return self._index.recent(n)
+        with self._lock:
+            return self._index.recent(n)
 
     def all(self) -> list[Episode]:
         """Every episode, oldest first (hydrated from the log in one pass)."""
-        order = [e.id for e in self._index.entries()]
-        if self._log is None:
-            return [self._memory[i] for i in order if i in self._memory]
-        found: dict[str, Episode] = {}
-        for _offset, record in self._log.scan():
-            episode = Episode.from_dict(record)
-            if episode.id and episode.id not in found:
-                found[episode.id] = episode
-        return [found[i] for i in order if i in found]
+        with self._lock:
+            order = [e.id for e in self._index.entries()]
+            if self._log is None:
+                return [self._memory[i] for i in order if i in self._memory]
+            found: dict[str, Episode] = {}
+            for _offset, record in self._log.scan():
+                episode = Episode.from_dict(record)
+                if episode.id and episode.id not in found:
+                    found[episode.id] = episode
+            return [found[i] for i in order if i in found]
 
     def recall(self, query: RecallQuery, now: float | None = None) -> list[EpisodeHit]:
-        return self._index.recall(query, self._now() if now is None else now)
+        with self._lock:
+            return self._index.recall(query, self._now() if now is None else now)
 
     @property
     def vocabulary_size(self) -> int:
