@@ -1,0 +1,168 @@
+"""Drive recorded trajectories through a real daemon (used by `metrics replay` and `demo`).
+
+Two drivers, both through the real client and the real protocol:
+* `learning_replay` — the loop switched on: for every failed step `evolve.on_failure` is asked;
+  a confident repair whose new arguments equal the recorded fix is **fixed from memory**; any
+  other fix costs a model round trip and is reported with `evolve.resolved` (so the rules actor
+  can learn it); each finished trajectory is sent as `run.finish` (waiting for its pipeline, so
+  the next trajectory sees what this one taught). Wrong repairs — confident repairs with other
+  arguments — are counted, never hidden.
+* `ab_replay` — the seed's offline A/B: every trajectory without repairs and with the project's
+  current rules, compared; nothing is learned (working-memory entries go to a throwaway run
+  that is reset afterwards).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from slmactor.logic.replay import (
+    Advice,
+    LearningTally,
+    RunTally,
+    StepResult,
+    Trajectory,
+    ab_test,
+    classify,
+)
+from slmactor.logic.transforms import infer_transform
+
+FINISH_TIMEOUT = 60.0
+
+
+def parse_advice(result: Any) -> Advice:
+    """The `evolve.on_failure` reply as an `Advice`, tolerant of missing fields."""
+    if not isinstance(result, dict):
+        return Advice()
+    fp = result.get("fingerprint")
+    fingerprint = fp.get("id", "") if isinstance(fp, dict) else fp if isinstance(fp, str) else ""
+    rule = result.get("rule")
+    rule_id = result.get("rule_id") or (rule.get("id") if isinstance(rule, dict) else "") or ""
+    new_args = result.get("new_args")
+    if isinstance(new_args, (dict, list)):
+        new_args = json.dumps(new_args)
+    if not isinstance(new_args, str) or not new_args:
+        new_args = None
+    hit = bool(rule_id) or bool(result.get("found"))
+    return Advice(hit=hit, apply=bool(result.get("apply")) and hit, rule_id=str(rule_id),
+                  new_args=new_args, fingerprint=str(fingerprint))
+
+
+@dataclass
+class TrajectoryOutcome:
+    trajectory: str
+    run_id: str
+    passed: bool
+    memory: int
+    llm: int
+    unresolved: int
+    wrong_repairs: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return dict(vars(self))
+
+
+@dataclass
+class LearningResult:
+    label: str
+    tally: LearningTally = field(default_factory=LearningTally)
+    runs: list[TrajectoryOutcome] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"label": self.label, **self.tally.to_dict(),
+                "runs": [r.to_dict() for r in self.runs]}
+
+    def render(self) -> str:
+        t = self.tally
+        share = t.repeat_share
+        lines = [
+            f"{self.label}: {t.trajectories} trajectories, {t.failures} failed tool calls",
+            f"  fixed from memory:          {t.memory}",
+            f"  fixed by a model round trip: {t.llm}",
+            f"  unresolved:                 {t.unresolved}",
+            f"  wrong repairs:              {t.wrong_repairs}",
+            f"  repeat failures fixed from memory: {t.repeat_from_memory}/{t.repeat_failures}"
+            + (f" ({share * 100:.0f}%)" if share is not None else " (no repeats)"),
+        ]
+        return "\n".join(lines) + "\n"
+
+
+def _ask(client: Any, message: Any, timeout: float | None = None) -> Any:
+    return client.ask(message, timeout=timeout) if timeout else client.ask(message)
+
+
+def learning_replay(client: Any, trajectories: list[Trajectory], label: str) -> LearningResult:
+    """Replay `trajectories` in order through the daemon with learning on."""
+    from slmactor.protocol.messages import EvolveOnFailure, EvolveResolved, RunFinish, RunStart
+
+    out = LearningResult(label)
+    batch = uuid.uuid4().hex[:6]
+    for index, traj in enumerate(trajectories, start=1):
+        run_id = f"{label}-{batch}-{index:02d}-{traj.id}"[:120]
+        _ask(client, RunStart(run_id=run_id, task=traj.query, role="worker"))
+        tally = RunTally(traj)
+        for step in traj.steps:
+            if step.kind == "assistant":
+                tally.assistant(step)
+                continue
+            if step.ok:
+                tally.tool(step, StepResult("ok"))
+                continue
+            advice = parse_advice(_ask(client, EvolveOnFailure(
+                run_id=run_id, tool=step.tool, message=step.error, language=traj.language,
+                model=traj.model, args=step.args)))
+            result = classify(step, advice)
+            reproducible = bool(step.fixed_args) and step.fixed_args != step.args and bool(
+                infer_transform(step.args, step.fixed_args))
+            out.tally.add(advice.fingerprint, result, reproducible)
+            if result.outcome in ("memory", "llm"):
+                from_memory = result.outcome == "memory"
+                _ask(client, EvolveResolved(
+                    run_id=run_id, fingerprint=advice.fingerprint,
+                    rule_id=result.rule_id if from_memory else "",
+                    resolution="repaired from memory" if from_memory else "model round trip",
+                    tool=step.tool, message=step.error, language=traj.language,
+                    model=traj.model, failed_args=step.args, fixed_args=step.fixed_args))
+            tally.tool(step, result)
+        _ask(client, RunFinish(report=tally.report(run_id, label), wait=True),
+             timeout=FINISH_TIMEOUT)
+        out.tally.trajectories += 1
+        out.runs.append(TrajectoryOutcome(traj.id, run_id, tally.passed, tally.memory,
+                                          tally.llm, tally.unresolved, tally.wrong_repairs))
+    return out
+
+
+class DaemonRepairer:
+    """The project's current rules, asked through the daemon, as a `Repairer` (no learning)."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.run_id = f"ab-{uuid.uuid4().hex[:8]}"
+
+    def suggest(self, tool: str, message: str, language: str, model: str, args: str) -> Advice:
+        from slmactor.protocol.messages import EvolveOnFailure
+
+        return parse_advice(self.client.ask(EvolveOnFailure(
+            run_id=self.run_id, tool=tool, message=message, language=language, model=model,
+            args=args)))
+
+    def close(self) -> None:
+        from slmactor.client import DaemonUnavailable, RequestFailed
+        from slmactor.protocol.messages import RunReset
+
+        # Best-effort: the throwaway run only holds working-memory entries of this A/B.
+        with contextlib.suppress(DaemonUnavailable, RequestFailed):
+            self.client.ask(RunReset(run_id=self.run_id))
+
+
+def ab_replay(client: Any, trajectories: list[Trajectory]) -> dict[str, Any]:
+    repairer = DaemonRepairer(client)
+    try:
+        cmp = ab_test(trajectories, repairer)
+    finally:
+        repairer.close()
+    return {**cmp.to_dict(), "text": cmp.render()}

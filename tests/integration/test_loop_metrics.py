@@ -1,0 +1,69 @@
+"""The metrics actor and `slmactor metrics …` against a real daemon."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from slmactor.protocol.messages import MetricsCompare, MetricsRecord, MetricsShow
+from slmactor.testing import DaemonProcess
+
+
+def _cli(daemon: DaemonProcess, *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+         "--project", str(daemon.project), "--no-autostart", *args],
+        check=False, env=daemon.env, capture_output=True, text=True, timeout=60,
+    )
+
+
+def _run(i: int, label: str, passed: int, llm: int, memory: int) -> dict[str, Any]:
+    return {"run_id": f"{label}-{i}", "at": 1_767_225_600 + i, "label": label, "tasks": 1,
+            "tasks_passed": passed, "llm_calls": llm, "failures": 2,
+            "resolved_from_memory": memory, "resolved_from_llm": 2 - memory,
+            "edits_attempted": 2, "edits_applied": 2, "edits_first_attempt": 1}
+
+
+def test_record_show_compare_round_trip(daemon: DaemonProcess) -> None:
+    with daemon.client() as client:
+        empty = client.ask(MetricsShow(last=1))
+        assert empty["runs"] == [] and empty["text"] == "no runs recorded yet\n"
+        for i in range(3):
+            client.ask(MetricsRecord(run=_run(i, "pass-1", 0, 5, 0)))
+        for i in range(3, 6):
+            client.ask(MetricsRecord(run=_run(i, "pass-2", 1, 3, 2)))
+        shown = client.ask(MetricsShow(last=2))
+        assert [r["run_id"] for r in shown["runs"]] == ["pass-2-4", "pass-2-5"]
+        assert shown["summary"]["rates"]["task_pass_rate"] == 1.0
+        by_label = client.ask(MetricsCompare(baseline_label="pass-1", current_label="pass-2"))
+        assert by_label["verdict"] == "improved"
+        assert "| failures fixed from memory | 0.0% | 100.0% | +100.0 pp ✅ |" in by_label["text"]
+        newest = client.ask(MetricsCompare(n=3))
+        assert newest["text"] == by_label["text"]
+    runs = (daemon.project / ".slmcode" / "metrics" / "runs.jsonl").read_text().splitlines()
+    assert len(runs) == 6 and json.loads(runs[0])["label"] == "pass-1"
+
+
+def test_cli_show_compare_and_html_report(daemon: DaemonProcess, tmp_path: Path) -> None:
+    shown = _cli(daemon, "metrics", "show")
+    assert shown.returncode == 0 and "no runs recorded yet" in shown.stdout
+    too_few = _cli(daemon, "--json", "metrics", "compare")
+    assert too_few.returncode == 0 and json.loads(too_few.stdout)["enough_runs"] is False
+    with daemon.client() as client:
+        for i in range(4):
+            client.ask(MetricsRecord(run=_run(i, "x", i % 2, 4 - i, min(i, 2))))
+    text = _cli(daemon, "metrics", "show", "--last", "4")
+    assert text.returncode == 0 and text.stdout.startswith("4 run(s), 4 task(s)")
+    assert "- task pass rate           50.0%" in text.stdout
+    cmp = _cli(daemon, "metrics", "compare", "2")
+    assert cmp.returncode == 0 and "## Metrics: 2 baseline run(s) → 2 current run(s)" in cmp.stdout
+    assert _cli(daemon, "metrics", "compare", "0").returncode == 2
+    page = tmp_path / "report.html"
+    made = _cli(daemon, "--json", "metrics", "report", "--html", str(page))
+    assert made.returncode == 0, made.stderr
+    assert json.loads(made.stdout)["runs"] == 4
+    html = page.read_text()
+    assert html.count("<svg") == 4 and "<script" not in html and "Latest comparison" in html
