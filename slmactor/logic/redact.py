@@ -21,8 +21,9 @@ at most 2 distinct characters (`********`, `xxxxxxxx`), references (`$VAR`, `${V
 `{{ var }}`, `os.environ[...]`, `process.env.X`, anything with a call or subscript), dotted
 attribute reads (`settings.api_key`), and a short list of dummy words (`changeme`, `example`, ...).
 
-Provider patterns with a loose shape (`sk-`, `hf_`, `glpat-`, ...) also require a digit in the
-token, so a long hyphenated branch or package name is not taken for a key.
+An OpenAI-style `sk-…` token and a bearer credential must also look random (a digit, or both
+upper- and lower-case letters), so a long hyphenated branch or package name is not taken for a
+key. Separators never span lines: `api_key:` at the end of a line takes nothing from the next.
 
 Time is linear in the input: one pass of one compiled alternation whose every quantifier is either
 bounded or followed by a character it cannot match, so no input makes the engine backtrack
@@ -92,7 +93,9 @@ _TOKEN_PATTERNS: list[tuple[str, str]] = [
     ("google_api_key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
     ("huggingface_token", r"hf_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
     ("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"),
-    ("jwt", r"eyJ[A-Za-z0-9_-]{8,4096}\.[A-Za-z0-9_-]{4,8192}\.[A-Za-z0-9_-]{4,4096}"),
+    # A JWT is checked in `_is_jwt`: the pattern takes the whole dotted base64url run
+    # possessively, so it never fails part-way and rescans (`eyJeyJeyJ…` stays linear).
+    ("jwt", r"eyJ[A-Za-z0-9_-]*+(?:\.[A-Za-z0-9_-]*+)*+"),
     # PEM private keys: a whole block, or a block whose END line was cut off.
     (
         "private_key",
@@ -104,22 +107,22 @@ _TOKEN_PATTERNS: list[tuple[str, str]] = [
     ),
 ]
 _TOKENS = [(kind, re.compile(pattern)) for kind, pattern in _TOKEN_PATTERNS]
-# Loose-shaped prefixes whose tokens must contain a digit to count (real keys are random).
-_NEEDS_DIGIT = frozenset({"openai_key", "anthropic_key", "gitlab_token", "slack_token"})
+# `sk-` is a loose prefix (`sk-feature-branch-name`): its tokens must also look random.
+_NEEDS_RANDOM = frozenset({"openai_key"})
 
 # Credentials in HTTP headers (curl -H, JSON, logs): only the credential is replaced. These two
 # run on the lowercased text (`_lower`), so they are written in lower case.
 _AUTHORIZATION = re.compile(
-    r"authorization[\"']?\s{0,8}[:=]\s{0,8}[\"']?(?:bearer|basic|token|digest)\s{1,8}"
+    r"authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?(?:bearer|basic|token|digest)[ \t]{1,8}"
     r"([a-z0-9._~+/=-]{8,4096})"
 )
-_BEARER = re.compile(r"bearer\s{1,8}([a-z0-9._~+/-]{16,4096}=*)")
+_BEARER = re.compile(r"bearer[ \t]{1,8}([a-z0-9._~+/-]{16,4096}=*)")
 
 # NAME = value, NAME: value, "name": "value" (quoted values may hold spaces). The search starts
 # at the last word of NAME; `_replace_assignments` then checks the whole name.
 _ASSIGNMENT = re.compile(
     r"(key|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)(?![a-z0-9_])"
-    r"[\"']?\s{0,8}(?::=|:|=(?!=))\s{0,8}"
+    r"[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
     r"(?:\"([^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'|([^\s\"'`,;]{1,4096}))"
 )
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
@@ -164,8 +167,22 @@ def is_placeholder(value: str) -> bool:
     return bool(_DOTTED_NAME.match(stripped))
 
 
-def _has_digit(text: str) -> bool:
-    return any(ch.isdigit() for ch in text)
+def _looks_random(text: str) -> bool:
+    """A digit, or both upper- and lower-case letters: true of real keys and tokens (a random
+    16-character base64 string fails with probability ~1e-4), rarely of words in prose."""
+    if any(ch.isdigit() for ch in text):
+        return True
+    return any(ch.isupper() for ch in text) and any(ch.islower() for ch in text)
+
+
+def _is_jwt(run: str) -> bool:
+    """True when a dotted base64url run holds header.payload.signature (header `eyJ…`)."""
+    parts = run.split(".")
+    for index in range(len(parts) - 2):
+        header, payload, signature = parts[index : index + 3]
+        if header.startswith("eyJ") and len(header) >= 11 and min(len(payload), len(signature)) >= 4:
+            return True
+    return False
 
 
 def _starts_word(text: str, pos: int) -> bool:
@@ -181,7 +198,9 @@ def _redact_tokens(text: str) -> str:
             token = match.group(0)
             if not _starts_word(match.string, match.start()):
                 return token
-            if kind in _NEEDS_DIGIT and not _has_digit(token):
+            if kind in _NEEDS_RANDOM and not _looks_random(token):
+                return token
+            if kind == "jwt" and not _is_jwt(token):
                 return token
             return marker(kind)
 
@@ -216,7 +235,7 @@ def _redact_headers(text: str) -> str:
         spans: list[tuple[int, int, str]] = []
         for match in pattern.finditer(low):
             value = text[match.start(1) : match.end(1)]
-            if _starts_word(low, match.start()) and _has_digit(value):
+            if _starts_word(low, match.start()) and _looks_random(value):
                 spans.append((match.start(1), match.end(1), marker(kind)))
         text = _splice(text, spans)
     return text

@@ -211,3 +211,45 @@ def test_delete_is_idempotent(tmp_path: Path) -> None:
     doc.delete()
     doc.delete()
     assert doc.load() is None
+
+
+def test_permission_denied_document_is_moved_aside(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Mode 000 as seen by a non-root daemon (root reads it anyway, so the error is injected)."""
+    path = tmp_path / "facts.json"
+    path.write_text('{"a": 1}')
+    real_open = os.open
+
+    def denied(target: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if os.fspath(target) == str(path):
+            raise PermissionError(13, "Permission denied")
+        return real_open(target, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", denied)
+    doc, warnings = make_doc(path)
+    assert doc.load() is None
+    monkeypatch.setattr(os, "open", real_open)
+    assert (tmp_path / "facts.json.corrupt").read_text() == '{"a": 1}'
+    assert "permission denied" in warnings.texts()[0]
+    doc.save({"b": 2})
+    assert doc.load() == {"b": 2}
+
+
+def test_transient_read_error_warns_but_keeps_the_document(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "facts.json"
+    path.write_text('{"a": 1}')
+    real_read = os.read
+
+    def failing_read(fd: int, size: int) -> bytes:
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "read", failing_read)
+    doc, warnings = make_doc(path)
+    assert doc.load() is None
+    monkeypatch.setattr(os, "read", real_read)
+    assert path.read_text() == '{"a": 1}'  # an EIO is not evidence of corruption
+    assert "could not be read" in warnings.texts()[0]
+    assert doc.load() == {"a": 1}
