@@ -60,8 +60,9 @@ def ask_raw(ctx: zmq.Context[Any], daemon: DaemonProcess, frames: list[bytes], w
 
 def assert_error_reply(frames: list[bytes] | None) -> codec.Reply:
     assert frames is not None, "the daemon did not answer"
-    reply = codec.load_reply(frames)
-    return reply
+    if frames and frames[0] == b"":
+        frames = frames[1:]  # we sent an empty first frame: answered REQ-style, delimiter echoed
+    return codec.load_reply(frames)
 
 
 def assert_healthy(daemon: DaemonProcess) -> None:
