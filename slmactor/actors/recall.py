@@ -1,14 +1,237 @@
-"""The recall actor: episodic memory and BM25F recall (issue 4).
+"""The recall actor: episodic memory and BM25F recall (issue 4, SPEC S-2, S-3, S-7.8).
 
-Owns: nothing yet. Consumes: ping (every actor answers it). Emits: nothing.
+Owns: `<project>/.slmcode/memory/episodes.jsonl` + `episodes.index.json`, one `EpisodeStore` per
+project in a bounded LRU (`max_open_projects`), each opened lazily on first use (in a worker
+thread: a 100k-episode team store takes seconds to load).
+Consumes: `episode.append` (from the reflector's finish pipeline, or a harness), `episode.get`,
+`episode.recent`, `episode.prune`, `episode.forget`, `memory.recall`. Emits: nothing.
+
+The index file is written by a timer (`FLUSH_SECONDS`, longer for big stores) and at shutdown,
+never on the request path; a crash between an append and the next flush loses nothing, because
+the store catches the index up from the log on the next open. Small stores answer inline on the
+actor's loop (a recall over 300 episodes is well under a millisecond); big ones in a worker thread
+so the loop never waits on a long store lock.
+
+Ranking mode: `default` (coverage over known terms, plural folding, whole-path terms) or `seed`
+(SPEC S-3 to the letter), from the setting `recall_mode` / env `SLMACTOR_RECALL_MODE`; the episode
+cap and age limit from `episodes_cap` / `episodes_max_age_days` (env `SLMACTOR_EPISODES_CAP`,
+`SLMACTOR_EPISODES_MAX_AGE_DAYS`). See `logic/rank.py` for why the default differs from the seed.
 """
 
 from __future__ import annotations
 
-from slmactor.runtime.actor import Actor
+import os
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, TypeVar
+
+import anyio
+
+from slmactor.protocol import ErrorCode, RequestError
+from slmactor.protocol.messages import (
+    EpisodeAppend,
+    EpisodeForget,
+    EpisodeGet,
+    EpisodePrune,
+    EpisodeRecent,
+    MemoryRecall,
+    Message,
+)
+from slmactor.runtime.actor import Actor, handles
+from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.episodes import DEFAULT_CAP, DEFAULT_MAX_AGE_DAYS, EpisodeStore
+from slmactor.stores.errors import StoreError
+from slmactor.stores.layout import ProjectLayout
+from slmactor.stores.warnings import WarningLog
+
+T = TypeVar("T")
+
+#: Seconds between index flushes of a dirty store.
+FLUSH_SECONDS = 2.0
+#: Stores larger than this answer from a worker thread and flush at most every `BIG_FLUSH_SECONDS`.
+BIG_STORE = 20_000
+BIG_FLUSH_SECONDS = 60.0
+#: Hits whose full episode is read back from the log (the rest carry the index projection).
+HYDRATE_HITS = 20
+
+
+class _Forward(WarningLog):
+    """Store warnings also go to the daemon's status (`slmactor status`)."""
+
+    def __init__(self, actor: Actor) -> None:
+        super().__init__()
+        self._actor = actor
+
+    def warn(self, text: str, now: float) -> None:
+        super().warn(text, now)
+        self._actor.warn(text)
+
+
+def _knob(settings: Any, name: str, default: str) -> str:
+    value = getattr(settings, name, None)
+    if value is None or value == "":
+        value = os.environ.get(f"SLMACTOR_{name.upper()}", default)
+    return str(value)
 
 
 class RecallActor(Actor):
-    """Registered from day one; its handlers arrive with its issue."""
+    """Episodic memory of every project the daemon serves."""
 
     name = "recall"
+
+    async def on_start(self) -> None:
+        from slmactor.logic.rank import RankOptions
+
+        settings = self.ctx.settings
+        try:
+            self.options = RankOptions.named(_knob(settings, "recall_mode", "default"))
+            self.cap = int(_knob(settings, "episodes_cap", str(DEFAULT_CAP)))
+            self.max_age_days = float(
+                _knob(settings, "episodes_max_age_days", str(DEFAULT_MAX_AGE_DAYS))
+            )
+        except ValueError as exc:
+            self.warn(f"recall settings ignored ({exc}); using the defaults")
+            self.options, self.cap, self.max_age_days = (
+                RankOptions(), DEFAULT_CAP, DEFAULT_MAX_AGE_DAYS,
+            )
+        self.warnings = _Forward(self)
+        self.stores: ProjectCache[EpisodeStore] = ProjectCache(
+            self._open, lambda store: store.close(), settings.max_open_projects
+        )
+        self._last_flush: dict[Path, float] = {}
+        extra = self.ctx.stats.extra
+        extra["recall_mode"] = self.options.mode
+        extra["episodes_appended"] = 0
+        extra["recalls"] = 0
+
+    async def on_stop(self) -> None:
+        self.stores.close_all()  # close() flushes every dirty index
+
+    def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+        return [self._flusher]
+
+    def _open(self, root: Path) -> EpisodeStore:
+        return EpisodeStore(
+            ProjectLayout(root).memory_dir, self.warnings, now=self.now, cap=self.cap,
+            max_age_days=self.max_age_days, options=self.options,
+        )
+
+    async def _flusher(self) -> None:
+        while True:
+            await anyio.sleep(FLUSH_SECONDS)
+            now = self.now()
+            for root, store in self.stores.items():
+                if not store.dirty:
+                    continue
+                wait = BIG_FLUSH_SECONDS if len(store) > BIG_STORE else 0.0
+                if now - self._last_flush.get(root, 0.0) < wait:
+                    continue
+                self._last_flush[root] = now
+                try:
+                    await self.run_sync(store.flush)
+                except StoreError as exc:
+                    self.warn(f"episode index of {root} not written: {exc}")
+
+    async def _store(self, msg: Message) -> EpisodeStore:
+        root = self.project_root(msg)
+        store = self.stores.peek(root)
+        if store is None:
+            store = await self.run_sync(self.stores.get, root)
+        else:
+            self.stores.get(root)  # mark as recently used
+        self.ctx.stats.extra["open_projects"] = len(self.stores)
+        return store
+
+    async def _call(self, store: EpisodeStore, fn: Callable[..., T], *args: Any) -> T:
+        """Run a store call inline for small stores, in a worker thread for big ones."""
+        try:
+            if len(store) > BIG_STORE:
+                return await self.run_sync(fn, *args)
+            return fn(*args)
+        except StoreError as exc:
+            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+
+    # ------------------------------------------------------------------------------ asks
+    @handles(EpisodeAppend)
+    async def append(self, msg: EpisodeAppend) -> dict[str, Any]:
+        from slmactor.logic.episode import Episode
+
+        if not isinstance(msg.episode, dict) or not msg.episode:
+            raise RequestError(ErrorCode.BAD_FIELD, "episode must be a non-empty map")
+        store = await self._store(msg)
+        if store.in_memory is False and len(store) == 0:
+            await self.run_sync(ProjectLayout(self.project_root(msg)).ensure)
+        stored, added = await self._call(store, store.append, Episode.from_dict(msg.episode))
+        if added:
+            self.ctx.stats.extra["episodes_appended"] += 1
+        return {"added": added, "id": stored.id, "episode": stored.to_dict()}
+
+    @handles(EpisodeGet)
+    async def get(self, msg: EpisodeGet) -> dict[str, Any]:
+        if not msg.episode_id.strip():
+            raise RequestError(ErrorCode.BAD_FIELD, "episode_id is required")
+        store = await self._store(msg)
+        episode = await self._call(store, store.get, msg.episode_id.strip())
+        if episode is None:
+            raise RequestError(ErrorCode.NOT_FOUND, f"no episode {msg.episode_id!r}")
+        return episode.to_dict()
+
+    @handles(EpisodeRecent)
+    async def recent(self, msg: EpisodeRecent) -> dict[str, Any]:
+        store = await self._store(msg)
+        entries = await self._call(store, store.recent, msg.n)
+        return {"episodes": [e.to_dict() for e in entries], "total": len(store)}
+
+    @handles(EpisodePrune)
+    async def prune(self, msg: EpisodePrune) -> dict[str, Any]:
+        store = await self._store(msg)
+        try:
+            removed = await self.run_sync(store.prune, msg.cap, msg.max_age_days)
+        except StoreError as exc:
+            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+        return {"episodes_removed": removed, "episodes": len(store)}
+
+    @handles(EpisodeForget)
+    async def forget(self, msg: EpisodeForget) -> dict[str, Any]:
+        store = await self._store(msg)
+        try:
+            removed = await self.run_sync(store.forget)
+        except StoreError as exc:
+            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+        return {"episodes_removed": removed}
+
+    @handles(MemoryRecall)
+    async def recall(self, msg: MemoryRecall) -> dict[str, Any]:
+        from slmactor.logic.recall import RecallQuery
+        from slmactor.logic.timefmt import parse_rfc3339
+
+        since: float | None = None
+        if msg.since.strip():
+            since = parse_rfc3339(msg.since)
+            if since is None:
+                raise RequestError(ErrorCode.BAD_FIELD, f"since is not an RFC 3339 time: {msg.since!r}")
+        if msg.min_coverage > 1:
+            raise RequestError(ErrorCode.BAD_FIELD, "min_coverage must be at most 1")
+        query = RecallQuery(
+            text=msg.query, files=tuple(msg.files), tools=tuple(msg.tools), tags=tuple(msg.tags),
+            language=msg.language, model=msg.model, success_only=msg.success_only,
+            failures_only=msg.failures_only, since=since, n=msg.n,
+            min_coverage=msg.min_coverage, min_score=msg.min_score, explain=msg.explain,
+        )
+        store = await self._store(msg)
+        now = self.now()
+        hits = await self._call(store, store.recall, query, now)
+        self.ctx.stats.extra["recalls"] += 1
+        out: list[dict[str, Any]] = []
+        for rank, hit in enumerate(hits):
+            item: dict[str, Any] = {"id": hit.entry.id, "score": hit.score,
+                                    "entry": hit.entry.to_dict()}
+            if rank < HYDRATE_HITS:
+                full = await self._call(store, store.get, hit.entry.id)
+                if full is not None:
+                    item["episode"] = full.to_dict()
+            if hit.explanation is not None:
+                item["explanation"] = hit.explanation.to_dict()
+                item["why"] = hit.explanation.render()
+            out.append(item)
+        return {"hits": out, "mode": self.options.mode, "episodes": len(store)}
