@@ -24,14 +24,15 @@ import os
 import time
 import types
 from pathlib import Path
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 import zmq
-import zmq.asyncio
 
-from slmactor.config import default_runtime_dir
 from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, Message, ProtocolError, Tell, codec
 from slmactor.protocol.messages import Kind, Ping, Status
+
+if TYPE_CHECKING:
+    from zmq import asyncio as zmq_asyncio
 
 __all__ = ["AsyncClient", "Client", "DaemonUnavailable", "RequestFailed"]
 
@@ -110,7 +111,11 @@ class _Base(abc.ABC):
         retries: int,
         tell_hwm: int,
     ) -> None:
-        root = Path(runtime_dir) if runtime_dir is not None else default_runtime_dir()
+        if runtime_dir is None:
+            from slmactor.config import default_runtime_dir  # platformdirs: only when needed
+
+            runtime_dir = default_runtime_dir()
+        root = Path(runtime_dir)
         self.ctl_path = root / "ctl.sock"
         self.ctl_endpoint = f"ipc://{self.ctl_path}"
         self.events_endpoint = f"ipc://{root / 'events.sock'}"
@@ -296,17 +301,20 @@ class AsyncClient(_Base):
         retries: int = 3,
         tell_hwm: int = 10_000,
     ) -> None:
+        # Imported here: asyncio costs a blocking client (and `slmactor status`) ~20 ms of start-up.
+        from zmq import asyncio as zmq_asyncio
+
         super().__init__(runtime_dir, project, timeout, retries, tell_hwm)
         self._sync_ctx: zmq.Context[Any] = zmq.Context()
-        self._zctx = zmq.asyncio.Context.shadow(self._sync_ctx.underlying)
-        self._dealer: zmq.asyncio.Socket | None = None
+        self._zctx = zmq_asyncio.Context.shadow(self._sync_ctx.underlying)
+        self._dealer: zmq_asyncio.Socket | None = None
 
     def _tells(self) -> _Teller:
         if self._teller is None:
             self._teller = _Teller(self._sync_ctx, self.events_endpoint, self.project, self._tell_hwm)
         return self._teller
 
-    def _socket(self) -> zmq.asyncio.Socket:
+    def _socket(self) -> zmq_asyncio.Socket:
         if self._dealer is None:
             sock = self._zctx.socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)

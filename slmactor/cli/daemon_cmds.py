@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -32,6 +30,8 @@ def register(sub: Any) -> None:
 
 
 def _setup_logging() -> None:
+    import logging  # here, not at the top: `slmactor status` never logs
+
     # Under systemd, journald stamps every line itself.
     fmt = "%(levelname)s %(name)s: %(message)s"
     if not os.environ.get("JOURNAL_STREAM"):
@@ -58,6 +58,8 @@ def cmd_serve(ctx: CliContext) -> int:
 
 def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
     """Spawn `slmactor serve` detached and wait until it answers; returns its pid."""
+    import subprocess
+
     from slmactor.client import Client, DaemonUnavailable
     from slmactor.config import default_log_dir
 

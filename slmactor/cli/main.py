@@ -53,7 +53,9 @@ def build_parser(wanted: str | None) -> argparse.ArgumentParser:
 
     daemon_cmds.register(sub)
     for module in TOP_LEVEL:
-        if (wanted is None or wanted not in GROUPS) and _exists(module):
+        # Only when the command is not already known to be a daemon command or a group: a
+        # top-level module may import more than `slmactor status` should pay for.
+        if wanted is None and _exists(module):
             _load(module).register(sub)
     for group, (help_text, modules) in GROUPS.items():
         present = [m for m in modules if _exists(m)]

@@ -165,23 +165,43 @@ def _schema(cls: type[Message]) -> Schema:
     return schema
 
 
-_SCHEMAS: dict[str, tuple[type[Message], Schema]] = {
-    kind: (cls, _schema(cls)) for kind, cls in MESSAGES.items()
-}
-_DEFAULTS: dict[type[Message], dict[str, Any]] = {
-    cls: {
-        f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
-        for f in dataclasses.fields(cls)
-    }
-    for cls in MESSAGES.values()
-}
+# Built per kind on first use, not at import: `get_type_hints` over every message class costs a
+# short-lived client (`slmactor status`, a hook) ~10 ms of start-up for kinds it never sends.
+# `schemas_for_all()` builds them all (the protocol tests call it, so a bad field type still fails).
+_SCHEMAS: dict[str, tuple[type[Message], Schema]] = {}
+_DEFAULTS: dict[type[Message], dict[str, Any]] = {}
+
+
+def _entry(kind: str) -> tuple[type[Message], Schema] | None:
+    entry = _SCHEMAS.get(kind)
+    if entry is None:
+        cls = MESSAGES.get(kind)
+        if cls is None:
+            return None
+        entry = _SCHEMAS[kind] = (cls, _schema(cls))
+    return entry
+
+
+def _defaults(cls: type[Message]) -> dict[str, Any]:
+    defaults = _DEFAULTS.get(cls)
+    if defaults is None:
+        defaults = _DEFAULTS[cls] = {
+            f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
+            for f in dataclasses.fields(cls)
+        }
+    return defaults
+
+
+def schemas_for_all() -> dict[str, Schema]:
+    """The validation schema of every kind (building any not built yet)."""
+    return {kind: entry[1] for kind in MESSAGES if (entry := _entry(kind)) is not None}
 
 
 def wire_fields(msg: Message) -> dict[str, Any]:
     """The fields of `msg` that differ from their defaults (what goes on the wire)."""
     return {
         name: getattr(msg, name)
-        for name, default in _DEFAULTS[type(msg)].items()
+        for name, default in _defaults(type(msg)).items()
         if getattr(msg, name) != default
     }
 
@@ -238,7 +258,7 @@ def load_fields(frames: Sequence[bytes]) -> tuple[type[Message], dict[str, Any]]
             f"protocol version {version!r} not supported (this daemon speaks {PROTOCOL_VERSION})",
             rid,
         )
-    entry = _SCHEMAS.get(kind)
+    entry = _SCHEMAS.get(kind) or _entry(kind)
     if entry is None:
         raise ProtocolError(ErrorCode.UNKNOWN_KIND, f"unknown message kind {kind[:64]!r}", rid)
     cls, schema = entry
