@@ -1,0 +1,171 @@
+"""Repair rules on disk: `<project>/.slmcode/evolve/rules.json` and `~/.slmcode/evolve/rules.json`
+(SPEC S-10.12).
+
+Open order: the 22 shipped seeds → the user file (scope `user`, model-level lessons shared by every
+project) → the project file (scope `project`, plus the seeds' statistics).  A persisted copy of a
+seed overlays its statistics, fingerprint and `retired` flag and stays `seeded`; its trigger and
+repair always come from the code, so an upgraded seed text reaches old stores.  Deleting a seed
+from the file just re-merges it; `"retired": true` disables it, and stays disabled.
+
+Documents are `{"version": 1, "rules": [...]}`; a bare list (older files) is read too.  A corrupt
+file is moved to `rules.json.corrupt` by `JsonDoc` with a warning and ignored: the seeds still work.
+
+`save()` writes only when something changed: user-scope rules to the user file; project rules and
+shipped rules *with state* (outcomes, a bound fingerprint, retired) to the project file; a file
+with nothing to hold is not created.  `forget()` deletes both files and restores the seeds.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from slmactor.logic.rule_seeds import seed_rules
+from slmactor.logic.rules import Rule, RuleBook
+from slmactor.logic.timefmt import to_rfc3339
+from slmactor.stores.jsondoc import JsonDoc
+from slmactor.stores.warnings import WarningLog
+
+VERSION = 1
+
+
+def _entries(data: Any) -> list[dict[str, Any]]:
+    raw = data.get("rules") if isinstance(data, dict) else data
+    if not isinstance(raw, list):
+        return []
+    return [item for item in raw if isinstance(item, dict)]
+
+
+def _has_state(rule: Rule) -> bool:
+    return bool(rule.samples or rule.fingerprint or rule.retired or rule.last_used)
+
+
+class RuleStore:
+    """The rule book of one project, backed by the project and user rules.json files."""
+
+    def __init__(
+        self,
+        project_path: str | os.PathLike[str] | None,
+        user_path: str | os.PathLike[str] | None,
+        warnings: WarningLog,
+        *,
+        seeds: bool = True,
+        read_only: bool = False,
+        now: Callable[[], float] = time.time,
+    ) -> None:
+        self._now = now
+        self._seeds = seeds
+        self._project = JsonDoc(Path(project_path), warnings, read_only=read_only, now=now) \
+            if project_path is not None else None
+        self._user = JsonDoc(Path(user_path), warnings, read_only=read_only, now=now) \
+            if user_path is not None else None
+        self.book = RuleBook()
+        self._user_sig: tuple[int, int, int] | None = None
+        self.reload()
+
+    def _user_signature(self) -> tuple[int, int, int] | None:
+        if self._user is None:
+            return None
+        try:
+            info = os.stat(self._user.path)
+        except OSError:
+            return None
+        return (info.st_ino, info.st_size, info.st_mtime_ns)
+
+    def refresh_user(self) -> bool:
+        """Re-read the user file if another project's store rewrote it since it was read.
+
+        The user file is shared by every project; the one actor that owns all rule files keeps
+        one store per project, so each must pick up the others' user-scope lessons (and must not
+        overwrite them with a stale copy).  True when the user rules were re-read.
+        """
+        if self._user is None or self._user_signature() == self._user_sig:
+            return False
+        dirty = self.book.dirty
+        keep = {rid: r for rid, r in self.book.rules.items() if r.scope != "user"}
+        seeds = {rid: r for rid, r in keep.items() if r.seeded}
+        book = RuleBook(rules=keep)
+        for item in _entries(self._user.load()):
+            if str(item.get("id", "")) not in seeds:
+                self._merge(book, {}, item, "user")
+        book.dirty = dirty
+        self.book = book
+        self._user_sig = self._user_signature()
+        return True
+
+    def reload(self) -> None:
+        """(Re)build the book from seeds, the user file and the project file."""
+        book = RuleBook()
+        seeds: dict[str, Rule] = {}
+        if self._seeds:
+            for rule in seed_rules():
+                book.rules[rule.id] = rule
+                seeds[rule.id] = rule
+        for doc, scope in ((self._user, "user"), (self._project, "project")):
+            if doc is None:
+                continue
+            for item in _entries(doc.load()):
+                self._merge(book, seeds, item, scope)
+        book.dirty = False
+        self.book = book
+        self._user_sig = self._user_signature()
+
+    @staticmethod
+    def _merge(book: RuleBook, seeds: dict[str, Rule], item: dict[str, Any], scope: str) -> None:
+        rid = str(item.get("id", ""))
+        seed = seeds.get(rid)
+        if seed is not None:
+            # Only the state of a shipped rule is persisted; its definition is the code's.
+            stored = Rule.from_dict({**seed.to_dict(), **item, "trigger": seed.trigger.to_dict(),
+                                     "repair": seed.repair.to_dict()})
+            book.rules[rid] = Rule(
+                id=rid, trigger=seed.trigger, repair=seed.repair, fingerprint=stored.fingerprint,
+                evidence=stored.evidence, successes=stored.successes, failures=stored.failures,
+                created_at=stored.created_at, last_used=stored.last_used, scope="builtin",
+                seeded=True, retired=stored.retired, note=seed.note)
+            return
+        if "trigger" not in item or "repair" not in item:
+            return  # a partial entry for a rule that does not exist (e.g. a removed seed)
+        rule = Rule.from_dict(item)
+        if rule.seeded or rule.scope == "builtin":
+            # A "shipped" rule this version does not ship: keep it as a learned one of this file.
+            rule = Rule.from_dict({**item, "seeded": False, "scope": scope})
+        elif rule.scope != scope:
+            rule = Rule.from_dict({**item, "scope": scope})
+        book.rules[rule.id] = rule
+
+    # --- writing --------------------------------------------------------------------------
+    def save(self) -> bool:
+        """Write the files if anything changed; True when something was written."""
+        if not self.book.dirty:
+            return False
+        user = [r for r in self.book.rules.values() if r.scope == "user"]
+        project = [r for r in self.book.rules.values()
+                   if r.scope == "project" or (r.scope == "builtin" and _has_state(r))]
+        wrote = self._write(self._user, user)
+        self._user_sig = self._user_signature()
+        wrote = self._write(self._project, project) or wrote
+        self.book.dirty = False
+        return wrote
+
+    def _write(self, doc: JsonDoc | None, rules: list[Rule]) -> bool:
+        if doc is None or doc.read_only:
+            return False
+        if not rules and not doc.exists():
+            return False
+        ordered = sorted(rules, key=lambda r: (r.scope != "builtin", r.created_at, r.id))
+        doc.save({"version": VERSION, "updated": to_rfc3339(self._now()),
+                  "rules": [r.to_dict() for r in ordered]})
+        return True
+
+    def forget(self) -> int:
+        """Delete both files and go back to the seeds; returns how many rules were dropped."""
+        before = len(self.book.rules)
+        for doc in (self._user, self._project):
+            if doc is not None:
+                doc.delete()
+        self.reload()
+        return before - len(self.book.rules) if before > len(self.book.rules) else 0
