@@ -18,6 +18,9 @@ from hypothesis import strategies as st
 from slmactor.stores import JsonDoc, JsonlLog, WarningLog, read_text
 
 MAX_LINE = 512
+# tmpfs when available: these tests exercise parsing and recovery, not the disk, and a real
+# fsync per save would make 300 examples take many seconds on a shared machine.
+SCRATCH = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
 MUTATIONS = ("truncate", "flip", "garbage", "nul", "invalid_utf8", "long_line", "empty")
 SETTINGS = settings(
     derandomize=True,
@@ -89,7 +92,7 @@ def undamaged(raw: bytes, mutation: Mutation) -> list[int]:
 @given(st.integers(1, 12), st.data())
 def test_jsonl_survives_any_single_mutation(count: int, data: st.DataObject) -> None:
     records = [{"n": n, "text": f"record {n} ✓", "tags": ["a", "b"][: n % 3]} for n in range(count)]
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
         path = Path(tmp) / "episodes.jsonl"
         writer = JsonlLog(path, WarningLog(), max_line_bytes=MAX_LINE)
         offsets = [writer.append(record) for record in records]
@@ -117,7 +120,7 @@ def test_jsonl_survives_any_single_mutation(count: int, data: st.DataObject) -> 
 @given(st.data())
 def test_json_doc_survives_any_single_mutation(data: st.DataObject) -> None:
     document = {"rules": [{"id": f"r{n}", "alpha": n + 1, "text": "é ✓"} for n in range(4)]}
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
         path = Path(tmp) / "rules.json"
         earlier = Path(tmp) / "rules.json.corrupt"
         earlier.write_bytes(b"an earlier corrupt copy")
@@ -142,7 +145,7 @@ def test_json_doc_survives_any_single_mutation(data: st.DataObject) -> None:
 @settings(derandomize=True, max_examples=100, deadline=None)
 @given(st.binary(max_size=4096), st.integers(0, 5000))
 def test_markdown_read_never_raises(content: bytes, cap: int) -> None:
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=SCRATCH) as tmp:
         path = Path(tmp) / "MEMORY.md"
         path.write_bytes(content)
         text = read_text(path, cap_bytes=cap)
