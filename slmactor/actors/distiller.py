@@ -1,14 +1,441 @@
 """The distiller actor: semantic facts, lessons, procedural memory and the memory block (issue 5).
 
-Owns: nothing yet. Consumes: ping (every actor answers it). Emits: nothing.
+Owns: per project `.slmcode/memory/facts.json` + `SEMANTIC.md` and `.slmcode/MEMORY.md`; per user
+`~/.slmcode/memory/procedures.json` + `PROCEDURES.md`, `latency.json` + `LATENCY.md` and the global
+`~/.slmcode/MEMORY.md`.
+Consumes: memory.block, fact.observe, fact.refute, fact.list, lesson.add, lessons.render,
+procedure.observe, procedure.best, latency.observe, memory.distill, memory.prune, memory.forget.
+Emits (asks): working.render and memory.recall (sections of the block), episode.recent (input of
+distillation), episode.prune, episode.forget and run.reset (prune / forget fan-out).
+
+Slow work never blocks an ask: distillation (S-5) fetches the newest 120 episodes and counts in a
+worker thread as a background job (one per project; a request while one runs is coalesced into
+one more pass), and every store is flushed by a background job that snapshots on the loop and
+writes in a thread. Before touching a store the actor checks whether its file was edited or
+removed by hand (`MirroredBook.sync`), so `rm -rf .slmcode/memory` forgets and the next write
+recreates the files.
+
+Forgetting `project` also removes the mirrors `WORKING.md` and `REFLECTION.md`, which no actor
+holds state in (they are regenerated views of other actors' state).
 """
 
 from __future__ import annotations
 
-from slmactor.runtime.actor import Actor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from slmactor.logic import distill as distill_logic
+from slmactor.logic import memory_block as block_logic
+from slmactor.logic.lessons import Lesson, recent_adaptive_memory_for, record_facts
+from slmactor.logic.models import model_family
+from slmactor.logic.procedures import ProcedureKey, fold_family
+from slmactor.logic.text import count_tokens_chars
+from slmactor.logic.timefmt import to_rfc3339
+from slmactor.protocol import ErrorCode, Message, RequestError
+from slmactor.protocol.messages import (
+    EpisodeForget,
+    EpisodePrune,
+    EpisodeRecent,
+    FactList,
+    FactObserve,
+    FactRefute,
+    LatencyObserve,
+    LessonAdd,
+    LessonsRender,
+    MemoryBlock,
+    MemoryDistill,
+    MemoryForget,
+    MemoryPrune,
+    MemoryRecall,
+    ProcedureBest,
+    ProcedureObserve,
+    RunReset,
+    WorkingRender,
+)
+from slmactor.runtime.actor import Actor, ActorDead, handles
+from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.errors import StoreError
+from slmactor.stores.facts import FactStore
+from slmactor.stores.layout import ProjectLayout, UserLayout
+from slmactor.stores.lessons import LessonStore, global_read_paths
+from slmactor.stores.procedures import LatencyStore, ProcedureStore
+from slmactor.stores.warnings import WarningLog
+from slmactor.stores.watched import MirroredBook, remove_file
+
+SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
+
+
+class _Forward(WarningLog):
+    """Store warnings go to `status` as well as to the log."""
+
+    def __init__(self, actor: Actor) -> None:
+        super().__init__()
+        self._actor = actor
+
+    def warn(self, text: str, now: float) -> None:
+        super().warn(text, now)
+        self._actor.warn(text)
+
+
+@dataclass(slots=True)
+class _Project:
+    root: Path
+    facts: FactStore
+    lessons: LessonStore
+    distilling: bool = False
+    again: bool = False
+    lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 class DistillerActor(Actor):
-    """Registered from day one; its handlers arrive with its issue."""
-
     name = "distiller"
+
+    async def on_start(self) -> None:
+        self.warnings = _Forward(self)
+        self.user = UserLayout(self.ctx.settings.home)
+        self.procedures = ProcedureStore.for_user(self.user, self.warnings, now=self.now)
+        self.latency = LatencyStore.for_user(self.user, self.warnings, now=self.now)
+        self.projects: ProjectCache[_Project] = ProjectCache(
+            self._open, self._close, self.ctx.settings.max_open_projects
+        )
+        self._flushing: set[int] = set()
+        for key in ("distills", "distill_facts", "blocks", "flush_errors"):
+            self.ctx.stats.extra[key] = 0
+
+    async def on_stop(self) -> None:
+        stores: list[MirroredBook[Any]] = [self.procedures, self.latency]
+        stores += [p.facts for _, p in self.projects.items()]
+        for store in stores:
+            try:
+                await self.run_sync(store.flush)
+            except StoreError as exc:
+                self.warn(f"flush on stop failed: {exc}")
+
+    def _open(self, root: Path) -> _Project:
+        layout = ProjectLayout(root)
+        return _Project(
+            root,
+            FactStore.for_project(layout, self.warnings, now=self.now),
+            LessonStore(
+                layout.memory_md,
+                self.user.memory_md,
+                global_read_paths(self.ctx.settings.home),
+                self.warnings,
+                now=self.now,
+            ),
+        )
+
+    def _close(self, project: _Project) -> None:
+        try:
+            project.facts.flush()
+        except StoreError as exc:
+            self.warn(f"flush of {project.root} failed: {exc}")
+
+    def _project(self, msg: Message) -> _Project:
+        project = self.projects.get(self.project_root(msg))
+        project.facts.sync()
+        return project
+
+    # ---------------------------------------------------------------- flushing
+
+    def _changed(self, store: MirroredBook[Any], root: Path | None = None) -> None:
+        """Mark `store` changed and make sure a background flush will write it."""
+        store.touch()
+        if id(store) in self._flushing:
+            return
+        self._flushing.add(id(store))
+        self.spawn(lambda: self._flush_job(store, root), "flush")
+
+    async def _flush_job(self, store: MirroredBook[Any], root: Path | None) -> None:
+        try:
+            while True:
+                snapshot = store.snapshot(self.now())
+                if snapshot is None:
+                    return
+                store.writing = True
+                try:
+                    await self.run_sync(self._write, store, snapshot, root)
+                except (StoreError, OSError) as exc:
+                    store.dirty = True  # retried with the next change
+                    self.ctx.stats.extra["flush_errors"] += 1
+                    self.warn(f"memory not saved: {exc}")
+                    return
+                finally:
+                    store.writing = False
+        finally:
+            self._flushing.discard(id(store))
+
+    @staticmethod
+    def _write(store: MirroredBook[Any], snapshot: Any, root: Path | None) -> None:
+        if root is not None:
+            ProjectLayout(root).ensure()  # directories + .gitignore (H-S-12) on first write
+        store.write(snapshot)
+
+    # ---------------------------------------------------------------- the memory block
+
+    @handles(MemoryBlock)
+    async def block(self, msg: MemoryBlock) -> dict[str, Any]:
+        if msg.budget < 0:
+            raise RequestError(ErrorCode.BAD_FIELD, "budget must be 0 (default) or positive")
+        project = self._project(msg)
+        self.procedures.sync()
+        now = self.now()
+        budget = msg.budget or self.ctx.settings.memory_tokens
+        builder = block_logic.BlockBuilder(msg.role, budget)
+        root = str(project.root)
+        working = ""
+        if msg.run_id.strip() and builder.allowance("working") > 0:
+            reply = await self._quiet_ask(
+                WorkingRender(project=root, run_id=msg.run_id, budget=builder.allowance("working"))
+            )
+            working = reply.get("text", "") if isinstance(reply, dict) else ""
+        builder.add("working", working)
+        query = " ".join([msg.query, *msg.files, *msg.tags]).strip()
+        builder.add(
+            "semantic", project.facts.book.render_for(query, builder.allowance("semantic"), now)
+        )
+        episodic = ""
+        if (msg.query.strip() or msg.files or msg.tags) and builder.allowance("episodic") > 0:
+            reply = await self._quiet_ask(
+                MemoryRecall(
+                    project=root,
+                    query=msg.query,
+                    files=list(msg.files),
+                    tags=list(msg.tags),
+                    language=msg.language,
+                    model=msg.model,
+                    n=block_logic.MAX_EPISODES,
+                )
+            )
+            episodic = block_logic.episodic_section(
+                block_logic.episodes_of(reply), builder.allowance("episodic")
+            )
+        builder.add("episodic", episodic)
+        family = model_family(msg.model) if msg.model.strip() else ""
+        allowance = builder.allowance("procedural")
+        procedural = (
+            self.procedures.book.render(family, msg.language, allowance) if allowance else ""
+        )
+        builder.add("procedural", procedural)
+        text = builder.render()
+        self.ctx.stats.extra["blocks"] += 1
+        return {
+            "text": text,
+            "tokens": count_tokens_chars(text),
+            "budget": budget,
+            "role": msg.role,
+            "sections": builder.sizes,
+        }
+
+    async def _quiet_ask(self, msg: Message) -> Any:
+        """Another actor's answer, or None: a missing section must not fail the block."""
+        try:
+            return await self.ask(msg)
+        except (RequestError, ActorDead) as exc:
+            self.ctx.stats.record_error(f"{msg.KIND}: {exc}")
+            return None
+
+    # ---------------------------------------------------------------- facts
+
+    @handles(FactObserve)
+    async def fact_observe(self, msg: FactObserve) -> dict[str, Any]:
+        project = self._project(msg)
+        fact = project.facts.book.observe(msg.kind, msg.subject, msg.text, self.now(), msg.sources)
+        if fact is None:
+            raise RequestError(ErrorCode.BAD_FIELD, "fact.observe needs a subject and a text")
+        self._changed(project.facts, project.root)
+        return {"recorded": True, "fact": fact.to_dict()}
+
+    @handles(FactRefute)
+    async def fact_refute(self, msg: FactRefute) -> dict[str, Any]:
+        project = self._project(msg)
+        refuted = project.facts.book.refute(msg.kind, msg.subject, self.now())
+        if refuted:
+            self._changed(project.facts, project.root)
+        fact = project.facts.book.get(msg.kind, msg.subject)
+        return {"refuted": refuted, "fact": fact.to_dict() if fact else None}
+
+    @handles(FactList)
+    async def fact_list(self, msg: FactList) -> dict[str, Any]:
+        project = self._project(msg)
+        now = self.now()
+        facts = project.facts.book.ranked(now, msg.kind)
+        return {"facts": [{**f.to_dict(), "score": round(f.score(now), 6)} for f in facts]}
+
+    # ---------------------------------------------------------------- lessons
+
+    @handles(LessonAdd)
+    async def lesson_add(self, msg: LessonAdd) -> dict[str, Any]:
+        scope = msg.scope.strip().lower() or "project"
+        if scope not in ("project", "global"):
+            raise RequestError(ErrorCode.BAD_FIELD, f"lesson.add: unknown scope {msg.scope!r}")
+        project = self._project(msg)
+        at = to_rfc3339(self.now())
+        lessons = [_lesson(raw, at) for raw in msg.lessons if isinstance(raw, dict)]
+        lessons = [le for le in lessons if le.text.strip()]
+        async with project.lesson_lock:  # one append at a time: a new file gets one header
+            if scope == "global":
+                title = f"Run {msg.run_id}" if msg.run_id.strip() else "Lessons"
+                written = await self.run_sync(project.lessons.add_global, title, lessons)
+            else:
+                written = await self.run_sync(project.lessons.add_project, lessons)
+        facts = 0
+        if scope == "project" and written:
+            facts = record_facts(project.facts.book, written, msg.run_id, self.now())
+            self._changed(project.facts, project.root)
+        return {"added": len(written), "facts": facts, "scope": scope}
+
+    @handles(LessonsRender)
+    async def lessons_render(self, msg: LessonsRender) -> dict[str, Any]:
+        project = self._project(msg)
+        local, glob = await self.run_sync(_read_lessons, project.lessons)
+        text = recent_adaptive_memory_for(msg.query, local, glob, self.now(), msg.max_bytes)
+        return {"text": text, "lines": len(text.splitlines())}
+
+    # ---------------------------------------------------------------- procedural + latency
+
+    @handles(ProcedureObserve)
+    async def procedure_observe(self, msg: ProcedureObserve) -> dict[str, Any]:
+        self.procedures.sync()
+        key = ProcedureKey.of(msg.topic, msg.option, fold_family("", msg.model), msg.language)
+        proc = self.procedures.book.record(key, msg.ok, self.now(), msg.note)
+        if proc is None:
+            raise RequestError(ErrorCode.BAD_FIELD, "procedure.observe needs a topic and an option")
+        self._changed(self.procedures)
+        return {"recorded": True, "procedure": {**proc.to_dict(), "rate": round(proc.rate, 6)}}
+
+    @handles(ProcedureBest)
+    async def procedure_best(self, msg: ProcedureBest) -> dict[str, Any]:
+        self.procedures.sync()
+        family = fold_family("", msg.model)
+        best = self.procedures.book.best(msg.topic, family, msg.language)
+        ranked = self.procedures.book.rank(msg.topic, family, msg.language)
+        return {
+            "best": {**best.to_dict(), "rate": round(best.rate, 6)} if best else None,
+            "option": best.key.option if best else "",
+            "ranked": [{**p.to_dict(), "rate": round(p.rate, 6)} for p in ranked],
+        }
+
+    @handles(LatencyObserve)
+    async def latency_observe(self, msg: LatencyObserve) -> dict[str, Any]:
+        self.latency.sync()
+        family = fold_family("", msg.model)
+        rec = self.latency.book.observe(msg.role, family, msg.ms, self.now())
+        if rec is None:
+            return {"recorded": False}
+        self._changed(self.latency)
+        p95, n = self.latency.book.p95(msg.role, family)
+        return {"recorded": True, "samples": n, "p95_ms": p95, "count": rec.count}
+
+    # ---------------------------------------------------------------- distill, prune, forget
+
+    @handles(MemoryDistill)
+    async def distill(self, msg: MemoryDistill) -> dict[str, Any]:
+        project = self._project(msg)
+        if project.distilling:
+            project.again = True
+            return {"started": False, "queued": True}
+        project.distilling = True
+        self.spawn(lambda: self._distill_job(project), "distill")
+        return {"started": True, "queued": False}
+
+    async def _distill_job(self, project: _Project) -> None:
+        try:
+            while True:
+                project.again = False
+                reply = await self.ask(
+                    EpisodeRecent(project=str(project.root), n=distill_logic.WINDOW)
+                )
+                episodes = block_logic.episodes_of(reply)
+                observations = await self.run_sync(distill_logic.distill, episodes)
+                project.facts.sync()
+                recorded = project.facts.book.observe_all(observations, self.now())
+                self.ctx.stats.extra["distills"] += 1
+                self.ctx.stats.extra["distill_facts"] += recorded
+                if recorded:
+                    self._changed(project.facts, project.root)
+                if not project.again:
+                    return
+        finally:
+            project.distilling = False
+
+    @handles(MemoryPrune)
+    async def prune(self, msg: MemoryPrune) -> dict[str, Any]:
+        project = self._project(msg)
+        self.procedures.sync()
+        self.latency.sync()
+        now = self.now()
+        report = {
+            "facts_removed": project.facts.book.prune(now),
+            "procedures_removed": self.procedures.book.prune(now),
+            "latency_removed": self.latency.book.prune(now),
+        }
+        for store, removed in (
+            (project.facts, report["facts_removed"]),
+            (self.procedures, report["procedures_removed"]),
+            (self.latency, report["latency_removed"]),
+        ):
+            if removed:
+                self._changed(store, project.root if store is project.facts else None)
+        episodes = await self._quiet_ask(EpisodePrune(project=str(project.root)))
+        report["episodes_removed"] = _removed_count(episodes)
+        return report
+
+    @handles(MemoryForget)
+    async def forget(self, msg: MemoryForget) -> dict[str, Any]:
+        scope = msg.scope.strip().lower()
+        if scope not in SCOPES:
+            raise RequestError(ErrorCode.BAD_FIELD, f"memory: unknown scope {msg.scope}")
+        project = self._project(msg)
+        root = str(project.root)
+        done: list[str] = []
+        errors: dict[str, str] = {}
+
+        async def other(name: str, message: Message) -> None:
+            try:
+                await self.ask(message)
+                done.append(name)
+            except (RequestError, ActorDead) as exc:
+                errors[name] = str(exc)
+
+        if scope in ("working", "project", "all") and msg.run_id.strip():
+            await other("working", RunReset(project=root, run_id=msg.run_id))
+        if scope in ("episodic", "episodes", "project", "all"):
+            await other("episodic", EpisodeForget(project=root))
+        if scope in ("semantic", "facts", "project", "all"):
+            await self.run_sync(project.facts.forget)
+            done.append("semantic")
+        if scope in ("project", "all"):
+            layout = ProjectLayout(project.root)
+            await self.run_sync(remove_file, layout.working_md)
+            await self.run_sync(remove_file, layout.reflection_md)
+            done.append("mirrors")
+        if scope in ("procedural", "all"):
+            await self.run_sync(self.procedures.forget)
+            await self.run_sync(self.latency.forget)
+            done.append("procedural")
+        return {"ok": not errors, "scope": scope, "forgotten": done, "errors": errors}
+
+
+def _lesson(raw: dict[str, Any], at: str) -> Lesson:
+    def text(name: str) -> str:
+        value = raw.get(name)
+        return value.strip() if isinstance(value, str) else ""
+
+    return Lesson(text("task_id"), text("kind").lower(), text("text"), text("at") or at)
+
+
+def _read_lessons(lessons: LessonStore) -> tuple[str, str]:
+    return lessons.read_project(), lessons.read_global()
+
+
+def _removed_count(reply: object) -> int:
+    if isinstance(reply, dict):
+        for key in ("removed", "episodes_removed", "pruned"):
+            value = reply.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return 0

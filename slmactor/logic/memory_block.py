@@ -14,10 +14,11 @@ budget; the block is "" when nothing is known.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
-from slmactor.logic.text import TokenCounter, count_tokens_chars, fit_to_tokens
+from slmactor.logic.text import TokenCounter, count_tokens_chars, first_line, fit_to_tokens
 
 SECTIONS = ("working", "semantic", "episodic", "procedural")
 DEFAULT_BUDGET = 1200
@@ -123,3 +124,72 @@ def memory_block(
         allowance = builder.allowance(section)
         builder.add(section, render(section, allowance) if allowance > 0 else "")
     return builder.render()
+
+
+# --- the episodic section (S-7.5) ----------------------------------------------------------
+
+EPISODIC_HEADING = "## Similar work done before"
+MAX_EPISODES = 3
+_QUERY_BYTES = 120
+_FILES_SHOWN = 4
+_HIT_MSG_BYTES = 100
+_HIT_FIX_BYTES = 80
+
+
+def episodes_of(reply: object) -> list[Mapping[str, Any]]:
+    """The episode records in a recall or `episode.recent` reply, best or newest first.
+
+    Accepts a bare list or a map holding `hits`/`episodes`; a hit may wrap its episode
+    (`{"episode": {...}, "score": …}`) or be the episode itself.
+    """
+    items: object = reply
+    if isinstance(reply, Mapping):
+        items = reply.get("hits", reply.get("episodes", []))
+    if not isinstance(items, list):
+        return []
+    out: list[Mapping[str, Any]] = []
+    for item in items:
+        if isinstance(item, Mapping):
+            inner = item.get("episode")
+            out.append(inner if isinstance(inner, Mapping) else item)
+    return out
+
+
+def _episode_lines(ep: Mapping[str, Any]) -> list[str]:
+    query = ep.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return []
+    ok = ep.get("success") is True
+    line = f"- {'✓' if ok else '✗'} {first_line(query, _QUERY_BYTES)}"
+    files = [f for f in ep.get("files_changed", ep.get("files", [])) or [] if isinstance(f, str)]
+    if files:
+        line += " → touched " + ", ".join(f"`{f}`" for f in files[:_FILES_SHOWN])
+    lines = [line]
+    for failure in ep.get("failures", []) if isinstance(ep.get("failures"), list) else []:
+        if not isinstance(failure, Mapping):
+            continue
+        resolved_by = failure.get("resolved_by")
+        if not isinstance(resolved_by, str) or not resolved_by.strip():
+            continue
+        message = failure.get("message")
+        resolution = failure.get("resolution")
+        fix = resolution if isinstance(resolution, str) and resolution.strip() else resolved_by
+        msg = first_line(message, _HIT_MSG_BYTES) if isinstance(message, str) else ""
+        if msg:
+            lines.append(f"  - hit: {msg} → fixed by {first_line(fix, _HIT_FIX_BYTES)}")
+    return lines
+
+
+def episodic_section(
+    episodes: Sequence[Mapping[str, Any]],
+    budget: int,
+    counter: TokenCounter = count_tokens_chars,
+) -> str:
+    """`## Similar work done before` with up to 3 episodes, dropped whole to fit `budget`."""
+    blocks = [b for b in (_episode_lines(ep) for ep in episodes[:MAX_EPISODES]) if b]
+    while blocks:
+        text = EPISODIC_HEADING + "\n" + "\n".join(line for b in blocks for line in b) + "\n"
+        if counter(text) <= budget:
+            return text
+        blocks.pop()
+    return ""
