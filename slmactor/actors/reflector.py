@@ -1,14 +1,249 @@
-"""The reflector actor: the finish pipeline, reflection and regression memory (issue 8).
+"""The reflector actor: `run.finish`, the finish pipeline, and regression memory (issue 8).
 
-Owns: nothing yet. Consumes: ping (every actor answers it). Emits: nothing.
+Owns: <project>/.slmcode/memory/REFLECTION.md and <project>/.slmcode/evolve/regressions.json.
+Consumes: run.finish, evolve.regressions, evolve.reset.
+Emits (asks, in the S-11.5 order, in the background): episode.append → recall; evolve.observe /
+evolve.learn → rules; policy.update → bandit; lesson.add / procedure.observe → distiller;
+metrics.record → metrics; working.mirror → working; then memory.distill and memory.prune.
+
+`run.finish` reflects (pure and fast), persists what this actor owns (regression checks and
+REFLECTION.md), and replies. The fan-out to the other actors then runs as a background job, one
+pipeline at a time in arrival order (a lock), so no other ask waits on it and later runs see what
+earlier ones taught. `wait: true` replies only after the pipeline (replays and tests use it).
+A step whose actor fails is recorded and the pipeline goes on: memory failures never fail a run.
+A repeated `run.finish` for a run id already finished (a client retry) answers the first result
+instead of learning twice.
 """
 
 from __future__ import annotations
 
-from slmactor.runtime.actor import Actor
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from slmactor.logic.reflect import Reflection, reflect
+from slmactor.logic.reflect_md import REFLECTION_BYTES, cap_document, enrich
+from slmactor.logic.regressions import CheckResult
+from slmactor.logic.run_report import RunReport
+from slmactor.protocol import ErrorCode, Message, RequestError
+from slmactor.protocol.messages import (
+    EpisodeAppend,
+    EvolveForget,
+    EvolveLearn,
+    EvolveObserve,
+    EvolveRegressions,
+    EvolveReset,
+    LessonAdd,
+    MemoryDistill,
+    MemoryForget,
+    MemoryPrune,
+    MetricsRecord,
+    PolicyForget,
+    PolicyUpdate,
+    ProcedureObserve,
+    RunFinish,
+    WorkingMirror,
+)
+from slmactor.runtime.actor import Actor, ActorDead, handles
+from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.layout import ProjectLayout
+from slmactor.stores.markdown import write_markdown
+from slmactor.stores.regressions import RegressionStore
+from slmactor.stores.warnings import WarningLog
+
+#: Finished run ids remembered for de-duplicating client retries.
+MAX_REMEMBERED_RUNS = 256
+
+
+class _Forward(WarningLog):
+    """Store warnings (a corrupt regressions.json moved aside …) shown by `status`."""
+
+    def __init__(self, actor: Actor) -> None:
+        super().__init__()
+        self._actor = actor
+
+    def warn(self, text: str, now: float) -> None:
+        super().warn(text, now)
+        self._actor.warn(text)
 
 
 class ReflectorActor(Actor):
-    """Registered from day one; its handlers arrive with its issue."""
-
     name = "reflector"
+
+    async def on_start(self) -> None:
+        self.warnings = _Forward(self)
+        self.stores: ProjectCache[RegressionStore] = ProjectCache(
+            self._open, self._close, self.ctx.settings.max_open_projects
+        )
+        self._pipeline_lock = anyio.Lock()
+        self._finished: OrderedDict[tuple[Path, str], dict[str, Any]] = OrderedDict()
+        self.ctx.stats.extra["runs_reflected"] = 0
+        self.ctx.stats.extra["pipelines_done"] = 0
+        self.ctx.stats.extra["pipeline_step_errors"] = 0
+
+    async def on_stop(self) -> None:
+        self.stores.close_all()
+
+    def _open(self, root: Path) -> RegressionStore:
+        return RegressionStore(ProjectLayout(root).regressions, self.warnings, now=self.now)
+
+    def _close(self, store: RegressionStore) -> None:
+        try:
+            store.save()
+        except OSError as exc:
+            self.warn(f"regressions.json not saved: {exc}")
+
+    # ---------------------------------------------------------------- run.finish
+
+    @handles(RunFinish)
+    async def finish(self, msg: RunFinish) -> dict[str, Any]:
+        root = self.project_root(msg)
+        report = RunReport.from_dict(msg.report)
+        key = (root, report.run_id)
+        if report.run_id and key in self._finished:
+            return {**self._finished[key], "duplicate": True}
+        reflection = reflect(report, self.now())
+        document = cap_document(enrich(reflection.markdown, msg.summary))
+        store = self.stores.get(root)
+        added = await self.run_sync(self._persist, root, store, reflection, document)
+        self.ctx.stats.extra["runs_reflected"] += 1
+        result: dict[str, Any] = {
+            "run_id": report.run_id,
+            "accepted": True,
+            "success": reflection.success,
+            "tally": dict(reflection.tally),
+            "candidates": len(reflection.candidates),
+            "rule_outcomes": dict(reflection.rule_outcomes),
+            "checks_added": added,
+            "lessons": len(reflection.lessons),
+            "reflection_md": str(ProjectLayout(root).reflection_md),
+            "commentary": document != cap_document(reflection.markdown),
+        }
+        if msg.wait:
+            result["pipeline"] = await self._pipeline(root, reflection)
+        else:
+            self.spawn(lambda: self._background(root, reflection), "finish pipeline")
+        if report.run_id:
+            self._finished[key] = result
+            while len(self._finished) > MAX_REMEMBERED_RUNS:
+                self._finished.popitem(last=False)
+        return result
+
+    def _persist(self, root: Path, store: RegressionStore, reflection: Reflection,
+                 document: str) -> int:
+        added = sum(1 for check in reflection.checks if store.add(check))
+        store.prune()
+        store.save()
+        write_markdown(ProjectLayout(root).reflection_md, document, cap_bytes=REFLECTION_BYTES,
+                       warnings=self.warnings)
+        return added
+
+    async def _background(self, root: Path, reflection: Reflection) -> None:
+        await self._pipeline(root, reflection)
+
+    async def _pipeline(self, root: Path, r: Reflection) -> dict[str, Any]:
+        """The fan-out of S-11.5, in order; each step best-effort."""
+        async with self._pipeline_lock:
+            project = str(root)
+            rep = r.report
+            steps: dict[str, Any] = {}
+
+            async def step(name: str, message: Message) -> Any:
+                try:
+                    answer = await self.ask(message)
+                except (RequestError, ActorDead) as exc:
+                    self.ctx.stats.extra["pipeline_step_errors"] += 1
+                    self.warn(f"finish pipeline: {name} failed: {exc}")
+                    steps[name] = {"ok": False, "error": str(exc)}
+                    return None
+                previous = steps.get(name)
+                count = previous["count"] + 1 if isinstance(previous, dict) and previous.get(
+                    "ok") else 1
+                steps[name] = {"ok": True, "count": count}
+                return answer
+
+            await step("episode.append", EpisodeAppend(project=project, episode=r.episode))
+            for rule_id, ok in r.rule_outcomes.items():
+                await step("evolve.observe", EvolveObserve(project=project, rule_id=rule_id, ok=ok))
+            if r.candidates:
+                await step("evolve.learn", EvolveLearn(
+                    project=project, candidates=[c.to_dict() for c in r.candidates]))
+            for w in r.rewards:
+                await step("policy.update", PolicyUpdate(
+                    project=project, decision=w.decision, arm=w.arm, model=rep.model,
+                    language=rep.language, outcome=w.outcome))
+            if r.lessons:
+                await step("lesson.add", LessonAdd(
+                    project=project, lessons=[lesson.to_dict() for lesson in r.lessons],
+                    run_id=rep.run_id))
+            if r.procedure is not None:
+                await step("procedure.observe", ProcedureObserve(
+                    project=project, topic=r.procedure["topic"], option=r.procedure["option"],
+                    model=rep.model, language=rep.language, ok=r.procedure["ok"],
+                    note=r.procedure["note"]))
+            await step("metrics.record", MetricsRecord(project=project, run=r.metrics.to_dict()))
+            if rep.run_id:
+                await step("working.mirror", WorkingMirror(project=project, run_id=rep.run_id))
+            await step("memory.distill", MemoryDistill(project=project))
+            await step("memory.prune", MemoryPrune(project=project))
+            self.ctx.stats.extra["pipelines_done"] += 1
+            return steps
+
+    # ---------------------------------------------------------------- regression memory
+
+    @handles(EvolveRegressions)
+    async def regressions(self, msg: EvolveRegressions) -> dict[str, Any]:
+        root = self.project_root(msg)
+        store = self.stores.get(root)
+        results: list[tuple[Any, CheckResult]] = []
+        if msg.run:
+            results = await self.run_sync(self._run_offline, store, root)
+        by_id = {check.id: result for check, result in results}
+        checks = []
+        for check in store.checks():
+            row = check.to_dict()
+            if check.id in by_id:
+                row["result"] = by_id[check.id].to_dict()
+            checks.append(row)
+        failed = sum(1 for _c, res in results if res.status == "fail")
+        return {
+            "checks": checks,
+            # Commands are the harness's to run, under its own permissions; never run here.
+            "commands": [{"id": c.id, "command": c.command, "description": c.description}
+                         for c in store.command_checks()],
+            "ran": len(results),
+            "passed": sum(1 for _c, res in results if res.status == "pass"),
+            "failed": failed,
+            "skipped": sum(1 for _c, res in results if res.status == "skipped"),
+        }
+
+    @staticmethod
+    def _run_offline(store: RegressionStore, root: Path) -> list[tuple[Any, CheckResult]]:
+        results = store.run_offline(root)
+        store.save()
+        return results
+
+    @handles(EvolveReset)
+    async def reset(self, msg: EvolveReset) -> dict[str, Any]:
+        """Forget rules, policy, regressions and project memory together (S-11.6)."""
+        root = self.project_root(msg)
+        project = str(root)
+        removed = await self.run_sync(self.stores.get(root).forget)
+        self._finished = OrderedDict((k, v) for k, v in self._finished.items() if k[0] != root)
+        outcome: dict[str, Any] = {"regressions": removed}
+        for name, message in (
+            ("rules", EvolveForget(project=project)),
+            ("policy", PolicyForget(project=project)),
+            ("memory", MemoryForget(project=project, scope="project")),
+        ):
+            try:
+                outcome[name] = await self.ask(message)
+            except (RequestError, ActorDead) as exc:
+                outcome[name] = {"ok": False, "error": str(exc)}
+        failed = [k for k, v in outcome.items() if isinstance(v, dict) and v.get("ok") is False]
+        if len(failed) == 3:
+            raise RequestError(ErrorCode.INTERNAL, f"reset failed for {', '.join(failed)}")
+        outcome["failed"] = failed
+        return outcome

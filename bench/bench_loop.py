@@ -1,0 +1,129 @@
+"""Benchmark of the loop (issue 8): `run.finish` latency, and that its pipeline delays nobody.
+
+Measured against a real daemon in a private temp dir, with floors from the same run:
+
+1. `run.finish` reply (reflect + persist REFLECTION.md and regressions; pipeline in the
+   background) vs a `ping` round trip: p50/p99 in µs, ratio of the p50s.
+2. Another client's `metrics.show` asks while finish pipelines run in the background (episode
+   append, rule learning, policy update, lessons, metrics, distill, prune — in every other actor)
+   vs the same asks on an idle daemon: p99 ratio. Target ≤ 1.5× (ARCHITECTURE: slow work never
+   delays an ask) — on 2 shared cores the pipelines still compete for CPU, so expect some cost.
+3. The learning replay of the bundled trajectories (one pass): wall seconds, and
+   failures fixed from memory / wrong repairs — the figures `slmactor demo` prints.
+
+    .venv/bin/python -m bench loop [--quick]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import threading
+import time
+from typing import Any
+
+from slmactor.protocol.messages import MetricsShow, Ping, RunFinish
+from slmactor.testing import spawn_daemon, stop_quietly
+
+REPORT_FAILURES = 6
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q * len(ordered)) - 1)]
+
+
+def _report(i: int) -> dict[str, Any]:
+    gutter = json.dumps({"path": f"m{i}.py", "old_str": "  3| x = 1", "new_str": "  3| x = 2"})
+    fixed = json.dumps({"path": f"m{i}.py", "old_str": "x = 1", "new_str": "x = 2"})
+    failures = [
+        {"tool": "ws_edit", "message": "old_str still contains ws_read's line-number prefix",
+         "resolved_by": "llm", "failed_args": gutter, "fixed_args": fixed,
+         "recheck": {"path": f"m{i}.py", "substring": "x = 2"}},
+        {"tool": "bash", "message": f"ModuleNotFoundError: No module named 'pkg{i % 7}'"},
+    ] * (REPORT_FAILURES // 2)
+    return {
+        "run_id": f"bench-{i}", "query": f"task {i}: fix module m{i}", "language": "python",
+        "model": "qwen2.5-coder:7b", "planned_tasks": 1, "completed_tasks": 1,
+        "edit_format": "search_replace", "edits_attempted": 3, "edits_applied": 3,
+        "edits_first_attempt": 2, "llm_calls": 5, "tool_calls": 12, "tool_errors": 6,
+        "files_changed": [f"m{i}.py"], "failures": failures,
+        "decisions": [{"decision": "edit_format", "arm": "search_replace",
+                       "outcome": {"applied": True}}],
+    }
+
+
+def _timed(fn: Any) -> float:
+    start = time.perf_counter()
+    fn()
+    return (time.perf_counter() - start) * 1e6
+
+
+def run(quick: bool) -> list[dict[str, Any]]:
+    n = 40 if quick else 200
+    rows: list[dict[str, Any]] = []
+    daemon = spawn_daemon(debug_hooks=False)
+    try:
+        with daemon.client(timeout=30) as client:
+            for _ in range(20):
+                client.ask(Ping())
+            ping = [_timed(lambda: client.ask(Ping())) for _ in range(n)]
+            finish = [_timed(lambda i=i: client.ask(RunFinish(report=_report(i))))
+                      for i in range(n)]
+            client.ask(RunFinish(report=_report(n), wait=True))  # drain the queued pipelines
+            rows.append({"name": "run.finish reply p50 (pipeline in background)",
+                         "value": _pct(finish, 0.5), "unit": "µs", "floor": _pct(ping, 0.5),
+                         "floor_name": "ping p50", "ratio": _pct(finish, 0.5) / _pct(ping, 0.5),
+                         "target": "reflect+persist only"})
+            rows.append({"name": "run.finish reply p99", "value": _pct(finish, 0.99),
+                         "unit": "µs", "floor": _pct(ping, 0.99), "floor_name": "ping p99",
+                         "ratio": _pct(finish, 0.99) / _pct(ping, 0.99), "target": ""})
+
+            idle = [_timed(lambda: client.ask(MetricsShow(last=1))) for _ in range(n)]
+            stop = threading.Event()
+
+            def finisher() -> None:
+                with daemon.client(timeout=30) as other:
+                    i = 10_000
+                    while not stop.is_set():
+                        other.ask(RunFinish(report=_report(i)))
+                        i += 1
+
+            worker = threading.Thread(target=finisher, daemon=True)
+            worker.start()
+            busy = [_timed(lambda: client.ask(MetricsShow(last=1))) for _ in range(n)]
+            stop.set()
+            worker.join()
+            rows.append({"name": "metrics.show p99 while finish pipelines run",
+                         "value": _pct(busy, 0.99), "unit": "µs", "floor": _pct(idle, 0.99),
+                         "floor_name": "same ask, idle daemon",
+                         "ratio": _pct(busy, 0.99) / _pct(idle, 0.99), "target": "≤ 1.5×"})
+        rows.extend(_replay_rows(daemon))
+    finally:
+        stop_quietly(daemon)
+    return rows
+
+
+def _replay_rows(daemon: Any) -> list[dict[str, Any]]:
+    from slmactor.cli.demo import bundled_trajectories
+    from slmactor.cli.replay_driver import learning_replay
+    from slmactor.stores.trajectories import load_trajectories
+
+    trajectories, _ = load_trajectories(bundled_trajectories())
+    sub = daemon.project / "replay"
+    sub.mkdir()
+    with daemon.client(project=sub, timeout=30) as client:
+        start = time.perf_counter()
+        result = learning_replay(client, trajectories, "bench")
+        seconds = time.perf_counter() - start
+    t = result.tally
+    share = t.repeat_share
+    return [
+        {"name": f"learning replay of {t.trajectories} bundled trajectories", "value": seconds,
+         "unit": "s", "floor": None, "floor_name": "", "ratio": None, "target": "demo < 30 s"},
+        {"name": "repeat failures fixed from memory", "value": share if share is not None else -1,
+         "unit": f"share of {t.repeat_failures}", "floor": None, "floor_name": "", "ratio": None,
+         "target": "≥ 0.90"},
+        {"name": "wrong repairs", "value": t.wrong_repairs, "unit": "count", "floor": None,
+         "floor_name": "", "ratio": None, "target": "0"},
+    ]
