@@ -20,6 +20,7 @@ import errno
 import json
 import os
 import stat
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -74,6 +75,8 @@ class JsonDoc:
         self.read_only = read_only
         self.max_bytes = max_bytes
         self._now = now
+        # One owner, but possibly two threads (an actor and its flush worker): saves in order.
+        self._lock = threading.Lock()
         if not read_only:
             remove_stale_temps(self.path)
 
@@ -143,11 +146,12 @@ class JsonDoc:
         payload = encode_document(redact_obj(data) if self.redact else data)
         if len(payload) > self.max_bytes:
             raise RecordTooLarge(self.path, len(payload), self.max_bytes)
-        if is_regular(self.path) is False:
-            moved = quarantine(self.path, self.warnings, self._now(), "is not a regular file")
-            if moved is None and os.path.lexists(self.path):
-                raise StoreWriteError(self.path, "a non-file is in the way")
-        atomic_write_bytes(self.path, payload)
+        with self._lock:
+            if is_regular(self.path) is False:
+                moved = quarantine(self.path, self.warnings, self._now(), "is not a regular file")
+                if moved is None and os.path.lexists(self.path):
+                    raise StoreWriteError(self.path, "a non-file is in the way")
+            atomic_write_bytes(self.path, payload)
 
     def exists(self) -> bool:
         return os.path.lexists(self.path)

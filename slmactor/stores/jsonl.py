@@ -122,23 +122,36 @@ class JsonlLog:
         """Append one record; returns the byte offset its line starts at."""
         line = self.encode(record)
         with self._lock:
-            fd, before = self._ready()
+            for _attempt in range(2):
+                fd, before = self._ready()
+                self._write_line(fd, line, before)
+                # Checked again after the write: a store removed *during* it took the record
+                # into a dead inode, so it is written once more into the recreated file.
+                if self._still_linked(os.fstat(fd)):
+                    return before
+                self.warnings.warn(
+                    f"{self.path.name} was deleted or replaced during a write; wrote it again",
+                    self._now(),
+                )
+                self._drop_fd()
+            raise StoreWriteError(self.path, "the log kept disappearing during the write")
+
+    def _write_line(self, fd: int, line: bytes, before: int) -> None:
+        try:
+            written = os.write(fd, line)
+        except OSError as exc:
+            self._undo(fd, before)
+            raise StoreWriteError(self.path, "append failed", exc.errno) from exc
+        if written != len(line):
+            self._undo(fd, before)
+            raise StoreWriteError(self.path, f"short write ({written} of {len(line)} bytes)")
+        if self.fsync:
             try:
-                written = os.write(fd, line)
+                os.fdatasync(fd)
             except OSError as exc:
                 self._undo(fd, before)
-                raise StoreWriteError(self.path, "append failed", exc.errno) from exc
-            if written != len(line):
-                self._undo(fd, before)
-                raise StoreWriteError(self.path, f"short write ({written} of {len(line)} bytes)")
-            if self.fsync:
-                try:
-                    os.fdatasync(fd)
-                except OSError as exc:
-                    self._undo(fd, before)
-                    self._drop_fd()
-                    raise StoreWriteError(self.path, "fdatasync failed", exc.errno) from exc
-            return before
+                self._drop_fd()
+                raise StoreWriteError(self.path, "fdatasync failed", exc.errno) from exc
 
     def rewrite(self, records: Iterable[Mapping[str, Any]]) -> list[int]:
         """Replace the whole log by `records` atomically (so it can shrink); the new offsets."""
@@ -272,8 +285,12 @@ class JsonlLog:
 
     # ------------------------------------------------------------------ reading
 
-    def scan(self) -> Iterator[tuple[int, dict[str, Any]]]:
-        """Every readable record as (offset, record), in file order; never raises."""
+    def scan(self, start: int = 0) -> Iterator[tuple[int, dict[str, Any]]]:
+        """Every readable record as (offset, record), in file order; never raises.
+
+        `start` resumes at a byte offset (e.g. the size an index was built at); if it falls
+        inside a line, that line is skipped and reading begins at the next one.
+        """
         try:
             fd = os.open(self.path, READ_FLAGS)
         except FileNotFoundError:
@@ -288,7 +305,7 @@ class JsonlLog:
                 if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                     self.warnings.warn(f"{self.path.name} is not a regular file", self._now())
                     return
-                offset = 0
+                offset = self._seek_line_start(handle, max(start, 0))
                 while True:
                     raw = handle.readline(self.max_line_bytes + 1)
                     if not raw:
@@ -322,6 +339,20 @@ class JsonlLog:
             self.warnings.warn(
                 f"skipped {bad} corrupt record(s) in {self.path.name}", self._now()
             )
+
+    @classmethod
+    def _seek_line_start(cls, handle: Any, start: int) -> int:
+        """Position `handle` at the first line starting at or after `start`; that offset."""
+        if start == 0:
+            return 0
+        handle.seek(start - 1)
+        previous = handle.read(1)
+        if previous == b"\n":
+            return start
+        if previous == b"":
+            handle.seek(start)  # past the end: nothing left to read
+            return start
+        return start + cls._skip_rest_of_line(handle)
 
     @staticmethod
     def _skip_rest_of_line(handle: Any) -> int:

@@ -323,3 +323,61 @@ def test_unicode_and_separators_survive(tmp_path: Path) -> None:
     raw = (tmp_path / "log.jsonl").read_bytes()
     assert raw.count(b"\n") == 1
     assert json.loads(raw) == record
+
+
+def test_scan_resumes_from_an_offset(tmp_path: Path) -> None:
+    log, _ = make_log(tmp_path / "log.jsonl")
+    offsets = [log.append({"n": n}) for n in range(5)]
+    assert list(log.scan(start=offsets[3])) == [(offsets[3], {"n": 3}), (offsets[4], {"n": 4})]
+    # Inside a line: that line is skipped, reading starts at the next one.
+    assert list(log.scan(start=offsets[1] + 2)) == [
+        (offsets[2], {"n": 2}),
+        (offsets[3], {"n": 3}),
+        (offsets[4], {"n": 4}),
+    ]
+    assert list(log.scan(start=log.size())) == []
+    assert list(log.scan(start=log.size() + 100)) == []
+    assert log.corrupt_lines == 0
+
+
+def test_store_removed_during_the_write_gets_the_record_again(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = tmp_path / "store"
+    path = store / "log.jsonl"
+    log, warnings = make_log(path)
+    log.append({"n": 1})
+    real_write = os.write
+    removed: list[bool] = []
+
+    def write_then_remove(fd: int, data: bytes) -> int:
+        written = real_write(fd, data)
+        if not removed:
+            removed.append(True)
+            shutil.rmtree(store)  # lands between the write and the acknowledgement
+        return written
+
+    monkeypatch.setattr(os, "write", write_then_remove)
+    offset = log.append({"n": 2})
+    monkeypatch.setattr(os, "write", real_write)
+    assert offset == 0
+    assert path.read_bytes() == b'{"n":2}\n'
+    assert any("during a write" in text for text in warnings.texts())
+
+
+def test_write_burst_with_repeated_rm_rf_never_acknowledges_a_lost_record(tmp_path: Path) -> None:
+    """RELIABILITY T17: after every acknowledged append the record is in the file at the path,
+    unless a later deletion removed it; the log never raises anything but StoreWriteError."""
+    store = tmp_path / "proj" / ".slmcode" / "memory"
+    path = store / "episodes.jsonl"
+    log, _ = make_log(path)
+    since_last_delete: list[dict[str, Any]] = []
+    for n in range(300):
+        if n % 37 == 5:
+            shutil.rmtree(tmp_path / "proj", ignore_errors=True)
+            since_last_delete = []
+        record = {"n": n, "pad": "x" * (n % 50)}
+        offset = log.append(record)
+        since_last_delete.append(record)
+        assert log.read_at(offset) == record
+    assert log.records() == since_last_delete
