@@ -448,9 +448,14 @@ class LatencyObserve(Message):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryDistill(Message):
-    """Distil facts from recent episodes now (S-5); runs in the background."""
+    """Distil facts from recent episodes now (S-5); runs in the background.
+
+    `wait: true` replies only when the pass is done, with its counts (tests, CLI); the distiller
+    answers nothing else meanwhile, so harnesses leave it false.
+    """
 
     KIND: ClassVar[Kind] = Kind.MEMORY_DISTILL
+    wait: bool = False
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
