@@ -9,6 +9,7 @@ line (no fabricated zero), and every point has a `<title>` tooltip with the run 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from html import escape
 
@@ -48,11 +49,16 @@ def _y_max(key: str, values: Sequence[float | None]) -> float:
     if key != "llm_calls_per_task":
         return 1.0
     top = max((v for v in values if v is not None), default=0.0)
-    return max(1.0, top * 1.15)
+    # Whole-number ceiling divisible by 4, so the five grid lines fall on round values.
+    return float(max(4, math.ceil(top * 1.1 / 4) * 4))
 
 
 def _fmt(key: str, value: float) -> str:
     return f"{value:.2f}" if key == "llm_calls_per_task" else f"{value * 100:.1f}%"
+
+
+def _tick(key: str, value: float) -> str:
+    return f"{value:g}" if key == "llm_calls_per_task" else f"{value * 100:.0f}%"
 
 
 def chart_svg(key: str, title: str, color: str, runs: Sequence[Run]) -> str:
@@ -79,7 +85,7 @@ def chart_svg(key: str, title: str, color: str, runs: Sequence[Run]) -> str:
         parts.append(f'<line x1="{PAD_LEFT}" y1="{gy:.1f}" x2="{WIDTH - PAD_RIGHT}" '
                      f'y2="{gy:.1f}" stroke="#e5e7eb"/>')
         parts.append(f'<text x="{PAD_LEFT - 6}" y="{gy + 4:.1f}" text-anchor="end">'
-                     f"{escape(_fmt(key, top * frac))}</text>")
+                     f"{escape(_tick(key, top * frac))}</text>")
     if n == 0 or all(v is None for v in values):
         parts.append(f'<text x="{WIDTH / 2}" y="{HEIGHT / 2}" text-anchor="middle">'
                      "no data yet</text></svg>")
@@ -128,7 +134,8 @@ def compare_table(cmp: Comparison) -> str:
         delta = row.change or 0.0
         change = row.metric.format_change(0.0 if row.judgement == "same" else delta)
         css = {"better": "better", "worse": "worse"}.get(row.judgement, "")
-        mark = {"better": " ✅", "worse": " ⚠️"}.get(row.judgement, "")
+        # Text glyphs, not emoji: they render without an emoji font (headless, minimal hosts).
+        mark = {"better": " ✓", "worse": " ⚠"}.get(row.judgement, "")
         rows.append(
             f"<tr><td>{escape(row.metric.name)}</td>"
             f"<td>{escape(row.metric.format(row.baseline))}</td>"
