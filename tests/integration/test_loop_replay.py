@@ -1,0 +1,121 @@
+"""Learning replay through the real daemon: what one trajectory teaches, the next one uses."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from slmactor.protocol.messages import MetricsCompare
+from slmactor.testing import DaemonProcess
+
+MODEL = "qwen2.5-coder:7b-instruct-q4_K_M"
+
+
+def _ws_step(path: str, old: str, new: str) -> list[dict[str, Any]]:
+    """An OpenHands-style edit whose old_str carried trailing spaces (fix: trim them)."""
+    bad = {"command": "str_replace", "path": path,
+           "old_str": "\n".join(line + "  " for line in old.split("\n")), "new_str": new}
+    fixed = {"command": "str_replace", "path": path, "old_str": old, "new_str": new}
+    error = (f"ERROR:\nNo replacement was performed, old_str `{bad['old_str']}` did not appear "
+             f"verbatim in {path}.")
+    return [
+        {"tool": "str_replace_editor", "args": bad, "ok": False, "error": error,
+         "fixed_args": fixed, "edit_attempt": True},
+        {"tool": "str_replace_editor", "args": fixed, "ok": True, "edit_attempt": True},
+    ]
+
+
+def _trajectories() -> list[dict[str, Any]]:
+    missing = {"tool": "ws_shell", "args": {"command": "python -m app"}, "ok": False,
+               "error": "ModuleNotFoundError: No module named 'yaml'"}
+    test_fail = {"tool": "ws_shell", "args": {"command": "pytest -q"}, "ok": False,
+                 "error": "FAILED tests/test_a.py::test_total - assert 3 == 4",
+                 "fixed_args": {"command": "pytest -q"}}
+    base = {"language": "python", "model": MODEL, "edit_format": "search_replace"}
+    return [
+        {**base, "id": "t1", "query": "add total", "task_passed": False, "steps": [
+            {"kind": "assistant", "tokens_in": 1000, "tokens_out": 100},
+            *_ws_step("/workspace/app/a.py", "def total(xs):\n    return 0",
+                      "def total(xs):\n    return sum(xs)"),
+            missing]},
+        {**base, "id": "t2", "query": "add mean", "task_passed": True, "steps": [
+            {"kind": "assistant", "tokens_in": 1000, "tokens_out": 100},
+            *_ws_step("/workspace/app/b.py", "def mean(xs):\n    return 0",
+                      "def mean(xs):\n    return sum(xs) / len(xs)"),
+            test_fail]},
+        {**base, "id": "t3", "query": "add max", "task_passed": True, "steps": [
+            {"kind": "assistant", "tokens_in": 1000, "tokens_out": 100},
+            *_ws_step("/workspace/app/c.py", "def top(xs):\n    return 0",
+                      "def top(xs):\n    return max(xs)"),
+            test_fail]},
+    ]
+
+
+def _write(directory: Path) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    for traj in _trajectories():
+        (directory / f"{traj['id']}.json").write_text(json.dumps(traj))
+    return directory
+
+
+def _replay(daemon: DaemonProcess, directory: Path, label: str) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+         "--project", str(daemon.project), "--no-autostart", "--json", "metrics", "replay",
+         str(directory), "--learn", "--label", label],
+        check=False, env=daemon.env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def test_a_fix_learned_in_one_trajectory_repairs_the_next(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    directory = _write(tmp_path / "trajs")
+    first = _replay(daemon, directory, "pass-1")
+    assert first["trajectories"] == 3 and first["failures"] == 6
+    assert first["wrong_repairs"] == 0
+    assert first["unresolved"] == 1  # the missing module has no known fix
+    by_run = {r["trajectory"]: r for r in first["runs"]}
+    # t1 teaches the whitespace fix (whatever the shipped rules did); t2 and t3 use it.
+    assert by_run["t2"]["memory"] == 1 and by_run["t3"]["memory"] == 1
+    # The test failure was fixed by reasoning, not by a transform: it always costs a round trip.
+    assert by_run["t2"]["llm"] >= 1 and by_run["t3"]["llm"] >= 1
+    assert first["repeat_failures"] == 2 and first["repeat_share_from_memory"] == 1.0
+
+    second = _replay(daemon, directory, "pass-2")
+    assert second["fixed_from_memory"] == 3 and second["wrong_repairs"] == 0
+    assert second["fixed_by_model"] == 2 and second["unresolved"] == 1
+
+    with daemon.client(timeout=30) as client:
+        cmp = client.ask(MetricsCompare(baseline_label="pass-1", current_label="pass-2"))
+    assert cmp["verdict"] == "improved", cmp["text"]
+    rows = {row["metric"]: row for row in cmp["rows"]}
+    assert rows["task_pass_rate"]["judgement"] == "same"  # repairs save cost, not correctness
+    assert rows["llm_calls_per_task"]["judgement"] == "better"
+
+
+def test_offline_ab_learns_nothing(daemon: DaemonProcess, tmp_path: Path) -> None:
+    directory = _write(tmp_path / "trajs")
+    done = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+         "--project", str(daemon.project), "--no-autostart", "--json", "metrics", "replay",
+         str(directory)],
+        check=False, env=daemon.env, capture_output=True, text=True, timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert result["baseline"]["runs"] == 3 and result["current"]["runs"] == 3
+    assert not (daemon.project / ".slmcode" / "metrics" / "runs.jsonl").exists()
+    missing = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+         "--project", str(daemon.project), "--no-autostart", "metrics", "replay",
+         str(tmp_path / "nope")],
+        check=False, env=daemon.env, capture_output=True, text=True, timeout=60,
+    )
+    assert missing.returncode == 2 and "not found" in missing.stderr
