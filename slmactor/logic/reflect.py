@@ -118,6 +118,9 @@ class Candidate:
             "repair": dict(self.repair),
             "evidence": self.evidence,
             "scope": self.scope,
+            # Every candidate comes from a failure its repair actually resolved: the rule's
+            # first success, so one sighting is enough to apply it next time (S-10.7).
+            "proven": True,
         }
 
 
