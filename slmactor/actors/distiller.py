@@ -30,13 +30,14 @@ import anyio
 from slmactor.logic import distill as distill_logic
 from slmactor.logic import memory_block as block_logic
 from slmactor.logic.lessons import Lesson, recent_adaptive_memory_for, record_facts
-from slmactor.logic.models import model_family
+from slmactor.logic.models import model_family, normalize_language
 from slmactor.logic.procedures import ProcedureKey, fold_family
 from slmactor.logic.text import count_tokens_chars
 from slmactor.logic.timefmt import to_rfc3339
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
     EpisodeForget,
+    EpisodeGet,
     EpisodePrune,
     EpisodeRecent,
     FactList,
@@ -87,6 +88,8 @@ class _Project:
     lessons: LessonStore
     distilling: bool = False
     again: bool = False
+    idle: anyio.Event = field(default_factory=anyio.Event)
+    last: dict[str, int] = field(default_factory=dict)
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
@@ -186,6 +189,7 @@ class DistillerActor(Actor):
         budget = msg.budget or self.ctx.settings.memory_tokens
         builder = block_logic.BlockBuilder(msg.role, budget)
         root = str(project.root)
+        language = normalize_language(msg.language)  # episodes store `go`, a harness may say golang
         working = ""
         if msg.run_id.strip() and builder.allowance("working") > 0:
             reply = await self._quiet_ask(
@@ -205,7 +209,7 @@ class DistillerActor(Actor):
                     query=msg.query,
                     files=list(msg.files),
                     tags=list(msg.tags),
-                    language=msg.language,
+                    language=language,
                     model=msg.model,
                     n=block_logic.MAX_EPISODES,
                 )
@@ -216,9 +220,7 @@ class DistillerActor(Actor):
         builder.add("episodic", episodic)
         family = model_family(msg.model) if msg.model.strip() else ""
         allowance = builder.allowance("procedural")
-        procedural = (
-            self.procedures.book.render(family, msg.language, allowance) if allowance else ""
-        )
+        procedural = self.procedures.book.render(family, language, allowance) if allowance else ""
         builder.add("procedural", procedural)
         text = builder.render()
         self.ctx.stats.extra["blocks"] += 1
@@ -335,24 +337,27 @@ class DistillerActor(Actor):
     @handles(MemoryDistill)
     async def distill(self, msg: MemoryDistill) -> dict[str, Any]:
         project = self._project(msg)
-        if project.distilling:
-            project.again = True
-            return {"started": False, "queued": True}
-        project.distilling = True
-        self.spawn(lambda: self._distill_job(project), "distill")
-        return {"started": True, "queued": False}
+        started = not project.distilling
+        if started:
+            project.distilling = True
+            project.idle = anyio.Event()
+            self.spawn(lambda: self._distill_job(project), "distill")
+        else:
+            project.again = True  # coalesced: one more pass after the running one
+        if not msg.wait:
+            return {"started": started, "queued": not started}
+        await project.idle.wait()
+        return {"started": started, "queued": not started, **project.last}
 
     async def _distill_job(self, project: _Project) -> None:
         try:
             while True:
                 project.again = False
-                reply = await self.ask(
-                    EpisodeRecent(project=str(project.root), n=distill_logic.WINDOW)
-                )
-                episodes = block_logic.episodes_of(reply)
+                episodes = await self._recent_episodes(project.root)
                 observations = await self.run_sync(distill_logic.distill, episodes)
                 project.facts.sync()
                 recorded = project.facts.book.observe_all(observations, self.now())
+                project.last = {"episodes": len(episodes), "facts": recorded}
                 self.ctx.stats.extra["distills"] += 1
                 self.ctx.stats.extra["distill_facts"] += recorded
                 if recorded:
@@ -361,6 +366,29 @@ class DistillerActor(Actor):
                     return
         finally:
             project.distilling = False
+            project.idle.set()
+
+    async def _recent_episodes(self, root: Path) -> list[dict[str, Any]]:
+        """The newest 120 whole episodes, newest first.
+
+        `episode.recent` answers index entries (no commands, failure details or edit counts),
+        so each is hydrated with `episode.get` — one at a time, so a recall asked meanwhile
+        waits behind one lookup at most.
+        """
+        project = str(root)
+        reply = await self.ask(EpisodeRecent(project=project, n=distill_logic.WINDOW))
+        episodes: list[dict[str, Any]] = []
+        for entry in block_logic.episodes_of(reply):
+            episode_id = entry.get("id")
+            if not isinstance(episode_id, str) or not episode_id:
+                continue
+            try:
+                full = await self.ask(EpisodeGet(project=project, episode_id=episode_id))
+            except RequestError:
+                continue  # pruned or forgotten meanwhile
+            if isinstance(full, dict):
+                episodes.append(full)
+        return episodes
 
     @handles(MemoryPrune)
     async def prune(self, msg: MemoryPrune) -> dict[str, Any]:

@@ -140,7 +140,8 @@ def episodes_of(reply: object) -> list[Mapping[str, Any]]:
     """The episode records in a recall or `episode.recent` reply, best or newest first.
 
     Accepts a bare list or a map holding `hits`/`episodes`; a hit may wrap its episode
-    (`{"episode": {...}, "score": …}`) or be the episode itself.
+    (`{"episode": {...}, "score": …}`), or only its index entry (`{"entry": {...}}`, which has
+    `files` instead of `files_changed` and no failure details), or be the episode itself.
     """
     items: object = reply
     if isinstance(reply, Mapping):
@@ -150,7 +151,7 @@ def episodes_of(reply: object) -> list[Mapping[str, Any]]:
     out: list[Mapping[str, Any]] = []
     for item in items:
         if isinstance(item, Mapping):
-            inner = item.get("episode")
+            inner = item.get("episode", item.get("entry"))
             out.append(inner if isinstance(inner, Mapping) else item)
     return out
 

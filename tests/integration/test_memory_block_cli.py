@@ -1,0 +1,215 @@
+"""Distillation from real episodes and the `memory` CLI against a real daemon (issue 5)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from typing import Any
+
+from slmactor.logic.text import count_tokens_chars
+from slmactor.protocol.messages import (
+    EpisodeAppend,
+    FactList,
+    LessonAdd,
+    MemoryBlock,
+    MemoryDistill,
+    ProcedureObserve,
+    RunStart,
+    WorkingRender,
+)
+from slmactor.stores.layout import ProjectLayout
+from slmactor.testing import DaemonProcess
+
+MODEL = "qwen2.5-coder:7b-instruct-q4_K_M"
+
+
+def episode(i: int, **extra: Any) -> dict[str, Any]:
+    return {
+        "at": f"2026-09-0{i + 1}T10:00:00Z",
+        "query": f"fix the graph walker bug number {i}",
+        "files_changed": ["pkg/graph/walk.go", f"pkg/loop/runner{i}.go"],
+        "commands": [
+            {"cmd": "go test ./...", "ok": True},
+            {"cmd": "$ go vet -all", "ok": i % 2 == 0},
+        ],
+        "failures": [
+            {
+                "fingerprint": "fp_edit",
+                "message": "old_str not found in walk.go",
+                "resolution": "re-read the file first",
+                "resolved_by": "rule:r1",
+            }
+        ],
+        "edit_format": "diff",
+        "edits_attempted": 4,
+        "edits_applied": 3,
+        "language": "go",
+        "model": MODEL,
+        "success": True,
+        **extra,
+    }
+
+
+def seed_runs(client: Any) -> None:
+    for i in range(4):
+        client.ask(EpisodeAppend(episode=episode(i)))
+    for _ in range(3):
+        client.ask(
+            ProcedureObserve(
+                topic="edit_format", option="diff", model=MODEL, language="go", ok=True
+            )
+        )
+
+
+def cli(daemon: DaemonProcess, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "slmactor",
+            "--runtime-dir",
+            str(daemon.runtime_dir),
+            "--project",
+            str(daemon.project),
+            "--no-autostart",
+            *args,
+        ],
+        check=False,
+        env=daemon.env,
+        capture_output=True,
+        text=True,
+        input=stdin,
+        timeout=60,
+    )
+
+
+def test_distill_from_episodes_feeds_the_block(daemon: DaemonProcess) -> None:
+    with daemon.client() as client:
+        seed_runs(client)
+        done = client.ask(MemoryDistill(wait=True))
+        assert done["started"] and done["episodes"] == 4 and done["facts"] >= 6
+        facts = {(f["kind"], f["subject"]): f["text"] for f in client.ask(FactList())["facts"]}
+        assert (
+            facts[("command", "go test ./...")] == "`go test ./...` works here (4/4 runs succeeded)"
+        )
+        assert facts[("command", "go vet")] == "`go vet` works here (2/4 runs succeeded)"
+        assert facts[("gotcha", "fp_edit")].startswith(
+            "old_str not found in walk.go — fix: re-read"
+        )
+        assert (
+            facts[("layout", "hot-directories")]
+            == "Most work happens in: `pkg/graph` (4), `pkg/loop` (4)"
+        )
+        assert (
+            facts[("file", "pkg/graph/walk.go")] == "`pkg/graph/walk.go` changed in 4 recent runs"
+        )
+        assert facts[("convention", "edit-format:diff")] == (
+            "Edit format `diff` applies 75% of the time here (12/16 hunks)"
+        )
+        assert (
+            facts[("dependency", "primary-language")] == "Primary language is go (4/4 recent runs)"
+        )
+        # distilling again is support, not contradiction (numeric drift)
+        client.ask(MemoryDistill(wait=True))
+        again = {f["subject"]: f for f in client.ask(FactList(kind="command"))["facts"]}
+        assert again["go test ./..."]["support"] == 2 and again["go test ./..."]["contradict"] == 0
+
+        client.ask(RunStart(run_id="r9", task="fix the graph walker again", role="worker"))
+        client.ask(WorkingRender(run_id="r9"))
+        reply = client.ask(
+            MemoryBlock(
+                role="worker",
+                budget=600,
+                query="graph walker bug",
+                files=["pkg/graph/walk.go"],
+                run_id="r9",
+                model=MODEL,
+                language="golang",
+            )
+        )
+        text = reply["text"]
+        assert count_tokens_chars(text) <= 600
+        headings = [line for line in text.splitlines() if line.startswith("## ")]
+        assert headings == [
+            "## Working memory (this run)",
+            "## What we know about this project",
+            "## Similar work done before",
+            "## What works for this model",
+        ]
+        assert "  - hit: old_str not found in walk.go → fixed by re-read the file first" in text
+        small = client.ask(
+            MemoryBlock(role="worker", budget=120, query="graph walker bug", model=MODEL)
+        )
+        assert 0 < small["tokens"] <= 120
+
+
+def test_memory_cli(daemon: DaemonProcess) -> None:
+    with daemon.client() as client:
+        seed_runs(client)
+        client.ask(MemoryDistill(wait=True))
+        client.ask(
+            LessonAdd(
+                lessons=[
+                    {"task_id": "T3", "kind": "failure", "text": "Flaky fixture in conftest.py"}
+                ]
+            )
+        )
+    show = cli(
+        daemon,
+        "memory",
+        "show",
+        "--role",
+        "worker",
+        "--budget",
+        "400",
+        "--query",
+        "graph walker",
+        "--model",
+        MODEL,
+        "--language",
+        "go",
+    )
+    assert show.returncode == 0, show.stderr
+    lines = show.stdout.splitlines()
+    headings = [line for line in lines if line.startswith("## ")]
+    assert headings == [
+        "## What we know about this project",
+        "## Similar work done before",
+        "## What works for this model",
+    ]
+    assert count_tokens_chars(show.stdout.rstrip("\n") + "\n") <= 400
+    as_json = json.loads(cli(daemon, "--json", "memory", "show", "--role", "planner").stdout)
+    assert as_json["role"] == "planner" and as_json["budget"] == 1200 and as_json["text"]
+
+    # pin a fact by hand while the daemon runs: it is picked up and marked
+    path = ProjectLayout(daemon.project).facts
+    doc = json.loads(path.read_text())
+    for fact in doc["facts"]:
+        if fact["subject"] == "primary-language":
+            fact["pinned"] = True
+    path.write_text(json.dumps(doc))
+    facts = cli(daemon, "memory", "facts")
+    assert facts.returncode == 0
+    assert facts.stdout.splitlines()[0].startswith("★ dependency")
+    commands = cli(daemon, "memory", "facts", "--kind", "command").stdout.splitlines()
+    assert len(commands) == 2 and all(" command " in line for line in commands)
+    lessons = cli(daemon, "memory", "lessons", "--query", "flaky fixture")
+    assert lessons.stdout.splitlines()[0] == "- project memory: ⚠ Flaky fixture in conftest.py"
+
+    bad = cli(daemon, "memory", "forget", "everything")
+    assert bad.returncode == 2 and "memory forget: invalid scope" in bad.stderr
+    needs_yes = cli(daemon, "--json", "memory", "forget", "all")
+    assert needs_yes.returncode == 2 and json.loads(needs_yes.stdout)["ok"] is False
+    unconfirmed = cli(daemon, "memory", "forget", "procedural", stdin="y\n")  # not a tty: refused
+    assert unconfirmed.returncode == 2
+    forgot = cli(daemon, "--json", "memory", "forget", "all", "--yes")
+    assert forgot.returncode == 0, forgot.stdout + forgot.stderr
+    assert json.loads(forgot.stdout)["forgotten"] == [
+        "episodic",
+        "semantic",
+        "mirrors",
+        "procedural",
+    ]
+    empty = cli(daemon, "memory", "show", "--role", "worker", "--query", "graph walker")
+    assert empty.stdout.strip() == "(nothing remembered yet — finish a run with your harness first)"
