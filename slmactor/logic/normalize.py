@@ -78,12 +78,12 @@ _SUBS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]}]+"), "<url>", "://"),
     # Ids: UUIDs, prefixed request/org/key ids, long mixed alphanumeric tokens.
     (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<id>", "-"),
+    (re.compile(r"\b0x[0-9a-f]+\b"), "<addr>", "0x"),
+    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<addr>", "."),
+    (re.compile(r"\b(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,}\b"), "<hash>", ""),
     (re.compile(r"\b(?:req|request|msg|chatcmpl|run|call|toolu|org|sk|sess|trace|span|resp|"
                 r"user|proj|ws|key)[_-][a-z0-9_*-]*[0-9*][a-z0-9_*-]*"), "<id>", ""),
     (re.compile(r"\b(?=(?:[a-z]*\d){2})(?=\d*[a-z])[a-z0-9]{12,}\b"), "<id>", ""),
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<addr>", "."),
-    (re.compile(r"\b0x[0-9a-f]+\b"), "<addr>", "0x"),
-    (re.compile(r"\b(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,}\b"), "<hash>", ""),
     # Paths: Windows, POSIX (anything with a slash), then bare file names with a known extension.
     (re.compile(r"(?<![\w<])(?:[a-z]:\\|\\\\)[^\s:*?\"'<>|,;()\[\]]*"), "<path>", "\\"),
     (re.compile(r"(?<![\w<>/])(?:~|\.{1,2}|[\w.@+~-]+)?(?:/[\w.@+~-]+)+/?"), "<path>", "/"),
