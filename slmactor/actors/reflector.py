@@ -104,7 +104,8 @@ class ReflectorActor(Actor):
         key = (root, report.run_id)
         if report.run_id and key in self._finished:
             return {**self._finished[key], "duplicate": True}
-        reflection = reflect(report, self.now())
+        # Fingerprinting up to 500 failures is CPU work: off the actor's loop.
+        reflection = await self.run_sync(reflect, report, self.now())
         document = cap_document(enrich(reflection.markdown, msg.summary))
         store = self.stores.get(root)
         added = await self.run_sync(self._persist, root, store, reflection, document)
