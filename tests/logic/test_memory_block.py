@@ -10,6 +10,8 @@ from slmactor.logic.memory_block import (
     DEFAULT_SHARES,
     SECTIONS,
     BlockBuilder,
+    episodes_of,
+    episodic_section,
     memory_block,
     shares_for,
 )
@@ -101,3 +103,54 @@ def test_block_never_exceeds_the_budget(role: str, budget: int, sizes: list[int]
     assert count_tokens_chars(block) <= budget
     if block:
         assert block.endswith("\n")
+
+
+# --- the episodic section (S-7.5) ------------------------------------------------------------
+
+EPISODE = {
+    "query": "Fix the graph walker\nsecond line",
+    "success": True,
+    "files_changed": ["a.go", "b.go", "c.go", "d.go", "e.go"],
+    "failures": [
+        {
+            "message": "old_str not found",
+            "resolution": "re-read the file",
+            "resolved_by": "rule:r1",
+        },
+        {"message": "still open", "resolved_by": ""},
+        {"message": "flaky", "resolved_by": "retry"},
+    ],
+}
+
+
+def test_episodic_section_format() -> None:
+    failed = {"query": "port the parser", "success": False, "files": ["p.py"]}
+    text = episodic_section([EPISODE, failed, {"query": " "}], 500)
+    assert text.splitlines() == [
+        "## Similar work done before",
+        "- ✓ Fix the graph walker → touched `a.go`, `b.go`, `c.go`, `d.go`",
+        "  - hit: old_str not found → fixed by re-read the file",
+        "  - hit: flaky → fixed by retry",
+        "- ✗ port the parser → touched `p.py`",
+    ]
+    assert episodic_section([], 500) == ""
+
+
+def test_episodic_section_drops_whole_episodes_to_fit() -> None:
+    episodes = [{**EPISODE, "query": f"task {i}"} for i in range(5)]
+    full = episodic_section(episodes, 1000)
+    assert full.count("\n- ") == 3  # at most three episodes
+    one = episodic_section(episodes, count_tokens_chars(full) // 2)
+    assert one.count("\n- ") == 1 and one.endswith("fixed by retry\n")
+    assert episodic_section(episodes, 5) == ""
+
+
+def test_episodes_of_accepts_recall_and_recent_replies() -> None:
+    ep = {"query": "q"}
+    assert episodes_of({"hits": [{"episode": ep, "score": 1.0}, {"entry": {"query": "e"}}]}) == [
+        ep,
+        {"query": "e"},
+    ]
+    assert episodes_of({"episodes": [ep, 3]}) == [ep]
+    assert episodes_of([ep]) == [ep]
+    assert episodes_of(None) == [] and episodes_of({"hits": "x"}) == []
