@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 from slmactor.protocol.messages import MetricsCompare, MetricsRecord, MetricsShow
 from slmactor.testing import DaemonProcess
@@ -67,3 +70,24 @@ def test_cli_show_compare_and_html_report(daemon: DaemonProcess, tmp_path: Path)
     assert json.loads(made.stdout)["runs"] == 4
     html = page.read_text()
     assert html.count("<svg") == 4 and "<script" not in html and "Latest comparison" in html
+
+
+@pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
+def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
+    from slmactor.logic.metrics import Run, compare
+    from slmactor.logic.report_html import render_html
+
+    runs = [Run.from_dict(_run(i, "a" if i < 3 else "b", i % 2, 5 - i, min(i, 2)))
+            for i in range(6)]
+    page = tmp_path / "report.html"
+    page.write_text(render_html(runs, compare(runs[:3], runs[3:]), project="p",
+                                generated_at=1_767_225_600))
+    shot = tmp_path / "shot.png"
+    done = subprocess.run(
+        ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1800",
+         "--enable-logging=stderr", "--v=0", f"--screenshot={shot}", page.as_uri()],
+        check=False, capture_output=True, text=True, timeout=90,
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert shot.stat().st_size > 10_000
+    assert "Uncaught" not in done.stderr and "CONSOLE" not in done.stderr
