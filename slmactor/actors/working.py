@@ -17,7 +17,9 @@ dropped and counted in `status` (`events_invalid`, next to `events_received` and
 Read-your-writes across the two sockets: every tell carries (client, seq); the actor remembers
 the highest seq applied per client, and an ask that names (client, seq) waits — at most
 `WAIT_APPLIED_SECONDS` — until that tell was applied. The answer says whether it was
-(`caught_up`), so a client whose tell was dropped gets a prompt answer, not a hang.
+(`caught_up`), so a client whose tell was dropped gets a prompt answer, not a hang. The wait is
+short on purpose: the mailbox handles one ask at a time, so a client that queued a large backlog
+of tells must not hold up everyone else's asks; it gets `caught_up: false` and may ask again.
 
 `WORKING.md` is written off the hot path: on `working.mirror`, for runs evicted from or expiring
 out of the table (by the housekeeping timer), and for the latest run of each project at shutdown.
@@ -58,7 +60,7 @@ from slmactor.stores.layout import ProjectLayout
 from slmactor.stores.markdown import write_markdown
 
 #: Longest an ask waits for its own client's tells to be applied.
-WAIT_APPLIED_SECONDS = 0.5
+WAIT_APPLIED_SECONDS = 0.05
 #: Clients whose last applied seq is remembered (oldest forgotten first).
 MAX_CLIENTS = 4096
 #: How often idle runs are expired and pending mirrors written.

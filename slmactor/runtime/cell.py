@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import zmq
 import zmq.asyncio
 
@@ -21,7 +22,11 @@ from .stats import ActorState
 
 #: Messages taken from a socket per wake-up before yielding to the event loop.
 MAILBOX_BATCH = 64
-EVENTS_BATCH = 1024
+EVENTS_BATCH = 256
+#: Event-loop turns the events loop gives away after each batch. Under a flood the next recv
+#: completes at once and never yields, and an ask needs three turns (front door → mailbox →
+#: reply sink), so one yield per batch would make every ask wait for three whole batches.
+YIELDS_PER_BATCH = 3
 
 
 def describe(exc: BaseException) -> str:
@@ -122,6 +127,8 @@ class ActorCell:
                 pass
             actor.on_events(batch)  # a raise here crashes the actor (events are tells)
             stats.processed += len(batch)
+            for _ in range(YIELDS_PER_BATCH):  # let asks through between batches
+                await anyio.lowlevel.checkpoint()
 
     async def _reply_loop(self, actor: Actor) -> None:
         sink = self.ctx.router.reply_sinks[self.name]

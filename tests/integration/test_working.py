@@ -1,0 +1,203 @@
+"""Working memory through the real daemon, real sockets and the real client (issue 3).
+
+The flood test is the acceptance test of the hot path: a separate harness process sends 100k
+`record_tool` tells as fast as it can while this process asks `working.render` every 10 ms.
+Nothing may be lost below the high-water mark (whatever the client had to drop is counted by
+the client, reported to the daemon and shown by `status`), every render must be answered, and
+the final counters must equal what was sent.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import zmq
+
+from slmactor.protocol import PROTOCOL_VERSION
+from slmactor.protocol.messages import (
+    Decide,
+    Fail,
+    Focus,
+    Resolve,
+    RunStart,
+    Summarize,
+    WorkingMirror,
+    WorkingRender,
+    WorkingSnapshot,
+)
+from slmactor.testing import DaemonProcess
+
+FLOOD = 100_000
+
+_SENDER = textwrap.dedent(
+    """
+    import json, sys, time
+    from slmactor.client import Client
+    from slmactor.protocol.messages import Summarize, WorkingRender
+    runtime, project, run, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+    tools = ("Read", "Edit", "Bash", "Grep", "ws_read", "str_replace_editor")
+    with Client(runtime, project=project, tell_hwm=100_000) as c:
+        failed = 0
+        for i in range(n):
+            ok = i % 10 != 0
+            failed += not ok
+            c.record_tool(run, tools[i % 6], path=f"src/m{i % 50}.py", args=f"--line {i}",
+                          ok=ok, error="" if ok else f"E{i % 7}: boom\\nmore")
+        deadline = time.monotonic() + 10
+        # Make sure the drop count (if any) reaches the daemon: any later tell carries it.
+        while c._teller._unreported and time.monotonic() < deadline:
+            time.sleep(0.01)
+            c.tell(Summarize(run_id=run, text="flush"))  # carries the drop report; no counter moves
+        # The harness reads its own writes before it exits: the client closes with LINGER=0, so
+        # tells still queued in this process at exit would be discarded.
+        # A backlog larger than the daemon's short wait answers caught_up=false: ask again.
+        deadline = time.monotonic() + 30
+        caught_up = False
+        while not caught_up and time.monotonic() < deadline:
+            caught_up = c.ask(WorkingRender(run_id=run, client=c.client_id, seq=c.last_seq))["caught_up"]
+        print(json.dumps({"client": c.client_id, "seq": c.last_seq, "dropped": c.dropped,
+                          "failed": failed, "sent": n, "caught_up": caught_up}))
+    """
+)
+
+
+def _counters(client: Any, run: str) -> dict[str, int]:
+    reply = client.ask(WorkingSnapshot(run_id=run))
+    return reply["snapshot"]["counters"] if reply["live"] else {"calls": 0, "errors": 0, "redundant": 0}
+
+
+def test_flood_while_rendering_loses_nothing_and_renders_answer(daemon: DaemonProcess) -> None:
+    sender = subprocess.Popen(
+        [sys.executable, "-c", _SENDER, str(daemon.runtime_dir), str(daemon.project), "flood", str(FLOOD)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=daemon.env,
+    )
+    latencies: list[float] = []
+    with daemon.client(timeout=5.0, retries=1) as client:
+        while sender.poll() is None:
+            started = time.perf_counter()
+            reply = client.ask(WorkingRender(run_id="flood"))
+            latencies.append(time.perf_counter() - started)
+            assert reply["tokens"] <= 700
+            time.sleep(0.01)
+        out, err = sender.communicate(timeout=60)
+        assert sender.returncode == 0, err.decode()
+        report = json.loads(out)
+        expected_calls = FLOOD - report["dropped"]
+        assert report["caught_up"] is True
+        counters = _counters(client, "flood")
+        status = client.status()
+    assert counters["calls"] == expected_calls
+    if report["dropped"] == 0:
+        assert counters["errors"] == report["failed"]
+    working = next(a for a in status["actors"] if a["name"] == "working")
+    assert working["extra"]["client_dropped"] == report["dropped"]
+    assert working["extra"]["events_invalid"] == 0
+    assert working["restarts"] == 0 and working["state"] == "running"
+    assert latencies, "no render was asked during the flood"
+    # Every render was answered (a timeout would have raised). The ask p99 target is 5 ms on an
+    # idle machine; this box is shared by several test runs, so only a stall is a failure here —
+    # the benchmark (bench/bench_working.py) measures the figure itself.
+    ms = sorted(x * 1000 for x in latencies)
+    assert ms[-1] < 250, f"render stalled: max {ms[-1]:.0f} ms, median {statistics.median(ms):.1f} ms"
+
+
+def test_read_your_writes_across_the_two_sockets(daemon: DaemonProcess) -> None:
+    with daemon.client() as client:
+        assert client.ask(RunStart(run_id="rw", task="Fix the parser\ndetails", role="worker"))["run_id"] == "rw"
+        client.tell(Focus(run_id="rw", paths=["parser.py"]))
+        for i in range(500):
+            client.record_tool("rw", "Read", path=f"f{i % 20}.py")
+        client.record_tool("rw", "Bash", command="pytest -q", ok=False, error="1 failed\nlong tail")
+        client.tell(Fail(run_id="rw", key="fp1", tool="Edit", path="parser.py", message="old_string not found"))
+        client.tell(Resolve(run_id="rw", key="fp1", resolution="re-read the file", resolved_by="rule:r1"))
+        client.tell(Decide(run_id="rw", text="keep the tokenizer"))
+        client.tell(Summarize(run_id="rw", text="read 20 files, one test fails"))
+        reply = client.ask(WorkingRender(run_id="rw", client=client.client_id, seq=client.last_seq))
+    assert reply["caught_up"] is True
+    assert reply["counters"] == {"calls": 501, "errors": 1, "redundant": 480}
+    text = reply["text"]
+    order = [
+        "## Working memory (this run)", "Current task: Fix the parser", "Role: worker",
+        "Focus files: parser.py", "So far: read 20 files", "Files read:", "Commands run + exit status:",
+        "- `pytest -q` → failed", "Failed tool calls:", "- bash: 1 failed", "Decisions:",
+        "Already fixed this run (do not redo):", "- old_string not found → fixed by re-read the file",
+    ]
+    positions = [text.index(part) for part in order]
+    assert positions == sorted(positions)
+
+
+def test_bad_events_on_the_socket_are_counted_and_the_actor_keeps_going(daemon: DaemonProcess) -> None:
+    zctx: zmq.Context[Any] = zmq.Context()
+    push = zctx.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 1000)
+    push.connect(f"ipc://{daemon.runtime_dir / 'events.sock'}")
+    good = {"v": PROTOCOL_VERSION, "project": str(daemon.project), "run_id": "bad", "tool": "Read"}
+    bad_frames = [
+        [b"record_tool", b"\xc1\xc1"],
+        [b"record_tool", msgpack.packb({**good, "path": 42})],
+        [b"record_tool", msgpack.packb({**good, "tool": ""})],
+        [b"record_tool", msgpack.packb({**good, "run_id": None})],
+        [b"record_tool", msgpack.packb({**good, "args": "x" * 20_000})],
+        [b"record_tool", msgpack.packb({**good, "v": 0})],
+        [b"focus", msgpack.packb({**good, "paths": [1, 2]})],
+        [b"record_tool"],
+        [b"record_tool", b"", b"extra"],
+    ]
+    try:
+        push.send_multipart([b"record_tool", msgpack.packb({**good, "path": "first.py", "client": "raw", "seq": 1})])
+        for frames in bad_frames:
+            push.send_multipart(frames)
+        push.send_multipart([b"record_tool", msgpack.packb({**good, "path": "last.py", "client": "raw", "seq": 2})])
+    finally:
+        push.close()
+        zctx.term()
+    with daemon.client() as client:
+        snap = client.ask(WorkingSnapshot(run_id="bad", client="raw", seq=2))
+        status = client.status()
+    assert snap["caught_up"] is True
+    assert [e["path"] for e in snap["snapshot"]["events"]] == ["first.py", "last.py"]
+    working = next(a for a in status["actors"] if a["name"] == "working")
+    assert working["extra"]["events_invalid"] == len(bad_frames)
+    assert working["state"] == "running" and working["restarts"] == 0
+    assert any("dropped bad event #1" in w["text"] for w in status.get("warnings", []))
+
+
+def test_mirror_and_cli(daemon: DaemonProcess) -> None:
+    with daemon.client() as client:
+        client.ask(RunStart(run_id="cli", task="Add retries", role="worker"))
+        client.record_tool("cli", "Edit", path="client.py")
+        client.record_tool("cli", "Bash", command="export API_KEY=sk-live-abcdefghijklmnop1234567890 && make")
+        reply = client.ask(WorkingMirror(run_id="cli"))
+        assert reply["written"] is True
+    mirror = Path(reply["path"])
+    assert mirror == daemon.project / ".slmcode" / "memory" / "WORKING.md"
+    text = mirror.read_text()
+    assert "- client.py" in text and "sk-live-abcdefghijklmnop1234567890" not in text
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+             "--project", str(daemon.project), "--no-autostart", *args],
+            check=False, capture_output=True, text=True, env=daemon.env, timeout=30,
+        )
+
+    shown = cli("memory", "working", "--run", "cli")
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("## Working memory (this run)\nCurrent task: Add retries\n")
+    as_json = json.loads(cli("--json", "memory", "working", "--run", "cli", "--budget", "30").stdout)
+    assert as_json["tokens"] <= 30 and as_json["counters"]["calls"] == 2
+    snap = json.loads(cli("--json", "memory", "working", "--run", "cli", "--snapshot").stdout)
+    assert snap["snapshot"]["files_edited"] == ["client.py"]
+    assert cli("memory", "working", "--run", "cli", "--budget", "-1").returncode == 2
+    assert cli("memory", "working").returncode == 2
+    assert json.loads(cli("--json", "memory", "working", "--run", "cli", "--reset").stdout) == {"reset": True}
+    gone = cli("memory", "working", "--run", "cli")
+    assert "nothing known about run 'cli'" in gone.stdout
