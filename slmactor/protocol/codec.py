@@ -60,14 +60,20 @@ def pack(value: Any) -> bytes:
     return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
 
 
+#: Leaf types a map field may hold. msgpack decodes its timestamp extension (type -1) itself,
+#: without calling `ext_hook`, so a `Timestamp` can only be refused here.
+_PLAIN_LEAVES = (str, int, float, bool, bytes, type(None))
+
+
 def _depth_ok(value: Any, depth: int) -> bool:
+    """Nested at most MAX_DEPTH deep, and holding only plain msgpack values."""
     if depth > MAX_DEPTH:
         return False
     if isinstance(value, dict):
         return all(_depth_ok(v, depth + 1) for v in value.values())
     if isinstance(value, list):
         return all(_depth_ok(v, depth + 1) for v in value)
-    return True
+    return isinstance(value, _PLAIN_LEAVES)
 
 
 def _bad(name: str, what: str) -> ProtocolError:
@@ -120,7 +126,7 @@ def _check_dict_list(name: str, value: Any, cap: int) -> Any:
         raise _bad(name, f"more than {cap} items")
     for item in value:
         if type(item) is not dict or not _depth_ok(item, 1):
-            raise _bad(name, f"every item must be a map nested at most {MAX_DEPTH} deep")
+            raise _bad(name, f"every item must be a map of plain values nested at most {MAX_DEPTH} deep")
     return value
 
 
@@ -128,7 +134,7 @@ def _check_dict(name: str, value: Any, cap: int) -> Any:
     if type(value) is not dict:
         raise _bad(name, f"expected a map, got {type(value).__name__}")
     if not _depth_ok(value, 1):
-        raise _bad(name, f"nested deeper than {MAX_DEPTH}")
+        raise _bad(name, f"nested deeper than {MAX_DEPTH} or holding an ext/timestamp value")
     return value
 
 
