@@ -33,6 +33,7 @@ quadratically (1 MiB is redacted in well under 200 ms; see tests/logic/test_reda
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 #: Containers nested deeper than this are replaced whole rather than walked (C-20: depth ≤ 12).
 MAX_DEPTH = 12
@@ -106,7 +107,36 @@ _TOKEN_PATTERNS: list[tuple[str, str]] = [
         ),
     ),
 ]
-_TOKENS = [(kind, re.compile(pattern)) for kind, pattern in _TOKEN_PATTERNS]
+#: Literal substrings one of which a text must contain for each pattern to be tried at all: a
+#: plain `in` test per needle is far cheaper than a regex pass, and most strings have none.
+_TOKEN_NEEDLES: dict[str, tuple[str, ...]] = {
+    "aws_access_key": ("AKIA", "ASIA", "ABIA", "ACCA"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab_token": ("glpat-",),
+    "slack_token": ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "google_api_key": ("AIza",),
+    "huggingface_token": ("hf_",),
+    "digitalocean_token": ("_v1_",),
+    "jwt": ("eyJ",),
+    "private_key": ("PRIVATE KEY",),
+}
+_TOKENS = [
+    (kind, re.compile(pattern), _TOKEN_NEEDLES[kind]) for kind, pattern in _TOKEN_PATTERNS
+]
+_HEADER_NEEDLES = ("authorization", "bearer")
+_ASSIGNMENT_NEEDLES = ("key", "secret", "token", "passw", "pwd", "passphrase", "credential")
+# One C-level search each decides whether any token pass, or any word-based pass, can apply.
+_TOKEN_TRIGGER = re.compile(
+    "|".join(re.escape(needle) for needles in _TOKEN_NEEDLES.values() for needle in needles)
+)
+_WORD_TRIGGER = re.compile("|".join(_HEADER_NEEDLES + _ASSIGNMENT_NEEDLES))
+#: Nothing shorter can hold a recognised secret (`pwd=12345678` is the shortest assignment).
+_MIN_TEXT_LEN = 12
+#: Above this length the triggers are skipped: an alternation of literals scans slower than
+#: the per-pass `in` tests, which long texts pay anyway.
+_TRIGGER_MAX_LEN = 4096
 # `sk-` is a loose prefix (`sk-feature-branch-name`): its tokens must also look random.
 _NEEDS_RANDOM = frozenset({"openai_key"})
 
@@ -189,22 +219,29 @@ def _starts_word(text: str, pos: int) -> bool:
     return pos == 0 or not text[pos - 1].isalnum()
 
 
+def _token_replacer(kind: str) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if not _starts_word(match.string, match.start()):
+            return token
+        if kind in _NEEDS_RANDOM and not _looks_random(token):
+            return token
+        if kind == "jwt" and not _is_jwt(token):
+            return token
+        return marker(kind)
+
+    return replace
+
+
+_TOKEN_PASSES = [
+    (pattern, needles, _token_replacer(kind)) for kind, pattern, needles in _TOKENS
+]
+
+
 def _redact_tokens(text: str) -> str:
-    for kind, pattern in _TOKENS:
-        if kind == "private_key" and "PRIVATE KEY" not in text:
-            continue
-
-        def replace(match: re.Match[str], kind: str = kind) -> str:
-            token = match.group(0)
-            if not _starts_word(match.string, match.start()):
-                return token
-            if kind in _NEEDS_RANDOM and not _looks_random(token):
-                return token
-            if kind == "jwt" and not _is_jwt(token):
-                return token
-            return marker(kind)
-
-        text = pattern.sub(replace, text)
+    for pattern, needles, replace in _TOKEN_PASSES:
+        if any(needle in text for needle in needles):
+            text = pattern.sub(replace, text)
     return text
 
 
@@ -266,15 +303,27 @@ def _redact_assignments(text: str) -> str:
 
 def redact(text: str) -> str:
     """`text` with every recognised secret replaced by `«redacted:TYPE»`; idempotent."""
-    if not text:
+    if len(text) < _MIN_TEXT_LEN:
         return text
-    text = _redact_tokens(text)
-    text = _redact_headers(text)
-    return _redact_assignments(text)
+    short = len(text) <= _TRIGGER_MAX_LEN
+    if not short or _TOKEN_TRIGGER.search(text) is not None:
+        text = _redact_tokens(text)
+    low = text.lower()
+    if short and _WORD_TRIGGER.search(low) is None:
+        return text
+    if any(needle in low for needle in _HEADER_NEEDLES):
+        text = _redact_headers(text)
+    if ("=" in text or ":" in text) and any(needle in low for needle in _ASSIGNMENT_NEEDLES):
+        text = _redact_assignments(text)
+    return text
 
 
 def _redact_under_key(key: str, value: str) -> str:
-    if _SECRET_KEY_NAME.fullmatch(key) and not is_placeholder(value):
+    if (
+        _WORD_TRIGGER.search(key.lower()) is not None
+        and _SECRET_KEY_NAME.fullmatch(key)
+        and not is_placeholder(value)
+    ):
         return marker("secret")
     return redact(value)
 
