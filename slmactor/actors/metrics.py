@@ -53,6 +53,8 @@ class MetricsActor(Actor):
         if run.at <= 0:
             run = Run.from_dict({**msg.run, "at": self.now()})
         stored = await self.run_sync(store.append, run)
+        if stored is None:
+            return {"recorded": False, "duplicate": True, "run_id": run.run_id}
         self.ctx.stats.extra["runs_recorded"] += 1
         return {"recorded": True, "run": stored.to_dict()}
 

@@ -13,10 +13,18 @@ earlier ones taught. `wait: true` replies only after the pipeline (replays and t
 A step whose actor fails is recorded and the pipeline goes on: memory failures never fail a run.
 A repeated `run.finish` for a run id already finished (a client retry) answers the first result
 instead of learning twice.
+
+Durability: before replying, the accepted report is also written to
+`<project>/.slmcode/evolve/pending/<id>.json` (with the time it was reflected at) and removed when
+its pipeline has run. A daemon killed in between replays the pipeline the next time the project
+is opened — reflected at the same time, so the episode keeps its id and the metrics store, which
+records a run id once, does not count the run twice.
 """
 
 from __future__ import annotations
 
+import functools
+import itertools
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any
@@ -27,6 +35,7 @@ from slmactor.logic.reflect import Reflection, reflect
 from slmactor.logic.reflect_md import REFLECTION_BYTES, cap_document, enrich
 from slmactor.logic.regressions import CheckResult
 from slmactor.logic.run_report import RunReport
+from slmactor.logic.text import hash_id
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
     EpisodeAppend,
@@ -48,6 +57,7 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.jsondoc import JsonDoc
 from slmactor.stores.layout import ProjectLayout
 from slmactor.stores.markdown import write_markdown
 from slmactor.stores.regressions import RegressionStore
@@ -79,6 +89,9 @@ class ReflectorActor(Actor):
         )
         self._pipeline_lock = anyio.Lock()
         self._finished: OrderedDict[tuple[Path, str], dict[str, Any]] = OrderedDict()
+        self._serial = itertools.count()
+        #: Journal files whose pipeline is queued or running (never recovered twice).
+        self._inflight: set[Path] = set()
         self.ctx.stats.extra["runs_reflected"] = 0
         self.ctx.stats.extra["pipelines_done"] = 0
         self.ctx.stats.extra["pipeline_step_errors"] = 0
@@ -87,7 +100,46 @@ class ReflectorActor(Actor):
         self.stores.close_all()
 
     def _open(self, root: Path) -> RegressionStore:
-        return RegressionStore(ProjectLayout(root).regressions, self.warnings, now=self.now)
+        store = RegressionStore(ProjectLayout(root).regressions, self.warnings, now=self.now)
+        self._recover(root)
+        return store
+
+    # ---------------------------------------------------------------- the pending journal
+
+    @staticmethod
+    def _pending_dir(root: Path) -> Path:
+        return ProjectLayout(root).evolve_dir / "pending"
+
+    def _journal(self, root: Path, msg: RunFinish, at: float) -> JsonDoc:
+        key = msg.report.get("run_id") if isinstance(msg.report.get("run_id"), str) else ""
+        name = hash_id("fin_", str(key) or f"{at}:{next(self._serial)}") + ".json"
+        doc = JsonDoc(self._pending_dir(root) / name, self.warnings, now=self.now)
+        doc.save({"at": at, "summary": msg.summary, "report": msg.report})
+        self._inflight.add(doc.path)
+        return doc
+
+    def _recover(self, root: Path) -> None:
+        """Re-run the pipelines of reports accepted but not finished before a crash."""
+        directory = self._pending_dir(root)
+        if not directory.is_dir():
+            return
+        for path in sorted(directory.glob("fin_*.json")):
+            if path in self._inflight:
+                continue
+            doc = JsonDoc(path, self.warnings, now=self.now)
+            data = doc.load()
+            if not isinstance(data, dict) or not isinstance(data.get("report"), dict):
+                if doc.exists():
+                    doc.delete()
+                continue
+            at = data.get("at")
+            when = float(at) if isinstance(at, (int, float)) else self.now()
+            reflection = reflect(RunReport.from_dict(data["report"]), when)
+            self.warn(f"replaying the finish pipeline of run {reflection.run_id or '(no id)'} "
+                      "interrupted by a restart")
+            self._inflight.add(doc.path)
+            self.spawn(functools.partial(self._quiet, root, reflection, doc),
+                       "recovered finish pipeline")
 
     def _close(self, store: RegressionStore) -> None:
         try:
@@ -104,11 +156,13 @@ class ReflectorActor(Actor):
         key = (root, report.run_id)
         if report.run_id and key in self._finished:
             return {**self._finished[key], "duplicate": True}
-        # Fingerprinting up to 500 failures is CPU work: off the actor's loop.
-        reflection = await self.run_sync(reflect, report, self.now())
-        document = cap_document(enrich(reflection.markdown, msg.summary))
         store = self.stores.get(root)
+        at = self.now()
+        # Fingerprinting up to 500 failures is CPU work: off the actor's loop.
+        reflection = await self.run_sync(reflect, report, at)
+        document = cap_document(enrich(reflection.markdown, msg.summary))
         added = await self.run_sync(self._persist, root, store, reflection, document)
+        journal = await self.run_sync(self._journal, root, msg, at)
         self.ctx.stats.extra["runs_reflected"] += 1
         result: dict[str, Any] = {
             "run_id": report.run_id,
@@ -123,9 +177,9 @@ class ReflectorActor(Actor):
             "commentary": document != cap_document(reflection.markdown),
         }
         if msg.wait:
-            result["pipeline"] = await self._pipeline(root, reflection)
+            result["pipeline"] = await self._background(root, reflection, journal)
         else:
-            self.spawn(lambda: self._background(root, reflection), "finish pipeline")
+            self.spawn(lambda: self._quiet(root, reflection, journal), "finish pipeline")
         if report.run_id:
             self._finished[key] = result
             while len(self._finished) > MAX_REMEMBERED_RUNS:
@@ -141,8 +195,17 @@ class ReflectorActor(Actor):
                        warnings=self.warnings)
         return added
 
-    async def _background(self, root: Path, reflection: Reflection) -> None:
-        await self._pipeline(root, reflection)
+    async def _background(self, root: Path, reflection: Reflection,
+                          journal: JsonDoc) -> dict[str, Any]:
+        try:
+            steps = await self._pipeline(root, reflection)
+            await self.run_sync(journal.delete)
+        finally:
+            self._inflight.discard(journal.path)
+        return steps
+
+    async def _quiet(self, root: Path, reflection: Reflection, journal: JsonDoc) -> None:
+        await self._background(root, reflection, journal)
 
     async def _pipeline(self, root: Path, r: Reflection) -> dict[str, Any]:
         """The fan-out of S-11.5, in order; each step best-effort."""

@@ -39,19 +39,27 @@ class MetricsStore:
             self.path, warnings, max_line_bytes=MAX_LINE_BYTES, read_only=read_only, now=now
         )
         self._count: int | None = None
+        self._ids: set[str] = set()
 
     def load(self) -> list[Run]:
         """Every readable run, oldest first (a missing file is no runs, not an error)."""
         runs = [Run.from_dict(record) for _offset, record in self._log.scan()]
         self._count = len(runs)
+        self._ids = {r.run_id for r in runs if r.run_id}
         return sort_runs(runs)
 
-    def append(self, run: Run) -> Run:
-        """Normalise and append one run; prunes when the log has outgrown its cap."""
+    def append(self, run: Run) -> Run | None:
+        """Normalise and append one run; None when a run with that id is already recorded (a
+        finish pipeline replayed after a crash must not count a run twice). Prunes when the log
+        has outgrown its cap."""
         run = normalize(run)
         if self._count is None:
             self.load()
+        if run.run_id and run.run_id in self._ids:
+            return None
         self._log.append(run.to_dict())
+        if run.run_id:
+            self._ids.add(run.run_id)
         self._count = (self._count or 0) + 1
         if self.max_runs > 0 and self._count > self.max_runs + PRUNE_SLACK:
             self.prune()
@@ -71,6 +79,7 @@ class MetricsStore:
     def forget(self) -> None:
         self._log.delete()
         self._count = 0
+        self._ids = set()
 
     @property
     def corrupt_lines(self) -> int:

@@ -132,3 +132,20 @@ def test_reset_forgets_regressions_and_json_requires_yes(daemon: DaemonProcess) 
     with daemon.client() as client:
         assert client.ask(EvolveRegressions())["checks"] == []
     assert not os.path.exists(daemon.project / ".slmcode" / "evolve" / "regressions.json")
+
+
+def test_a_pipeline_interrupted_by_a_crash_is_replayed_once(daemon: DaemonProcess) -> None:
+    # What a daemon killed between accepting a report and finishing its pipeline leaves behind.
+    pending = daemon.project / ".slmcode" / "evolve" / "pending"
+    pending.mkdir(parents=True)
+    (pending / "fin_0123456789ab.json").write_text(json.dumps(
+        {"at": 1_767_225_600.0, "summary": "", "report": _report("crashed-1")}))
+    with daemon.client(timeout=30) as client:
+        client.ask(EvolveRegressions())  # first use of the project: recovery is queued
+        client.ask(RunFinish(report=_report("after-1"), wait=True))  # runs after it
+        runs = client.ask(MetricsShow(last=0))["runs"]
+        assert [r["run_id"] for r in runs] == ["crashed-1", "after-1"]
+        status = client.status()
+    assert list(pending.iterdir()) == []
+    reflector = next(row for row in status["actors"] if row["name"] == "reflector")
+    assert reflector["state"] == "running"

@@ -21,7 +21,7 @@ def test_append_normalises_and_round_trips(tmp_path: Path) -> None:
     store = _store(tmp_path)
     stored = store.append(Run(run_id="r1", at=1_700_000_000.9, language="Go", tasks=1,
                               tasks_passed=2, gates=(Gate("tests", True),)))
-    assert stored.tasks == 2 and stored.language == "go"
+    assert stored is not None and stored.tasks == 2 and stored.language == "go"
     again = MetricsStore(store.path, WarningLog())
     assert again.load() == [stored]
     line = store.path.read_text().splitlines()[0]
@@ -64,3 +64,12 @@ def test_forget_removes_the_log(tmp_path: Path) -> None:
     store.append(Run(run_id="a"))
     store.forget()
     assert not store.path.exists() and store.load() == []
+
+
+def test_a_run_id_is_recorded_once(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    assert store.append(Run(run_id="r1", at=1)) is not None
+    assert store.append(Run(run_id="r1", at=2)) is None
+    assert MetricsStore(store.path, WarningLog()).append(Run(run_id="r1", at=3)) is None
+    assert store.append(Run(at=4)) is not None and store.append(Run(at=5)) is not None
+    assert len(store.load()) == 3  # runs without an id are never merged
