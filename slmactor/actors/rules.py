@@ -1,14 +1,243 @@
-"""The rules actor: failure fingerprints and repair rules (issue 6).
+"""The rules actor: failure fingerprints and repair rules (issue 6; SPEC S-9, S-10, S-11.2/S-11.3).
 
-Owns: nothing yet. Consumes: ping (every actor answers it). Emits: nothing.
+Owns: <project>/.slmcode/evolve/rules.json (one store per project) and ~/.slmcode/evolve/rules.json
+(user-scope rules, shared by every project's store; this actor is its only writer).
+Consumes: evolve.fingerprint, evolve.on_failure, evolve.resolved, evolve.observe, evolve.rules,
+evolve.learn, evolve.forget.
+Emits (tells → working): `fail` with key = fingerprint id when a failure arrives, `resolve` when it
+is fixed.
+
+`evolve.on_failure` is the hot ask of the self-improvement loop: fingerprint, look the repair up
+(exact fingerprint first, then trigger patterns), and — for a deterministic transform — apply it
+to the failed call's arguments so the harness can retry with `new_args` without asking a model.
+`evolve.resolved` closes the loop: if the successful retry's arguments differ from the failed
+call's by exactly one named transform, a rule carrying that transform is learned (counted as its
+first success, so it applies on the next occurrence); a resolution by an existing rule binds the
+fingerprint to that rule.  Learning and outcomes are saved at once (a small atomic rewrite); a
+failed save is a warning, never a failed ask (memory failures never fail a run).
 """
 
 from __future__ import annotations
 
-from slmactor.runtime.actor import Actor
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+from slmactor.logic.fingerprint import Fingerprint, analyze, describe
+from slmactor.logic.models import model_family, normalize_language
+from slmactor.logic.repairs import Repair
+from slmactor.logic.rules import Rule
+from slmactor.logic.transforms import apply_transform, infer_transform
+from slmactor.protocol import ErrorCode, RequestError
+from slmactor.protocol.messages import (
+    EvolveFingerprint,
+    EvolveForget,
+    EvolveLearn,
+    EvolveObserve,
+    EvolveOnFailure,
+    EvolveResolved,
+    EvolveRules,
+    Fail,
+    Resolve,
+)
+from slmactor.runtime.actor import Actor, handles
+from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.errors import StoreError
+from slmactor.stores.layout import ProjectLayout, UserLayout
+from slmactor.stores.rules import RuleStore
+from slmactor.stores.warnings import WarningLog
+
+#: Fingerprints of recent failures, so `evolve.resolved` can learn from an id alone.
+MAX_REMEMBERED_FAILURES = 2048
+
+
+class _Forward(WarningLog):
+    """Store warnings (a corrupt rules.json moved aside, ...) shown by `status`."""
+
+    def __init__(self, actor: Actor) -> None:
+        super().__init__()
+        self._actor = actor
+
+    def warn(self, text: str, now: float) -> None:
+        super().warn(text, now)
+        self._actor.warn(text)
 
 
 class RulesActor(Actor):
-    """Registered from day one; its handlers arrive with its issue."""
-
     name = "rules"
+
+    async def on_start(self) -> None:
+        self.warnings = _Forward(self)
+        self.stores: ProjectCache[RuleStore] = ProjectCache(
+            self._open, self._save, self.ctx.settings.max_open_projects)
+        self._seen: OrderedDict[str, Fingerprint] = OrderedDict()
+        for key in ("fingerprints", "advice_found", "advice_applied", "rules_learned"):
+            self.ctx.stats.extra[key] = 0
+
+    async def on_stop(self) -> None:
+        self.stores.close_all()
+
+    def _open(self, root: Path) -> RuleStore:
+        return RuleStore(ProjectLayout(root).rules, UserLayout(self.ctx.settings.home).user_rules,
+                         self.warnings, now=self.now)
+
+    def _save(self, store: RuleStore) -> None:
+        try:
+            store.save()
+        except (OSError, StoreError) as exc:
+            self.warn(f"rules.json not saved: {exc}")
+
+    def _store(self, root: Path) -> RuleStore:
+        store = self.stores.get(root)
+        store.refresh_user()
+        return store
+
+    def _count(self, key: str) -> None:
+        self.ctx.stats.extra[key] = int(self.ctx.stats.extra.get(key, 0)) + 1
+
+    def _remember(self, fp: Fingerprint) -> None:
+        if fp.is_zero:
+            return
+        self._seen[fp.id] = fp
+        self._seen.move_to_end(fp.id)
+        while len(self._seen) > MAX_REMEMBERED_FAILURES:
+            self._seen.popitem(last=False)
+
+    # ---------------------------------------------------------------- asks
+
+    @handles(EvolveFingerprint)
+    async def fingerprint(self, msg: EvolveFingerprint) -> dict[str, Any]:
+        self._count("fingerprints")
+        return analyze(msg.tool, msg.message, msg.language, msg.model).to_dict()
+
+    @handles(EvolveOnFailure)
+    async def on_failure(self, msg: EvolveOnFailure) -> dict[str, Any]:
+        root = self.project_root(msg)
+        fp = analyze(msg.tool, msg.message, msg.language, msg.model)
+        self._count("fingerprints")
+        self._remember(fp)
+        if not fp.is_zero:
+            self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=msg.tool,
+                           message=msg.message))
+        suggestion = self._store(root).book.lookup(fp, msg.message, msg.args or None)
+        advice: dict[str, Any] = {"found": False, "fingerprint": fp.to_dict(), "rule_id": "",
+                                  "apply": False, "repair": None, "new_args": "",
+                                  "reason": "no repair known for this failure yet",
+                                  "exact": False, "confidence": 0.0, "guidance": ""}
+        if suggestion is None:
+            return advice
+        rule = suggestion.rule
+        self._count("advice_found")
+        advice.update(found=True, rule_id=rule.id, apply=suggestion.apply,
+                      repair=rule.repair.to_dict(), reason=suggestion.reason(),
+                      exact=suggestion.exact, confidence=round(suggestion.confidence, 4),
+                      guidance=rule.repair.guidance)
+        if rule.repair.kind == "transform_args" and msg.args:
+            new_args, changed = apply_transform(rule.repair.transform, msg.args)
+            if changed:
+                advice["new_args"] = new_args
+        if suggestion.apply:
+            self._count("advice_applied")
+        return advice
+
+    def _failure(self, msg: EvolveResolved) -> Fingerprint | None:
+        if msg.message.strip():
+            fp = analyze(msg.tool, msg.message, msg.language, msg.model)
+            if not msg.fingerprint or fp.id == msg.fingerprint:
+                return fp
+        return self._seen.get(msg.fingerprint)
+
+    @handles(EvolveResolved)
+    async def resolved(self, msg: EvolveResolved) -> dict[str, Any]:
+        root = self.project_root(msg)
+        store = self._store(root)
+        fp = self._failure(msg)
+        key = msg.fingerprint or (fp.id if fp else "")
+        if key:
+            self.tell(Resolve(project=str(root), run_id=msg.run_id, key=key,
+                              resolution=msg.resolution,
+                              resolved_by=f"rule:{msg.rule_id}" if msg.rule_id else "llm"))
+        out: dict[str, Any] = {"fingerprint": key, "bound": False, "transform": None,
+                               "learned": None}
+        if msg.rule_id:
+            if store.book.get(msg.rule_id) is None:
+                raise RequestError(ErrorCode.NOT_FOUND, f"no rule {msg.rule_id!r}")
+            out["bound"] = store.book.bind(msg.rule_id, key)
+        elif fp is not None and msg.failed_args and msg.fixed_args:
+            name = infer_transform(msg.failed_args, msg.fixed_args)
+            out["transform"] = name
+            if name:
+                repair = Repair("transform_args", transform=name, retry=True,
+                                guidance=f"{describe(fp.cls)}; the arguments were repaired "
+                                         f"with {name}")
+                rule = store.book.learn(fp, repair, self.now(), evidence=msg.run_id, proven=True)
+                if rule is not None:
+                    self._count("rules_learned")
+                    out["learned"] = rule.to_dict()
+        self._save(store)
+        return out
+
+    @handles(EvolveObserve)
+    async def observe(self, msg: EvolveObserve) -> dict[str, Any]:
+        store = self._store(self.project_root(msg))
+        rule = store.book.observe(msg.rule_id, msg.ok, self.now())
+        if rule is None:
+            raise RequestError(ErrorCode.NOT_FOUND, f"no rule {msg.rule_id!r}")
+        self._save(store)
+        return rule.to_dict()
+
+    @handles(EvolveRules)
+    async def rules(self, msg: EvolveRules) -> dict[str, Any]:
+        store = self._store(self.project_root(msg))
+        rules = [r for r in store.book.all() if msg.include_all or _listed(r)]
+        return {"rules": [r.to_dict() for r in rules], "total": len(store.book.rules)}
+
+    @handles(EvolveLearn)
+    async def learn(self, msg: EvolveLearn) -> dict[str, Any]:
+        store = self._store(self.project_root(msg))
+        learned: list[str] = []
+        rejected = 0
+        for cand in msg.candidates:
+            fp = _candidate_fingerprint(cand)
+            raw = cand.get("repair")
+            repair = Repair.from_dict(raw) if isinstance(raw, dict) else None
+            if repair is not None and not repair.guidance.strip() and fp is not None:
+                repair = Repair.from_dict({**repair.to_dict(), "guidance": describe(fp.cls)})
+            rule = None
+            if fp is not None and repair is not None:
+                rule = store.book.learn(fp, repair, self.now(), scope=str(cand.get("scope", "")),
+                                        evidence=str(cand.get("evidence", "")),
+                                        proven=cand.get("proven") is True)
+            if rule is None:
+                rejected += 1
+            else:
+                learned.append(rule.id)
+                self._count("rules_learned")
+        self._save(store)
+        return {"learned": learned, "rejected": rejected}
+
+    @handles(EvolveForget)
+    async def forget(self, msg: EvolveForget) -> dict[str, Any]:
+        store = self._store(self.project_root(msg))
+        dropped = store.forget()
+        for entry in self.stores.items():
+            entry[1].refresh_user()  # the user file is gone for every project
+        return {"ok": True, "dropped": dropped}
+
+
+def _listed(rule: Rule) -> bool:
+    """Default listing: learned rules and shipped rules that were used; nothing retired."""
+    return not rule.retired and (not rule.seeded or rule.samples > 0 or bool(rule.fingerprint))
+
+
+def _candidate_fingerprint(cand: dict[str, Any]) -> Fingerprint | None:
+    """The failure a reflection candidate describes (its id as reflection computed it)."""
+    fid = str(cand.get("fingerprint", ""))
+    cls = str(cand.get("class", ""))
+    if not fid or not cls:
+        return None
+    model = str(cand.get("model", ""))
+    return Fingerprint(id=fid, cls=cls, tool=str(cand.get("tool", "")).strip().lower(),
+                       language=normalize_language(str(cand.get("language", ""))),
+                       model_family=model_family(model) if model.strip() else "", norm="",
+                       salient="")

@@ -283,6 +283,7 @@ class RuleBook:
         """Create or strengthen the rule that repairs `fp` (S-10.10).
 
         `proven`: the repair was seen to fix this failure (counts as the rule's first success).
+        `evidence` (a run id) already recorded on the rule is not counted again.
         """
         if fp.is_zero or not repair.valid:
             return None
@@ -295,8 +296,11 @@ class RuleBook:
         stamp = to_rfc3339(now)
         existing = self.rules.get(rid)
         if existing is not None:
-            trail = (*existing.evidence, evidence) if evidence else existing.evidence
-            rule = self._update(existing, successes=existing.successes + 1,
+            # The same resolution reported twice (evolve.resolved, then reflection of the same
+            # run; or a client retry) is one success, not two.
+            seen = bool(evidence) and evidence in existing.evidence
+            trail = (*existing.evidence, evidence) if evidence and not seen else existing.evidence
+            rule = self._update(existing, successes=existing.successes + (not seen),
                                 fingerprint=existing.fingerprint or fp.id,
                                 evidence=trail[-MAX_EVIDENCE:], retired=False, last_used=stamp)
         else:

@@ -195,6 +195,8 @@ def test_learn_again_strengthens_unretires_and_bounds_evidence() -> None:
         again = book.learn(fp, STRIP, NOW + i, evidence=f"run-{i}")
     assert again is not None and not again.retired and again.successes == 7
     assert again.evidence == ("run-2", "run-3", "run-4", "run-5", "run-6")
+    same = book.learn(fp, STRIP, NOW + 9, evidence="run-6")
+    assert same is not None and same.successes == 7  # one resolution is one success
     assert book.learn(analyze("", ""), STRIP, NOW) is None
     assert book.learn(fp, Repair("guidance"), NOW) is None
 
