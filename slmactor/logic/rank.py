@@ -198,18 +198,28 @@ def rank_index(
         denominator = sum(1 for c, df in zip(counted, ts.dfs, strict=True) if c and df > 0)
     threshold = options.default_min_coverage if min_coverage == 0 else min_coverage
 
-    ids = np.flatnonzero(ts.scores > 0).astype(np.int32)  # step 1 (mask is already applied)
+    # Steps 1-3 on the dense per-document arrays, so only survivors are gathered.
+    least = 1  # step 2: matched/denominator < threshold ⇔ matched < the least passing count
+    if threshold > 0 and denominator > 0:
+        least = next(
+            (m for m in range(denominator + 1) if not m / denominator < threshold),
+            denominator + 1,
+        )
+    if least >= 1 and denominator > 0:
+        keep = ts.matched >= least  # a counted match implies score > 0 (step 1)
+    else:
+        keep = ts.scores > 0  # step 1 (the mask is already applied: others scored nothing)
+        if threshold > 1.0 and denominator == 0:
+            keep[:] = False  # coverage is 1 when only noise is known
+    if min_score > 0:  # step 3
+        keep &= ~(ts.scores < min_score)
+    ids = np.flatnonzero(keep).astype(np.int32)
     bm25 = ts.scores[ids]
+    ids, bm25 = _could_reach_top(ids, bm25, at, success, now, n, options)
     if denominator > 0:
         coverage = ts.matched[ids].astype(np.float64) / denominator
     else:
         coverage = np.ones(len(ids), dtype=np.float64)
-    keep = np.ones(len(ids), dtype=np.bool_)
-    if threshold > 0:  # step 2
-        keep &= ~(coverage < threshold)
-    if min_score > 0:  # step 3
-        keep &= ~(bm25 < min_score)
-    ids, bm25, coverage = ids[keep], bm25[keep], coverage[keep]
     rec = _recency_array(at[ids], now, options.half_life_days)  # step 4
     boost = np.where(success[ids], options.success_boost, 1.0)  # step 5
     final = bm25 * rec * boost
@@ -234,6 +244,28 @@ def rank_index(
             )
         hits.append(RankHit(doc, float(final[pos]), explanation))
     return hits
+
+
+def _could_reach_top(
+    ids: IntArray, bm25: FloatArray, at: FloatArray, success: BoolArray, now: float, n: int,
+    options: RankOptions,
+) -> tuple[IntArray, FloatArray]:
+    """Drop survivors that cannot be among the top n, whatever their recency (exact).
+
+    final = bm25 × recency × boost ≤ bm25 × max(1, boost), so a document whose bound is below the
+    n-th best final score of a sample cannot reach the top n (nor be the best the relative floor
+    compares with). Only worth it when far more documents survive than are asked for.
+    """
+    if n <= 0 or len(ids) <= 64 * n:
+        return ids, bm25
+    sample = np.argpartition(bm25, len(bm25) - 16 * n)[len(bm25) - 16 * n :]
+    s_ids = ids[sample]
+    rec = _recency_array(at[s_ids], now, options.half_life_days)
+    finals = bm25[sample] * rec * np.where(success[s_ids], options.success_boost, 1.0)
+    nth = float(np.partition(finals, len(finals) - n)[len(finals) - n])
+    bound = bm25 * max(1.0, options.success_boost)
+    keep = ~(bound < nth)
+    return ids[keep], bm25[keep]
 
 
 def _order(ids: IntArray, final: FloatArray, at: FloatArray, n: int, ties_by_time: bool) -> IntArray:

@@ -275,3 +275,57 @@ def test_min_score_applies_before_recency() -> None:
     assert index.recall(RecallQuery("parser crash", min_score=bm25 * 0.99), NOW)
     assert not index.recall(RecallQuery("parser crash", min_score=bm25 * 1.01), NOW)
     assert replace(RecallQuery(), n=3).n == 3
+
+
+def _reference_for_index(
+    entries: list[IndexEntry], query: RecallQuery, opts: RankOptions
+) -> list[tuple[str, float]]:
+    kept = [e for e in entries
+            if not (query.language and e.language and e.language != query.language)]
+    docs = []
+    for e in kept:
+        tf: dict[str, float] = {}
+        for tokens, weight in episode_fields(e, EpisodeWeights(), opts.tokenizer).values():
+            for token in tokens:
+                tf[token] = tf.get(token, 0.0) + weight
+        docs.append(Doc(tf, sum(tf.values()), e.at, e.success))
+    terms = recall_terms(query, opts.tokenizer)
+    ranked = reference_rank(docs, terms, NOW, query.n, opts, query.min_coverage)
+    return [(kept[i].id, s) for i, s in ranked]
+
+
+def test_large_index_dense_terms_and_top_n_pruning_stay_exact() -> None:
+    import random
+
+    rng = random.Random(11)
+    vocab = [w.lower() for w in WORDS] + ["alpha", "beta", "gamma", "delta"]
+    entries = [
+        IndexEntry(
+            id=f"e{i}", at=NOW - rng.uniform(0, 300) * DAY, offset=i,
+            query=" ".join(rng.choices(vocab, k=rng.randint(3, 9))),
+            files=(rng.choice(PATHS),), language=rng.choice(["python", "go", ""]),
+            success=rng.random() < 0.5,
+        )
+        for i in range(6000)
+    ]
+    opts = RankOptions()
+    index = EpisodeIndex(opts)
+    index.add_many(entries[:5000])
+    queries = [
+        RecallQuery("parser cache fix tests", n=3),
+        RecallQuery("build docs lint config deploy", files=("src/cache.py",), n=1),
+        RecallQuery("network retry timeout", n=0),
+        RecallQuery("parser cache", language="python", n=3),
+        RecallQuery("fix", n=5, min_coverage=-1),
+    ]
+    for round_ in range(2):
+        current = entries[: 5000 + 1000 * round_]
+        for q in queries:
+            got = [(h.entry.id, h.score) for h in index.recall(q, NOW)]
+            want = _reference_for_index(current, q, opts)
+            assert [g[0] for g in got] == [w[0] for w in want], (round_, q)
+            for (_, a), (_, b) in zip(got, want, strict=True):
+                assert a == pytest.approx(b, rel=1e-9, abs=1e-12)
+        assert index._index._dense_cache, "common terms were scored from dense arrays"
+        for e in entries[5000:]:
+            index.add(e)  # appends change n and avgLen: cached dense arrays must not be reused
