@@ -95,6 +95,8 @@ class _Project:
 
 class DistillerActor(Actor):
     name = "distiller"
+    #: Pause between episode lookups of a distill pass (see `_recent_episodes`).
+    FETCH_PACE_S = 0.002
 
     async def on_start(self) -> None:
         self.warnings = _Forward(self)
@@ -388,6 +390,9 @@ class DistillerActor(Actor):
                 continue  # pruned or forgotten meanwhile
             if isinstance(full, dict):
                 episodes.append(full)
+            # Background work yields the shared event loop between lookups, so asks that
+            # harnesses wait on (memory.block, recall) are not queued behind 120 of them.
+            await anyio.sleep(self.FETCH_PACE_S)
         return episodes
 
     @handles(MemoryPrune)
