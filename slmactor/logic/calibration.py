@@ -208,6 +208,21 @@ class CalibrationBook:
     def __len__(self) -> int:
         return len(self._profiles)
 
+    @classmethod
+    def from_records(cls, records: Iterable[object]) -> CalibrationBook:
+        """Load stored profiles; entries without a model id are skipped."""
+        profiles = []
+        for raw in records:
+            if isinstance(raw, Mapping):
+                try:
+                    profiles.append(CalibrationProfile.from_dict(raw))
+                except ValueError:
+                    continue
+        return cls(profiles)
+
+    def to_records(self) -> list[dict[str, Any]]:
+        return [profile.to_dict() for profile in self.all()]
+
     def all(self) -> list[CalibrationProfile]:
         """Most recently measured first, then by model id."""
         return sorted(self._profiles.values(), key=lambda p: (-p.measured_at, p.model, p.endpoint))

@@ -60,8 +60,8 @@ class DetectorState:
     var: float = 0.0
 
     def to_dict(self) -> dict[str, Any]:
-        return {"up": round(self.up, 6), "down": round(self.down, 6), "samples": self.samples,
-                "recent": [round(r, 6) for r in self.recent], "var": round(self.var, 6)}
+        return {"up": self.up, "down": self.down, "samples": self.samples,
+                "recent": list(self.recent), "var": self.var}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> DetectorState:
