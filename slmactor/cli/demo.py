@@ -66,6 +66,16 @@ def _text(result: Any, *keys: str) -> str:
     return ""
 
 
+def _optional(client: Any, message: Any) -> Any:
+    """An answer for the closing sections; a missing one is shown, not fatal."""
+    from slmactor.client import RequestFailed
+
+    try:
+        return client.ask(message)
+    except RequestFailed as exc:
+        return f"(unavailable: {exc})"
+
+
 def cmd_demo(ctx: CliContext) -> int:
     from slmactor.protocol.messages import EvolveRules, MemoryBlock, MetricsCompare, PolicyWhy
     from slmactor.stores.trajectories import load_trajectories
@@ -92,13 +102,13 @@ def cmd_demo(ctx: CliContext) -> int:
             second = learning_replay(client, trajectories, "pass-2")
             say(second.render())
             cmp = client.ask(MetricsCompare(baseline_label="pass-1", current_label="pass-2"))
-            rules = client.ask(EvolveRules())
             last = trajectories[-1] if trajectories else None
-            why = client.ask(PolicyWhy(decision="edit_format", model=last.model if last else "",
-                                       language=last.language if last else ""))
-            block = client.ask(MemoryBlock(
-                role="worker", query=last.query if last else "", budget=600,
-                language=last.language if last else "", model=last.model if last else ""))
+            model, language = (last.model, last.language) if last else ("", "")
+            rules = _optional(client, EvolveRules())
+            why = _optional(client, PolicyWhy(decision="edit_format", model=model,
+                                              language=language))
+            block = _optional(client, MemoryBlock(role="worker", query=last.query if last else "",
+                                                  budget=600, language=language, model=model))
         learned, rules_text = _rules_text(rules)
         block_text = _text(block, "text", "block") or "(empty)"
         why_text = _text(why, "text", "why")
