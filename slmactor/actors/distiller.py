@@ -32,6 +32,7 @@ from slmactor.logic import memory_block as block_logic
 from slmactor.logic.lessons import Lesson, recent_adaptive_memory_for, record_facts
 from slmactor.logic.models import model_family, normalize_language
 from slmactor.logic.procedures import ProcedureKey, fold_family
+from slmactor.logic.redact import redact
 from slmactor.logic.text import count_tokens_chars
 from slmactor.logic.timefmt import to_rfc3339
 from slmactor.protocol import ErrorCode, Message, RequestError
@@ -247,7 +248,9 @@ class DistillerActor(Actor):
     @handles(FactObserve)
     async def fact_observe(self, msg: FactObserve) -> dict[str, Any]:
         project = self._project(msg)
-        fact = project.facts.book.observe(msg.kind, msg.subject, msg.text, self.now(), msg.sources)
+        # Redacted before it can reach a prompt, not only before it reaches the disk.
+        text, subject = redact(msg.text), redact(msg.subject)
+        fact = project.facts.book.observe(msg.kind, subject, text, self.now(), msg.sources)
         if fact is None:
             raise RequestError(ErrorCode.BAD_FIELD, "fact.observe needs a subject and a text")
         self._changed(project.facts, project.root)
@@ -278,14 +281,17 @@ class DistillerActor(Actor):
             raise RequestError(ErrorCode.BAD_FIELD, f"lesson.add: unknown scope {msg.scope!r}")
         project = self._project(msg)
         at = to_rfc3339(self.now())
-        lessons = [_lesson(raw, at) for raw in msg.lessons if isinstance(raw, dict)]
+        lessons = [Lesson.from_dict(raw, at) for raw in msg.lessons if isinstance(raw, dict)]
         lessons = [le for le in lessons if le.text.strip()]
         async with project.lesson_lock:  # one append at a time: a new file gets one header
-            if scope == "global":
-                title = f"Run {msg.run_id}" if msg.run_id.strip() else "Lessons"
-                written = await self.run_sync(project.lessons.add_global, title, lessons)
-            else:
-                written = await self.run_sync(project.lessons.add_project, lessons)
+            try:
+                if scope == "global":
+                    title = f"Run {msg.run_id}" if msg.run_id.strip() else "Lessons"
+                    written = await self.run_sync(project.lessons.add_global, title, lessons)
+                else:
+                    written = await self.run_sync(project.lessons.add_project, lessons)
+            except StoreError as exc:
+                raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
         facts = 0
         if scope == "project" and written:
             facts = record_facts(project.facts.book, written, msg.run_id, self.now())
@@ -422,6 +428,10 @@ class DistillerActor(Actor):
         scope = msg.scope.strip().lower()
         if scope not in SCOPES:
             raise RequestError(ErrorCode.BAD_FIELD, f"memory: unknown scope {msg.scope}")
+        if scope == "working" and not msg.run_id.strip():
+            raise RequestError(
+                ErrorCode.BAD_FIELD, "memory: forgetting working memory needs a run_id"
+            )
         project = self._project(msg)
         root = str(project.root)
         done: list[str] = []
@@ -451,14 +461,6 @@ class DistillerActor(Actor):
             await self.run_sync(self.latency.forget)
             done.append("procedural")
         return {"ok": not errors, "scope": scope, "forgotten": done, "errors": errors}
-
-
-def _lesson(raw: dict[str, Any], at: str) -> Lesson:
-    def text(name: str) -> str:
-        value = raw.get(name)
-        return value.strip() if isinstance(value, str) else ""
-
-    return Lesson(text("task_id"), text("kind").lower(), text("text"), text("at") or at)
 
 
 def _read_lessons(lessons: LessonStore) -> tuple[str, str]:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +47,16 @@ class Lesson:
 
     def to_dict(self) -> dict[str, str]:
         return {"task_id": self.task_id, "kind": self.kind, "text": self.text, "at": self.at}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], at: str = "") -> Lesson:
+        """A lesson from a request; wrong types read as blank, a missing `at` becomes `at`."""
+
+        def text(name: str) -> str:
+            value = raw.get(name)
+            return value.strip() if isinstance(value, str) else ""
+
+        return cls(text("task_id"), text("kind").lower(), text("text"), text("at") or at)
 
 
 # --- extraction from a finished task (S-8.2) ---------------------------------------------------

@@ -123,6 +123,10 @@ def test_facts_observe_refute_list(daemon: DaemonProcess) -> None:
         with pytest.raises(RequestFailed) as err:
             client.ask(FactObserve(kind="command", subject="", text="x"))
         assert err.value.code == ErrorCode.BAD_FIELD
+        secret = "ghp_" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+        stored = client.ask(FactObserve(kind="gotcha", subject="auth", text=f"use token {secret}"))
+        assert secret not in stored["fact"]["text"]
+        assert secret not in client.ask(MemoryBlock(role="worker"))["text"]
 
 
 def test_lessons_reach_memory_md_facts_and_prompts(daemon: DaemonProcess) -> None:
@@ -200,6 +204,12 @@ def test_forget_scopes(daemon: DaemonProcess) -> None:
             err.value.code == ErrorCode.BAD_FIELD
             and "memory: unknown scope everything" in err.value.reason
         )
+        with pytest.raises(RequestFailed) as err:
+            client.ask(MemoryForget(scope="working"))
+        assert err.value.code == ErrorCode.BAD_FIELD
+        client.ask(RunStart(run_id="r1", task="x", role="worker"))
+        assert client.ask(MemoryForget(scope="working", run_id="r1"))["forgotten"] == ["working"]
+        assert client.ask(WorkingRender(run_id="r1"))["live"] is False
         semantic = client.ask(MemoryForget(scope="semantic"))
         assert semantic["forgotten"] == ["semantic"] and client.ask(FactList())["facts"] == []
         procedural = client.ask(MemoryForget(scope="procedural"))

@@ -117,6 +117,14 @@ def test_strip_provenance() -> None:
     assert strip_provenance("- plain  ") == "- plain  "
 
 
+def test_lesson_from_request_dict() -> None:
+    raw = {"task_id": " T1 ", "kind": "Failure", "text": " boom ", "at": 5}
+    assert Lesson.from_dict(raw, "2026-01-01T00:00:00Z") == Lesson(
+        "T1", "failure", "boom", "2026-01-01T00:00:00Z"
+    )
+    assert Lesson.from_dict({"at": "x"}).at == "x"
+
+
 def test_first_sentence() -> None:
     assert first_sentence("Done.\nMore text.") == "Done."
     assert first_sentence(".leading dot then text") == ".leading dot then text"
