@@ -560,11 +560,16 @@ class PolicyChoose(Message):
     """Choose an arm for a decision (S-13.5); the reply says why."""
 
     KIND: ClassVar[Kind] = Kind.POLICY_CHOOSE
+    CAPS: ClassVar[dict[str, int]] = {"arms": 64, "decision": 200, "model": 200, "language": 64}
     decision: str = ""
     arms: list[str] = field(default_factory=list)
     model: str = ""
     language: str = ""
     deterministic: bool = False
+    #: Non-zero: the choice is reproducible (the same seed, key and pull count give the same arm).
+    seed: int = 0
+    #: "user" (default, ~/.slmcode/evolve/policy.json) or "project" (<project>/.slmcode/evolve/).
+    scope: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -572,11 +577,14 @@ class PolicyUpdate(Message):
     """Reward an arm with an outcome (S-13.6, S-13.8)."""
 
     KIND: ClassVar[Kind] = Kind.POLICY_UPDATE
+    CAPS: ClassVar[dict[str, int]] = {"decision": 200, "arm": 200, "model": 200, "language": 64}
     decision: str = ""
     arm: str = ""
     model: str = ""
     language: str = ""
     outcome: dict[str, Any] = field(default_factory=dict)
+    #: "user" (default) or "project".
+    scope: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -587,6 +595,10 @@ class PolicyWhy(Message):
     decision: str = ""
     model: str = ""
     language: str = ""
+    #: Explain the deterministic mode (also implied by the daemon's `deterministic` setting).
+    deterministic: bool = False
+    #: "user" (default) or "project".
+    scope: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -594,6 +606,8 @@ class PolicyForget(Message):
     """Delete the learned policy; the shipped priors apply again."""
 
     KIND: ClassVar[Kind] = Kind.POLICY_FORGET
+    #: "user", "project", or "" = both (the user policy and this project's, as `evolve reset`).
+    scope: str = ""
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -601,7 +615,15 @@ class CalibrationReport(Message):
     """A harness reports the probe results for a model endpoint (S-12)."""
 
     KIND: ClassVar[Kind] = Kind.CALIBRATION_REPORT
+    #: model, endpoint, efficiency {level: wall(1)/wall(n)} (or wall_ms {level: ms}), p50_ms,
+    #: p95_ms, decode_tps, context_window, measured_at?, calibrator_version?
     profile: dict[str, Any] = field(default_factory=dict)
+    #: Seeds wanted: role → expected output tokens per call.
+    roles: dict[str, Any] = field(default_factory=dict)
+    #: Observations the harness's latency memory already has per role (those get no seed).
+    observed: dict[str, Any] = field(default_factory=dict)
+    #: Cap for a latency seed (0 = none).
+    task_timeout_ms: float = 0.0
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -611,6 +633,13 @@ class CalibrationGet(Message):
     KIND: ClassVar[Kind] = Kind.CALIBRATION_GET
     model: str = ""
     endpoint: str = ""
+    #: The harness's calibrator version and current context window (staleness checks, S-12.2).
+    calibrator_version: int = 0
+    context_window: int = 0
+    #: As in calibration.report: seeds for roles with no observations.
+    roles: dict[str, Any] = field(default_factory=dict)
+    observed: dict[str, Any] = field(default_factory=dict)
+    task_timeout_ms: float = 0.0
 
 
 # ---------------------------------------------------------------- the loop
