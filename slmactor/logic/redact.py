@@ -169,10 +169,16 @@ _SECRET_WORD = (
 )
 _SECRET_KEY_NAME = re.compile(r"(?i)(?:[A-Za-z0-9_.-]{0,64}[_.-])?" + _SECRET_WORD)
 
-_REFERENCE = re.compile(
-    r"""^(?:\$|%\(|\{\{|<|\{)|os\.environ|os\.getenv|process\.env|getenv|ENV\[|\(|\[|^\*+$"""
+# Templates stand for a secret wherever they appear: `$VAR`, `${VAR}`, `%(name)s`, `{{ x }}`,
+# `<token>`, `{name}`, `***`, and environment lookups.
+_TEMPLATE = re.compile(
+    r"^(?:\$|%\(|\{\{|<|\{)|os\.environ|os\.getenv|process\.env|getenv\(|ENV\[|^\*+$"
 )
-_DOTTED_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+[,)]*$")
+# Code that computes a secret rather than holding one, recognised only in an unquoted value: a
+# call or subscript (`getpass()`, `config["token"]`) or a dotted name (`settings.api_key`).
+_CODE_REFERENCE = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_.]*[(\[]|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+[,)]*$"
+)
 _REDACTED = "«redacted:"
 
 
@@ -181,8 +187,9 @@ def marker(kind: str) -> str:
     return f"«redacted:{kind}»"
 
 
-def is_placeholder(value: str) -> bool:
-    """True for values that only stand for a secret: short, repetitive, references, dummies."""
+def is_placeholder(value: str, *, quoted: bool = False) -> bool:
+    """True for values that only stand for a secret: short, repetitive, templates, dummies, and
+    (unless `quoted`: a quoted value is a literal string) code that computes one."""
     stripped = value.strip().strip("\"'`").rstrip(",;)")
     if len(stripped) < _MIN_SECRET_LEN:
         return True
@@ -192,9 +199,9 @@ def is_placeholder(value: str) -> bool:
         return True
     if stripped.lower() in _DUMMY_WORDS:
         return True
-    if _REFERENCE.search(stripped):
+    if _TEMPLATE.search(stripped):
         return True
-    return bool(_DOTTED_NAME.match(stripped))
+    return not quoted and _CODE_REFERENCE.search(stripped) is not None
 
 
 def _looks_random(text: str) -> bool:
@@ -295,7 +302,7 @@ def _redact_assignments(text: str) -> str:
         group = 2 if match.group(2) is not None else 3 if match.group(3) is not None else 4
         name = _name_before(text, match.start()) + text[match.start(1) : match.end(1)]
         value = text[match.start(group) : match.end(group)]
-        if not _SECRET_KEY_NAME.fullmatch(name) or is_placeholder(value):
+        if not _SECRET_KEY_NAME.fullmatch(name) or is_placeholder(value, quoted=group != 4):
             continue
         spans.append((match.start(group), match.end(group), marker("secret")))
     return _splice(text, spans)
@@ -322,7 +329,7 @@ def _redact_under_key(key: str, value: str) -> str:
     if (
         _WORD_TRIGGER.search(key.lower()) is not None
         and _SECRET_KEY_NAME.fullmatch(key)
-        and not is_placeholder(value)
+        and not is_placeholder(value, quoted=True)
     ):
         return marker("secret")
     return redact(value)

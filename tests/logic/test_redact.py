@@ -111,6 +111,10 @@ def test_every_seeded_token_is_redacted() -> None:
         ("authorization=Bearer abc123def456ghi789", "abc123def456ghi789"),
         ('{"Authorization": "Token 9f8e7d6c5b4a39281706"}', "9f8e7d6c5b4a39281706"),
         ("request sent with Bearer mF_9.B5f-4.1JqM-xyzABC", "mF_9.B5f-4.1JqM-xyzABC"),
+        # Quoted values are literals: call- or dotted-looking text in quotes is still a secret.
+        ("password = 'p@ss(w0rd)!x'", "p@ss(w0rd)!x"),
+        ('DB_PASSWORD="my.secret.value"', "my.secret.value"),
+        ("password=p@ss(w0rd)!x", "p@ss(w0rd)!x"),
     ],
 )
 def test_assignments_and_headers_are_redacted(text: str, secret: str) -> None:
@@ -201,6 +205,7 @@ def test_benign_corpus_is_left_untouched() -> None:
     "value",
     ["short", "********", "xxxxxxxxxxxx", "$API_KEY", "${TOKEN}", "<token>", "{{ token }}",
      "os.environ['X']", "process.env.TOKEN", "settings.secret_key", "getpass()", "changeme",
+     "config['token']", "SecretStr(raw)", "os.getenv('TOKEN')",
      "YOUR_API_KEY", "«redacted:secret»"],
 )  # fmt: skip
 def test_placeholders_are_not_secrets(value: str) -> None:
