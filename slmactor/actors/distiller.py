@@ -56,6 +56,7 @@ from slmactor.protocol.messages import (
     ProcedureObserve,
     RunReset,
     WorkingRender,
+    WorkingSnapshot,
 )
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
@@ -200,17 +201,22 @@ class DistillerActor(Actor):
             )
             working = reply.get("text", "") if isinstance(reply, dict) else ""
         builder.add("working", working)
-        query = " ".join([msg.query, *msg.files, *msg.tags]).strip()
+        query_text, files = msg.query, list(msg.files)
+        if msg.run_id.strip() and not (query_text.strip() or files or msg.tags):
+            # S-7.3: without an explicit task, the run's own task and focus files condition
+            # the semantic and episodic sections.
+            query_text, files = await self._run_context(root, msg.run_id)
+        query = " ".join([query_text, *files, *msg.tags]).strip()
         builder.add(
             "semantic", project.facts.book.render_for(query, builder.allowance("semantic"), now)
         )
         episodic = ""
-        if (msg.query.strip() or msg.files or msg.tags) and builder.allowance("episodic") > 0:
+        if (query_text.strip() or files or msg.tags) and builder.allowance("episodic") > 0:
             reply = await self._quiet_ask(
                 MemoryRecall(
                     project=root,
-                    query=msg.query,
-                    files=list(msg.files),
+                    query=query_text,
+                    files=files,
                     tags=list(msg.tags),
                     language=language,
                     model=msg.model,
@@ -234,6 +240,17 @@ class DistillerActor(Actor):
             "role": msg.role,
             "sections": builder.sizes,
         }
+
+    async def _run_context(self, root: str, run_id: str) -> tuple[str, list[str]]:
+        """(task, focus files) of a live run, or ("", []) when the working actor has none."""
+        reply = await self._quiet_ask(WorkingSnapshot(project=root, run_id=run_id))
+        snap = reply.get("snapshot") if isinstance(reply, dict) else None
+        if not isinstance(snap, dict):
+            return "", []
+        task = snap.get("task")
+        focus = snap.get("focus")
+        files = [f for f in focus if isinstance(f, str)] if isinstance(focus, list) else []
+        return (task if isinstance(task, str) else ""), files
 
     async def _quiet_ask(self, msg: Message) -> Any:
         """Another actor's answer, or None: a missing section must not fail the block."""

@@ -138,6 +138,10 @@ def test_distill_from_episodes_feeds_the_block(daemon: DaemonProcess) -> None:
             "## What works for this model",
         ]
         assert "  - hit: old_str not found in walk.go → fixed by re-read the file first" in text
+        # without a query the run's own task conditions the block (S-7.3)
+        from_run = client.ask(MemoryBlock(role="worker", run_id="r9", model=MODEL))["text"]
+        assert "## Similar work done before" in from_run
+        assert "fix the graph walker bug number 3" in from_run
         small = client.ask(
             MemoryBlock(role="worker", budget=120, query="graph walker bug", model=MODEL)
         )
