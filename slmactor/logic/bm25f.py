@@ -122,10 +122,45 @@ class InvertedIndex:
         return doc
 
     def add_many(self, docs: Iterable[Mapping[str, int]]) -> None:
-        """Add documents in bulk (one compaction at the end)."""
-        for tf in docs:
-            self._append(tf)
+        """Add documents in bulk: flat triplets, then one stable sort into the compressed base."""
         self.compact()
+        term_ids = self._term_ids
+        tids: list[int] = []
+        counts: list[int] = []
+        sizes: list[int] = []
+        lengths: list[float] = []
+        for tf in docs:
+            tids.extend([term_ids.setdefault(term, len(term_ids)) for term in tf])
+            counts.extend(tf.values())
+            sizes.append(len(tf))
+            lengths.append(float(sum(tf.values())))
+        if not sizes:
+            return
+        first, added = self._n, len(sizes)
+        if first + added > len(self._lengths):
+            grown = np.zeros(max(16, first + added), dtype=np.float64)
+            grown[:first] = self._lengths[:first]
+            self._lengths = grown
+        self._lengths[first : first + added] = lengths
+        self._n += added
+        self._total_len += float(sum(lengths))
+        new_tids = np.asarray(tids, dtype=np.int64)
+        new_docs = np.repeat(np.arange(first, first + added, dtype=np.int32), sizes)
+        new_tfs = np.asarray(counts, dtype=np.float64)
+        positive = new_tfs > 0
+        new_tids, new_docs, new_tfs = new_tids[positive], new_docs[positive], new_tfs[positive]
+        base_terms = len(self._offsets) - 1
+        old_tids = np.repeat(np.arange(base_terms, dtype=np.int64), np.diff(self._offsets))
+        all_tids = np.concatenate((old_tids, new_tids))
+        # Stable: within a term the old postings (smaller doc ids) stay before the new ones.
+        order = np.argsort(all_tids, kind="stable")
+        offsets = np.zeros(len(term_ids) + 1, dtype=np.int64)
+        np.cumsum(np.bincount(all_tids, minlength=len(term_ids)), out=offsets[1:])
+        self._docs = np.concatenate((self._docs, new_docs))[order]
+        self._tfs = np.concatenate((self._tfs, new_tfs))[order]
+        self._offsets = offsets
+        self._sat_cache.clear()
+        self._dense_cache.clear()
 
     def _append(self, tf: Mapping[str, int]) -> int:
         doc = self._n
