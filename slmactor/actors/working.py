@@ -28,11 +28,13 @@ Text is redacted by `write_markdown`.
 
 from __future__ import annotations
 
+import functools
 import os
 from pathlib import Path
 from typing import Any
 
 import anyio
+import msgpack
 
 from slmactor.logic.text import count_tokens_chars
 from slmactor.logic.working import WorkingMemory, working_markdown
@@ -75,6 +77,7 @@ _CAPS = {
     name: RecordTool.CAPS.get(name, codec.MAX_TEXT)
     for name in ("project", "run_id", "tool", "path", "args", "command", "error", "key", "client")
 }
+_CAPS["project"] = 4096  # the codec's limit for a project path
 _OTHER_TELLS: dict[str, type[Tell]] = {
     str(cls.KIND): cls for cls in (Focus, Fail, Resolve, Decide, Summarize, ClientDropped)
 }
@@ -82,6 +85,33 @@ _OTHER_TELLS: dict[str, type[Tell]] = {
 
 class _BadEvent(Exception):
     """An event that is dropped and counted; the reason goes to `status` warnings (sampled)."""
+
+
+def _no_ext(code: int, data: bytes) -> Any:
+    raise ValueError(f"msgpack ext type {code} is not allowed")
+
+
+#: The codec's decoding limits, bound once (the hot path decodes record_tool itself).
+_unpackb = functools.partial(
+    msgpack.unpackb,
+    raw=False,
+    strict_map_key=True,
+    use_list=True,
+    max_array_len=codec.MAX_CONTAINER,
+    max_map_len=codec.MAX_CONTAINER,
+    ext_hook=_no_ext,
+)
+#: Bodies up to this many bytes cannot hold a string over any record_tool cap.
+_SMALL_BODY = min(_CAPS.values())
+
+
+def _check_caps(raw: bytes, fields: dict[str, Any]) -> None:
+    if len(raw) > codec.MAX_MESSAGE_BYTES:
+        raise _BadEvent(f"record_tool: body of {len(raw)} bytes is too large")
+    for name, cap in _CAPS.items():
+        value = fields.get(name)
+        if type(value) is str and len(value) > cap:
+            raise _BadEvent(f"record_tool: field {name!r} is over its cap of {cap} characters")
 
 
 class WorkingActor(Actor):
@@ -114,30 +144,29 @@ class WorkingActor(Actor):
 
     def on_events(self, batch: list[list[bytes]]) -> None:
         now = self.now()
-        applied = self._applied
-        last_key: RunKey | None = None
-        memory: WorkingMemory | None = None
+        memories: dict[RunKey, WorkingMemory] = {}
+        seen: dict[str, int] = {}
         good = 0
         bad = 0
         for frames in batch:
             try:
-                if len(frames) != 2:
-                    raise _BadEvent(f"expected 2 frames, got {len(frames)}")
-                if frames[0] != _RECORD_TOOL:
+                if len(frames) != 2 or frames[0] != _RECORD_TOOL:
                     self._apply_other(frames, now)
                     good += 1
                     continue
+                raw = frames[1]
                 try:
-                    fields = codec.load_body(frames)[1]
-                except ProtocolError as exc:
-                    raise _BadEvent(exc.reason) from None
+                    fields = _unpackb(raw)
+                except Exception:  # noqa: BLE001 - msgpack raises several unrelated types
+                    raise _BadEvent("body is not valid msgpack") from None
+                if type(fields) is not dict:
+                    raise _BadEvent("body is not a msgpack map")
                 get = fields.get
-                client = get("client", "")
-                seq = get("seq", 0)
-                if type(client) is str and client and type(seq) is int and seq > applied.get(client, 0):
-                    if client not in applied and len(applied) >= MAX_CLIENTS:
-                        del applied[next(iter(applied))]
-                    applied[client] = seq
+                client = get("client")
+                if client is not None:
+                    seq = get("seq")
+                    if type(client) is str and type(seq) is int:
+                        seen[client] = seq  # one client's PUSH stream arrives in order
                 if get("v") != PROTOCOL_VERSION:
                     raise _BadEvent(f"protocol version {get('v')!r} not supported")
                 project = get("project", "")
@@ -166,22 +195,19 @@ class WorkingActor(Actor):
                     if type(at) is not int:
                         raise _BadEvent("record_tool: 'at' must be a number")
                     at = float(at)
-                if (
-                    len(args) > _CAPS["args"]
-                    or len(error) > _CAPS["error"]
-                    or len(command) > _CAPS["command"]
-                    or len(path) > _CAPS["path"]
-                    or len(run_id) > _CAPS["run_id"]
-                    or len(project) > _CAPS["project"]
-                    or len(key) > _CAPS["key"]
-                    or len(tool) > _CAPS["tool"]
-                ):
-                    raise _BadEvent("record_tool: a field is over its cap")
+                # No field can be over its cap (all ≥ _SMALL_BODY characters) in a small body.
+                if len(raw) > _SMALL_BODY:
+                    _check_caps(raw, fields)
                 if not run_id:
                     raise _BadEvent("record_tool: missing run_id")
-                if (project, run_id) != last_key or memory is None:
-                    last_key = (project, run_id)
+                run_key = (project, run_id)
+                memory = memories.get(run_key)
+                if memory is None:
+                    evicted_before = self.runs.evicted
                     memory = self._ensure(project, run_id, now)
+                    if self.runs.evicted != evicted_before:
+                        memories.clear()  # a run cached in this batch may have just left
+                    memories[run_key] = memory
                 if not 0 < at < _FAR_FUTURE:  # also rejects nan and inf
                     at = now
                 if not memory.record_tool(tool, path, args, command, ok, error, key, at):
@@ -193,12 +219,22 @@ class WorkingActor(Actor):
             except Exception as exc:  # noqa: BLE001 - one bad event must never crash the hot path
                 bad += 1
                 self._count_bad(f"{type(exc).__name__}: {exc}")
+        if seen:
+            self._mark_applied(seen)
         extra = self.ctx.stats.extra
         extra["events_received"] += good + bad
         if bad:
             extra["events_invalid"] += bad
         if self._waiters:
             self._wake()
+
+    def _mark_applied(self, seen: dict[str, int]) -> None:
+        applied = self._applied
+        for client, seq in seen.items():
+            if seq > applied.get(client, 0):
+                if client not in applied and len(applied) >= MAX_CLIENTS:
+                    del applied[next(iter(applied))]
+                applied[client] = seq
 
     def _apply_other(self, frames: list[bytes], now: float) -> None:
         """A tell other than record_tool arriving on events.sock (rare: fully validated)."""
@@ -238,10 +274,8 @@ class WorkingActor(Actor):
     # ---------------------------------------------------------------- other tells
 
     def _apply_tell(self, msg: Tell, now: float) -> None:
-        if msg.client and msg.seq > self._applied.get(msg.client, 0):
-            if msg.client not in self._applied and len(self._applied) >= MAX_CLIENTS:
-                del self._applied[next(iter(self._applied))]
-            self._applied[msg.client] = msg.seq
+        if msg.client:
+            self._mark_applied({msg.client: msg.seq})
         if isinstance(msg, ClientDropped):
             if msg.count > 0:
                 self.ctx.stats.extra["client_dropped"] += msg.count
