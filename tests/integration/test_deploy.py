@@ -1,0 +1,272 @@
+"""`slmactor service` and the deploy units: what a user installing the daemon as a service gets.
+
+The systemd unit is checked with the real `systemd-analyze verify` (which exits 0 even for unknown
+keys and bad values, so the test also requires empty output); the launchd plist by a plistlib round
+trip. `systemctl`/`launchctl` are never run for real here: `--enable` is exercised against stand-in
+executables on PATH that record how they were called.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import plistlib
+import shutil
+import stat
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slmactor.cli import service
+
+REPO = Path(__file__).resolve().parents[2]
+SYSTEMD_ANALYZE = shutil.which("systemd-analyze")
+needs_systemd_analyze = pytest.mark.skipif(SYSTEMD_ANALYZE is None, reason="systemd-analyze is not installed")
+
+
+def _env(home: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in {"XDG_CONFIG_HOME", "XDG_RUNTIME_DIR"}}
+    env.update(HOME=str(home), **extra)
+    return env
+
+
+def _cli(home: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "slmactor", *args], capture_output=True, text=True, timeout=60,
+        env=env or _env(home), stdin=subprocess.DEVNULL, check=False,
+    )
+
+
+def _verify(unit: Path, runtime_dir: Path) -> subprocess.CompletedProcess[str]:
+    assert SYSTEMD_ANALYZE is not None
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    return subprocess.run([SYSTEMD_ANALYZE, "--user", "verify", str(unit)], capture_output=True,
+                          text=True, timeout=60, env=env, check=False)
+
+
+def _unit_settings(text: str) -> dict[str, dict[str, list[str]]]:
+    sections: dict[str, dict[str, list[str]]] = {}
+    current: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith("["):
+            current = sections.setdefault(line.strip("[]"), {})
+            continue
+        key, _, value = line.partition("=")
+        current.setdefault(key, []).append(value)
+    return sections
+
+
+def _fake_tools(bin_dir: Path, log: Path, fail: str = "") -> None:
+    """`systemctl`, `launchctl` stand-ins that append their argv to `log` (and fail if told)."""
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    for name in ("systemctl", "launchctl"):
+        script = bin_dir / name
+        code = 1 if name == fail else 0
+        script.write_text(f'#!/bin/sh\necho "{name} $*" >> "{log}"\necho "{name} said hello"\nexit {code}\n')
+        script.chmod(0o755)
+
+
+# ---------------------------------------------------------------- the rendered units
+
+
+def test_deploy_templates_are_the_units_the_cli_writes() -> None:
+    # deploy/ is documentation for packagers; the CLI carries the same templates (deploy/ is not
+    # installed), so the two must not drift.
+    systemd = (REPO / "deploy" / "systemd" / "slmactor.service").read_text()
+    assert systemd == service.render_systemd(["@SLMACTOR@"])
+    plist = (REPO / "deploy" / "launchd" / "dev.slmactor.plist").read_text()
+    assert plist == service.render_launchd(["@SLMACTOR@"], "@LOG_DIR@")
+
+
+def test_systemd_unit_has_the_required_settings(tmp_path: Path) -> None:
+    result = _cli(tmp_path, "service", "print", "--manager", "systemd")
+    assert result.returncode == 0, result.stderr
+    units = _unit_settings(result.stdout)
+    svc = units["Service"]
+    exe = service.slmactor_command()
+    assert svc["ExecStart"] == [" ".join([*exe, "serve"])]
+    assert os.path.isabs(exe[0]) and os.access(exe[0], os.X_OK)
+    expected = {
+        "Type": "notify", "NotifyAccess": "main", "WatchdogSec": "30", "Restart": "on-failure",
+        "RestartSec": "2", "RuntimeDirectory": "slmactor", "RuntimeDirectoryMode": "0700",
+        "RestartPreventExitStatus": "2", "NoNewPrivileges": "true",
+    }
+    for key, value in expected.items():
+        assert svc[key] == [value], key
+    assert "PYTHONUNBUFFERED=1" in svc["Environment"]
+    assert "SLMACTOR_RUNTIME_DIR=%t/slmactor" in svc["Environment"]
+    assert units["Install"]["WantedBy"] == ["default.target"]
+    # Nothing that needs a mount namespace (would break writing ~/.slmcode or project dirs, or
+    # fail outright where unprivileged user namespaces are off).
+    for key in ("ProtectSystem", "ProtectHome", "PrivateTmp", "ReadOnlyPaths", "PrivateUsers"):
+        assert key not in svc
+
+
+@needs_systemd_analyze
+def test_systemd_analyze_verifies_the_rendered_unit_cleanly(tmp_path: Path) -> None:
+    unit = tmp_path / "slmactor.service"
+    unit.write_text(service.render_systemd(service.slmactor_command()))
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    result = _verify(unit, runtime)
+    assert result.returncode == 0, result.stderr
+    assert result.stderr == "" and result.stdout == ""
+
+
+@needs_systemd_analyze
+def test_systemd_analyze_catches_what_an_exit_code_alone_would_not(tmp_path: Path) -> None:
+    # The control for the test above: verify exits 0 for an unknown key and a bad value and only
+    # says so on stderr — which is why the clean check requires empty output.
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    good = service.render_systemd(service.slmactor_command())
+    broken = tmp_path / "slmactor.service"
+    broken.write_text(good.replace("Type=notify", "Type=notfy").replace("[Install]", "FooBar=1\n[Install]"))
+    result = _verify(broken, runtime)
+    assert "notfy" in result.stderr and "FooBar" in result.stderr
+    missing = tmp_path / "missing" / "slmactor.service"
+    missing.parent.mkdir()
+    missing.write_text(service.render_systemd(["/nonexistent/bin/slmactor"]))
+    assert _verify(missing, runtime).returncode != 0
+
+
+@needs_systemd_analyze
+def test_exec_start_with_spaces_and_percent_is_escaped(tmp_path: Path) -> None:
+    odd = tmp_path / "my tools" / "100%"
+    odd.mkdir(parents=True)
+    exe = odd / "slmactor"
+    exe.write_text("#!/bin/sh\nexit 0\n")
+    exe.chmod(0o755)
+    text = service.render_systemd([str(exe)])
+    assert f'ExecStart="{str(exe).replace("%", "%%")}" serve' in text
+    unit = tmp_path / "slmactor.service"
+    unit.write_text(text)
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    result = _verify(unit, runtime)
+    assert result.returncode == 0 and result.stderr == "", result.stderr
+
+
+def test_launchd_plist_round_trips_with_the_required_keys(tmp_path: Path) -> None:
+    result = _cli(tmp_path, "--json", "service", "print", "--manager", "launchd")
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert data["path"] == str(tmp_path / "Library" / "LaunchAgents" / "dev.slmactor.plist")
+    plist: dict[str, Any] = plistlib.loads(data["content"].encode())
+    assert plistlib.loads(plistlib.dumps(plist, fmt=plistlib.FMT_XML)) == plist
+    assert plist["Label"] == "dev.slmactor"
+    assert plist["ProgramArguments"] == [*service.slmactor_command(), "serve"]
+    assert os.path.isabs(plist["ProgramArguments"][0])
+    assert plist["RunAtLoad"] is True
+    assert plist["KeepAlive"] == {"SuccessfulExit": False}
+    log = str(tmp_path / "Library" / "Logs" / "slmactor" / "slmactor.log")
+    assert plist["StandardOutPath"] == log and plist["StandardErrorPath"] == log
+    assert plist["EnvironmentVariables"]["PYTHONUNBUFFERED"] == "1"
+
+
+# ---------------------------------------------------------------- install / uninstall
+
+
+def test_install_writes_the_unit_and_only_prints_the_commands(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    _fake_tools(tmp_path / "bin", log)
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = _cli(tmp_path, "service", "install", "--manager", "systemd", env=env)
+    assert result.returncode == 0, result.stderr
+    unit = tmp_path / ".config" / "systemd" / "user" / "slmactor.service"
+    assert unit.read_text() == service.render_systemd(service.slmactor_command())
+    assert stat.S_IMODE(unit.stat().st_mode) == 0o644
+    assert "systemctl --user enable --now slmactor.service" in result.stdout
+    assert "journalctl --user -u slmactor -f" in result.stdout
+    assert not log.exists()  # nothing was run without --enable
+    again = _cli(tmp_path, "--json", "service", "install", "--manager", "systemd", env=env)
+    assert json.loads(again.stdout)["changed"] is False
+    assert not list(unit.parent.glob(".*.tmp"))
+
+
+def test_install_honours_xdg_config_home_and_unit_dir(tmp_path: Path) -> None:
+    env = _env(tmp_path, XDG_CONFIG_HOME=str(tmp_path / "cfg"))
+    result = _cli(tmp_path, "--json", "service", "install", "--manager", "systemd", env=env)
+    assert json.loads(result.stdout)["path"] == str(tmp_path / "cfg" / "systemd" / "user" / "slmactor.service")
+    result = _cli(tmp_path, "--json", "service", "install", "--manager", "systemd",
+                  "--unit-dir", str(tmp_path / "elsewhere"))
+    assert (tmp_path / "elsewhere" / "slmactor.service").is_file(), result.stderr
+
+
+def test_install_enable_runs_systemctl_and_reports_it(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    _fake_tools(tmp_path / "bin", log)
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = _cli(tmp_path, "--json", "service", "install", "--manager", "systemd", "--enable", env=env)
+    assert result.returncode == 0, result.stderr
+    assert log.read_text().splitlines() == [
+        "systemctl --user daemon-reload",
+        "systemctl --user enable --now slmactor.service",
+    ]
+    data = json.loads(result.stdout)
+    assert data["enabled"] is True and [r["returncode"] for r in data["ran"]] == [0, 0]
+
+
+def test_install_enable_failure_is_reported_and_exits_1(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    _fake_tools(tmp_path / "bin", log, fail="systemctl")
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = _cli(tmp_path, "service", "install", "--manager", "systemd", "--enable", env=env)
+    assert result.returncode == 1
+    assert "exit 1" in result.stdout and "could not start the service" in result.stdout
+    assert log.read_text().splitlines() == ["systemctl --user daemon-reload"]  # stopped at the failure
+    assert (tmp_path / ".config" / "systemd" / "user" / "slmactor.service").is_file()
+
+
+def test_launchd_install_enable_bootstraps_the_agent(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    _fake_tools(tmp_path / "bin", log)
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    result = _cli(tmp_path, "service", "install", "--manager", "launchd", "--enable", env=env)
+    assert result.returncode == 0, result.stderr
+    plist = tmp_path / "Library" / "LaunchAgents" / "dev.slmactor.plist"
+    assert plistlib.loads(plist.read_bytes())["Label"] == "dev.slmactor"
+    assert log.read_text().splitlines() == [f"launchctl bootstrap gui/{os.getuid()} {plist}"]
+    assert (tmp_path / "Library" / "Logs" / "slmactor").is_dir()  # launchd does not create it
+
+
+def test_uninstall_removes_the_unit_and_its_enable_link(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    _fake_tools(tmp_path / "bin", log)
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert _cli(tmp_path, "service", "install", env=env).returncode == 0
+    unit = tmp_path / ".config" / "systemd" / "user" / "slmactor.service"
+    wants = unit.parent / "default.target.wants"
+    wants.mkdir()
+    (wants / "slmactor.service").symlink_to(unit)  # what `systemctl --user enable` leaves
+    result = _cli(tmp_path, "service", "uninstall", "--manager", "systemd", env=env)
+    assert result.returncode == 0, result.stderr
+    assert not unit.exists() and not (wants / "slmactor.service").is_symlink()
+    assert "systemctl --user stop slmactor.service" in result.stdout
+    assert not log.exists()
+    again = _cli(tmp_path, "--json", "service", "uninstall", "--manager", "systemd", env=env)
+    assert again.returncode == 0 and json.loads(again.stdout)["removed"] is False
+
+
+def test_uninstall_disable_stops_it_first(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    _fake_tools(tmp_path / "bin", log)
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert _cli(tmp_path, "service", "install", env=env).returncode == 0
+    result = _cli(tmp_path, "service", "uninstall", "--manager", "systemd", "--disable", env=env)
+    assert result.returncode == 0, result.stderr
+    assert log.read_text().splitlines() == [
+        "systemctl --user disable --now slmactor.service",
+        "systemctl --user daemon-reload",
+    ]
+
+
+def test_service_without_an_action_prints_usage(tmp_path: Path) -> None:
+    result = _cli(tmp_path, "service")
+    assert result.returncode == 2 and "usage" in result.stderr
