@@ -99,6 +99,8 @@ class DistillerActor(Actor):
     name = "distiller"
     #: Pause between episode lookups of a distill pass (see `_recent_episodes`).
     FETCH_PACE_S = 0.002
+    #: How long stopping waits for background flushes before writing what is left.
+    STOP_FLUSH_WAIT_S = 2.0
 
     async def on_start(self) -> None:
         self.warnings = _Forward(self)
@@ -109,10 +111,17 @@ class DistillerActor(Actor):
             self._open, self._close, self.ctx.settings.max_open_projects
         )
         self._flushing: set[int] = set()
+        self._flushed = anyio.Event()  # set whenever no background flush is running
+        self._flushed.set()
         for key in ("distills", "distill_facts", "blocks", "flush_errors"):
             self.ctx.stats.extra[key] = 0
 
     async def on_stop(self) -> None:
+        # Let running background flushes finish first: two writers of one file could land the
+        # older snapshot last.
+        if self._flushing:
+            with anyio.move_on_after(self.STOP_FLUSH_WAIT_S):
+                await self._flushed.wait()
         stores: list[MirroredBook[Any]] = [self.procedures, self.latency]
         stores += [p.facts for _, p in self.projects.items()]
         for store in stores:
@@ -136,6 +145,8 @@ class DistillerActor(Actor):
         )
 
     def _close(self, project: _Project) -> None:
+        if id(project.facts) in self._flushing:
+            return  # its background flush holds the store and writes what is left
         try:
             project.facts.flush()
         except StoreError as exc:
@@ -154,6 +165,8 @@ class DistillerActor(Actor):
         if id(store) in self._flushing:
             return
         self._flushing.add(id(store))
+        if self._flushed.is_set():
+            self._flushed = anyio.Event()
         self.spawn(lambda: self._flush_job(store, root), "flush")
 
     async def _flush_job(self, store: MirroredBook[Any], root: Path | None) -> None:
@@ -174,6 +187,8 @@ class DistillerActor(Actor):
                     store.writing = False
         finally:
             self._flushing.discard(id(store))
+            if not self._flushing:
+                self._flushed.set()
 
     @staticmethod
     def _write(store: MirroredBook[Any], snapshot: Any, root: Path | None) -> None:
