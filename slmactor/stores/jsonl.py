@@ -64,6 +64,7 @@ _APPEND_FLAGS = (
     os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 )
 _CHUNK = 64 * 1024
+_FIRST_READ = 4096
 
 
 def _parse_line(raw: bytes) -> dict[str, Any] | None:
@@ -369,36 +370,42 @@ class JsonlLog:
 
     def read_at(self, offset: int) -> dict[str, Any] | None:
         """The record whose line starts at `offset`, or None (no such line, corrupt, missing)."""
-        if offset < 0:
-            return None
+        return self.read_many([offset])[0]
+
+    def read_many(self, offsets: Iterable[int]) -> list[dict[str, Any] | None]:
+        """`read_at` for several offsets through one descriptor (hydrating search hits)."""
+        wanted = list(offsets)
         try:
             fd = os.open(self.path, READ_FLAGS)
         except OSError:
-            return None
+            return [None] * len(wanted)
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
-                return None
-            if offset > 0 and os.pread(fd, 1, offset - 1) != b"\n":
-                return None
-            data = b""
-            while len(data) <= self.max_line_bytes:
-                chunk = os.pread(fd, _CHUNK, offset + len(data))
-                if not chunk:
-                    return None  # no newline before the end: a torn tail
-                newline = chunk.find(b"\n")
-                if newline >= 0:
-                    data += chunk[: newline + 1]
-                    break
-                data += chunk
-            else:
-                return None
-            if len(data) > self.max_line_bytes:
-                return None
-            return _parse_line(data)
+                return [None] * len(wanted)
+            return [self._line_at(fd, offset) for offset in wanted]
         except OSError:
-            return None
+            return [None] * len(wanted)
         finally:
             os.close(fd)
+
+    def _line_at(self, fd: int, offset: int) -> dict[str, Any] | None:
+        if offset < 0 or (offset > 0 and os.pread(fd, 1, offset - 1) != b"\n"):
+            return None
+        data = b""
+        want = _FIRST_READ  # most records are small: read a little, grow only when needed
+        while len(data) <= self.max_line_bytes:
+            chunk = os.pread(fd, min(want, self.max_line_bytes + 1), offset + len(data))
+            want = _CHUNK
+            if not chunk:
+                return None  # no newline before the end: a torn tail
+            newline = chunk.find(b"\n")
+            if newline >= 0:
+                data += chunk[: newline + 1]
+                break
+            data += chunk
+        if len(data) > self.max_line_bytes:
+            return None
+        return _parse_line(data)
 
     # ------------------------------------------------------------------ housekeeping
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from slmactor.logic.timefmt import to_rfc3339
@@ -31,9 +32,13 @@ class _Entry:
 class WarningLog:
     """The newest `cap` warnings as (time, text), safe to share between threads."""
 
-    def __init__(self, cap: int = DEFAULT_CAP) -> None:
+    def __init__(
+        self, cap: int = DEFAULT_CAP, *, on_warn: Callable[[str], None] | None = None
+    ) -> None:
+        """`on_warn(text)` is also called for every warning (e.g. an actor's status hook)."""
         if cap <= 0:
             raise ValueError("cap must be positive")
+        self._on_warn = on_warn
         self._entries: deque[_Entry] = deque(maxlen=cap)
         self._lock = threading.Lock()
         self._total = 0
@@ -41,6 +46,8 @@ class WarningLog:
     def warn(self, text: str, now: float) -> None:
         """Record `text` as seen at `now` (epoch seconds) and pass it to the `logging` module."""
         _log.warning("%s", text)
+        if self._on_warn is not None:
+            self._on_warn(text)
         with self._lock:
             self._total += 1
             if self._entries and self._entries[-1].text == text:

@@ -381,3 +381,19 @@ def test_write_burst_with_repeated_rm_rf_never_acknowledges_a_lost_record(tmp_pa
         since_last_delete.append(record)
         assert log.read_at(offset) == record
     assert log.records() == since_last_delete
+
+
+def test_read_many_answers_each_offset_through_one_descriptor(tmp_path: Path) -> None:
+    log, _ = make_log(tmp_path / "log.jsonl")
+    offsets = [log.append({"n": n, "pad": "p" * (n * 3000)}) for n in range(4)]
+    inside = offsets[2] + 3
+    assert log.read_many([offsets[3], inside, offsets[0], -5, 10**9, offsets[1]]) == [
+        {"n": 3, "pad": "p" * 9000},  # longer than the first read: the read grows
+        None,
+        {"n": 0, "pad": ""},
+        None,
+        None,
+        {"n": 1, "pad": "p" * 3000},
+    ]
+    assert log.read_many([]) == []
+    assert make_log(tmp_path / "missing.jsonl")[0].read_many([0, 1]) == [None, None]

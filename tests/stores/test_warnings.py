@@ -37,3 +37,13 @@ def test_repeats_of_the_newest_warning_are_folded() -> None:
 def test_cap_must_be_positive() -> None:
     with pytest.raises(ValueError):
         WarningLog(cap=0)
+
+
+def test_on_warn_sees_every_warning_including_repeats() -> None:
+    seen: list[str] = []
+    warning_log = WarningLog(cap=1, on_warn=seen.append)
+    warning_log.warn("a", now=1.0)
+    warning_log.warn("a", now=2.0)
+    warning_log.warn("b", now=3.0)
+    assert seen == ["a", "a", "b"]
+    assert warning_log.texts() == ["b"]
