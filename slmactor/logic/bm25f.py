@@ -22,6 +22,7 @@ term costs one multiply and one scatter-add instead of five passes.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -125,9 +126,10 @@ class InvertedIndex:
         """Add documents in bulk: flat triplets, then one stable sort into the compressed base."""
         self.compact()
         term_ids = self._term_ids
-        tids: list[int] = []
-        counts: list[int] = []
-        sizes: list[int] = []
+        # Typed arrays, not lists: millions of postings must not become millions of int objects.
+        tids = array("q")
+        counts = array("q")
+        sizes = array("q")
         lengths: list[float] = []
         for tf in docs:
             tids.extend([term_ids.setdefault(term, len(term_ids)) for term in tf])
@@ -144,9 +146,11 @@ class InvertedIndex:
         self._lengths[first : first + added] = lengths
         self._n += added
         self._total_len += float(sum(lengths))
-        new_tids = np.asarray(tids, dtype=np.int64)
-        new_docs = np.repeat(np.arange(first, first + added, dtype=np.int32), sizes)
-        new_tfs = np.asarray(counts, dtype=np.float64)
+        new_tids = np.frombuffer(tids, dtype=np.int64)
+        new_docs = np.repeat(
+            np.arange(first, first + added, dtype=np.int32), np.frombuffer(sizes, dtype=np.int64)
+        )
+        new_tfs = np.frombuffer(counts, dtype=np.int64).astype(np.float64)
         positive = new_tfs > 0
         new_tids, new_docs, new_tfs = new_tids[positive], new_docs[positive], new_tfs[positive]
         base_terms = len(self._offsets) - 1

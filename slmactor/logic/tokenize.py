@@ -108,7 +108,7 @@ def _keep(word: str) -> bool:
     return len(word) >= 2 and word not in STOPWORDS
 
 
-@lru_cache(maxsize=65_536)
+@lru_cache(maxsize=16_384)
 def _tokenize_cached(text: str, fold_plurals: bool, acronym_plurals: bool) -> tuple[str, ...]:
     out: list[str] = []
     for chunk in _CHUNK.findall(text):
@@ -131,7 +131,7 @@ def tokenize(text: str, options: TokenizerOptions = SEED_TOKENIZER) -> tuple[str
     """Tokens of `text` in order, duplicates kept (they are term frequency)."""
     if not text:
         return ()
-    if len(text) > 4096:  # long texts are rarely repeated; keep the cache for short fields
+    if len(text) > 64:  # task texts are rarely repeated; the cache is for tools, tags, path parts
         return _tokenize_cached.__wrapped__(text, options.fold_plurals, options.acronym_plurals)
     return _tokenize_cached(text, options.fold_plurals, options.acronym_plurals)
 
