@@ -28,7 +28,6 @@ Text is redacted by `write_markdown`.
 
 from __future__ import annotations
 
-import functools
 import os
 from pathlib import Path
 from typing import Any
@@ -87,20 +86,11 @@ class _BadEvent(Exception):
     """An event that is dropped and counted; the reason goes to `status` warnings (sampled)."""
 
 
-def _no_ext(code: int, data: bytes) -> Any:
-    raise ValueError(f"msgpack ext type {code} is not allowed")
-
-
-#: The codec's decoding limits, bound once (the hot path decodes record_tool itself).
-_unpackb = functools.partial(
-    msgpack.unpackb,
-    raw=False,
-    strict_map_key=True,
-    use_list=True,
-    max_array_len=codec.MAX_CONTAINER,
-    max_map_len=codec.MAX_CONTAINER,
-    ext_hook=_no_ext,
-)
+#: msgpack ≥ 1.0 defaults are the codec's rules (str keys only, raw=False, lists) and bound every
+#: container by the body's own length (≤ MAXMSGSIZE); keyword arguments cost ~0.4 µs per call, a
+#: third of the decode. An ext value can only land in a field whose type check then fails, or in
+#: an unknown field that is ignored.
+_unpackb = msgpack.unpackb
 #: Bodies up to this many bytes cannot hold a string over any record_tool cap.
 _SMALL_BODY = min(_CAPS.values())
 

@@ -30,6 +30,7 @@ OTHER: Final = ""
 MODE: Final = "mode"
 
 _CLASSES = (READ, EDIT, SHELL)
+_CANON = {READ: READ, EDIT: EDIT, SHELL: SHELL}
 
 #: SPEC S-1.2 exactly (slmcode's names).
 SEED_READ = ("ws_read", "ws_list", "ws_glob", "ws_grep", "read")
@@ -106,7 +107,7 @@ def _norm(name: str) -> str:
 class ToolClasses:
     """A mapping from tool name to class (read / edit / shell / other), plus mode tools."""
 
-    __slots__ = ("_memo", "_modes", "_names")
+    __slots__ = ("_modes", "_names", "memo")
 
     def __init__(
         self,
@@ -126,11 +127,14 @@ class ToolClasses:
             key = _norm(tool)
             if not key:
                 continue
-            subs = {_norm(sub): cls for sub, cls in table.items() if cls in _CLASSES}
+            # Canonical constants (not the config's equal strings): the hot path compares by identity.
+            subs = {_norm(sub): _CANON[cls] for sub, cls in table.items() if cls in _CANON}
             self._modes[key] = subs
             names[key] = MODE
         self._names = names
-        self._memo: dict[str, tuple[str, str]] = {}
+        #: raw tool name → (normalised name, class); bounded, cleared in place when full (so a
+        #: reader may keep a reference to this dict).
+        self.memo: dict[str, tuple[str, str]] = {}
 
     @classmethod
     def seed(cls) -> ToolClasses:
@@ -196,14 +200,14 @@ class ToolClasses:
 
     def classify(self, tool: str) -> tuple[str, str]:
         """`(normalised name, class)` of a raw tool name; class MODE needs `mode_class`."""
-        hit = self._memo.get(tool)
+        hit = self.memo.get(tool)
         if hit is not None:
             return hit
         name = _norm(tool)
         result = (name, self._names.get(name, OTHER))
-        if len(self._memo) >= _MEMO_LIMIT:
-            self._memo.clear()
-        self._memo[tool] = result
+        if len(self.memo) >= _MEMO_LIMIT:
+            self.memo.clear()
+        self.memo[tool] = result
         return result
 
     def mode_class(self, name: str, command: str, args: str) -> str:

@@ -161,6 +161,7 @@ class WorkingMemory:
         "_read",
         "_resolved",
         "_sigs",
+        "_tool_memo",
         "calls",
         "caps",
         "errors",
@@ -182,6 +183,8 @@ class WorkingMemory:
         self.caps = caps
         self._classes = classes
         self.run_id = run_id.strip()
+        #: The tool-class memo, read directly on the hot path (a miss asks `classify`).
+        self._tool_memo = classes.memo
         self._key_memo: dict[tuple[str, str], str] = {}
         self._clear()
 
@@ -241,17 +244,23 @@ class WorkingMemory:
 
         `at` is the call's time in epoch seconds; the caller substitutes "now" for 0.
         """
-        name, cls = self._classes.classify(tool)
+        hit = self._tool_memo.get(tool)
+        name, cls = hit if hit is not None else self._classes.classify(tool)
         if not name:
             return False
         caps = self.caps
         if path:
-            path = path[: caps.path_chars].strip()
+            if len(path) > caps.path_chars:
+                path = path[: caps.path_chars]
+            path = path.strip()
         if args:
-            args = clip_fast(args, caps.args_bytes)
+            # Inlined fast path of clip_fast: a trimmed string of ≤ n/4 characters fits n bytes.
+            args = args.strip()
+            if len(args) > caps.args_bytes >> 2:
+                args = clip_fast(args, caps.args_bytes)
         if error:
             error = first_line_fast(error, caps.error_bytes)
-        if command:
+        if command and len(command) > caps.event_command_chars:
             command = command[: caps.event_command_chars]
         if key:
             key = key[: caps.key_chars].strip()
@@ -271,15 +280,25 @@ class WorkingMemory:
             sigs[sig] = seen + 1
             self.redundant += 1
 
-        if cls == MODE:
+        if cls is MODE:
             cls = self._classes.mode_class(name, command, args)
-        if cls == READ:
+        if cls is READ:
             if path:
-                _push_lru(self._read, path, caps.files_read)
-        elif cls == EDIT:
+                files = self._read
+                if path in files:
+                    del files[path]
+                elif len(files) >= caps.files_read:
+                    del files[next(iter(files))]
+                files[path] = None
+        elif cls is EDIT:
             if path and ok:
-                _push_lru(self._edited, path, caps.files_edited)
-        elif cls == SHELL:
+                files = self._edited
+                if path in files:
+                    del files[path]
+                elif len(files) >= caps.files_edited:
+                    del files[next(iter(files))]
+                files[path] = None
+        elif cls is SHELL:
             line = command or args
             if line:
                 self._commands.append((first_line_fast(line, caps.command_bytes), ok))

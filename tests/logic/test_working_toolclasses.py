@@ -124,4 +124,10 @@ def test_classify_memo_is_bounded_and_correct() -> None:
     for i in range(2000):
         assert tc.classify(f"Tool{i}") == (f"tool{i}", OTHER)
     assert tc.classify(" Read ") == ("read", READ)
-    assert len(tc._memo) <= 512
+    assert len(tc.memo) <= 512
+
+
+def test_classes_from_config_strings_are_the_canonical_constants() -> None:
+    # The hot path compares classes by identity; config strings are equal but distinct objects.
+    tc = ToolClasses.from_config({"modes": {"t": {"look": "READ".lower()}}})
+    assert tc.class_of("t", "look") is READ
