@@ -1,14 +1,314 @@
-"""The bandit actor: policy learning and calibration (issue 7).
+"""The bandit actor: policy learning over harness choices and calibration profiles (issue 7).
 
-Owns: nothing yet. Consumes: ping (every actor answers it). Emits: nothing.
+Owns: `~/.slmcode/evolve/policy.json` (user scope, the default) and, per project asking for
+project scope, `<project>/.slmcode/evolve/policy.json`; `~/.slmcode/memory/calibration.json` +
+`CALIBRATION.md`.
+Consumes: policy.choose, policy.update, policy.why, policy.forget, calibration.report,
+calibration.get. Emits: nothing.
+
+`policy.choose` answers the arm, the reason (warm-up / exploring / Thompson / deterministic) and
+the posterior table it came from; with a non-zero `seed` the choice is reproducible (the generator
+is seeded from seed, key and the key's pull count, so a seeded sequence of choose/update replays
+identically). `policy.update` scores the outcome with the S-13.8 reward, updates the posterior,
+may decay the key (every 200 pulls, or early on a detected change) and prunes to 300 keys.
+Writes happen in a background job (snapshot on the loop, atomic write in a thread); a file
+edited or deleted by hand is reloaded before the next request, never written back over.
+
+Calibration seeds only what it measured (H-S-13): the reply to `calibration.report` /
+`calibration.get` carries the decode rate and latency seeds for the roles the harness says have
+no observations; no bandit posterior is ever touched by calibration.
 """
 
 from __future__ import annotations
 
-from slmactor.runtime.actor import Actor
+import random
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from slmactor.logic.bandit import Choice, PolicyKey
+from slmactor.logic.bandit_why import why
+from slmactor.logic.calibration import CalibrationProfile, seed_role_latencies, staleness
+from slmactor.logic.reward import Outcome, reward
+from slmactor.protocol import ErrorCode, RequestError
+from slmactor.protocol.messages import (
+    CalibrationGet,
+    CalibrationReport,
+    PolicyChoose,
+    PolicyForget,
+    PolicyUpdate,
+    PolicyWhy,
+)
+from slmactor.runtime.actor import Actor, handles
+from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.calibration import CalibrationStore
+from slmactor.stores.errors import StoreError
+from slmactor.stores.layout import ProjectLayout, UserLayout
+from slmactor.stores.policy import PolicyStore
+from slmactor.stores.warnings import WarningLog
+
+SCOPES = ("user", "project")
+
+
+class _Forward(WarningLog):
+    """Store warnings go to `status` as well as to the log."""
+
+    def __init__(self, actor: Actor) -> None:
+        super().__init__()
+        self._actor = actor
+
+    def warn(self, text: str, now: float) -> None:
+        super().warn(text, now)
+        self._actor.warn(text)
+
+
+def _counts(raw: dict[str, Any]) -> dict[str, int]:
+    """{role: non-negative int} from a harness map; anything else is ignored."""
+    out: dict[str, int] = {}
+    for role, value in raw.items():
+        if isinstance(role, str) and isinstance(value, int | float) and not isinstance(value, bool):
+            out[role.strip().lower()] = max(0, int(value))
+    return out
+
+
+def _choice_dict(choice: Choice, scope: str, deterministic: bool) -> dict[str, Any]:
+    return {
+        "arm": choice.arm,
+        "reason": choice.reason,
+        "mode": choice.mode,
+        "explore": choice.explore,
+        "key": str(choice.key),
+        "key_pulls": choice.key_pulls,
+        "epsilon": choice.epsilon,
+        "deterministic": deterministic,
+        "scope": scope,
+        "table": [
+            {"name": r.name, "alpha": r.alpha, "beta": r.beta, "pulls": r.pulls, "mean": r.mean,
+             "stddev": r.stddev, "sample": r.sample}
+            for r in choice.table
+        ],
+    }
 
 
 class BanditActor(Actor):
-    """Registered from day one; its handlers arrive with its issue."""
-
     name = "bandit"
+
+    async def on_start(self) -> None:
+        self.warnings = _Forward(self)
+        self.user = UserLayout(self.ctx.settings.home)
+        self.user_policy = PolicyStore.for_user(self.user, self.warnings, now=self.now)
+        self.calibration = CalibrationStore.for_user(self.user, self.warnings, now=self.now)
+        self.projects: ProjectCache[PolicyStore] = ProjectCache(
+            self._open_project, self._close_project, self.ctx.settings.max_open_projects
+        )
+        self._roots: dict[int, Path] = {}
+        self._flushing: set[int] = set()
+        #: Per store: a write in a worker thread and a forget never overlap.
+        self._locks: dict[int, anyio.Lock] = {}
+        self._rng = random.Random()  # unseeded requests: OS entropy
+        for key in ("chooses", "updates", "early_decays", "flush_errors"):
+            self.ctx.stats.extra[key] = 0
+
+    async def on_stop(self) -> None:
+        stores: list[Any] = [self.user_policy, self.calibration]
+        stores += [store for _, store in self.projects.items()]
+        for store in stores:
+            try:
+                await self.run_sync(self._flush_now, store)
+            except (StoreError, OSError) as exc:
+                self.warn(f"flush on stop failed: {exc}")
+
+    # ---------------------------------------------------------------- stores
+
+    def _open_project(self, root: Path) -> PolicyStore:
+        store = PolicyStore.for_project(ProjectLayout(root), self.warnings, now=self.now)
+        self._roots[id(store)] = root
+        return store
+
+    def _close_project(self, store: PolicyStore) -> None:
+        try:
+            store.flush()
+        except (StoreError, OSError) as exc:
+            self.warn(f"project policy not saved: {exc}")
+        self._roots.pop(id(store), None)
+        self._locks.pop(id(store), None)
+
+    def _flush_now(self, store: Any) -> None:
+        root = self._roots.get(id(store))
+        if root is not None and store.dirty:
+            ProjectLayout(root).ensure()
+        store.flush()
+
+    def _scope(self, raw: str) -> str:
+        scope = raw.strip().lower() or "user"
+        if scope not in SCOPES:
+            raise RequestError(ErrorCode.BAD_FIELD, f"scope must be user or project, not {raw!r}")
+        return scope
+
+    def _policy(self, msg: Any, scope: str) -> PolicyStore:
+        store = self.projects.get(self.project_root(msg)) if scope == "project" else self.user_policy
+        store.sync()
+        return store
+
+    def _changed(self, store: Any) -> None:
+        """Mark `store` changed and make sure a background flush will write it."""
+        store.touch()
+        if id(store) in self._flushing:
+            return
+        self._flushing.add(id(store))
+        self.spawn(lambda: self._flush_job(store), "flush")
+
+    async def _flush_job(self, store: Any) -> None:
+        try:
+            while True:
+                snapshot = store.snapshot(self.now())
+                if snapshot is None:
+                    return
+                store.writing = True
+                try:
+                    async with self._lock(store):
+                        await self.run_sync(self._write, store, snapshot)
+                except (StoreError, OSError) as exc:
+                    store.dirty = True  # retried with the next change
+                    self.ctx.stats.extra["flush_errors"] += 1
+                    self.warn(f"policy/calibration not saved: {exc}")
+                    return
+                finally:
+                    store.writing = False
+        finally:
+            self._flushing.discard(id(store))
+
+    def _lock(self, store: Any) -> anyio.Lock:
+        return self._locks.setdefault(id(store), anyio.Lock())
+
+    def _write(self, store: Any, snapshot: Any) -> None:
+        root = self._roots.get(id(store))
+        if root is not None:
+            ProjectLayout(root).ensure()  # directories + .gitignore (H-S-12) on first write
+        store.write(snapshot)
+
+    @staticmethod
+    def _key(decision: str, model: str, language: str) -> PolicyKey:
+        key = PolicyKey.make(decision, model, language)
+        if not key.decision:
+            raise RequestError(ErrorCode.BAD_FIELD, "decision is required")
+        return key
+
+    # ---------------------------------------------------------------- policy
+
+    @handles(PolicyChoose)
+    async def choose(self, msg: PolicyChoose) -> dict[str, Any]:
+        scope = self._scope(msg.scope)
+        key = self._key(msg.decision, msg.model, msg.language)
+        store = self._policy(msg, scope)
+        deterministic = msg.deterministic or self.ctx.settings.deterministic
+        rng = self._rng
+        if msg.seed:
+            rng = random.Random(f"{msg.seed}|{key}|{store.policy.key_pulls(key)}")
+        choice = store.policy.choose(key, msg.arms, rng, deterministic=deterministic)
+        self.ctx.stats.extra["chooses"] += 1
+        return _choice_dict(choice, scope, deterministic)
+
+    @handles(PolicyUpdate)
+    async def update(self, msg: PolicyUpdate) -> dict[str, Any]:
+        scope = self._scope(msg.scope)
+        key = self._key(msg.decision, msg.model, msg.language)
+        if not msg.arm.strip():
+            raise RequestError(ErrorCode.BAD_FIELD, "arm is required")
+        store = self._policy(msg, scope)
+        outcome = Outcome.from_dict(msg.outcome)
+        result = store.policy.update(key, msg.arm, reward(outcome), self.now())
+        pruned = store.policy.prune()
+        self._changed(store)
+        self.ctx.stats.extra["updates"] += 1
+        if result.change_detected:
+            self.ctx.stats.extra["early_decays"] += 1
+        arm = result.arm
+        return {
+            "key": str(key),
+            "scope": scope,
+            "reward": result.reward,
+            "key_pulls": result.key_pulls,
+            "decayed": result.decayed,
+            "change_detected": result.change_detected,
+            "pruned": pruned,
+            "arm": {"name": arm.name, "alpha": arm.alpha, "beta": arm.beta, "pulls": arm.pulls,
+                    "mean": arm.mean, "stddev": arm.stddev, "reward_total": arm.reward_total},
+        }
+
+    @handles(PolicyWhy)
+    async def explain(self, msg: PolicyWhy) -> dict[str, Any]:
+        scope = self._scope(msg.scope)
+        key = self._key(msg.decision, msg.model, msg.language)
+        store = self._policy(msg, scope)
+        report = why(store.policy, key,
+                     deterministic=msg.deterministic or self.ctx.settings.deterministic)
+        return {**report.to_dict(), "scope": scope}
+
+    @handles(PolicyForget)
+    async def forget(self, msg: PolicyForget) -> dict[str, Any]:
+        scopes = [self._scope(msg.scope)] if msg.scope.strip() else ["user"]
+        if not msg.scope.strip() and msg.project:
+            scopes.append("project")
+        keys = 0
+        for scope in scopes:
+            store = self._policy(msg, scope)
+            keys += len(store.policy.keys)
+            async with self._lock(store):
+                await self.run_sync(store.forget)
+        return {"ok": True, "scopes": scopes, "keys": keys}
+
+    # ---------------------------------------------------------------- calibration
+
+    def _seeds(self, profile: CalibrationProfile, roles: dict[str, Any],
+               observed: dict[str, Any], task_timeout_ms: float) -> dict[str, Any]:
+        latency = seed_role_latencies(profile, _counts(observed), _counts(roles),
+                                      max(0.0, task_timeout_ms))
+        return {"decode_tps": profile.decode_tps, "role_latency_ms": latency}
+
+    @handles(CalibrationReport)
+    async def report(self, msg: CalibrationReport) -> dict[str, Any]:
+        try:
+            profile = CalibrationProfile.from_dict(msg.profile, self.now())
+        except ValueError as exc:
+            raise RequestError(ErrorCode.BAD_FIELD, str(exc)) from None
+        self.calibration.sync()
+        self.calibration.book.put(profile)
+        pruned = self.calibration.book.prune(self.now())
+        self._changed(self.calibration)
+        stored = self.calibration.book.get(profile.model, profile.endpoint)
+        current = stored if stored is not None else profile
+        return {
+            "profile": current.to_dict(),
+            "knee": current.knee,
+            "stored": stored == profile,
+            "pruned": len(pruned),
+            "seeds": self._seeds(current, msg.roles, msg.observed, msg.task_timeout_ms),
+        }
+
+    @handles(CalibrationGet)
+    async def get(self, msg: CalibrationGet) -> dict[str, Any]:
+        self.calibration.sync()
+        now = self.now()
+        if not msg.model.strip():
+            profiles = self.calibration.book.all()
+            return {
+                "profiles": [{**p.to_dict(), "expired": p.expired(now)} for p in profiles],
+                "count": len(profiles),
+            }
+        profile = self.calibration.book.get(msg.model, msg.endpoint)
+        stale = staleness(profile, now, calibrator_version=msg.calibrator_version,
+                          context_window=msg.context_window)
+        if profile is None:
+            return {"found": False, "stale": stale, "profile": None, "seeds": {}}
+        expired = profile.expired(now)
+        return {
+            "found": True,
+            "stale": stale,
+            "expired": expired,
+            "profile": profile.to_dict(),
+            "knee": profile.knee,
+            "seeds": {} if expired else self._seeds(profile, msg.roles, msg.observed,
+                                                    msg.task_timeout_ms),
+        }
