@@ -304,3 +304,28 @@ def test_empty_memory_is_empty() -> None:
 def test_leading_markers_are_trimmed_but_glyph_stays(prefix: str) -> None:
     out = recent_adaptive_memory(prefix + "⚠ careful", "", NOW)
     assert out == "- project memory: ⚠ careful"
+
+
+line_text = st.text(alphabet="abcdefgh ijk⚠⚙✓-*#", min_size=0, max_size=60)
+
+
+@settings(derandomize=True, max_examples=200)
+@given(
+    st.lists(line_text, max_size=25),
+    st.lists(line_text, max_size=8),
+    st.sampled_from(["", "abc", "hij dee", "zzz"]),
+    st.integers(min_value=0, max_value=900),
+)
+def test_adaptive_selection_bounds(
+    project: list[str], global_: list[str], query: str, max_bytes: int
+) -> None:
+    out = recent_adaptive_memory_for(query, "\n".join(project), "\n".join(global_), NOW, max_bytes)
+    lines = out.splitlines() if out else []
+    assert len(lines) <= 10
+    assert len(out.encode()) <= (max_bytes if max_bytes > 0 else 1600)
+    assert len(set(lines)) == len(lines)  # deduplicated per source
+    for line in lines:
+        source, _, text = line.partition(" memory: ")
+        assert source in ("- project", "- global")
+        pool = project if source == "- project" else global_
+        assert any(text in candidate for candidate in pool)  # whole lines, never invented
