@@ -24,18 +24,25 @@ of tells must not hold up everyone else's asks; it gets `caught_up: false` and m
 `WORKING.md` is written off the hot path: on `working.mirror`, for runs evicted from or expiring
 out of the table (by the housekeeping timer), and for the latest run of each project at shutdown.
 Text is redacted by `write_markdown`.
+
+Tool-name classes (which tools read, edit, run commands) default to the names of slmcode, Claude
+Code, Codex, OpenHands, SWE-agent, Gemini CLI, Cline and opencode; a `tool_classes.toml` beside
+the config file (or `$SLMACTOR_TOOL_CLASSES`) extends or replaces them.
 """
 
 from __future__ import annotations
 
 import os
+import tomllib
 from pathlib import Path
 from typing import Any
 
 import anyio
 import msgpack
 
+from slmactor.config import default_config_path
 from slmactor.logic.text import count_tokens_chars
+from slmactor.logic.toolclasses import ToolClasses, ToolClassesConfigError
 from slmactor.logic.working import WorkingMemory, working_markdown
 from slmactor.logic.working_runs import RunKey, WorkingRuns
 from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, RequestError, codec
@@ -60,6 +67,9 @@ from slmactor.stores.errors import StoreError
 from slmactor.stores.layout import ProjectLayout
 from slmactor.stores.markdown import write_markdown
 
+#: Environment variable naming a TOML file of tool-name classes (`read`, `edit`, `shell` lists,
+#: `modes` table, `replace_defaults`), see `slmactor.logic.toolclasses`.
+ENV_TOOL_CLASSES = "SLMACTOR_TOOL_CLASSES"
 #: Longest an ask waits for its own client's tells to be applied.
 WAIT_APPLIED_SECONDS = 0.05
 #: Clients whose last applied seq is remembered (oldest forgotten first).
@@ -129,6 +139,24 @@ class WorkingActor(Actor):
         ):
             extra.setdefault(counter, 0)
         self._publish_runs()
+
+    async def on_start(self) -> None:
+        classes = self._load_tool_classes()
+        if classes is not None:
+            self.runs = WorkingRuns(classes=classes)
+
+    def _load_tool_classes(self) -> ToolClasses | None:
+        """Tool-name classes from `$SLMACTOR_TOOL_CLASSES`, else `tool_classes.toml` beside the
+        config file; None (the built-in defaults) when there is none or it is broken (warned)."""
+        override = os.environ.get(ENV_TOOL_CLASSES)
+        path = Path(override) if override else default_config_path().parent / "tool_classes.toml"
+        if not path.is_file():
+            return None
+        try:
+            return ToolClasses.from_config(tomllib.loads(path.read_text(encoding="utf-8")))
+        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ToolClassesConfigError) as exc:
+            self.warn(f"{path}: tool classes not loaded, using the defaults: {exc}")
+            return None
 
     # ---------------------------------------------------------------- the hot path
 

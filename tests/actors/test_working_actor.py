@@ -274,3 +274,28 @@ async def test_evicted_runs_are_mirrored_by_housekeeping(tmp_path: Path) -> None
 def test_record_tool_caps_follow_the_wire_caps() -> None:
     frames = codec.dump(RecordTool(run_id="r", tool="Read", args="a" * 16_384))
     assert codec.load(frames)  # the codec accepts what the actor accepts
+
+
+async def test_tool_classes_from_a_toml_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "tool_classes.toml"
+    path.write_text('read = ["peek"]\n[modes.mytool]\nlook = "read"\nchange = "edit"\n')
+    monkeypatch.setenv("SLMACTOR_TOOL_CLASSES", str(path))
+    h = Harness(tmp_path)
+    await h.actor.on_start()
+    h.actor.on_events([tool(1, tool="peek", path="a.py"), tool(2, tool="mytool", command="change", path="b.py")])
+    snap = (await h.actor._on_snapshot(WorkingSnapshot(project="/p", run_id="r")))["snapshot"]
+    assert (snap["files_read"], snap["files_edited"]) == (["a.py"], ["b.py"])
+
+
+async def test_broken_tool_classes_file_warns_and_keeps_defaults(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "tool_classes.toml"
+    path.write_text('read = "not a list"\n')
+    monkeypatch.setenv("SLMACTOR_TOOL_CLASSES", str(path))
+    h = Harness(tmp_path)
+    await h.actor.on_start()
+    assert len(h.warnings) == 1 and "tool classes not loaded" in h.warnings[0]
+    h.actor.on_events([tool(1, tool="Read", path="a.py")])
+    snap = (await h.actor._on_snapshot(WorkingSnapshot(project="/p", run_id="r")))["snapshot"]
+    assert snap["files_read"] == ["a.py"]
