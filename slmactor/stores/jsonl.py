@@ -57,22 +57,20 @@ from slmactor.stores.fsutil import (
     quarantine,
     remove_stale_temps,
 )
+from slmactor.stores.jsonl_lines import (
+    CHUNK,
+    last_line_start,
+    line_at,
+    parse_line,
+    seek_line_start,
+    skip_rest_of_line,
+)
 from slmactor.stores.warnings import WarningLog
 
 DEFAULT_MAX_LINE_BYTES = 32 * 1024
 _APPEND_FLAGS = (
     os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 )
-_CHUNK = 64 * 1024
-_FIRST_READ = 4096
-
-
-def _parse_line(raw: bytes) -> dict[str, Any] | None:
-    try:
-        value = json.loads(raw)
-    except (ValueError, RecursionError):
-        return None
-    return value if isinstance(value, dict) else None
 
 
 class JsonlLog:
@@ -241,9 +239,9 @@ class JsonlLog:
         size = os.fstat(fd).st_size
         if size == 0 or os.pread(fd, 1, size - 1) == b"\n":
             return
-        start = self._last_line_start(fd, size)
+        start = last_line_start(fd, size)
         tail = os.pread(fd, size - start, start) if size - start <= self.max_line_bytes else b""
-        if tail and _parse_line(tail) is not None:
+        if tail and parse_line(tail) is not None:
             if os.write(fd, b"\n") != 1:
                 raise StoreWriteError(self.path, "could not terminate the last record")
             self.warnings.warn(f"{self.path.name}: added the missing final newline", self._now())
@@ -252,19 +250,6 @@ class JsonlLog:
         self.warnings.warn(
             f"{self.path.name}: cut a torn final record ({size - start} bytes)", self._now()
         )
-
-    @staticmethod
-    def _last_line_start(fd: int, size: int) -> int:
-        """Offset just after the last newline before `size` (0 when there is none)."""
-        end = size
-        while end > 0:
-            begin = max(0, end - _CHUNK)
-            chunk = os.pread(fd, end - begin, begin)
-            newline = chunk.rfind(b"\n")
-            if newline >= 0:
-                return begin + newline + 1
-            end = begin
-        return 0
 
     def _undo(self, fd: int, before: int) -> None:
         """Cut the file back to `before`; if that fails, force a tail repair on the next open."""
@@ -302,11 +287,11 @@ class JsonlLog:
             return
         bad = 0
         try:
-            with os.fdopen(fd, "rb", buffering=_CHUNK) as handle:
+            with os.fdopen(fd, "rb", buffering=CHUNK) as handle:
                 if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
                     self.warnings.warn(f"{self.path.name} is not a regular file", self._now())
                     return
-                offset = self._seek_line_start(handle, max(start, 0))
+                offset = seek_line_start(handle, max(start, 0))
                 while True:
                     raw = handle.readline(self.max_line_bytes + 1)
                     if not raw:
@@ -318,16 +303,16 @@ class JsonlLog:
                             # The last line never got its newline: whole (kept, as the next
                             # append does) or torn by a crash (skipped; a strict prefix of a
                             # JSON object is never itself an object).
-                            tail = _parse_line(raw)
+                            tail = parse_line(raw)
                             if tail is None:
                                 bad += 1
                             else:
                                 yield start, tail
                             break
-                        offset += self._skip_rest_of_line(handle)
+                        offset += skip_rest_of_line(handle)
                         bad += 1
                         continue
-                    record = _parse_line(raw)
+                    record = parse_line(raw)
                     if record is None:
                         if raw.strip():
                             bad += 1
@@ -340,29 +325,6 @@ class JsonlLog:
             self.warnings.warn(
                 f"skipped {bad} corrupt record(s) in {self.path.name}", self._now()
             )
-
-    @classmethod
-    def _seek_line_start(cls, handle: Any, start: int) -> int:
-        """Position `handle` at the first line starting at or after `start`; that offset."""
-        if start == 0:
-            return 0
-        handle.seek(start - 1)
-        previous = handle.read(1)
-        if previous == b"\n":
-            return start
-        if previous == b"":
-            handle.seek(start)  # past the end: nothing left to read
-            return start
-        return start + cls._skip_rest_of_line(handle)
-
-    @staticmethod
-    def _skip_rest_of_line(handle: Any) -> int:
-        skipped = 0
-        while True:
-            more: bytes = handle.readline(_CHUNK)
-            skipped += len(more)
-            if not more or more.endswith(b"\n"):
-                return skipped
 
     def records(self) -> list[dict[str, Any]]:
         """All readable records, without offsets."""
@@ -382,30 +344,11 @@ class JsonlLog:
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return [None] * len(wanted)
-            return [self._line_at(fd, offset) for offset in wanted]
+            return [line_at(fd, offset, self.max_line_bytes) for offset in wanted]
         except OSError:
             return [None] * len(wanted)
         finally:
             os.close(fd)
-
-    def _line_at(self, fd: int, offset: int) -> dict[str, Any] | None:
-        if offset < 0 or (offset > 0 and os.pread(fd, 1, offset - 1) != b"\n"):
-            return None
-        data = b""
-        want = _FIRST_READ  # most records are small: read a little, grow only when needed
-        while len(data) <= self.max_line_bytes:
-            chunk = os.pread(fd, min(want, self.max_line_bytes + 1), offset + len(data))
-            want = _CHUNK
-            if not chunk:
-                return None  # no newline before the end: a torn tail
-            newline = chunk.find(b"\n")
-            if newline >= 0:
-                data += chunk[: newline + 1]
-                break
-            data += chunk
-        if len(data) > self.max_line_bytes:
-            return None
-        return _parse_line(data)
 
     # ------------------------------------------------------------------ housekeeping
 
