@@ -160,9 +160,73 @@ def measure(n: int, n_queries: int) -> dict[str, Any]:
     return row
 
 
+def measure_store(n: int) -> dict[str, float]:
+    """Open times of an on-disk store of n episodes: from its index, and rebuilt from the log."""
+    import tempfile
+    from pathlib import Path
+
+    from slmactor.logic.episode import Episode
+    from slmactor.stores.episodes import INDEX_NAME, EpisodeStore
+    from slmactor.stores.warnings import WarningLog
+
+    with tempfile.TemporaryDirectory() as tmp:
+        directory = Path(tmp) / "memory"
+        store = EpisodeStore(directory, WarningLog(), now=lambda: NOW, cap=-1, max_age_days=-1)
+        for e in corpus(n):
+            store.append(Episode(query=e.query, summary=e.summary, at=e.at,
+                                 files_changed=e.files, tools_used=e.tools, tags=e.tags,
+                                 language=e.language, success=e.success))
+        store.close()
+        t0 = time.perf_counter()
+        EpisodeStore(directory, WarningLog(), now=lambda: NOW, cap=-1, max_age_days=-1)
+        from_index = time.perf_counter() - t0
+        (directory / INDEX_NAME).unlink()
+        t0 = time.perf_counter()
+        EpisodeStore(directory, WarningLog(), now=lambda: NOW, cap=-1, max_age_days=-1)
+        from_log = time.perf_counter() - t0
+    return {"open_index_s": from_index, "open_log_s": from_log}
+
+
+def measure_daemon(n: int, n_queries: int) -> dict[str, float]:
+    """Recall asked through a real daemon and client (ipc), next to a ping round trip."""
+    from slmactor.logic.episode import Episode
+    from slmactor.protocol.messages import EpisodeAppend, MemoryRecall, Ping
+    from slmactor.testing import spawn_daemon, stop_quietly
+
+    daemon = spawn_daemon(debug_hooks=False)
+    try:
+        with daemon.client() as client:
+            for e in corpus(n):
+                client.ask(EpisodeAppend(episode=Episode(
+                    query=e.query, summary=e.summary, at=e.at, files_changed=e.files,
+                    tools_used=e.tools, tags=e.tags, language=e.language,
+                    success=e.success).to_dict()))
+            qs = queries(corpus(n), n_queries)
+            ping_p50, ping_p99 = _latencies(lambda q: client.ask(Ping()), qs)
+            p50, p99 = _latencies(
+                lambda q: client.ask(MemoryRecall(query=q.text, files=list(q.files), n=3)), qs)
+    finally:
+        stop_quietly(daemon)
+    return {"ask_p50_ms": p50, "ask_p99_ms": p99, "ping_p50_ms": ping_p50,
+            "ping_p99_ms": ping_p99}
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
     sizes = [300, 1_000, 10_000] if quick else [300, 1_000, 10_000, 100_000]
     rows: list[dict[str, Any]] = []
+    d = measure_daemon(300, 200 if quick else 1000)
+    rows.append({"name": "recall ask p50 @300 (daemon)", "value": d["ask_p50_ms"], "unit": "ms",
+                 "floor": d["ping_p50_ms"], "floor_name": "ping ask p50",
+                 "ratio": d["ask_p50_ms"] / d["ping_p50_ms"], "target": ""})
+    rows.append({"name": "recall ask p99 @300 (daemon)", "value": d["ask_p99_ms"], "unit": "ms",
+                 "floor": d["ping_p99_ms"], "floor_name": "ping ask p99",
+                 "ratio": d["ask_p99_ms"] / d["ping_p99_ms"], "target": ""})
+    for n in ([1_000] if quick else [10_000]):
+        st = measure_store(n)
+        rows.append({"name": f"store open from index @{n}", "value": st["open_index_s"],
+                     "unit": "s"})
+        rows.append({"name": f"store rebuild from log @{n}", "value": st["open_log_s"],
+                     "unit": "s"})
     for n in sizes:
         m = measure(n, 300 if quick else 1000)
         anchor = m.get("bm25s_p50_ms")
