@@ -25,7 +25,7 @@ HTTP clients, compilers) and narrowed where it misfired on real output:
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 #: Every class, in the seed's `AllClasses` order, with `runtime_error` added before `unknown`.
 CLASSES: tuple[str, ...] = (
@@ -92,9 +92,25 @@ def needle_pattern(needle: str) -> str:
     return escaped
 
 
-def has_needle(text_lower: str, needle: str) -> bool:
-    """Whether `needle` occurs in the lowercased text under the S-9.5 boundary rule."""
-    return re.search(needle_pattern(needle), text_lower) is not None
+_TOKEN = re.compile(r"[a-z0-9_]+")
+
+
+def tokens_of(text_lower: str) -> frozenset[str]:
+    """The maximal `[a-z0-9_]` runs of a lowercased text (the needle prefilter's index)."""
+    return frozenset(_TOKEN.findall(text_lower))
+
+
+def _anchor(needle: str) -> str:
+    """A word that must be a whole token of any text containing `needle`, or "".
+
+    A bare-word needle is its own anchor (it must sit on word boundaries anyway); a phrase of three
+    or more words has interior words bounded on both sides.  Checking a set of tokens is much
+    cheaper than scanning the text for every one of the ~240 needles.
+    """
+    if _WORD.fullmatch(needle):
+        return needle
+    words = _TOKEN.findall(needle)
+    return max(words[1:-1], key=len) if len(words) >= 3 else ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,11 +123,25 @@ class NeedleRule:
     regex: str = ""
     #: A substring that must be present before `regex` is tried (keeps the hot path cheap).
     regex_hint: str = ""
+    anchors: tuple[str, ...] = ()
+    # The `any` needles split for speed: bare words (one set intersection), phrases indexed by an
+    # interior word, and the remaining phrases (plain substring checks).
+    words: frozenset[str] = frozenset()
+    anchored: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    plain: tuple[str, ...] = ()
 
-    def matches(self, text_lower: str) -> bool:
+    def matches(self, text_lower: str, tokens: frozenset[str] | None = None) -> bool:
+        if tokens is None:
+            tokens = tokens_of(text_lower)
         if self.mode == "all":
-            return all(_found(text_lower, n) for n in self.needles)
-        if any(_found(text_lower, n) for n in self.needles):
+            return all(_found(text_lower, tokens, n, a)
+                       for n, a in zip(self.needles, self.anchors, strict=True))
+        if not self.words.isdisjoint(tokens):
+            return True
+        for anchor in self.anchored.keys() & tokens:
+            if any(phrase in text_lower for phrase in self.anchored[anchor]):
+                return True
+        if any(phrase in text_lower for phrase in self.plain):
             return True
         return bool(self.regex) and self.regex_hint in text_lower and _regex(self.regex).search(
             text_lower) is not None
@@ -127,22 +157,37 @@ def _regex(source: str) -> re.Pattern[str]:
     return pattern
 
 
-def _found(text_lower: str, needle: str) -> bool:
-    # A plain `in` first: most needles are absent, and substring search is far cheaper than a
-    # regex with look-arounds.  Only bare-word needles then need the boundary check.
-    if needle not in text_lower:
-        return False
-    if not _WORD.fullmatch(needle):
-        return True
-    return _regex(needle_pattern(needle)).search(text_lower) is not None
+def _found(text_lower: str, tokens: frozenset[str], needle: str, anchor: str) -> bool:
+    if anchor:
+        if anchor not in tokens:
+            return False
+        if anchor == needle:
+            return True  # a bare word that is a whole token sits on word boundaries
+    return needle in text_lower
+
+
+def has_needle(text_lower: str, needle: str) -> bool:
+    """Whether `needle` occurs in the lowercased text under the S-9.5 boundary rule."""
+    needle = needle.lower()
+    return _found(text_lower, tokens_of(text_lower), needle, _anchor(needle))
 
 
 def _any(cls: str, *needles: str, regex: str = "", hint: str = "") -> NeedleRule:
-    return NeedleRule(cls, "any", tuple(n.lower() for n in needles), regex, hint)
+    low = tuple(n.lower() for n in needles)
+    anchors = tuple(map(_anchor, low))
+    anchored: dict[str, tuple[str, ...]] = {}
+    for needle, anchor in zip(low, anchors, strict=True):
+        if anchor and anchor != needle:
+            anchored[anchor] = (*anchored.get(anchor, ()), needle)
+    return NeedleRule(cls, "any", low, regex, hint, anchors,
+                      words=frozenset(n for n, a in zip(low, anchors, strict=True) if a == n),
+                      anchored=anchored,
+                      plain=tuple(n for n, a in zip(low, anchors, strict=True) if not a))
 
 
 def _all(cls: str, *needles: str) -> NeedleRule:
-    return NeedleRule(cls, "all", tuple(n.lower() for n in needles))
+    low = tuple(n.lower() for n in needles)
+    return NeedleRule(cls, "all", low, anchors=tuple(map(_anchor, low)))
 
 
 #: Failures of the agent's own tools (edit, patch, guard).  They are checked before anything else:
@@ -240,21 +285,24 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "unexpected field"),
 )
 
-def _first(rules: tuple[NeedleRule, ...], text_lower: str) -> str:
+def _first(rules: tuple[NeedleRule, ...], text_lower: str,
+           tokens: frozenset[str] | None) -> str:
+    if tokens is None:
+        tokens = tokens_of(text_lower)
     for rule in rules:
-        if rule.matches(text_lower):
+        if rule.matches(text_lower, tokens):
             return rule.cls
     return ""
 
 
-def agent_class(text_lower: str) -> str:
+def agent_class(text_lower: str, tokens: frozenset[str] | None = None) -> str:
     """The class of an agent-tool failure (edit, patch, guard), or ""."""
-    return _first(AGENT_RULES, text_lower)
+    return _first(AGENT_RULES, text_lower, tokens)
 
 
-def needle_class(text_lower: str) -> str:
+def needle_class(text_lower: str, tokens: frozenset[str] | None = None) -> str:
     """The class named by the general needle table, or ""."""
-    return _first(NEEDLE_RULES, text_lower)
+    return _first(NEEDLE_RULES, text_lower, tokens)
 
 
 # Exception names whose class does not depend on their message.
