@@ -217,3 +217,69 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     ]
     empty = cli(daemon, "memory", "show", "--role", "worker", "--query", "graph walker")
     assert empty.stdout.strip() == "(nothing remembered yet — finish a run with your harness first)"
+
+
+def _finished_run(i: int) -> dict[str, Any]:
+    return {
+        "run_id": f"run-{i}",
+        "query": f"add retry to the http client ({i})",
+        "language": "python",
+        "model": MODEL,
+        "planned_tasks": 1,
+        "completed_tasks": 1,
+        "edit_format": "search_replace",
+        "edits_attempted": 2,
+        "edits_applied": 2,
+        "edits_first_attempt": 2,
+        "llm_calls": 3,
+        "tool_calls": 4,
+        "tool_errors": 0,
+        "files_changed": ["src/http/client.py", "tests/test_client.py"],
+        "commands": [{"cmd": "pytest -q tests", "ok": True}],
+        "decisions": [
+            {
+                "decision": "edit_format",
+                "arm": "search_replace",
+                "outcome": {"applied": True, "gate_passed": True},
+            }
+        ],
+    }
+
+
+def test_memory_show_after_a_few_finished_runs(daemon: DaemonProcess) -> None:
+    """Acceptance: runs finished through the real loop, then `memory show --role worker`."""
+    from slmactor.protocol.messages import RunFinish
+
+    with daemon.client(timeout=30) as client:
+        for i in range(3):
+            assert client.ask(RunFinish(report=_finished_run(i), wait=True))["accepted"]
+        client.ask(MemoryDistill(wait=True))  # the pipelines' own passes may still be running
+    show = cli(
+        daemon,
+        "memory",
+        "show",
+        "--role",
+        "worker",
+        "--budget",
+        "300",
+        "--query",
+        "retry in the http client",
+        "--model",
+        MODEL,
+        "--language",
+        "python",
+    )
+    assert show.returncode == 0, show.stderr
+    text = show.stdout.rstrip("\n") + "\n"
+    assert count_tokens_chars(text) <= 300
+    documented = [
+        "## Working memory (this run)",
+        "## What we know about this project",
+        "## Similar work done before",
+        "## What works for this model",
+    ]
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    assert headings[:2] == ["## What we know about this project", "## Similar work done before"]
+    assert headings == sorted(headings, key=documented.index)
+    assert "`pytest tests` works here (3/3 runs succeeded)" in text
+    assert "add retry to the http client" in text
