@@ -29,7 +29,21 @@ from typing import TYPE_CHECKING, Any, Self
 import zmq
 
 from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, Message, ProtocolError, Tell, codec
-from slmactor.protocol.messages import Kind, Ping, Status
+from slmactor.protocol.messages import (
+    Decide,
+    Fail,
+    Focus,
+    Kind,
+    Ping,
+    Resolve,
+    RunReset,
+    RunStart,
+    Status,
+    Summarize,
+    WorkingMirror,
+    WorkingRender,
+    WorkingSnapshot,
+)
 
 if TYPE_CHECKING:
     from zmq import asyncio as zmq_asyncio
@@ -184,6 +198,34 @@ class _Base(abc.ABC):
             body["at"] = float(at)
         return self._tells().send(_RECORD_TOOL, body)
 
+    # ---- working memory tells (SPEC S-1); each returns False when it had to be dropped
+
+    def focus(self, run_id: str, paths: list[str] | tuple[str, ...]) -> bool:
+        """Put `paths` (in order) in front of the run's focus files."""
+        return self.tell(Focus(run_id=run_id, paths=list(paths)))
+
+    def fail(self, run_id: str, *, key: str = "", tool: str = "", path: str = "", message: str = "") -> bool:
+        """Open a failure (or count another attempt of the open one with the same key)."""
+        return self.tell(Fail(run_id=run_id, key=key, tool=tool, path=path, message=message))
+
+    def resolve(self, run_id: str, key: str, *, resolution: str = "", resolved_by: str = "") -> bool:
+        """Move an open failure to resolved (`resolved_by` e.g. `rule:<id>`, `llm`, `retry`)."""
+        return self.tell(Resolve(run_id=run_id, key=key, resolution=resolution, resolved_by=resolved_by))
+
+    def decide(self, run_id: str, text: str) -> bool:
+        """Record a decision (its first line; the run keeps the last five)."""
+        return self.tell(Decide(run_id=run_id, text=text))
+
+    def summarize(self, run_id: str, text: str) -> bool:
+        """Replace the run's rolling summary (≤ 600 bytes)."""
+        return self.tell(Summarize(run_id=run_id, text=text))
+
+    def _working_ask(self, msg: WorkingRender | WorkingSnapshot, wait: bool) -> WorkingRender | WorkingSnapshot:
+        """`msg` naming this client's last tell, so the daemon answers after applying it."""
+        if wait and self._teller is not None and self._teller.seq:
+            return dataclasses.replace(msg, client=self._teller.client_id, seq=self._teller.seq)
+        return msg
+
     # ---- asks
 
     def _frames(self, msg: Message) -> tuple[str, list[bytes]]:
@@ -275,6 +317,35 @@ class Client(_Base):
         result: dict[str, Any] = self.ask(Status())
         return result
 
+    # ---- working memory asks (SPEC S-1)
+
+    def run_start(self, run_id: str, task: str = "", role: str = "") -> dict[str, Any]:
+        """Start (or re-start) a run: new task and role; counters, files and failures are kept."""
+        result: dict[str, Any] = self.ask(RunStart(run_id=run_id, task=task, role=role))
+        return result
+
+    def run_reset(self, run_id: str) -> dict[str, Any]:
+        """Forget the run's working memory, counters included."""
+        result: dict[str, Any] = self.ask(RunReset(run_id=run_id))
+        return result
+
+    def working_render(self, run_id: str, budget: int = 0, *, wait: bool = True) -> str:
+        """The run's working-memory block within `budget` tokens (0 = 700); "" when nothing is
+        known. With `wait`, the daemon first applies this client's tells sent so far."""
+        msg = self._working_ask(WorkingRender(run_id=run_id, budget=budget), wait)
+        text: str = self.ask(msg)["text"]
+        return text
+
+    def working_snapshot(self, run_id: str, *, wait: bool = True) -> dict[str, Any]:
+        """Every field of the run's working memory (`{"live", "caught_up", "snapshot"}`)."""
+        result: dict[str, Any] = self.ask(self._working_ask(WorkingSnapshot(run_id=run_id), wait))
+        return result
+
+    def working_mirror(self, run_id: str) -> dict[str, Any]:
+        """Write the run's `WORKING.md` now; `{"written", "path", "bytes"}`."""
+        result: dict[str, Any] = self.ask(WorkingMirror(run_id=run_id))
+        return result
+
     def close(self) -> None:
         self._reset()
         if self._teller is not None:
@@ -362,6 +433,29 @@ class AsyncClient(_Base):
 
     async def status(self) -> dict[str, Any]:
         result: dict[str, Any] = await self.ask(Status())
+        return result
+
+    # ---- working memory asks (SPEC S-1); see `Client` for the semantics
+
+    async def run_start(self, run_id: str, task: str = "", role: str = "") -> dict[str, Any]:
+        result: dict[str, Any] = await self.ask(RunStart(run_id=run_id, task=task, role=role))
+        return result
+
+    async def run_reset(self, run_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self.ask(RunReset(run_id=run_id))
+        return result
+
+    async def working_render(self, run_id: str, budget: int = 0, *, wait: bool = True) -> str:
+        msg = self._working_ask(WorkingRender(run_id=run_id, budget=budget), wait)
+        text: str = (await self.ask(msg))["text"]
+        return text
+
+    async def working_snapshot(self, run_id: str, *, wait: bool = True) -> dict[str, Any]:
+        result: dict[str, Any] = await self.ask(self._working_ask(WorkingSnapshot(run_id=run_id), wait))
+        return result
+
+    async def working_mirror(self, run_id: str) -> dict[str, Any]:
+        result: dict[str, Any] = await self.ask(WorkingMirror(run_id=run_id))
         return result
 
     def close(self) -> None:

@@ -201,3 +201,34 @@ def test_mirror_and_cli(daemon: DaemonProcess) -> None:
     assert json.loads(cli("--json", "memory", "working", "--run", "cli", "--reset").stdout) == {"reset": True}
     gone = cli("memory", "working", "--run", "cli")
     assert "nothing known about run 'cli'" in gone.stdout
+
+
+def test_client_working_methods(daemon: DaemonProcess) -> None:
+    with daemon.client() as c:
+        assert c.working_render("m") == ""  # nothing known, no tell sent yet: no wait either
+        assert c.run_start("m", "Port the parser", "worker")["run_id"] == "m"
+        assert c.focus("m", ["parser.py"])
+        c.record_tool("m", "Edit", path="parser.py", ok=False, error="old_string not found", key="fp")
+        assert c.fail("m", key="fp2", tool="Bash", message="exit 1")
+        assert c.resolve("m", "fp", resolution="re-read first", resolved_by="rule:r9")
+        assert c.decide("m", "keep the AST")
+        assert c.summarize("m", "one edit failed, fixed")
+        text = c.working_render("m")
+        assert "Focus files: parser.py" in text and "- bash: exit 1" in text
+        assert "- old_string not found → fixed by re-read first" in text
+        snap = c.working_snapshot("m")
+        assert snap["caught_up"] and snap["snapshot"]["counters"]["errors"] == 1
+        assert c.working_mirror("m")["written"] is True
+        assert c.run_reset("m") == {"reset": True}
+
+
+async def test_async_client_working_methods(daemon: DaemonProcess) -> None:
+    from slmactor.client import AsyncClient
+
+    async with AsyncClient(daemon.runtime_dir, project=daemon.project) as c:
+        await c.run_start("a", "Async task", "tester")
+        c.record_tool("a", "Read", path="x.py")
+        assert "- x.py" in await c.working_render("a", 100)
+        assert (await c.working_snapshot("a"))["snapshot"]["role"] == "tester"
+        assert (await c.working_mirror("a"))["written"] is True
+        assert await c.run_reset("a") == {"reset": True}
