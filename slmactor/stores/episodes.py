@@ -319,7 +319,11 @@ class EpisodeStore:
 
     # ---------------------------------------------------------------------------- reading
     def get(self, episode_id: str) -> Episode | None:
-        """The full episode: via its offset, else a scan by id (hand-edited log), else None."""
+        """The full episode: via its offset, else a scan by id (hand-edited log), else None.
+
+        When the scan finds the episode somewhere the index does not say, the log was edited
+        under the store: the index is rebuilt (with the stale warning) so later reads are direct.
+        """
         with self._lock:
             entry = self._index.get(episode_id)
             if self._log is None:
@@ -328,8 +332,11 @@ class EpisodeStore:
                 record = self._log.read_at(entry.offset)
                 if record is not None and str(record.get("id", "")).strip() == episode_id:
                     return Episode.from_dict(record)
-            for _offset, record in self._log.scan():
+            for offset, record in self._log.scan():
                 if str(record.get("id", "")).strip() == episode_id:
+                    if entry is None or entry.offset != offset:
+                        self.warnings.warn(STALE_WARNING, self._now())
+                        self._rebuild_locked()
                     return Episode.from_dict(record)
             return None
 

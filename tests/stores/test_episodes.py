@@ -139,7 +139,7 @@ def test_duplicate_ids_in_the_log_keep_the_first(tmp_path: Path) -> None:
 
 
 def test_hand_edited_log_still_answers_get(tmp_path: Path) -> None:
-    store, _ = open_store(tmp_path)
+    store, warnings = open_store(tmp_path)
     a, _ = store.append(ep("edit me by hand", 2))
     b, _ = store.append(ep("leave me alone", 1))
     log = tmp_path / "memory" / LOG_NAME
@@ -150,6 +150,11 @@ def test_hand_edited_log_still_answers_get(tmp_path: Path) -> None:
     got_a, got_b = store.get(a.id), store.get(b.id)
     assert got_a is not None and got_a.query == "edited by a person"
     assert got_b == b
+    # The first miss rebuilt the index: offsets point at the edited lines again.
+    assert warnings.texts().count(STALE_WARNING) == 1
+    entry = store.entry(b.id)
+    assert entry is not None and log.read_bytes()[entry.offset:].startswith(b'{"id":"' + b.id.encode())
+    assert store.get("ep_note") is not None and len(store) == 3
 
 
 def test_appends_after_the_last_flush_are_caught_up_on_open(tmp_path: Path) -> None:
