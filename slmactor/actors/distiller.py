@@ -8,6 +8,8 @@ procedure.observe, procedure.best, latency.observe, memory.distill, memory.prune
 Emits (asks): working.render and memory.recall (sections of the block), episode.recent (input of
 distillation), episode.prune, episode.forget and run.reset (prune / forget fan-out).
 
+The `memory.block` ask lives in `distiller_block.py` (a mixin of this actor).
+
 Slow work never blocks an ask: distillation (S-5) fetches the newest 120 episodes and counts in a
 worker thread as a background job (one per project; a request while one runs is coalesced into
 one more pass), and every store is flushed by a background job that snapshots on the loop and
@@ -30,10 +32,8 @@ import anyio
 from slmactor.logic import distill as distill_logic
 from slmactor.logic import memory_block as block_logic
 from slmactor.logic.lessons import Lesson, recent_adaptive_memory_for, record_facts
-from slmactor.logic.models import model_family, normalize_language
 from slmactor.logic.procedures import ProcedureKey, fold_family
 from slmactor.logic.redact import redact
-from slmactor.logic.text import count_tokens_chars
 from slmactor.logic.timefmt import to_rfc3339
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
@@ -47,16 +47,12 @@ from slmactor.protocol.messages import (
     LatencyObserve,
     LessonAdd,
     LessonsRender,
-    MemoryBlock,
     MemoryDistill,
     MemoryForget,
     MemoryPrune,
-    MemoryRecall,
     ProcedureBest,
     ProcedureObserve,
     RunReset,
-    WorkingRender,
-    WorkingSnapshot,
 )
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
@@ -67,6 +63,8 @@ from slmactor.stores.lessons import LessonStore, global_read_paths
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
 from slmactor.stores.warnings import WarningLog
 from slmactor.stores.watched import MirroredBook, remove_file
+
+from .distiller_block import MemoryBlockMixin
 
 SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
 
@@ -95,7 +93,7 @@ class _Project:
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
-class DistillerActor(Actor):
+class DistillerActor(MemoryBlockMixin):
     name = "distiller"
     #: Pause between episode lookups of a distill pass (see `_recent_episodes`).
     FETCH_PACE_S = 0.002
@@ -195,85 +193,6 @@ class DistillerActor(Actor):
         if root is not None:
             ProjectLayout(root).ensure()  # directories + .gitignore (H-S-12) on first write
         store.write(snapshot)
-
-    # ---------------------------------------------------------------- the memory block
-
-    @handles(MemoryBlock)
-    async def block(self, msg: MemoryBlock) -> dict[str, Any]:
-        if msg.budget < 0:
-            raise RequestError(ErrorCode.BAD_FIELD, "budget must be 0 (default) or positive")
-        project = self._project(msg)
-        self.procedures.sync()
-        now = self.now()
-        budget = msg.budget or self.ctx.settings.memory_tokens
-        builder = block_logic.BlockBuilder(msg.role, budget)
-        root = str(project.root)
-        language = normalize_language(msg.language)  # episodes store `go`, a harness may say golang
-        working = ""
-        if msg.run_id.strip() and builder.allowance("working") > 0:
-            reply = await self._quiet_ask(
-                WorkingRender(project=root, run_id=msg.run_id, budget=builder.allowance("working"))
-            )
-            working = reply.get("text", "") if isinstance(reply, dict) else ""
-        builder.add("working", working)
-        query_text, files = msg.query, list(msg.files)
-        if msg.run_id.strip() and not (query_text.strip() or files or msg.tags):
-            # S-7.3: without an explicit task, the run's own task and focus files condition
-            # the semantic and episodic sections.
-            query_text, files = await self._run_context(root, msg.run_id)
-        query = " ".join([query_text, *files, *msg.tags]).strip()
-        builder.add(
-            "semantic", project.facts.book.render_for(query, builder.allowance("semantic"), now)
-        )
-        episodic = ""
-        if (query_text.strip() or files or msg.tags) and builder.allowance("episodic") > 0:
-            reply = await self._quiet_ask(
-                MemoryRecall(
-                    project=root,
-                    query=query_text,
-                    files=files,
-                    tags=list(msg.tags),
-                    language=language,
-                    model=msg.model,
-                    n=block_logic.MAX_EPISODES,
-                )
-            )
-            episodic = block_logic.episodic_section(
-                block_logic.episodes_of(reply), builder.allowance("episodic")
-            )
-        builder.add("episodic", episodic)
-        family = model_family(msg.model) if msg.model.strip() else ""
-        allowance = builder.allowance("procedural")
-        procedural = self.procedures.book.render(family, language, allowance) if allowance else ""
-        builder.add("procedural", procedural)
-        text = builder.render()
-        self.ctx.stats.extra["blocks"] += 1
-        return {
-            "text": text,
-            "tokens": count_tokens_chars(text),
-            "budget": budget,
-            "role": msg.role,
-            "sections": builder.sizes,
-        }
-
-    async def _run_context(self, root: str, run_id: str) -> tuple[str, list[str]]:
-        """(task, focus files) of a live run, or ("", []) when the working actor has none."""
-        reply = await self._quiet_ask(WorkingSnapshot(project=root, run_id=run_id))
-        snap = reply.get("snapshot") if isinstance(reply, dict) else None
-        if not isinstance(snap, dict):
-            return "", []
-        task = snap.get("task")
-        focus = snap.get("focus")
-        files = [f for f in focus if isinstance(f, str)] if isinstance(focus, list) else []
-        return (task if isinstance(task, str) else ""), files
-
-    async def _quiet_ask(self, msg: Message) -> Any:
-        """Another actor's answer, or None: a missing section must not fail the block."""
-        try:
-            return await self.ask(msg)
-        except (RequestError, ActorDead) as exc:
-            self.ctx.stats.record_error(f"{msg.KIND}: {exc}")
-            return None
 
     # ---------------------------------------------------------------- facts
 

@@ -1,0 +1,107 @@
+"""The `memory.block` ask of the distiller actor (SPEC S-7.4, S-7.5; H-S-21 fixed).
+
+A mixin of `DistillerActor`, kept apart because it is the one ask that combines every layer: it
+asks the working actor for the run's block (`working.render`, and `working.snapshot` for the run's
+task when the request brings no query), renders the semantic section from the facts, asks the
+recall actor for similar episodes (`memory.recall`) and renders the procedural section — each
+within what `logic.memory_block.BlockBuilder` allows, leftovers flowing on to later sections.
+Another actor failing costs its section, never the block.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from slmactor.logic import memory_block as block_logic
+from slmactor.logic.models import model_family, normalize_language
+from slmactor.logic.text import count_tokens_chars
+from slmactor.protocol import ErrorCode, Message, RequestError
+from slmactor.protocol.messages import MemoryBlock, MemoryRecall, WorkingRender, WorkingSnapshot
+from slmactor.runtime.actor import Actor, ActorDead, handles
+from slmactor.stores.procedures import ProcedureStore
+
+
+class MemoryBlockMixin(Actor):
+    """`memory.block`; the host actor provides `procedures` and `_project(msg)`."""
+
+    procedures: ProcedureStore
+
+    def _project(self, msg: Message) -> Any:  # pragma: no cover - provided by the host actor
+        raise NotImplementedError
+
+    @handles(MemoryBlock)
+    async def block(self, msg: MemoryBlock) -> dict[str, Any]:
+        if msg.budget < 0:
+            raise RequestError(ErrorCode.BAD_FIELD, "budget must be 0 (default) or positive")
+        project = self._project(msg)
+        self.procedures.sync()
+        now = self.now()
+        budget = msg.budget or self.ctx.settings.memory_tokens
+        builder = block_logic.BlockBuilder(msg.role, budget)
+        root = str(project.root)
+        language = normalize_language(msg.language)  # episodes store `go`, a harness may say golang
+        working = ""
+        if msg.run_id.strip() and builder.allowance("working") > 0:
+            reply = await self._quiet_ask(
+                WorkingRender(project=root, run_id=msg.run_id, budget=builder.allowance("working"))
+            )
+            working = reply.get("text", "") if isinstance(reply, dict) else ""
+        builder.add("working", working)
+        query_text, files = msg.query, list(msg.files)
+        if msg.run_id.strip() and not (query_text.strip() or files or msg.tags):
+            # S-7.3: without an explicit task, the run's own task and focus files condition
+            # the semantic and episodic sections.
+            query_text, files = await self._run_context(root, msg.run_id)
+        query = " ".join([query_text, *files, *msg.tags]).strip()
+        builder.add(
+            "semantic", project.facts.book.render_for(query, builder.allowance("semantic"), now)
+        )
+        episodic = ""
+        if (query_text.strip() or files or msg.tags) and builder.allowance("episodic") > 0:
+            reply = await self._quiet_ask(
+                MemoryRecall(
+                    project=root,
+                    query=query_text,
+                    files=files,
+                    tags=list(msg.tags),
+                    language=language,
+                    model=msg.model,
+                    n=block_logic.MAX_EPISODES,
+                )
+            )
+            episodic = block_logic.episodic_section(
+                block_logic.episodes_of(reply), builder.allowance("episodic")
+            )
+        builder.add("episodic", episodic)
+        family = model_family(msg.model) if msg.model.strip() else ""
+        allowance = builder.allowance("procedural")
+        procedural = self.procedures.book.render(family, language, allowance) if allowance else ""
+        builder.add("procedural", procedural)
+        text = builder.render()
+        self.ctx.stats.extra["blocks"] += 1
+        return {
+            "text": text,
+            "tokens": count_tokens_chars(text),
+            "budget": budget,
+            "role": msg.role,
+            "sections": builder.sizes,
+        }
+
+    async def _run_context(self, root: str, run_id: str) -> tuple[str, list[str]]:
+        """(task, focus files) of a live run, or ("", []) when the working actor has none."""
+        reply = await self._quiet_ask(WorkingSnapshot(project=root, run_id=run_id))
+        snap = reply.get("snapshot") if isinstance(reply, dict) else None
+        if not isinstance(snap, dict):
+            return "", []
+        task = snap.get("task")
+        focus = snap.get("focus")
+        files = [f for f in focus if isinstance(f, str)] if isinstance(focus, list) else []
+        return (task if isinstance(task, str) else ""), files
+
+    async def _quiet_ask(self, msg: Message) -> Any:
+        """Another actor's answer, or None: a missing section must not fail the block."""
+        try:
+            return await self.ask(msg)
+        except (RequestError, ActorDead) as exc:
+            self.ctx.stats.record_error(f"{msg.KIND}: {exc}")
+            return None
