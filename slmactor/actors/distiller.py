@@ -89,7 +89,7 @@ class _Project:
     distilling: bool = False
     again: bool = False
     idle: anyio.Event = field(default_factory=anyio.Event)
-    last: dict[str, int] = field(default_factory=dict)
+    last: dict[str, Any] = field(default_factory=dict)
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
@@ -323,6 +323,11 @@ class DistillerActor(MemoryBlockMixin):
                     self._changed(project.facts, project.root)
                 if not project.again:
                     return
+        except (RequestError, ActorDead) as exc:
+            # The episodes could not be read (recall restarting, project gone): say so to a
+            # waiting caller and in `status`; the next pass tries again.
+            project.last = {"episodes": 0, "facts": 0, "error": str(exc)}
+            raise
         finally:
             project.distilling = False
             project.idle.set()
