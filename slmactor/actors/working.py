@@ -74,6 +74,8 @@ ENV_TOOL_CLASSES = "SLMACTOR_TOOL_CLASSES"
 WAIT_APPLIED_SECONDS = 0.05
 #: Clients whose last applied seq is remembered (oldest forgotten first).
 MAX_CLIENTS = 4096
+#: Distinct project strings whose canonical path is remembered.
+MAX_PROJECT_NAMES = 1024
 #: How often idle runs are expired and pending mirrors written.
 HOUSEKEEPING_SECONDS = 30.0
 #: Mirrors waiting to be written (one per project; the newest wins).
@@ -128,6 +130,7 @@ class WorkingActor(Actor):
         self._waiters = 0
         self._bad_seen = 0
         self._pending_mirrors: dict[str, tuple[Path, str]] = {}
+        self._projects: dict[str, str] = {}
         self._latest_per_project: dict[str, RunKey] = {}
         extra = self.ctx.stats.extra
         for counter in (
@@ -265,7 +268,20 @@ class WorkingActor(Actor):
             raise _BadEvent(f"{cls.KIND} is not a working-memory tell")
         self._apply_tell(tell_cls(**fields), now)
 
+    def _canonical(self, project: str) -> str:
+        """The project root as other actors name it (`realpath`), memoised: one filesystem look-up
+        per distinct project string, not per event."""
+        known = self._projects.get(project)
+        if known is not None:
+            return known
+        canonical = os.path.realpath(project) if os.path.isabs(project) else project
+        if len(self._projects) >= MAX_PROJECT_NAMES:
+            self._projects.clear()
+        self._projects[project] = canonical
+        return canonical
+
     def _ensure(self, project: str, run_id: str, now: float) -> WorkingMemory:
+        project = self._canonical(project)
         memory, evicted = self.runs.ensure(project, run_id, now)
         self._latest_per_project[project] = (project, run_id)
         if evicted:
@@ -364,7 +380,7 @@ class WorkingActor(Actor):
 
     @handles(RunReset)
     async def _on_run_reset(self, msg: RunReset) -> dict[str, Any]:
-        gone = self.runs.drop(msg.project, self._run_id(msg))
+        gone = self.runs.drop(self._canonical(msg.project), self._run_id(msg))
         self._publish_runs()
         return {"reset": gone is not None}
 
@@ -374,7 +390,7 @@ class WorkingActor(Actor):
         if msg.budget < 0:
             raise RequestError(ErrorCode.BAD_FIELD, "budget must be 0 (default) or positive")
         caught_up = await self._caught_up(msg.client, msg.seq)
-        memory = self.runs.get(msg.project, run_id)
+        memory = self.runs.get(self._canonical(msg.project), run_id)
         text = memory.render(msg.budget) if memory is not None else ""
         return {
             "run_id": run_id,
@@ -390,7 +406,7 @@ class WorkingActor(Actor):
     async def _on_snapshot(self, msg: WorkingSnapshot) -> dict[str, Any]:
         run_id = self._run_id(msg)
         caught_up = await self._caught_up(msg.client, msg.seq)
-        memory = self.runs.get(msg.project, run_id)
+        memory = self.runs.get(self._canonical(msg.project), run_id)
         snap = memory.snapshot().to_dict() if memory is not None else {}
         return {"run_id": run_id, "live": memory is not None, "caught_up": caught_up, "snapshot": snap}
 
@@ -398,20 +414,18 @@ class WorkingActor(Actor):
     async def _on_mirror(self, msg: WorkingMirror) -> dict[str, Any]:
         run_id = self._run_id(msg)
         root = self.project_root(msg)
-        memory = self.runs.get(msg.project, run_id)
-        if memory is None:
-            raise RequestError(ErrorCode.NOT_FOUND, f"no live run {run_id!r} in {msg.project}")
-        text = working_markdown(memory, self.now())
+        memory = self.runs.get(self._canonical(msg.project), run_id)
         path = ProjectLayout(root).working_md
-        if not text:
-            return {"written": False, "path": str(path), "bytes": 0}
+        text = working_markdown(memory, self.now()) if memory is not None else ""
+        if not text:  # not live (finished long ago, reset, expired) or nothing known: no file
+            return {"written": False, "live": memory is not None, "path": str(path), "bytes": 0}
         try:
             await self.run_sync(write_markdown, path, text)
         except StoreError as exc:
             self.ctx.stats.extra["mirror_errors"] += 1
             raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from None
         self.ctx.stats.extra["mirrors_written"] += 1
-        return {"written": True, "path": str(path), "bytes": len(text.encode("utf-8"))}
+        return {"written": True, "live": True, "path": str(path), "bytes": len(text.encode("utf-8"))}
 
     # ---------------------------------------------------------------- mirrors and housekeeping
 

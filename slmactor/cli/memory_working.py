@@ -80,7 +80,9 @@ def cmd_working(ctx: CliContext) -> int:
                 ctx.emit(reply, _snapshot_text(reply))
             elif args.mirror:
                 reply = client.ask(WorkingMirror(run_id=args.run))
-                text = f"wrote {reply['path']}" if reply["written"] else "nothing to write (the run is empty)"
+                text = f"wrote {reply['path']}" if reply["written"] else (
+                    "nothing to write (the run is empty)" if reply.get("live") else f"no live run {args.run!r}"
+                )
                 ctx.emit(reply, text)
             elif args.reset:
                 reply = client.ask(RunReset(run_id=args.run))

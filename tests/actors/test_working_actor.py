@@ -248,9 +248,8 @@ async def test_mirror_writes_redacted_working_md(tmp_path: Path) -> None:
     assert text.startswith("# Working memory\n\n_Snapshot from 2026-09-21T14:13:20Z.")
     assert "curl -H" in text
     assert "sk-abcdefghijklmnopqrstuvwxyz123456" not in text
-    with pytest.raises(RequestError) as err:
-        await h.actor._on_mirror(WorkingMirror(project=p, run_id="nope"))
-    assert err.value.code == ErrorCode.NOT_FOUND
+    gone = await h.actor._on_mirror(WorkingMirror(project=p, run_id="nope"))
+    assert (gone["written"], gone["live"]) == (False, False)
 
 
 async def test_evicted_runs_are_mirrored_by_housekeeping(tmp_path: Path) -> None:
@@ -299,3 +298,15 @@ async def test_broken_tool_classes_file_warns_and_keeps_defaults(
     h.actor.on_events([tool(1, tool="Read", path="a.py")])
     snap = (await h.actor._on_snapshot(WorkingSnapshot(project="/p", run_id="r")))["snapshot"]
     assert snap["files_read"] == ["a.py"]
+
+
+async def test_project_paths_are_canonical_so_asks_and_tells_meet(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "link"
+    link.symlink_to(real)
+    h.actor.on_events([tool(1, project=str(link) + "/", path="a.py"), tool(2, project=str(real), path="b.py")])
+    reply = await h.actor._on_render(WorkingRender(project=str(real), run_id="r"))
+    assert reply["counters"]["calls"] == 2
+    assert h.extra["runs_live"] == 1
