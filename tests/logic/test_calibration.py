@@ -103,9 +103,11 @@ def test_book_keeps_newest_per_key_and_at_most_fifty() -> None:
     book = CalibrationBook()
     book.put(_profile(measured_at=NOW - DAY))
     book.put(_profile(measured_at=NOW - 2 * DAY))  # older: does not replace
-    assert book.get("qwen2.5-coder:7b", "http://LOCALHOST:11434/v1").measured_at == NOW - DAY
+    kept = book.get("qwen2.5-coder:7b", "http://LOCALHOST:11434/v1")
+    assert kept is not None and kept.measured_at == NOW - DAY
     book.put(_profile(endpoint="http://gpu-box:8000", measured_at=NOW))
-    assert book.get("qwen2.5-coder:7b").endpoint == "http://gpu-box:8000"  # newest of the model
+    newest = book.get("qwen2.5-coder:7b")
+    assert newest is not None and newest.endpoint == "http://gpu-box:8000"  # newest of the model
     assert book.get("other") is None
     for i in range(60):
         book.put(_profile(model=f"m{i}", measured_at=NOW - i * 60))
