@@ -16,6 +16,9 @@ What is recognised (the project's own patterns, keyed on documented token prefix
   (`password`, `passwd`, `pwd`, `secret`, `token`, `api_key`, `private_key`, `credentials`, ...),
   and, in `redact_obj`, string values stored under such a key.
 
+Optionally (`home=`), the user's home directory is written as `~` (C-20); stores leave it off by
+default because some stored paths are used again.
+
 Placeholders are not secrets and stay as written: values shorter than 8 characters, values made of
 at most 2 distinct characters (`********`, `xxxxxxxx`), references (`$VAR`, `${VAR}`, `<token>`,
 `{{ var }}`, `os.environ[...]`, `process.env.X`, anything with a call or subscript), dotted
@@ -308,8 +311,14 @@ def _redact_assignments(text: str) -> str:
     return _splice(text, spans)
 
 
-def redact(text: str) -> str:
-    """`text` with every recognised secret replaced by `«redacted:TYPE»`; idempotent."""
+def redact(text: str, *, home: str | None = None) -> str:
+    """`text` with every recognised secret replaced by `«redacted:TYPE»`; idempotent.
+
+    With `home` (the user's home directory, e.g. `/home/jane`), paths under it are also written
+    as `~/…` (C-20). It is opt-in: a store whose paths are used again (file checks) keeps them.
+    """
+    if home is not None:
+        text = shorten_home(text, home)
     if len(text) < _MIN_TEXT_LEN:
         return text
     short = len(text) <= _TRIGGER_MAX_LEN
@@ -325,39 +334,48 @@ def redact(text: str) -> str:
     return text
 
 
-def _redact_under_key(key: str, value: str) -> str:
+def shorten_home(text: str, home: str) -> str:
+    """`home` → `~` wherever it is a whole path prefix (`/home/jane/x` → `~/x`, not
+    `/home/janet`). A home of `/` or shorter than 2 characters is left alone."""
+    home = home.rstrip("/")
+    if len(home) < 2 or home not in text:
+        return text
+    pattern = re.compile(r"(?<![\w./-])" + re.escape(home) + r"(?=/|$|[^\w.-])")
+    return pattern.sub("~", text)
+
+
+def _redact_under_key(key: str, value: str, home: str | None) -> str:
     if (
         _WORD_TRIGGER.search(key.lower()) is not None
         and _SECRET_KEY_NAME.fullmatch(key)
         and not is_placeholder(value, quoted=True)
     ):
         return marker("secret")
-    return redact(value)
+    return redact(value, home=home)
 
 
-def redact_obj(obj: object, *, depth: int = 0) -> object:
+def redact_obj(obj: object, *, depth: int = 0, home: str | None = None) -> object:
     """A copy of `obj` with `redact` applied to every string (keys included) in dicts and lists.
 
     Strings stored under a secret-named key (`{"api_key": "..."}`) are replaced whole unless they
     are placeholders. Tuples come back as lists (their JSON form). Other values pass unchanged.
-    Containers nested deeper than MAX_DEPTH are replaced by DEPTH_MARKER.
+    Containers nested deeper than MAX_DEPTH are replaced by DEPTH_MARKER. `home`: as in `redact`.
     """
     if isinstance(obj, str):
-        return redact(obj)
+        return redact(obj, home=home)
     if isinstance(obj, dict):
         if depth >= MAX_DEPTH:
             return DEPTH_MARKER
         out: dict[object, object] = {}
         for key, value in obj.items():
-            new_key = redact(key) if isinstance(key, str) else key
+            new_key = redact(key, home=home) if isinstance(key, str) else key
             if isinstance(key, str) and isinstance(value, str):
-                out[new_key] = _redact_under_key(key, value)
+                out[new_key] = _redact_under_key(key, value, home)
             else:
-                out[new_key] = redact_obj(value, depth=depth + 1)
+                out[new_key] = redact_obj(value, depth=depth + 1, home=home)
         return out
     if isinstance(obj, list | tuple):
         if depth >= MAX_DEPTH:
             return DEPTH_MARKER
-        return [redact_obj(item, depth=depth + 1) for item in obj]
+        return [redact_obj(item, depth=depth + 1, home=home) for item in obj]
     return obj
-

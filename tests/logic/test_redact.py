@@ -351,3 +351,13 @@ def test_false_positive_rate_on_the_standard_library_is_far_below_one_percent() 
         changed += sum(1 for line in lines if redact(line) != line)
     assert total > 50_000
     assert changed / total < 0.001  # measured ~0.004 % over the whole stdlib
+
+
+def test_home_directory_is_shortened_only_when_asked() -> None:
+    text = "error in /home/jane/src/app.py (not /home/janet/x, not /srv/home/jane/y); cwd=/home/jane"
+    assert redact(text) == text
+    assert redact(text, home="/home/jane/") == (
+        "error in ~/src/app.py (not /home/janet/x, not /srv/home/jane/y); cwd=~"
+    )
+    assert redact_obj({"/home/jane/k": ["/home/jane/v"]}, home="/home/jane") == {"~/k": ["~/v"]}
+    assert redact("/x/y", home="/") == "/x/y"
