@@ -6,8 +6,9 @@ Emits (asks, in the S-11.5 order, in the background): episode.append → recall;
 evolve.learn → rules; policy.update → bandit; lesson.add / procedure.observe → distiller;
 metrics.record → metrics; working.mirror → working; then memory.distill and memory.prune.
 
-`run.finish` reflects (pure and fast), persists what this actor owns (regression checks and
-REFLECTION.md), and replies. The fan-out to the other actors then runs as a background job, one
+`run.finish` reflects (pure and fast), makes the report durable (the pending journal below) and
+replies. The rest — this actor's own files (regression checks, REFLECTION.md), then the fan-out
+to the other actors — runs as a background job, one
 pipeline at a time in arrival order (a lock), so no other ask waits on it and later runs see what
 earlier ones taught. `wait: true` replies only after the pipeline (replays and tests use it).
 A step whose actor fails is recorded and the pipeline goes on: memory failures never fail a run.
@@ -26,6 +27,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import OrderedDict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -67,6 +69,16 @@ from slmactor.stores.warnings import WarningLog
 MAX_REMEMBERED_RUNS = 256
 
 
+@dataclass(frozen=True, slots=True)
+class _Job:
+    """One accepted report on its way through the pipeline."""
+
+    root: Path
+    reflection: Reflection
+    document: str
+    journal: JsonDoc
+
+
 class _Forward(WarningLog):
     """Store warnings (a corrupt regressions.json moved aside …) shown by `status`."""
 
@@ -88,6 +100,8 @@ class ReflectorActor(Actor):
             self._open, self._close, self.ctx.settings.max_open_projects
         )
         self._pipeline_lock = anyio.Lock()
+        #: Regression stores are touched from worker threads; one at a time.
+        self._store_lock = anyio.Lock()
         self._finished: OrderedDict[tuple[Path, str], dict[str, Any]] = OrderedDict()
         self._serial = itertools.count()
         #: Journal files whose pipeline is queued or running (never recovered twice).
@@ -135,10 +149,11 @@ class ReflectorActor(Actor):
             at = data.get("at")
             when = float(at) if isinstance(at, (int, float)) else self.now()
             reflection = reflect(RunReport.from_dict(data["report"]), when)
+            document = cap_document(enrich(reflection.markdown, data.get("summary")))
             self.warn(f"replaying the finish pipeline of run {reflection.run_id or '(no id)'} "
                       "interrupted by a restart")
             self._inflight.add(doc.path)
-            self.spawn(functools.partial(self._quiet, root, reflection, doc),
+            self.spawn(functools.partial(self._quiet, _Job(root, reflection, document, doc)),
                        "recovered finish pipeline")
 
     def _close(self, store: RegressionStore) -> None:
@@ -156,12 +171,12 @@ class ReflectorActor(Actor):
         key = (root, report.run_id)
         if report.run_id and key in self._finished:
             return {**self._finished[key], "duplicate": True}
-        store = self.stores.get(root)
+        self.stores.get(root)  # first use of the project: recover interrupted pipelines
         at = self.now()
         # Fingerprinting up to 500 failures is CPU work: off the actor's loop.
         reflection = await self.run_sync(reflect, report, at)
         document = cap_document(enrich(reflection.markdown, msg.summary))
-        added = await self.run_sync(self._persist, root, store, reflection, document)
+        # Accepted = the report is durable; everything else happens in the pipeline.
         journal = await self.run_sync(self._journal, root, msg, at)
         self.ctx.stats.extra["runs_reflected"] += 1
         result: dict[str, Any] = {
@@ -171,48 +186,58 @@ class ReflectorActor(Actor):
             "tally": dict(reflection.tally),
             "candidates": len(reflection.candidates),
             "rule_outcomes": dict(reflection.rule_outcomes),
-            "checks_added": added,
+            "checks": len(reflection.checks),
             "lessons": len(reflection.lessons),
             "reflection_md": str(ProjectLayout(root).reflection_md),
             "commentary": document != cap_document(reflection.markdown),
         }
+        job = _Job(root, reflection, document, journal)
         if msg.wait:
-            result["pipeline"] = await self._background(root, reflection, journal)
+            result["pipeline"] = await self._background(job)
         else:
-            self.spawn(lambda: self._quiet(root, reflection, journal), "finish pipeline")
+            self.spawn(functools.partial(self._quiet, job), "finish pipeline")
         if report.run_id:
             self._finished[key] = result
             while len(self._finished) > MAX_REMEMBERED_RUNS:
                 self._finished.popitem(last=False)
         return result
 
-    def _persist(self, root: Path, store: RegressionStore, reflection: Reflection,
-                 document: str) -> int:
-        added = sum(1 for check in reflection.checks if store.add(check))
+    def _persist(self, job: _Job, store: RegressionStore) -> int:
+        """What this actor owns: the regression checks and REFLECTION.md."""
+        added = sum(1 for check in job.reflection.checks if store.add(check))
         store.prune()
         store.save()
-        write_markdown(ProjectLayout(root).reflection_md, document, cap_bytes=REFLECTION_BYTES,
-                       warnings=self.warnings)
+        write_markdown(ProjectLayout(job.root).reflection_md, job.document,
+                       cap_bytes=REFLECTION_BYTES, warnings=self.warnings)
         return added
 
-    async def _background(self, root: Path, reflection: Reflection,
-                          journal: JsonDoc) -> dict[str, Any]:
+    async def _background(self, job: _Job) -> dict[str, Any]:
         try:
-            steps = await self._pipeline(root, reflection)
-            await self.run_sync(journal.delete)
+            steps = await self._pipeline(job)
+            await self.run_sync(job.journal.delete)
         finally:
-            self._inflight.discard(journal.path)
+            self._inflight.discard(job.journal.path)
         return steps
 
-    async def _quiet(self, root: Path, reflection: Reflection, journal: JsonDoc) -> None:
-        await self._background(root, reflection, journal)
+    async def _quiet(self, job: _Job) -> None:
+        await self._background(job)
 
-    async def _pipeline(self, root: Path, r: Reflection) -> dict[str, Any]:
-        """The fan-out of S-11.5, in order; each step best-effort."""
+    async def _pipeline(self, job: _Job) -> dict[str, Any]:
+        """Persist, then the fan-out of S-11.5, in order; each step best-effort."""
         async with self._pipeline_lock:
-            project = str(root)
+            r = job.reflection
+            project = str(job.root)
             rep = r.report
             steps: dict[str, Any] = {}
+            try:
+                store = self.stores.get(job.root)
+                async with self._store_lock:
+                    added = await self.run_sync(self._persist, job, store)
+                steps["regressions"] = {"ok": True, "added": added}
+            except OSError as exc:
+                self.ctx.stats.extra["pipeline_step_errors"] += 1
+                self.warn(f"finish pipeline: REFLECTION.md / regressions not saved: {exc}")
+                steps["regressions"] = {"ok": False, "error": str(exc)}
 
             async def step(name: str, message: Message) -> Any:
                 try:
@@ -263,7 +288,8 @@ class ReflectorActor(Actor):
         store = self.stores.get(root)
         results: list[tuple[Any, CheckResult]] = []
         if msg.run:
-            results = await self.run_sync(self._run_offline, store, root)
+            async with self._store_lock:
+                results = await self.run_sync(self._run_offline, store, root)
         by_id = {check.id: result for check, result in results}
         checks = []
         for check in store.checks():
@@ -294,7 +320,9 @@ class ReflectorActor(Actor):
         """Forget rules, policy, regressions and project memory together (S-11.6)."""
         root = self.project_root(msg)
         project = str(root)
-        removed = await self.run_sync(self.stores.get(root).forget)
+        store = self.stores.get(root)
+        async with self._store_lock:
+            removed = await self.run_sync(store.forget)
         self._finished = OrderedDict((k, v) for k, v in self._finished.items() if k[0] != root)
         outcome: dict[str, Any] = {"regressions": removed}
         for name, message in (

@@ -47,8 +47,9 @@ def test_finish_reflects_persists_and_runs_the_whole_pipeline(daemon: DaemonProc
         result = client.ask(RunFinish(report=_report("run-1"), wait=True))
         assert result["accepted"] and result["success"]
         assert result["tally"]["llm"] == 1 and result["candidates"] == 1
-        assert result["checks_added"] == 1
+        assert result["checks"] == 1
         steps = result["pipeline"]
+        assert steps["regressions"] == {"ok": True, "added": 1}
         for name in ("episode.append", "evolve.learn", "policy.update", "procedure.observe",
                      "metrics.record", "memory.distill", "memory.prune"):
             assert steps[name]["ok"], (name, steps[name])
@@ -78,11 +79,13 @@ def test_summary_is_advisory_and_a_blank_one_changes_nothing(daemon: DaemonProce
     path = daemon.project / ".slmcode" / "memory" / "REFLECTION.md"
     report = _report("sum-1", ended_at=1_767_225_600.0)
     with daemon.client(timeout=30) as client:
-        client.ask(RunFinish(report={**report, "run_id": "sum-1"}, summary="   "))
+        client.ask(RunFinish(report={**report, "run_id": "sum-1"}, summary="", wait=True))
         plain = path.read_bytes()
-        client.ask(RunFinish(report={**report, "run_id": "sum-2"}, summary=""))
+        client.ask(RunFinish(report={**report, "run_id": "sum-2"}, summary="   ", wait=True))
+        # Same report, blank summary: the same document byte for byte (only the run id differs).
+        assert path.read_bytes() == plain.replace(b"`sum-1`", b"`sum-2`")
         client.ask(RunFinish(report={**report, "run_id": "sum-1b"},
-                             summary="Strip the gutter first."))
+                             summary="Strip the gutter first.", wait=True))
         enriched = path.read_text()
     assert b"Model commentary" not in plain
     assert "## Model commentary\n\n_Advisory only" in enriched
