@@ -15,7 +15,9 @@ corrupt episode record(s)`. Beyond the seed: the index also records the log size
 index before a crash are caught up from the log instead of silently missing from recall.
 
 `get` hydrates through the offset and falls back to a scan by id (a hand-edited log moves
-offsets). `prune` (S-7.8: 300 episodes and 180 days by default; 0 → default, negative →
+offsets). Every call first compares the log's (device, inode, size) with what this store last
+left there: a log removed while the daemon runs (`rm -rf .slmcode`) empties memory without
+re-creating anything; a log replaced or extended by another writer is re-read. `prune` (S-7.8: 300 episodes and 180 days by default; 0 → default, negative →
 unlimited) rewrites the log atomically, so the file shrinks, and rebuilds the offsets. Appending
 past twice the cap prunes to the cap as a hard backstop (S-2.6). Without a directory the store is
 in-memory: same API, nothing written. Read-only stores never write, create or quarantine.
@@ -23,6 +25,7 @@ in-memory: same API, nothing written. Read-only stores never write, create or qu
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from collections.abc import Callable
@@ -109,6 +112,8 @@ class EpisodeStore:
         # answering; one lock keeps the index consistent between the two.
         self._lock = threading.RLock()
         self._flush_lock = threading.Lock()
+        # (st_dev, st_ino, st_size) of the log as this store last left it; None = no file.
+        self._disk: tuple[int, int, int] | None = None
         self._log: JsonlLog | None = None
         self._doc: JsonDoc | None = None
         if self.directory is not None:
@@ -144,9 +149,11 @@ class EpisodeStore:
                 self.rebuild()  # appends after the last flush (or a shorter log): catch up
                 return
             self._index.add_many(entries)
+            self._note_disk()
             return
         if self._log.size() > 0:
             self.rebuild()
+        self._note_disk()
 
     @staticmethod
     def _parse_index(data: Any) -> tuple[list[IndexEntry], int | None]:
@@ -159,6 +166,41 @@ class EpisodeStore:
         ]
         log_size = data.get("log_size")
         return entries, log_size if isinstance(log_size, int) and log_size >= 0 else None
+
+    def _log_state(self) -> tuple[int, int, int] | None:
+        if self._log is None:
+            return None
+        try:
+            info = os.stat(self._log.path, follow_symlinks=False)
+        except OSError:
+            return None
+        return (info.st_dev, info.st_ino, info.st_size)
+
+    def _note_disk(self) -> None:
+        self._disk = self._log_state()
+
+    def _sync_with_disk(self) -> None:
+        """Notice a log deleted, replaced or written by someone else since we last touched it.
+
+        Deleted (`rm -rf .slmcode` while the daemon runs): memory starts empty, nothing is
+        re-created until the next append. Replaced or grown: the index is rebuilt from the log.
+        """
+        if self._log is None:
+            return
+        state = self._log_state()
+        if state == self._disk:
+            return
+        if state is None:
+            if len(self._index):
+                self.warnings.warn(
+                    "episodes.jsonl was removed; episodic memory starts empty", self._now()
+                )
+            self._index = EpisodeIndex(self.options)
+            self._dirty = False
+            self._disk = None
+            return
+        self.warnings.warn(STALE_WARNING, self._now())
+        self._rebuild_locked()
 
     def rebuild(self) -> int:
         """Re-read the whole log into a fresh index (then write it); returns the count."""
@@ -189,6 +231,7 @@ class EpisodeStore:
         index.add_many(entries)
         self._index = index
         self._dirty = True
+        self._note_disk()
         return len(index)
 
     # ---------------------------------------------------------------------------- writing
@@ -197,6 +240,7 @@ class EpisodeStore:
         with self._lock:
             if self.read_only:
                 raise StoreError("episode store is open read-only")
+            self._sync_with_disk()
             normal = normalize_episode(episode, self._now())
             known = self._index.get(normal.id)
             if known is not None:
@@ -215,6 +259,7 @@ class EpisodeStore:
                     offset = self._log.append(record)
             self._index.add(IndexEntry.of(stored, offset))
             self._dirty = True
+            self._note_disk()
             if self.cap > 0 and len(self._index) > 2 * self.cap:
                 self._prune_locked(self.cap, -1)
             return stored, True
@@ -253,6 +298,7 @@ class EpisodeStore:
         `None` uses the store's configured limit; 0 → default; negative → unlimited (S-7.8).
         """
         with self._lock:
+            self._sync_with_disk()
             removed = self._prune_locked(cap, max_age_days)
         if removed:
             self.flush()
@@ -288,6 +334,7 @@ class EpisodeStore:
                     records[rid] = record
             ordered_ids = [e.id for e in kept if e.id in records]
             offsets = self._log.rewrite(records[i] for i in ordered_ids)
+            self._note_disk()
             by_id = {e.id: e for e in kept}
             index.add_many(
                 replace(by_id[i], offset=off) for i, off in zip(ordered_ids, offsets, strict=True)
@@ -305,6 +352,7 @@ class EpisodeStore:
             count = len(self._index)
             if self._log is not None and self._doc is not None:
                 self._log.delete()
+                self._note_disk()
                 self._doc.delete()
             self._memory.clear()
             self._index = EpisodeIndex(self.options)
@@ -325,6 +373,7 @@ class EpisodeStore:
         under the store: the index is rebuilt (with the stale warning) so later reads are direct.
         """
         with self._lock:
+            self._sync_with_disk()
             entry = self._index.get(episode_id)
             if self._log is None:
                 return self._memory.get(episode_id)
@@ -346,11 +395,13 @@ class EpisodeStore:
     def recent(self, n: int) -> list[IndexEntry]:
         """Newest first (n ≤ 0 = all)."""
         with self._lock:
+            self._sync_with_disk()
             return self._index.recent(n)
 
     def all(self) -> list[Episode]:
         """Every episode, oldest first (hydrated from the log in one pass)."""
         with self._lock:
+            self._sync_with_disk()
             order = [e.id for e in self._index.entries()]
             if self._log is None:
                 return [self._memory[i] for i in order if i in self._memory]
@@ -363,6 +414,7 @@ class EpisodeStore:
 
     def recall(self, query: RecallQuery, now: float | None = None) -> list[EpisodeHit]:
         with self._lock:
+            self._sync_with_disk()
             return self._index.recall(query, self._now() if now is None else now)
 
     @property

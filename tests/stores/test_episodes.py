@@ -300,3 +300,31 @@ def test_store_matches_a_model_across_appends_reopens_and_prunes(
         assert {e.id for e in store.recent(0)} == set(model)
     for episode_id in model:
         assert store.get(episode_id) is not None
+
+
+def test_rm_rf_of_the_store_while_open_empties_memory_and_appends_recreate(
+    tmp_path: Path,
+) -> None:
+    import shutil
+
+    store, warnings = open_store(tmp_path)
+    store.append(ep("remember the parser fix", 1))
+    store.flush()
+    shutil.rmtree(tmp_path / "memory")
+    assert store.recall(RecallQuery("parser fix"), NOW) == []
+    assert "episodes.jsonl was removed; episodic memory starts empty" in warnings.texts()
+    assert store.flush() is False and not (tmp_path / "memory").exists()  # nothing re-created
+    fresh, added = store.append(ep("after the reset", 0))
+    assert added and [e.id for e in store.recent(0)] == [fresh.id]
+    assert len((tmp_path / "memory" / LOG_NAME).read_text().splitlines()) == 1
+
+
+def test_a_line_appended_by_another_writer_is_picked_up(tmp_path: Path) -> None:
+    store, warnings = open_store(tmp_path)
+    store.append(ep("ours", 1))
+    other = Episode(id="ep_other", query="written by the go harness", at=NOW).to_dict()
+    with (tmp_path / "memory" / LOG_NAME).open("a") as handle:
+        handle.write(json.dumps(other) + "\n")
+    hits = store.recall(RecallQuery("go harness"), NOW)
+    assert [h.entry.id for h in hits] == ["ep_other"]
+    assert STALE_WARNING in warnings.texts()
