@@ -89,6 +89,8 @@ class _Project:
     distilling: bool = False
     again: bool = False
     idle: anyio.Event = field(default_factory=anyio.Event)
+    #: Bumped by every forget, so a distill pass that read the episodes before it is dropped.
+    generation: int = 0
     last: dict[str, Any] = field(default_factory=dict)
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
@@ -312,8 +314,11 @@ class DistillerActor(MemoryBlockMixin):
         try:
             while True:
                 project.again = False
+                generation = project.generation
                 episodes = await self._recent_episodes(project.root)
                 observations = await self.run_sync(distill_logic.distill, episodes)
+                if project.generation != generation:
+                    observations = []  # memory was forgotten meanwhile: do not resurrect it
                 project.facts.sync()
                 recorded = project.facts.book.observe_all(observations, self.now())
                 project.last = {"episodes": len(episodes), "facts": recorded}
@@ -389,6 +394,7 @@ class DistillerActor(MemoryBlockMixin):
                 ErrorCode.BAD_FIELD, "memory: forgetting working memory needs a run_id"
             )
         project = self._project(msg)
+        project.generation += 1
         root = str(project.root)
         done: list[str] = []
         errors: dict[str, str] = {}

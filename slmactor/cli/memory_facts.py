@@ -51,6 +51,10 @@ def register(sub: Any) -> None:
     lessons.add_argument("--max-bytes", type=int, default=0, metavar="N", help="0 = 1600")
     lessons.set_defaults(func=cmd_lessons)
 
+    distill = sub.add_parser("distill", help="distil facts from the newest episodes now")
+    distill.add_argument("--wait", action="store_true", help="return when the pass is done")
+    distill.set_defaults(func=cmd_distill)
+
     forget = sub.add_parser("forget", help="forget a part of memory")
     forget.add_argument("scope", help="|".join(SCOPES))
     forget.add_argument(
@@ -138,6 +142,27 @@ def cmd_lessons(ctx: CliContext) -> int:
         with ctx.client() as client:
             reply = client.ask(LessonsRender(query=ctx.args.query, max_bytes=ctx.args.max_bytes))
         ctx.emit(reply, reply["text"] or "(no lessons yet)")
+        return EXIT_OK
+
+    return _call(ctx, run)
+
+
+def cmd_distill(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import MemoryDistill
+
+    def run() -> int:
+        with ctx.client(timeout=max(ctx.args.timeout, 60.0) if ctx.args.wait else None) as client:
+            reply = client.ask(MemoryDistill(wait=ctx.args.wait))
+        if "error" in reply:
+            ctx.emit(reply, f"distillation failed: {reply['error']}")
+            return EXIT_USAGE
+        if ctx.args.wait:
+            text = f"distilled {reply['episodes']} episode(s) into {reply['facts']} fact observation(s)"
+        else:
+            text = (
+                "distilling in the background" if reply["started"] else "already distilling; queued"
+            )
+        ctx.emit(reply, text)
         return EXIT_OK
 
     return _call(ctx, run)

@@ -201,6 +201,10 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     lessons = cli(daemon, "memory", "lessons", "--query", "flaky fixture")
     assert lessons.stdout.splitlines()[0] == "- project memory: ⚠ Flaky fixture in conftest.py"
 
+    distilled = cli(daemon, "memory", "distill", "--wait")
+    assert distilled.returncode == 0 and distilled.stdout.startswith("distilled 4 episode(s) into ")
+    assert cli(daemon, "memory", "distill").returncode == 0
+
     bad = cli(daemon, "memory", "forget", "everything")
     assert bad.returncode == 2 and "memory forget: invalid scope" in bad.stderr
     needs_yes = cli(daemon, "--json", "memory", "forget", "all")
