@@ -119,9 +119,7 @@ class DistillerActor(MemoryBlockMixin):
     async def on_stop(self) -> None:
         # Let running background flushes finish first: two writers of one file could land the
         # older snapshot last.
-        if self._flushing:
-            with anyio.move_on_after(self.STOP_FLUSH_WAIT_S):
-                await self._flushed.wait()
+        await self._settle()
         stores: list[MirroredBook[Any]] = [self.procedures, self.latency]
         stores += [p.facts for _, p in self.projects.items()]
         for store in stores:
@@ -189,6 +187,12 @@ class DistillerActor(MemoryBlockMixin):
             self._flushing.discard(id(store))
             if not self._flushing:
                 self._flushed.set()
+
+    async def _settle(self) -> None:
+        """Wait (bounded) until no background flush is writing."""
+        if self._flushing:
+            with anyio.move_on_after(self.STOP_FLUSH_WAIT_S):
+                await self._flushed.wait()
 
     @staticmethod
     def _write(store: MirroredBook[Any], snapshot: Any, root: Path | None) -> None:
@@ -395,6 +399,7 @@ class DistillerActor(MemoryBlockMixin):
             )
         project = self._project(msg)
         project.generation += 1
+        await self._settle()  # a flush landing after the delete would write the memory back
         root = str(project.root)
         done: list[str] = []
         errors: dict[str, str] = {}
