@@ -22,7 +22,7 @@ import threading
 import time
 from typing import Any
 
-from slmactor.protocol.messages import MetricsShow, Ping, RunFinish
+from slmactor.protocol.messages import MetricsRecord, MetricsShow, Ping, RunFinish
 from slmactor.testing import spawn_daemon, stop_quietly
 
 REPORT_FAILURES = 6
@@ -79,7 +79,14 @@ def run(quick: bool) -> list[dict[str, Any]]:
                          "unit": "µs", "floor": _pct(ping, 0.99), "floor_name": "ping p99",
                          "ratio": _pct(finish, 0.99) / _pct(ping, 0.99), "target": ""})
 
-            idle = [_timed(lambda: client.ask(MetricsShow(last=1))) for _ in range(n)]
+        # The probe reads a second project whose run log does not grow while we measure.
+        probe_project = daemon.project / "probe"
+        probe_project.mkdir()
+        with daemon.client(project=probe_project, timeout=30) as probe:
+            for i in range(50):
+                probe.ask(MetricsRecord(run={"run_id": f"p{i}", "at": 1_767_225_600 + i,
+                                             "tasks": 1, "tasks_passed": i % 2}))
+            idle = [_timed(lambda: probe.ask(MetricsShow(last=1))) for _ in range(n)]
             stop = threading.Event()
 
             def finisher() -> None:
@@ -91,7 +98,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
 
             worker = threading.Thread(target=finisher, daemon=True)
             worker.start()
-            busy = [_timed(lambda: client.ask(MetricsShow(last=1))) for _ in range(n)]
+            busy = [_timed(lambda: probe.ask(MetricsShow(last=1))) for _ in range(n)]
             stop.set()
             worker.join()
             rows.append({"name": "metrics.show p99 while finish pipelines run",

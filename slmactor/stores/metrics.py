@@ -40,13 +40,31 @@ class MetricsStore:
         )
         self._count: int | None = None
         self._ids: set[str] = set()
+        self._cache: list[Run] | None = None
+        self._cached_sig: tuple[int, int, int, int] | None = None
+
+    def _signature(self) -> tuple[int, int, int, int] | None:
+        try:
+            info = os.stat(self.path)
+        except OSError:
+            return None
+        return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns)
 
     def load(self) -> list[Run]:
-        """Every readable run, oldest first (a missing file is no runs, not an error)."""
-        runs = [Run.from_dict(record) for _offset, record in self._log.scan()]
+        """Every readable run, oldest first (a missing file is no runs, not an error).
+
+        Parsed runs are cached while the file is unchanged (same inode, size and mtime), so
+        `metrics show` does not re-parse 2000 lines per ask; a hand edit, a deletion or a
+        rewrite by another process is noticed and re-read.
+        """
+        signature = self._signature()
+        if self._cache is not None and signature is not None and signature == self._cached_sig:
+            return list(self._cache)
+        runs = sort_runs(Run.from_dict(record) for _offset, record in self._log.scan())
         self._count = len(runs)
         self._ids = {r.run_id for r in runs if r.run_id}
-        return sort_runs(runs)
+        self._cache, self._cached_sig = runs, signature
+        return list(runs)
 
     def append(self, run: Run) -> Run | None:
         """Normalise and append one run; None when a run with that id is already recorded (a
@@ -57,10 +75,17 @@ class MetricsStore:
             self.load()
         if run.run_id and run.run_id in self._ids:
             return None
+        before = self._signature()
         self._log.append(run.to_dict())
         if run.run_id:
             self._ids.add(run.run_id)
         self._count = (self._count or 0) + 1
+        if self._cache is not None and before == self._cached_sig:
+            # Our own append: extend the cache instead of re-reading the file.
+            self._cache = sort_runs([*self._cache, run])
+            self._cached_sig = self._signature()
+        else:
+            self._cache = None
         if self.max_runs > 0 and self._count > self.max_runs + PRUNE_SLACK:
             self.prune()
         return run
@@ -74,12 +99,14 @@ class MetricsStore:
             return 0
         self._log.rewrite(r.to_dict() for r in kept)
         self._count = len(kept)
+        self._cache = None
         return len(runs) - len(kept)
 
     def forget(self) -> None:
         self._log.delete()
         self._count = 0
         self._ids = set()
+        self._cache = None
 
     @property
     def corrupt_lines(self) -> int:

@@ -73,3 +73,19 @@ def test_a_run_id_is_recorded_once(tmp_path: Path) -> None:
     assert MetricsStore(store.path, WarningLog()).append(Run(run_id="r1", at=3)) is None
     assert store.append(Run(at=4)) is not None and store.append(Run(at=5)) is not None
     assert len(store.load()) == 3  # runs without an id are never merged
+
+
+def test_the_cache_notices_hand_edits_and_deletion(tmp_path: Path) -> None:
+    store = _store(tmp_path)
+    store.append(Run(run_id="a", at=1))
+    store.append(Run(run_id="b", at=2))
+    assert [r.run_id for r in store.load()] == ["a", "b"]
+    store.append(Run(run_id="c", at=3))  # our own append extends the cached list
+    assert [r.run_id for r in store.load()] == ["a", "b", "c"]
+    lines = store.path.read_text().splitlines()
+    store.path.write_text(lines[0] + "\n")  # a person trims the log by hand
+    assert [r.run_id for r in store.load()] == ["a"]
+    store.path.unlink()
+    assert store.load() == []
+    store.append(Run(run_id="d", at=4))
+    assert [r.run_id for r in store.load()] == ["d"]
