@@ -147,7 +147,10 @@ class BanditActor(Actor):
         return scope
 
     def _policy(self, msg: Any, scope: str) -> PolicyStore:
-        store = self.projects.get(self.project_root(msg)) if scope == "project" else self.user_policy
+        if scope == "project":
+            store = self.projects.get(self.project_root(msg))
+        else:
+            store = self.user_policy
         store.sync()
         return store
 

@@ -68,7 +68,7 @@ class PolicyKey:
 
     @classmethod
     def make(cls, decision: str, model: str = "", language: str = "") -> PolicyKey:
-        """Normalize: decision lowercased, model id folded to its family, language aliases folded."""
+        """Normalize: decision lowercased, model id folded to its family, language aliased."""
         fam = model_family(model) if model.strip() else ""
         return cls(decision.strip().lower(), fam, normalize_language(language))
 
@@ -212,7 +212,9 @@ class Policy:
         state = self.keys.get(str(key))
         return state.pulls if state is not None else 0
 
-    def _table(self, key: PolicyKey, arms: list[str], samples: Mapping[str, float]) -> tuple[ArmView, ...]:
+    def _table(
+        self, key: PolicyKey, arms: list[str], samples: Mapping[str, float]
+    ) -> tuple[ArmView, ...]:
         rows = []
         for name in arms:
             stats = self.arm(key, name)
@@ -224,7 +226,12 @@ class Policy:
 
     # -- choose (S-13.5) ---------------------------------------------------------------------
     def choose(
-        self, key: PolicyKey, arms: Iterable[str], rng: random.Random, *, deterministic: bool = False
+        self,
+        key: PolicyKey,
+        arms: Iterable[str],
+        rng: random.Random,
+        *,
+        deterministic: bool = False,
     ) -> Choice:
         offered = clean_arms(arms)
         pulls = self.key_pulls(key)
