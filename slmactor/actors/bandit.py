@@ -17,6 +17,19 @@ edited or deleted by hand is reloaded before the next request, never written bac
 Calibration seeds only what it measured (H-S-13): the reply to `calibration.report` /
 `calibration.get` carries the decode rate and latency seeds for the roles the harness says have
 no observations; no bandit posterior is ever touched by calibration.
+
+Replies (maps; unknown keys are to be ignored by clients):
+* policy.choose → {arm, reason, mode (none|single|warm-up|exploring|thompson|deterministic),
+  explore, key, key_pulls, epsilon, deterministic, scope, table: [{name, alpha, beta, pulls, mean,
+  stddev, sample|null}]}
+* policy.update → {key, scope, reward, key_pulls, decayed, change_detected, pruned: [key…],
+  arm: {name, alpha, beta, pulls, mean, stddev, reward_total}}
+* policy.why → {decision, model_family, language, key, found, observations, arms: […], mode,
+  epsilon, others: [{model_family, language, key, observations, arms}], text, scope}
+* policy.forget → {ok, scopes, keys}
+* calibration.report → {profile, knee, stored, pruned, seeds: {decode_tps, role_latency_ms}}
+* calibration.get → with a model: {found, stale ("" when current), expired, profile, knee, seeds};
+  without: {profiles: [… + expired], count}
 """
 
 from __future__ import annotations
