@@ -107,8 +107,10 @@ def cmd_show(ctx: CliContext) -> int:
 
 
 def facts_text(facts: list[dict[str, Any]]) -> str:
+    """One line per fact, by confidence (S-20.2), pinned ones marked ★."""
     if not facts:
         return "(no facts yet)"
+    facts = sorted(facts, key=lambda f: (-f["confidence"], f["subject"]))
     width = max(len(f["kind"]) for f in facts)
     lines = []
     for f in facts:

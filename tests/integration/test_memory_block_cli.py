@@ -195,7 +195,12 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     path.write_text(json.dumps(doc))
     facts = cli(daemon, "memory", "facts")
     assert facts.returncode == 0
-    assert facts.stdout.splitlines()[0].startswith("★ dependency")
+    rows = facts.stdout.splitlines()
+    assert [r for r in rows if r.startswith("★")] == [
+        next(r for r in rows if "primary-language" in r)
+    ]
+    confidences = [float(r.split()[2] if r.startswith("★") else r.split()[1]) for r in rows]
+    assert confidences == sorted(confidences, reverse=True)  # by confidence (S-20.2)
     commands = cli(daemon, "memory", "facts", "--kind", "command").stdout.splitlines()
     assert len(commands) == 2 and all(" command " in line for line in commands)
     lessons = cli(daemon, "memory", "lessons", "--query", "flaky fixture")
