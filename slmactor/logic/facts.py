@@ -136,8 +136,8 @@ class Fact:
     def from_dict(cls, raw: Mapping[str, Any]) -> Fact | None:
         """A fact from (possibly hand-edited) JSON; None when it has neither subject nor text.
 
-        Missing ids are filled, a non-positive confidence is recomputed, wrong types fall back to
-        defaults rather than rejecting the whole file.
+        The id is recomputed from (kind, subject), a non-positive confidence is recomputed, wrong
+        types fall back to defaults rather than rejecting the whole file.
         """
         kind = _text(raw.get("kind")).strip().lower() or DEFAULT_KIND
         subject = clip(_text(raw.get("subject")), MAX_SUBJECT_BYTES)
@@ -154,7 +154,9 @@ class Fact:
             confidence = beta_confidence(support, contradict)
         sources = raw.get("sources")
         return cls(
-            id=_text(raw.get("id")).strip() or fact_id(kind, subject),
+            # The id is (kind, subject) by definition: a hand-typed or stale id would let the
+            # next sighting of the same claim start a second fact beside this one.
+            id=fact_id(kind, subject),
             kind=kind,
             subject=subject,
             text=text,

@@ -257,6 +257,25 @@ def test_load_skips_unusable_and_duplicate_records_and_repairs_the_rest() -> Non
     assert other is not None and other.support == 1 and other.confidence == pytest.approx(2 / 3)
 
 
+def test_a_hand_typed_id_is_replaced_so_sightings_meet_the_pinned_fact() -> None:
+    book = FactBook.from_records(
+        [
+            {
+                "id": "my-style",
+                "kind": "convention",
+                "subject": "style",
+                "text": "tabs",
+                "pinned": True,
+            }
+        ]
+    )
+    book.observe("convention", "style", "spaces", NOW)
+    (fact,) = list(book)
+    assert (
+        fact.id == fact_id("convention", "style") and fact.text == "tabs" and fact.contradict == 1
+    )
+
+
 def test_dict_round_trip() -> None:
     book = rich_book()
     book.refute("command", "go test", NOW + 10)
