@@ -10,7 +10,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.metrics import Run, aggregate, compare, compare_last, select
+from slmactor.logic.metrics import Run, aggregate, select
+from slmactor.logic.metrics_compare import compare, compare_last
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import MetricsCompare, MetricsRecord, MetricsShow
 from slmactor.runtime.actor import Actor, handles

@@ -116,7 +116,8 @@ def cmd_replay(ctx: CliContext) -> int:
 def cmd_report(ctx: CliContext) -> int:
     import time
 
-    from slmactor.logic.metrics import Run, compare_last
+    from slmactor.logic.metrics import Run
+    from slmactor.logic.metrics_compare import compare_last
     from slmactor.logic.report_html import render_html
     from slmactor.protocol.messages import MetricsShow
     from slmactor.stores.markdown import write_markdown

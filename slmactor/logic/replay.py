@@ -24,7 +24,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from slmactor.logic.metrics import Comparison, Run, compare, normalize
+from slmactor.logic.metrics import Run, normalize
+from slmactor.logic.metrics_compare import Comparison, compare
 from slmactor.logic.text import clip
 
 Outcome = Literal["ok", "memory", "llm", "unresolved"]

@@ -13,7 +13,8 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from slmactor.logic.metrics import METRICS, Comparison, Run, aggregate, per_run_series, sort_runs
+from slmactor.logic.metrics import METRICS, Run, aggregate, per_run_series, sort_runs
+from slmactor.logic.metrics_compare import Comparison
 from slmactor.logic.timefmt import to_rfc3339
 
 WIDTH, HEIGHT = 640, 220

@@ -7,17 +7,15 @@ from hypothesis import strategies as st
 
 from slmactor.logic.metrics import (
     METRICS,
-    NOT_ENOUGH,
     Gate,
     Run,
     aggregate,
-    compare,
-    compare_last,
     normalize,
     per_run_series,
     prune,
     select,
 )
+from slmactor.logic.metrics_compare import NOT_ENOUGH, compare, compare_last
 
 
 def test_pooled_rates_are_not_the_mean_of_per_run_rates() -> None:

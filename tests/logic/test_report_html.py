@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 from html.parser import HTMLParser
 
-from slmactor.logic.metrics import Run, compare
+from slmactor.logic.metrics import Run
+from slmactor.logic.metrics_compare import compare
 from slmactor.logic.report_html import chart_svg, render_html
 
 
