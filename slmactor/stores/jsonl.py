@@ -275,7 +275,8 @@ class JsonlLog:
         """Every readable record as (offset, record), in file order; never raises.
 
         `start` resumes at a byte offset (e.g. the size an index was built at); if it falls
-        inside a line, that line is skipped and reading begins at the next one.
+        inside a line, that line is skipped and reading begins at the next one. A scan reads the
+        log as it was when the scan started; later appends are for the next scan.
         """
         try:
             fd = os.open(self.path, READ_FLAGS)
@@ -288,12 +289,18 @@ class JsonlLog:
         bad = 0
         try:
             with os.fdopen(fd, "rb", buffering=CHUNK) as handle:
-                if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+                # The size is taken while no append of this log is in flight, and reading stops
+                # there: a record being written by another thread is not mistaken for a torn
+                # tail, and records appended during the scan are left for the next one.
+                with self._lock:
+                    info = os.fstat(handle.fileno())
+                if not stat.S_ISREG(info.st_mode):
                     self.warnings.warn(f"{self.path.name} is not a regular file", self._now())
                     return
+                end = info.st_size
                 offset = seek_line_start(handle, max(start, 0))
-                while True:
-                    raw = handle.readline(self.max_line_bytes + 1)
+                while offset < end:
+                    raw = handle.readline(min(self.max_line_bytes + 1, end - offset))
                     if not raw:
                         break
                     start = offset

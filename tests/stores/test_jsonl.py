@@ -397,3 +397,18 @@ def test_read_many_answers_each_offset_through_one_descriptor(tmp_path: Path) ->
     ]
     assert log.read_many([]) == []
     assert make_log(tmp_path / "missing.jsonl")[0].read_many([0, 1]) == [None, None]
+
+
+def test_scan_is_a_snapshot_of_the_log_when_it_started(tmp_path: Path) -> None:
+    """Records appended while a scan runs are left for the next scan: a record still being
+    written by another thread can never look like a torn tail to a scan already reading."""
+    log, warnings = make_log(tmp_path / "log.jsonl")
+    for n in range(3):
+        log.append({"n": n})
+    scan = log.scan()
+    assert next(scan) == (0, {"n": 0})
+    log.append({"n": 3})
+    assert [record["n"] for _offset, record in scan] == [1, 2]
+    assert log.corrupt_lines == 0
+    assert [record["n"] for record in log.records()] == [0, 1, 2, 3]
+    assert len(warnings) == 0
