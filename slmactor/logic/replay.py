@@ -272,7 +272,9 @@ class RunTally:
         }
 
     def decisions(self) -> list[dict[str, Any]]:
-        """The edit-format choice of the run, rewarded on first-attempt application (S-13.8)."""
+        """The edit-format choice of the run and its outcome (S-13.8): applied when every edit
+        landed, one retry per edit that did not land at the first attempt — so the format is
+        rewarded for first-attempt application without counting a recovered edit as a failure."""
         t = self.trajectory
         if not t.edit_format or self.edits_attempted == 0:
             return []
@@ -280,7 +282,7 @@ class RunTally:
             "decision": "edit_format",
             "arm": t.edit_format,
             "outcome": {
-                "applied": self.first_attempt == self.edits_attempted,
+                "applied": self.edits_applied == self.edits_attempted,
                 "retries": self.edits_attempted - self.first_attempt,
                 "failed": not self.passed,
             },
