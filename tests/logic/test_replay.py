@@ -157,3 +157,20 @@ def test_trajectory_from_dict_accepts_object_args_and_defaults() -> None:
     assert traj.id == "stem"
     assert traj.steps[0].args == '{"path":"a"}' and traj.steps[0].fixed_args == '{"path":"b"}'
     assert len(traj.steps) == 2 and traj.steps[1].kind == "tool"
+
+
+def test_the_edit_format_decision_rewards_first_attempt_edits() -> None:
+    traj = _traj(
+        Step(tool="edit", args=EDIT_ARGS, ok=False, error="gutter", fixed_args=EDIT_FIX,
+             edit_attempt=True),
+        Step(tool="edit", args=EDIT_FIX, edit_attempt=True),
+        Step(tool="bash", args="{}", ok=False, error="no such module"),
+    )
+    tally = RunTally(traj)
+    tally.tool(traj.steps[0], StepResult("llm"))
+    tally.tool(traj.steps[1], StepResult("ok"))
+    tally.tool(traj.steps[2], StepResult("unresolved"))
+    (decision,) = tally.report("r", "x")["decisions"]
+    assert decision == {"decision": "edit_format", "arm": "search_replace",
+                        "outcome": {"applied": True, "retries": 1, "failed": True}}
+    assert RunTally(_traj(Step(tool="read"))).decisions() == []  # no edits, nothing to reward
