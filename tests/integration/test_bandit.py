@@ -169,6 +169,12 @@ def test_calibration_report_get_and_cli(daemon: DaemonProcess) -> None:
     assert data["count"] == 1 and data["profiles"][0]["knee"] == 4
     text = _cli(daemon, "calibrate", "show")
     assert text.returncode == 0 and "qwen3-coder:30b @ http://127.0.0.1:8080 — knee 4" in text.stdout
+    one = _cli(daemon, "--json", "calibrate", "show", "--model", "qwen3-coder:30b")
+    assert json.loads(one.stdout)["profiles"][0]["endpoint"] == "http://127.0.0.1:8080"
+    none = _cli(daemon, "calibrate", "show", "--model", "nothing-here")
+    assert none.returncode == 0 and none.stdout.startswith("no calibration profiles yet")
+    usage = _cli(daemon, "calibrate", "show", "--endpoint", "http://x")
+    assert usage.returncode == 2 and "--endpoint needs --model" in usage.stderr
 
 
 def test_evolve_why_cli(daemon: DaemonProcess) -> None:
