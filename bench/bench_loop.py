@@ -4,10 +4,12 @@ Measured against a real daemon in a private temp dir, with floors from the same 
 
 1. `run.finish` reply (reflect + persist REFLECTION.md and regressions; pipeline in the
    background) vs a `ping` round trip: p50/p99 in µs, ratio of the p50s.
-2. Another client's `metrics.show` asks while finish pipelines run in the background (episode
-   append, rule learning, policy update, lessons, metrics, distill, prune — in every other actor)
-   vs the same asks on an idle daemon: p99 ratio. Target ≤ 1.5× (ARCHITECTURE: slow work never
-   delays an ask) — on 2 shared cores the pipelines still compete for CPU, so expect some cost.
+2. Another client's `metrics.show` asks (on a second project) while finish pipelines run in the
+   background (episode append, rule learning, policy update, lessons, metrics, distill, prune —
+   in every other actor) vs the same asks on an idle daemon: p99 ratio, target ≤ 1.5×. Twice:
+   with run.finish sent back to back (a backlog that keeps both cores busy — far above any real
+   harness) and paced at one every 100 ms. No ask waits on a pipeline, but the pipelines still
+   compete for the CPU and the GIL of the one daemon process.
 3. The learning replay of the bundled trajectories (one pass): wall seconds, and
    failures fixed from memory / wrong repairs — the figures `slmactor demo` prints.
 
@@ -74,7 +76,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
             rows.append({"name": "run.finish reply p50 (pipeline in background)",
                          "value": _pct(finish, 0.5), "unit": "µs", "floor": _pct(ping, 0.5),
                          "floor_name": "ping p50", "ratio": _pct(finish, 0.5) / _pct(ping, 0.5),
-                         "target": "reflect+persist only"})
+                         "target": "reflect + fsync'd journal"})
             rows.append({"name": "run.finish reply p99", "value": _pct(finish, 0.99),
                          "unit": "µs", "floor": _pct(ping, 0.99), "floor_name": "ping p99",
                          "ratio": _pct(finish, 0.99) / _pct(ping, 0.99), "target": ""})
@@ -87,24 +89,28 @@ def run(quick: bool) -> list[dict[str, Any]]:
                 probe.ask(MetricsRecord(run={"run_id": f"p{i}", "at": 1_767_225_600 + i,
                                              "tasks": 1, "tasks_passed": i % 2}))
             idle = [_timed(lambda: probe.ask(MetricsShow(last=1))) for _ in range(n)]
-            stop = threading.Event()
+            for label, pause in (("back to back (CPU saturated)", 0.0),
+                                 ("one run.finish every 100 ms", 0.1)):
+                stop = threading.Event()
 
-            def finisher() -> None:
-                with daemon.client(timeout=30) as other:
-                    i = 10_000
-                    while not stop.is_set():
-                        other.ask(RunFinish(report=_report(i)))
-                        i += 1
+                def finisher(pause: float = pause, stop: threading.Event = stop) -> None:
+                    with daemon.client(timeout=60) as other:
+                        i = 10_000 + int(pause * 1e6)
+                        while not stop.is_set():
+                            other.ask(RunFinish(report=_report(i)))
+                            i += 1
+                            stop.wait(pause)
+                        other.ask(RunFinish(report=_report(i), wait=True), timeout=120)
 
-            worker = threading.Thread(target=finisher, daemon=True)
-            worker.start()
-            busy = [_timed(lambda: probe.ask(MetricsShow(last=1))) for _ in range(n)]
-            stop.set()
-            worker.join()
-            rows.append({"name": "metrics.show p99 while finish pipelines run",
-                         "value": _pct(busy, 0.99), "unit": "µs", "floor": _pct(idle, 0.99),
-                         "floor_name": "same ask, idle daemon",
-                         "ratio": _pct(busy, 0.99) / _pct(idle, 0.99), "target": "≤ 1.5×"})
+                worker = threading.Thread(target=finisher, daemon=True)
+                worker.start()
+                busy = [_timed(lambda: probe.ask(MetricsShow(last=1))) for _ in range(n)]
+                stop.set()
+                worker.join()  # its last finish waits until every queued pipeline ran
+                rows.append({"name": f"metrics.show p99, finish pipelines {label}",
+                             "value": _pct(busy, 0.99), "unit": "µs", "floor": _pct(idle, 0.99),
+                             "floor_name": "same ask, idle daemon",
+                             "ratio": _pct(busy, 0.99) / _pct(idle, 0.99), "target": "≤ 1.5×"})
         rows.extend(_replay_rows(daemon))
     finally:
         stop_quietly(daemon)
