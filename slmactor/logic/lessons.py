@@ -307,10 +307,15 @@ GLOBAL_HEADER = "# SLMCode Global Memory\n\n## Lessons\n\n"
 PROJECT_HEADER = "# Project memory\n\n## Lessons\n\n"
 
 
+def global_block(title: str, body: str, now: float) -> str:
+    """The text `AppendGlobalMemory(title, body)` appends: `\n\n## <title> (<RFC 3339>)\n\n<body>\n`."""
+    return f"\n\n## {title.strip()} ({to_rfc3339(now)})\n\n{body.strip()}\n"
+
+
 def append_global_block(existing: str, title: str, body: str, now: float) -> str:
-    """The global `MEMORY.md` after `AppendGlobalMemory(title, body)`."""
+    """The global `MEMORY.md` after `AppendGlobalMemory(title, body)` (header when new)."""
     base = existing if existing.strip() else GLOBAL_HEADER
-    return f"{base}\n\n## {title.strip()} ({to_rfc3339(now)})\n\n{body.strip()}\n"
+    return base + global_block(title, body, now)
 
 
 def append_bullets(existing: str, lessons: Sequence[Lesson], header: str = PROJECT_HEADER) -> str:

@@ -26,12 +26,12 @@ from slmactor.logic.lessons import (
     GLOBAL_HEADER,
     PROJECT_HEADER,
     Lesson,
+    global_block,
     join_memory_texts,
     render_markdown,
     trim_oldest_bullets,
 )
 from slmactor.logic.redact import redact
-from slmactor.logic.timefmt import to_rfc3339
 from slmactor.stores.errors import StoreWriteError
 from slmactor.stores.fsutil import atomic_write_bytes, ensure_dir, is_regular, quarantine, write_all
 from slmactor.stores.markdown import read_text
@@ -166,6 +166,6 @@ class LessonStore:
         """Append a `## <title> (<time>)` block of bullets to the global MEMORY.md."""
         clean = _redacted(lessons)
         if clean:
-            heading = f"\n## {title.strip() or 'Lessons'} ({to_rfc3339(self._now())})\n\n"
-            self.global_.append(heading + render_markdown(clean))
+            block = global_block(title.strip() or "Lessons", render_markdown(clean), self._now())
+            self.global_.append(block)
         return clean

@@ -77,7 +77,7 @@ def test_global_memory_block_mode_and_joined_reads(tmp_path: Path) -> None:
     path = tmp_path / "home" / "MEMORY.md"
     text = path.read_text()
     assert text.startswith(
-        "# SLMCode Global Memory\n\n## Lessons\n\n\n## Run 42 (2026-09-21T14:13:20Z)\n\n- ⚙ Prefer small PRs"
+        "# SLMCode Global Memory\n\n## Lessons\n\n\n\n## Run 42 (2026-09-21T14:13:20Z)\n\n- ⚙ Prefer small PRs"
     )
     assert stat.S_IMODE(path.stat().st_mode) == 0o644
     xdg = tmp_path / "xdg" / "slmcode" / "MEMORY.md"
