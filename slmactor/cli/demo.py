@@ -77,11 +77,9 @@ def _optional(client: Any, message: Any) -> Any:
 
 
 def cmd_demo(ctx: CliContext) -> int:
-    from slmactor.protocol.messages import EvolveRules, MemoryBlock, MetricsCompare, PolicyWhy
+    from slmactor.client import DaemonUnavailable, RequestFailed
     from slmactor.stores.trajectories import load_trajectories
     from slmactor.testing import DaemonFailedToStart, spawn_daemon, stop_quietly
-
-    from .replay_driver import learning_replay
 
     started = time.monotonic()
     trajectories, _skipped = load_trajectories(bundled_trajectories())
@@ -93,42 +91,10 @@ def cmd_demo(ctx: CliContext) -> int:
         shutil.rmtree(base, ignore_errors=True)
         return ctx.fail(f"demo: the private daemon did not start: {exc}", EXIT_UNREACHABLE)
     try:
-        say(f"slmactor demo — private daemon pid {daemon.pid}, project {daemon.project}\n")
-        with daemon.client(timeout=30.0, retries=1) as client:
-            say(f"Pass 1: replaying {len(trajectories)} recorded runs with the loop on (learning)…")
-            first = learning_replay(client, trajectories, "pass-1")
-            say(first.render())
-            say("Pass 2: the same runs again — repairs now come from memory…")
-            second = learning_replay(client, trajectories, "pass-2")
-            say(second.render())
-            cmp = client.ask(MetricsCompare(baseline_label="pass-1", current_label="pass-2"))
-            last = trajectories[-1] if trajectories else None
-            model, language = (last.model, last.language) if last else ("", "")
-            rules = _optional(client, EvolveRules())
-            why = _optional(client, PolicyWhy(decision="edit_format", model=model,
-                                              language=language))
-            block = _optional(client, MemoryBlock(role="worker", query=last.query if last else "",
-                                                  budget=600, language=language, model=model))
-        learned, rules_text = _rules_text(rules)
-        block_text = _text(block, "text", "block") or "(empty)"
-        why_text = _text(why, "text", "why")
-        seconds = time.monotonic() - started
-        say(cmp["text"])
-        say("Rules learned (pass 1 taught them; pass 2 applied them):")
-        say(rules_text + "\n")
-        say("$ slmactor evolve why edit_format")
-        say(why_text.rstrip() + "\n")
-        say("The memory block a worker now receives:")
-        say(block_text.rstrip() + "\n")
-        say(f"Pass 2: {second.tally.memory} failure(s) fixed from memory, "
-            f"{second.tally.wrong_repairs} wrong repair(s), {seconds:.1f}s in all.")
-        if ctx.json:
-            ctx.emit({
-                "verdict": cmp.get("verdict"), "improved": cmp.get("improved"),
-                "pass_1": first.to_dict(), "pass_2": second.to_dict(), "compare": cmp,
-                "learned_rules": learned, "why_edit_format": why_text,
-                "memory_block": block_text, "seconds": round(seconds, 2),
-            })
+        return _run(ctx, daemon, trajectories, say, started)
+    except (DaemonUnavailable, RequestFailed) as exc:
+        return ctx.fail(f"demo: the private daemon failed: {exc}\n{daemon.log()[-2000:]}",
+                        EXIT_UNREACHABLE)
     finally:
         if ctx.args.keep:
             daemon.stop()
@@ -136,4 +102,48 @@ def cmd_demo(ctx: CliContext) -> int:
         else:
             stop_quietly(daemon)
             shutil.rmtree(base, ignore_errors=True)
+
+
+def _run(ctx: CliContext, daemon: Any, trajectories: list[Any], say: Any,
+         started: float) -> int:
+    from slmactor.protocol.messages import EvolveRules, MemoryBlock, MetricsCompare, PolicyWhy
+
+    from .replay_driver import learning_replay
+
+    say(f"slmactor demo — private daemon pid {daemon.pid}, project {daemon.project}\n")
+    with daemon.client(timeout=30.0, retries=1) as client:
+        say(f"Pass 1: replaying {len(trajectories)} recorded runs with the loop on (learning)…")
+        first = learning_replay(client, trajectories, "pass-1")
+        say(first.render())
+        say("Pass 2: the same runs again — repairs now come from memory…")
+        second = learning_replay(client, trajectories, "pass-2")
+        say(second.render())
+        cmp = client.ask(MetricsCompare(baseline_label="pass-1", current_label="pass-2"))
+        last = trajectories[-1] if trajectories else None
+        model, language = (last.model, last.language) if last else ("", "")
+        rules = _optional(client, EvolveRules())
+        why = _optional(client, PolicyWhy(decision="edit_format", model=model,
+                                          language=language))
+        block = _optional(client, MemoryBlock(role="worker", query=last.query if last else "",
+                                              budget=600, language=language, model=model))
+    learned, rules_text = _rules_text(rules)
+    block_text = _text(block, "text", "block") or "(empty)"
+    why_text = _text(why, "text", "why")
+    seconds = time.monotonic() - started
+    say(cmp["text"])
+    say("Rules learned (pass 1 taught them; pass 2 applied them):")
+    say(rules_text + "\n")
+    say("$ slmactor evolve why edit_format")
+    say(why_text.rstrip() + "\n")
+    say("The memory block a worker now receives:")
+    say(block_text.rstrip() + "\n")
+    say(f"Pass 2: {second.tally.memory} failure(s) fixed from memory, "
+        f"{second.tally.wrong_repairs} wrong repair(s), {seconds:.1f}s in all.")
+    if ctx.json:
+        ctx.emit({
+            "verdict": cmp.get("verdict"), "improved": cmp.get("improved"),
+            "pass_1": first.to_dict(), "pass_2": second.to_dict(), "compare": cmp,
+            "learned_rules": learned, "why_edit_format": why_text,
+            "memory_block": block_text, "seconds": round(seconds, 2),
+        })
     return EXIT_OK
