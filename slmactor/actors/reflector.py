@@ -321,7 +321,9 @@ class ReflectorActor(Actor):
         root = self.project_root(msg)
         project = str(root)
         store = self.stores.get(root)
-        async with self._store_lock:
+        # Runs accepted before the reset finish their pipelines first, so the reset forgets
+        # what they taught instead of being re-taught by them a moment later.
+        async with self._pipeline_lock, self._store_lock:
             removed = await self.run_sync(store.forget)
         self._finished = OrderedDict((k, v) for k, v in self._finished.items() if k[0] != root)
         outcome: dict[str, Any] = {"regressions": removed}
