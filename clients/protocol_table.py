@@ -18,9 +18,9 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from slmactor.protocol import codec
+from slmactor.protocol import PROTOCOL_VERSION, codec
 from slmactor.protocol.errors import ErrorCode
-from slmactor.protocol.messages import MESSAGES, PROTOCOL_VERSION, Message
+from slmactor.protocol.messages import MESSAGES, Message
 
 DOC = Path(__file__).resolve().parent / "PROTOCOL.md"
 _RESERVED = {"id", "project"}

@@ -28,30 +28,25 @@ from typing import TYPE_CHECKING, Any, Self
 
 import zmq
 
-from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, Message, ProtocolError, Tell, codec
-from slmactor.protocol.messages import (
-    Decide,
-    Fail,
-    Focus,
-    Kind,
-    Ping,
-    Resolve,
-    RunReset,
-    RunStart,
-    Status,
-    Summarize,
-    WorkingMirror,
-    WorkingRender,
-    WorkingSnapshot,
-)
+from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
 
 if TYPE_CHECKING:
     from zmq import asyncio as zmq_asyncio
 
+    from slmactor.protocol.messages import Message, Tell, WorkingRender, WorkingSnapshot
+
+# The message classes are imported where a method builds one, not here: creating them is most of
+# the start-up of a short-lived client (`slmactor status`, a hook), which may never need them.
+
 __all__ = ["AsyncClient", "Client", "DaemonUnavailable", "RequestFailed"]
 
-_RECORD_TOOL = Kind.RECORD_TOOL.value.encode()
-_CLIENT_DROPPED = Kind.CLIENT_DROPPED.value.encode()
+# Kind.RECORD_TOOL / Kind.CLIENT_DROPPED (a protocol test keeps them equal).
+_RECORD_TOOL = b"record_tool"
+_CLIENT_DROPPED = b"client.dropped"
+
+
+def _ping_fields(actor: str) -> dict[str, Any]:
+    return {} if actor == "control" else {"actor": actor}  # "control" is Ping's default
 
 
 class DaemonUnavailable(Exception):
@@ -202,22 +197,32 @@ class _Base(abc.ABC):
 
     def focus(self, run_id: str, paths: list[str] | tuple[str, ...]) -> bool:
         """Put `paths` (in order) in front of the run's focus files."""
+        from slmactor.protocol.messages import Focus
+
         return self.tell(Focus(run_id=run_id, paths=list(paths)))
 
     def fail(self, run_id: str, *, key: str = "", tool: str = "", path: str = "", message: str = "") -> bool:
         """Open a failure (or count another attempt of the open one with the same key)."""
+        from slmactor.protocol.messages import Fail
+
         return self.tell(Fail(run_id=run_id, key=key, tool=tool, path=path, message=message))
 
     def resolve(self, run_id: str, key: str, *, resolution: str = "", resolved_by: str = "") -> bool:
         """Move an open failure to resolved (`resolved_by` e.g. `rule:<id>`, `llm`, `retry`)."""
+        from slmactor.protocol.messages import Resolve
+
         return self.tell(Resolve(run_id=run_id, key=key, resolution=resolution, resolved_by=resolved_by))
 
     def decide(self, run_id: str, text: str) -> bool:
         """Record a decision (its first line; the run keeps the last five)."""
+        from slmactor.protocol.messages import Decide
+
         return self.tell(Decide(run_id=run_id, text=text))
 
     def summarize(self, run_id: str, text: str) -> bool:
         """Replace the run's rolling summary (≤ 600 bytes)."""
+        from slmactor.protocol.messages import Summarize
+
         return self.tell(Summarize(run_id=run_id, text=text))
 
     def _working_ask(self, msg: WorkingRender | WorkingSnapshot, wait: bool) -> WorkingRender | WorkingSnapshot:
@@ -234,6 +239,15 @@ class _Base(abc.ABC):
         if self.project and not msg.project:
             changes["project"] = self.project
         return request_id, codec.dump(dataclasses.replace(msg, **changes))
+
+    def _raw_frames(self, kind: str, fields: dict[str, Any]) -> tuple[str, list[bytes]]:
+        """`[kind, body]` for an ask built without its message class (what `_frames` would give)."""
+        request_id = f"{self._tells().client_id}.{next(self._ids)}"
+        body: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": request_id}
+        if self.project:
+            body["project"] = self.project
+        body.update(fields)
+        return request_id, [kind.encode("ascii"), codec.pack(body)]
 
     def _unavailable(self, why: str) -> DaemonUnavailable:
         return DaemonUnavailable(f"slmactor daemon not reachable at {self.ctl_endpoint}: {why}")
@@ -288,9 +302,13 @@ class Client(_Base):
 
     def ask(self, msg: Message, *, timeout: float | None = None, retries: int | None = None) -> Any:
         """Send an ask and return its result. Raises RequestFailed or DaemonUnavailable."""
+        return self._ask_frames(*self._frames(msg), timeout=timeout, retries=retries)
+
+    def _ask_frames(
+        self, request_id: str, frames: list[bytes], *, timeout: float | None = None, retries: int | None = None
+    ) -> Any:
         if not self.ctl_path.exists():
             raise self._unavailable("no socket (is the daemon running?)")
-        request_id, frames = self._frames(msg)
         wait = self.timeout if timeout is None else timeout
         for _ in range(self.retries if retries is None else max(retries, 1)):
             sock = self._socket()
@@ -310,39 +328,49 @@ class Client(_Base):
         raise self._unavailable(f"no reply within {wait:g}s")
 
     def ping(self, actor: str = "control") -> dict[str, Any]:
-        result: dict[str, Any] = self.ask(Ping(actor=actor))
+        result: dict[str, Any] = self._ask_frames(*self._raw_frames("ping", _ping_fields(actor)))
         return result
 
     def status(self) -> dict[str, Any]:
-        result: dict[str, Any] = self.ask(Status())
+        result: dict[str, Any] = self._ask_frames(*self._raw_frames("status", {}))
         return result
 
     # ---- working memory asks (SPEC S-1)
 
     def run_start(self, run_id: str, task: str = "", role: str = "") -> dict[str, Any]:
         """Start (or re-start) a run: new task and role; counters, files and failures are kept."""
+        from slmactor.protocol.messages import RunStart
+
         result: dict[str, Any] = self.ask(RunStart(run_id=run_id, task=task, role=role))
         return result
 
     def run_reset(self, run_id: str) -> dict[str, Any]:
         """Forget the run's working memory, counters included."""
+        from slmactor.protocol.messages import RunReset
+
         result: dict[str, Any] = self.ask(RunReset(run_id=run_id))
         return result
 
     def working_render(self, run_id: str, budget: int = 0, *, wait: bool = True) -> str:
         """The run's working-memory block within `budget` tokens (0 = 700); "" when nothing is
         known. With `wait`, the daemon first applies this client's tells sent so far."""
+        from slmactor.protocol.messages import WorkingRender
+
         msg = self._working_ask(WorkingRender(run_id=run_id, budget=budget), wait)
         text: str = self.ask(msg)["text"]
         return text
 
     def working_snapshot(self, run_id: str, *, wait: bool = True) -> dict[str, Any]:
         """Every field of the run's working memory (`{"live", "caught_up", "snapshot"}`)."""
+        from slmactor.protocol.messages import WorkingSnapshot
+
         result: dict[str, Any] = self.ask(self._working_ask(WorkingSnapshot(run_id=run_id), wait))
         return result
 
     def working_mirror(self, run_id: str) -> dict[str, Any]:
         """Write the run's `WORKING.md` now; `{"written", "path", "bytes"}`."""
+        from slmactor.protocol.messages import WorkingMirror
+
         result: dict[str, Any] = self.ask(WorkingMirror(run_id=run_id))
         return result
 
@@ -406,9 +434,18 @@ class AsyncClient(_Base):
         retries: int | None = None,
     ) -> Any:
         """Send an ask and await its result. Raises RequestFailed or DaemonUnavailable."""
+        return await self._ask_frames(*self._frames(msg), timeout=timeout, retries=retries)
+
+    async def _ask_frames(
+        self,
+        request_id: str,
+        frames: list[bytes],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - the per-attempt Lazy-Pirate deadline
+        retries: int | None = None,
+    ) -> Any:
         if not self.ctl_path.exists():
             raise self._unavailable("no socket (is the daemon running?)")
-        request_id, frames = self._frames(msg)
         wait = self.timeout if timeout is None else timeout
         for _ in range(self.retries if retries is None else max(retries, 1)):
             sock = self._socket()
@@ -428,33 +465,43 @@ class AsyncClient(_Base):
         raise self._unavailable(f"no reply within {wait:g}s")
 
     async def ping(self, actor: str = "control") -> dict[str, Any]:
-        result: dict[str, Any] = await self.ask(Ping(actor=actor))
+        result: dict[str, Any] = await self._ask_frames(*self._raw_frames("ping", _ping_fields(actor)))
         return result
 
     async def status(self) -> dict[str, Any]:
-        result: dict[str, Any] = await self.ask(Status())
+        result: dict[str, Any] = await self._ask_frames(*self._raw_frames("status", {}))
         return result
 
     # ---- working memory asks (SPEC S-1); see `Client` for the semantics
 
     async def run_start(self, run_id: str, task: str = "", role: str = "") -> dict[str, Any]:
+        from slmactor.protocol.messages import RunStart
+
         result: dict[str, Any] = await self.ask(RunStart(run_id=run_id, task=task, role=role))
         return result
 
     async def run_reset(self, run_id: str) -> dict[str, Any]:
+        from slmactor.protocol.messages import RunReset
+
         result: dict[str, Any] = await self.ask(RunReset(run_id=run_id))
         return result
 
     async def working_render(self, run_id: str, budget: int = 0, *, wait: bool = True) -> str:
+        from slmactor.protocol.messages import WorkingRender
+
         msg = self._working_ask(WorkingRender(run_id=run_id, budget=budget), wait)
         text: str = (await self.ask(msg))["text"]
         return text
 
     async def working_snapshot(self, run_id: str, *, wait: bool = True) -> dict[str, Any]:
+        from slmactor.protocol.messages import WorkingSnapshot
+
         result: dict[str, Any] = await self.ask(self._working_ask(WorkingSnapshot(run_id=run_id), wait))
         return result
 
     async def working_mirror(self, run_id: str) -> dict[str, Any]:
+        from slmactor.protocol.messages import WorkingMirror
+
         result: dict[str, Any] = await self.ask(WorkingMirror(run_id=run_id))
         return result
 

@@ -10,12 +10,18 @@ from __future__ import annotations
 import dataclasses
 import typing
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgpack
 
 from .errors import ErrorCode, ProtocolError
-from .messages import MESSAGES, PROTOCOL_VERSION, Message
+from .version import PROTOCOL_VERSION
+
+if TYPE_CHECKING:
+    from .messages import Message
+
+# `.messages` is imported where a schema is first built, not here: creating the message classes
+# is most of a short-lived client's start-up (`slmactor status` never needs them).
 
 #: Largest frame the daemon accepts (also set as ZMQ_MAXMSGSIZE, which disconnects the sender).
 MAX_MESSAGE_BYTES = 1 << 20
@@ -181,6 +187,8 @@ _DEFAULTS: dict[type[Message], dict[str, Any]] = {}
 def _entry(kind: str) -> tuple[type[Message], Schema] | None:
     entry = _SCHEMAS.get(kind)
     if entry is None:
+        from .messages import MESSAGES
+
         cls = MESSAGES.get(kind)
         if cls is None:
             return None
@@ -200,6 +208,8 @@ def _defaults(cls: type[Message]) -> dict[str, Any]:
 
 def schemas_for_all() -> dict[str, Schema]:
     """The validation schema of every kind (building any not built yet)."""
+    from .messages import MESSAGES
+
     return {kind: entry[1] for kind in MESSAGES if (entry := _entry(kind)) is not None}
 
 

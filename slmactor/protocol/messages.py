@@ -16,8 +16,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any, ClassVar
 
-#: Version of the wire format; a daemon answers other versions with `BAD_VERSION`.
-PROTOCOL_VERSION = 1
+from .version import PROTOCOL_VERSION as PROTOCOL_VERSION  # noqa: PLC0414 - re-exported (mypy --strict)
 
 
 class Kind(StrEnum):

@@ -12,6 +12,8 @@ import importlib.util
 import math
 import random
 import struct
+import subprocess
+import sys
 import typing
 from pathlib import Path
 from types import ModuleType
@@ -448,3 +450,36 @@ def test_protocol_doc_names_every_kind_field_and_error_code() -> None:
                 assert f"`{f.name}`" in row, (kind, f.name)
     for code in ErrorCode:
         assert f"| {int(code)} | `{code.name}` |" in text
+
+
+# ---------------------------------------------------------------- the light client path
+
+
+def test_client_builds_status_and_ping_exactly_as_the_codec_would(tmp_path: Path) -> None:
+    from slmactor import client as client_module
+    from slmactor.client import Client
+
+    assert str(Kind.RECORD_TOOL).encode() == client_module._RECORD_TOOL
+    assert str(Kind.CLIENT_DROPPED).encode() == client_module._CLIENT_DROPPED
+    with Client(tmp_path / "rt", project=tmp_path) as client:
+        for kind, fields, msg in (
+            ("status", {}, Status()),
+            ("ping", {}, Ping()),
+            ("ping", {"actor": "recall"}, Ping(actor="recall")),
+        ):
+            rid, frames = client._raw_frames(kind, fields)
+            assert frames == dump(dataclasses.replace(msg, id=rid, project=str(tmp_path.resolve())))
+
+
+def test_status_and_hook_paths_do_not_build_the_message_classes() -> None:
+    # `slmactor status` (and any client that only pings, asks status or records tool calls) must
+    # not pay for creating ~60 dataclasses: that alone was ~40 % of the CLI's wall time.
+    code = (
+        "import sys, slmactor.cli.main, slmactor.cli.daemon_cmds, slmactor.client, slmactor.protocol\n"
+        "assert 'slmactor.protocol.messages' not in sys.modules, 'messages imported'\n"
+        "assert 'asyncio' not in sys.modules, 'asyncio imported'\n"
+        "from slmactor.protocol import Kind\n"
+        "assert Kind.STATUS == 'status' and 'slmactor.protocol.messages' in sys.modules\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
