@@ -360,9 +360,16 @@ class EpisodeStore:
             return count
 
     def close(self) -> None:
-        if self._log is not None:
+        """Write the index if it changed and release the log. Never raises: the log is the
+        source of truth, so an index that could not be written is rebuilt on the next open."""
+        if self._log is None:
+            return
+        try:
             if not self.read_only:
                 self.flush()
+        except StoreError as exc:
+            self.warnings.warn(f"episode index not written at close: {exc}", self._now())
+        finally:
             self._log.close()
 
     # ---------------------------------------------------------------------------- reading

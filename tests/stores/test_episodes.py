@@ -328,3 +328,20 @@ def test_a_line_appended_by_another_writer_is_picked_up(tmp_path: Path) -> None:
     hits = store.recall(RecallQuery("go harness"), NOW)
     assert [h.entry.id for h in hits] == ["ep_other"]
     assert STALE_WARNING in warnings.texts()
+
+
+def test_close_survives_an_index_that_cannot_be_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, warnings = open_store(tmp_path)
+    kept, _ = store.append(ep("keep me", 1))
+
+    def fail(*_: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("os.replace", fail)
+    store.close()  # does not raise
+    monkeypatch.undo()
+    assert any("episode index not written at close" in t for t in warnings.texts())
+    again, _ = open_store(tmp_path)  # the log is the truth: rebuilt from it
+    assert again.get(kept.id) == kept
