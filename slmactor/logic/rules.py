@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from slmactor.logic.classify import describe
-from slmactor.logic.fingerprint import Fingerprint
+from slmactor.logic.fingerprint import Fingerprint, analyze
 from slmactor.logic.repairs import Repair
 from slmactor.logic.text import hash_id
 from slmactor.logic.timefmt import parse_rfc3339, to_rfc3339
@@ -345,3 +345,21 @@ def _can_repair(rule: Rule, args: str | None) -> bool:
     if args is None or rule.repair.kind != "transform_args":
         return True
     return apply_transform(rule.repair.transform, args)[1]
+
+
+def suggest_repair(book: RuleBook, tool: str, message: str, language: str = "",
+                   model_family: str = "", args: str = "") -> tuple[str, str, bool]:
+    """The seed's legacy helper (S-10.13): `(guidance, new_args, ok)` for a failure.
+
+    Ignores the apply bar: any usable rule is suggested.  `new_args` is set only when the rule's
+    transform changed the arguments.
+    """
+    fp = analyze(tool, message, language, model_family=model_family)
+    found = book.lookup(fp, message, args or None)
+    if found is None:
+        return "", "", False
+    new_args = ""
+    if found.rule.repair.kind == "transform_args" and args:
+        changed_args, changed = apply_transform(found.rule.repair.transform, args)
+        new_args = changed_args if changed else ""
+    return found.rule.repair.guidance, new_args, True

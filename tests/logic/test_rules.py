@@ -262,3 +262,13 @@ def test_rule_round_trip() -> None:
     assert Rule.from_dict(data) == rule
     assert Rule.from_dict({"trigger": {}, "repair": {"kind": "guidance", "guidance": "g"},
                            "successes": "x", "scope": "weird"}).scope == "project"
+
+
+def test_suggest_repair_legacy_helper() -> None:
+    from slmactor.logic.rules import suggest_repair
+
+    book = RuleBook(rules={r.id: r for r in seed_rules()})
+    guidance, new_args, ok = suggest_repair(
+        book, "write", "invalid JSON in tool arguments", "python", args="{'a': 1,}")
+    assert ok and "JSON" in guidance and json.loads(new_args) == {"a": 1}
+    assert suggest_repair(book, "x", "something odd happened") == ("", "", False)
