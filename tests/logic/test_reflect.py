@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from slmactor.logic.reflect import reflect
 from slmactor.logic.reflect_md import cap_document, enrich, summary_prompt
 from slmactor.logic.run_report import RunReport
@@ -195,3 +198,30 @@ def test_report_parsing_is_tolerant() -> None:
     assert report.planned_tasks == 0 and len(report.failures) == 1
     assert report.failures[0].tool == "Bash" and len(report.gates) == 1
     assert report.decisions == () and report.wall_ms == 0
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-5, 10**6) | st.floats(allow_nan=True)
+    | st.text(max_size=40),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,
+                                                                max_size=4),
+    max_leaves=20,
+)
+report_keys = st.sampled_from(["run_id", "query", "planned_tasks", "completed_tasks", "failures",
+                               "gates", "decisions", "started_at", "ended_at", "edits_attempted",
+                               "edits_applied", "files_changed", "commands", "label", "model"])
+failure_maps = st.dictionaries(
+    st.sampled_from(["tool", "message", "resolved_by", "rule_id", "failed_args", "fixed_args",
+                     "recheck", "repair", "attempts", "signal"]), json_values, max_size=6)
+
+
+@settings(derandomize=True, max_examples=80)
+@given(st.dictionaries(report_keys, json_values, max_size=8), st.lists(failure_maps, max_size=4))
+def test_any_report_is_reflected_without_raising(data: dict[str, Any],
+                                                 failures: list[dict[str, Any]]) -> None:
+    data["failures"] = failures
+    r = reflect(RunReport.from_dict(data), NOW)
+    assert r.markdown.startswith("# Reflection\n")
+    assert sum(r.tally.values()) == len(r.report.failures) == r.metrics.failures
+    assert r.metrics.tasks >= r.metrics.tasks_passed >= 0
+    json.dumps(r.to_dict())  # everything it emits is plain JSON
