@@ -380,9 +380,17 @@ class WorkingActor(Actor):
 
     @handles(RunReset)
     async def _on_run_reset(self, msg: RunReset) -> dict[str, Any]:
-        gone = self.runs.drop(self._canonical(msg.project), self._run_id(msg))
+        """Forget one run, or with run_id "*" every run of the project (forget scope project)."""
+        project = self._canonical(msg.project)
+        run_id = self._run_id(msg)
+        if run_id == "*":
+            count = self.runs.drop_project(project)
+        else:
+            count = 1 if self.runs.drop(project, run_id) is not None else 0
+        if run_id in ("*", self._latest_per_project.get(project, ("", ""))[1]):
+            self._latest_per_project.pop(project, None)  # nothing of it to mirror at shutdown
         self._publish_runs()
-        return {"reset": gone is not None}
+        return {"reset": count > 0, "runs": count}
 
     @handles(WorkingRender)
     async def _on_render(self, msg: WorkingRender) -> dict[str, Any]:

@@ -184,8 +184,8 @@ async def test_run_start_reset_and_render(tmp_path: Path) -> None:
     assert reply["text"].startswith("## Working memory (this run)\nCurrent task: Fix it\nRole: worker\n")
     assert reply["tokens"] <= 50 and reply["budget"] == 50
     assert reply["counters"] == {"calls": 2, "errors": 0, "redundant": 1}
-    assert await h.actor._on_run_reset(RunReset(project="/p", run_id="r")) == {"reset": True}
-    assert await h.actor._on_run_reset(RunReset(project="/p", run_id="r")) == {"reset": False}
+    assert await h.actor._on_run_reset(RunReset(project="/p", run_id="r")) == {"reset": True, "runs": 1}
+    assert await h.actor._on_run_reset(RunReset(project="/p", run_id="r")) == {"reset": False, "runs": 0}
     assert (await h.actor._on_render(WorkingRender(project="/p", run_id="r")))["live"] is False
 
 
@@ -310,3 +310,10 @@ async def test_project_paths_are_canonical_so_asks_and_tells_meet(tmp_path: Path
     reply = await h.actor._on_render(WorkingRender(project=str(real), run_id="r"))
     assert reply["counters"]["calls"] == 2
     assert h.extra["runs_live"] == 1
+
+
+async def test_reset_star_forgets_every_run_of_the_project(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    h.actor.on_events([tool(1, run_id="a"), tool(2, run_id="b"), tool(3, project="/q", run_id="a")])
+    assert await h.actor._on_run_reset(RunReset(project="/p", run_id="*")) == {"reset": True, "runs": 2}
+    assert h.actor.runs.keys() == [("/q", "a")]

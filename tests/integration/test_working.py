@@ -46,6 +46,9 @@ _SENDER = textwrap.dedent(
     tools = ("Read", "Edit", "Bash", "Grep", "ws_read", "str_replace_editor")
     with Client(runtime, project=project, tell_hwm=100_000) as c:
         failed = 0
+        c.record_tool(run, "Read", path="warm-up.py")  # connect before the flood starts
+        c.ask(WorkingRender(run_id=run, client=c.client_id, seq=c.last_seq))
+        print("sending", flush=True)
         for i in range(n):
             ok = i % 10 != 0
             failed += not ok
@@ -64,7 +67,7 @@ _SENDER = textwrap.dedent(
         while not caught_up and time.monotonic() < deadline:
             caught_up = c.ask(WorkingRender(run_id=run, client=c.client_id, seq=c.last_seq))["caught_up"]
         print(json.dumps({"client": c.client_id, "seq": c.last_seq, "dropped": c.dropped,
-                          "failed": failed, "sent": n, "caught_up": caught_up}))
+                          "failed": failed, "sent": n + 1, "caught_up": caught_up}), flush=True)
     """
 )
 
@@ -80,6 +83,8 @@ def test_flood_while_rendering_loses_nothing_and_renders_answer(daemon: DaemonPr
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=daemon.env,
     )
     latencies: list[float] = []
+    assert sender.stdout is not None
+    assert sender.stdout.readline().strip() == b"sending", sender.stderr.read() if sender.stderr else ""
     with daemon.client(timeout=5.0, retries=1) as client:
         while sender.poll() is None:
             started = time.perf_counter()
@@ -90,7 +95,7 @@ def test_flood_while_rendering_loses_nothing_and_renders_answer(daemon: DaemonPr
         out, err = sender.communicate(timeout=60)
         assert sender.returncode == 0, err.decode()
         report = json.loads(out)
-        expected_calls = FLOOD - report["dropped"]
+        expected_calls = report["sent"] - report["dropped"]
         assert report["caught_up"] is True
         counters = _counters(client, "flood")
         status = client.status()
@@ -103,10 +108,13 @@ def test_flood_while_rendering_loses_nothing_and_renders_answer(daemon: DaemonPr
     assert working["restarts"] == 0 and working["state"] == "running"
     assert latencies, "no render was asked during the flood"
     # Every render was answered (a timeout would have raised). The ask p99 target is 5 ms on an
-    # idle machine; this box is shared by several test runs, so only a stall is a failure here —
-    # the benchmark (bench/bench_working.py) measures the figure itself.
+    # idle machine; this box is shared by several test runs, so only starvation is a failure
+    # here (asks queued behind the whole flood made most renders wait ~1 s before the events
+    # loop yielded between batches) — the benchmark (bench/bench_working.py) measures the figure.
     ms = sorted(x * 1000 for x in latencies)
-    assert ms[-1] < 250, f"render stalled: max {ms[-1]:.0f} ms, median {statistics.median(ms):.1f} ms"
+    p90 = ms[int(0.9 * (len(ms) - 1))]
+    assert p90 < 100, f"renders starved: p90 {p90:.0f} ms, max {ms[-1]:.0f} ms, median {statistics.median(ms):.1f} ms"
+    assert ms[-1] < 2000, f"a render stalled for {ms[-1]:.0f} ms"
 
 
 def test_read_your_writes_across_the_two_sockets(daemon: DaemonProcess) -> None:
@@ -198,7 +206,7 @@ def test_mirror_and_cli(daemon: DaemonProcess) -> None:
     assert snap["snapshot"]["files_edited"] == ["client.py"]
     assert cli("memory", "working", "--run", "cli", "--budget", "-1").returncode == 2
     assert cli("memory", "working").returncode == 2
-    assert json.loads(cli("--json", "memory", "working", "--run", "cli", "--reset").stdout) == {"reset": True}
+    assert json.loads(cli("--json", "memory", "working", "--run", "cli", "--reset").stdout) == {"reset": True, "runs": 1}
     gone = cli("memory", "working", "--run", "cli")
     assert "nothing known about run 'cli'" in gone.stdout
 
@@ -219,7 +227,7 @@ def test_client_working_methods(daemon: DaemonProcess) -> None:
         snap = c.working_snapshot("m")
         assert snap["caught_up"] and snap["snapshot"]["counters"]["errors"] == 1
         assert c.working_mirror("m")["written"] is True
-        assert c.run_reset("m") == {"reset": True}
+        assert c.run_reset("m") == {"reset": True, "runs": 1}
 
 
 async def test_async_client_working_methods(daemon: DaemonProcess) -> None:
@@ -231,4 +239,4 @@ async def test_async_client_working_methods(daemon: DaemonProcess) -> None:
         assert "- x.py" in await c.working_render("a", 100)
         assert (await c.working_snapshot("a"))["snapshot"]["role"] == "tester"
         assert (await c.working_mirror("a"))["written"] is True
-        assert await c.run_reset("a") == {"reset": True}
+        assert await c.run_reset("a") == {"reset": True, "runs": 1}
