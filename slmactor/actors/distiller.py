@@ -173,7 +173,6 @@ class DistillerActor(MemoryBlockMixin):
                 snapshot = store.snapshot(self.now())
                 if snapshot is None:
                     return
-                store.writing = True
                 try:
                     await self.run_sync(self._write, store, snapshot, root)
                 except (StoreError, OSError) as exc:
@@ -181,8 +180,6 @@ class DistillerActor(MemoryBlockMixin):
                     self.ctx.stats.extra["flush_errors"] += 1
                     self.warn(f"memory not saved: {exc}")
                     return
-                finally:
-                    store.writing = False
         finally:
             self._flushing.discard(id(store))
             if not self._flushing:

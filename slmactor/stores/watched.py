@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -49,6 +50,9 @@ class WatchedDoc:
         self.read_only = read_only
         self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now)
         self._seen: Signature = None
+        # Held for a save and the signature taken after it, which may run in a worker thread:
+        # the file is ours while it is held, not a change made behind our back.
+        self._saving = threading.Lock()
 
     def load(self) -> Any | None:
         """The document (None when missing or quarantined as corrupt)."""
@@ -57,12 +61,21 @@ class WatchedDoc:
         return data
 
     def changed(self) -> bool:
-        """True when the file differs from what this process last loaded or saved."""
-        return signature(self.path) != self._seen
+        """True when the file differs from what this process last loaded or saved.
+
+        Never blocks: while a save of ours is in progress the answer is False.
+        """
+        if not self._saving.acquire(blocking=False):
+            return False
+        try:
+            return signature(self.path) != self._seen
+        finally:
+            self._saving.release()
 
     def save(self, data: Any) -> None:
-        self._doc.save(data)
-        self._seen = signature(self.path)
+        with self._saving:
+            self._doc.save(data)
+            self._seen = signature(self.path)
 
     def delete(self) -> None:
         """Remove the document and its quarantined copies (`NAME.corrupt`, `NAME.corrupt.N`)."""
@@ -136,8 +149,6 @@ class MirroredBook(Generic[BookT]):
         self._now = now
         self._doc = WatchedDoc(path, warnings, read_only=read_only, now=now)
         self.dirty = False
-        #: Set by the owner while a `write` runs in another thread (`sync` then holds off).
-        self.writing = False
         self.book: BookT = self._read()
 
     @property
@@ -151,7 +162,7 @@ class MirroredBook(Generic[BookT]):
 
     def sync(self) -> bool:
         """Reload when the file changed behind our back; True when it did."""
-        if self.writing or not self._doc.changed():
+        if not self._doc.changed():
             return False
         self.book = self._read()
         self.dirty = False

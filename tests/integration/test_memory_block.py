@@ -265,7 +265,10 @@ def test_rm_rf_memory_while_running(daemon: DaemonProcess) -> None:
         client.ask(LessonAdd(lessons=[{"kind": "success", "text": "shipped"}]))
         client.ask(MemoryBlock(role="worker"))
         # Writes are flushed in the background; wait until this one is on disk before deleting it.
-        wait_for(lambda: layout.facts.exists() and "lesson: shipped" in layout.facts.read_text())
+        # (SEMANTIC.md is the last file a flush writes.)
+        wait_for(
+            lambda: layout.semantic_md.exists() and "shipped" in layout.semantic_md.read_text()
+        )
         shutil.rmtree(daemon.project / ".slmcode")
         shutil.rmtree(UserLayout(daemon.home).memory_dir, ignore_errors=True)
         # the deleted memory is forgotten, not written back
