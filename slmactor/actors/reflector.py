@@ -59,6 +59,7 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.errors import StoreError
 from slmactor.stores.jsondoc import JsonDoc
 from slmactor.stores.layout import ProjectLayout
 from slmactor.stores.markdown import write_markdown
@@ -76,7 +77,7 @@ class _Job:
     root: Path
     reflection: Reflection
     document: str
-    journal: JsonDoc
+    journal: JsonDoc | None
 
 
 class _Forward(WarningLog):
@@ -159,7 +160,7 @@ class ReflectorActor(Actor):
     def _close(self, store: RegressionStore) -> None:
         try:
             store.save()
-        except OSError as exc:
+        except (OSError, StoreError) as exc:
             self.warn(f"regressions.json not saved: {exc}")
 
     # ---------------------------------------------------------------- run.finish
@@ -177,7 +178,12 @@ class ReflectorActor(Actor):
         reflection = await self.run_sync(reflect, report, at)
         document = cap_document(enrich(reflection.markdown, msg.summary))
         # Accepted = the report is durable; everything else happens in the pipeline.
-        journal = await self.run_sync(self._journal, root, msg, at)
+        try:
+            journal: JsonDoc | None = await self.run_sync(self._journal, root, msg, at)
+        except (OSError, StoreError) as exc:
+            # Memory never fails a run: reflect anyway, only without the crash safety net.
+            self.warn(f"run.finish: report not journalled ({exc}); a crash would lose it")
+            journal = None
         self.ctx.stats.extra["runs_reflected"] += 1
         result: dict[str, Any] = {
             "run_id": report.run_id,
@@ -212,32 +218,27 @@ class ReflectorActor(Actor):
         return added
 
     async def _background(self, job: _Job) -> dict[str, Any]:
+        journal = job.journal
         try:
             steps = await self._pipeline(job)
-            await self.run_sync(job.journal.delete)
+            if journal is not None:
+                await self.run_sync(journal.delete)
         finally:
-            self._inflight.discard(job.journal.path)
+            if journal is not None:
+                self._inflight.discard(journal.path)
         return steps
 
     async def _quiet(self, job: _Job) -> None:
         await self._background(job)
 
     async def _pipeline(self, job: _Job) -> dict[str, Any]:
-        """Persist, then the fan-out of S-11.5, in order; each step best-effort."""
+        """The fan-out of S-11.5 in order, this actor's own files in their place (after the
+        rewards, before the lessons); each step best-effort."""
         async with self._pipeline_lock:
             r = job.reflection
             project = str(job.root)
             rep = r.report
             steps: dict[str, Any] = {}
-            try:
-                store = self.stores.get(job.root)
-                async with self._store_lock:
-                    added = await self.run_sync(self._persist, job, store)
-                steps["regressions"] = {"ok": True, "added": added}
-            except OSError as exc:
-                self.ctx.stats.extra["pipeline_step_errors"] += 1
-                self.warn(f"finish pipeline: REFLECTION.md / regressions not saved: {exc}")
-                steps["regressions"] = {"ok": False, "error": str(exc)}
 
             async def step(name: str, message: Message) -> Any:
                 try:
@@ -263,6 +264,15 @@ class ReflectorActor(Actor):
                 await step("policy.update", PolicyUpdate(
                     project=project, decision=w.decision, arm=w.arm, model=rep.model,
                     language=rep.language, outcome=w.outcome))
+            try:
+                store = self.stores.get(job.root)
+                async with self._store_lock:
+                    added = await self.run_sync(self._persist, job, store)
+                steps["regressions"] = {"ok": True, "added": added}
+            except (OSError, StoreError) as exc:
+                self.ctx.stats.extra["pipeline_step_errors"] += 1
+                self.warn(f"finish pipeline: REFLECTION.md / regressions not saved: {exc}")
+                steps["regressions"] = {"ok": False, "error": str(exc)}
             if r.lessons:
                 await step("lesson.add", LessonAdd(
                     project=project, lessons=[lesson.to_dict() for lesson in r.lessons],
