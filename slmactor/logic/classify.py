@@ -219,7 +219,8 @@ AGENT_RULES: tuple[NeedleRule, ...] = (
          "hunk ignored", "patch does not apply", "malformed patch", "corrupt patch",
          "can't find file to patch", "patch failed", "failed to apply patch",
          "failed to find expected lines", "apply_patch verification failed", "merge conflict in",
-         "automatic merge failed"),
+         "automatic merge failed", "no valid patches in input",
+         "did not conform to the edit format"),
 )
 
 #: The general table (seed rows 11–25, extended), tried after the format recognisers.

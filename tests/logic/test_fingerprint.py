@@ -228,3 +228,32 @@ def test_fingerprint_record_shape() -> None:
 def test_zero_fingerprint() -> None:
     assert analyze("", "").is_zero and analyze("", "   ").id == ""
     assert not analyze("bash", "").is_zero
+
+
+@pytest.mark.parametrize(("message", "cls", "salient"), [
+    ("src/app.ts(3,5): error TS2304: Cannot find name 'alpha'.", "compile_error",
+     "ts2304: cannot find name 'alpha'."),
+    ("/w/src/a.js\n  3:7  error  'x' is assigned a value but never used  no-unused-vars\n\n"
+     "✖ 1 problem (1 error, 0 warnings)", "lint_error",
+     "'x' is assigned a value but never used no-unused-vars"),
+    ("app.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.", "lint_error",
+     "f401 [*] `os` imported but unused"),
+    ("--- FAIL: TestParse (0.00s)\n    parse_test.go:12: got 1, want 2\nFAIL\nFAIL\tex/p\t0.003s",
+     "test_failure", "--- fail: testparse | got <n>, want <n>"),
+    ("goroutine 1 [running]:\npanic: runtime error: index out of range [5] with length 2",
+     "runtime_error", "panic: runtime error: index out of range [<n>] with length <n>"),
+    ("patching file a.py\nHunk #1 FAILED at 12.\n1 out of 1 hunk FAILED -- saving rejects",
+     "patch_failed", ""),
+    ("error: No valid patches in input (allow with \"--allow-empty\")", "patch_failed", ""),
+    ("The LLM did not conform to the edit format.", "patch_failed", ""),
+    ("ERROR: Could not find a version that satisfies the requirement flaskx==9.9 (from versions: "
+     "none)\nERROR: No matching distribution found for flaskx==9.9", "dependency_missing", None),
+    ("Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from /w/src/a.mjs",
+     "dependency_missing", "cannot find package 'zod' imported from <path>"),
+    ("bash: line 1: 4242 Segmentation fault      ./a.out", "runtime_error", None),
+])
+def test_more_real_formats(message: str, cls: str, salient: str | None) -> None:
+    fp = analyze("tool", message, "x")
+    assert fp.cls == cls
+    if salient is not None:
+        assert fp.salient == salient
