@@ -233,8 +233,8 @@ def test_zero_fingerprint() -> None:
 @pytest.mark.parametrize(("message", "cls", "salient"), [
     ("src/app.ts(3,5): error TS2304: Cannot find name 'alpha'.", "compile_error",
      "ts2304: cannot find name 'alpha'."),
-    ("/w/src/a.js\n  3:7  error  'x' is assigned a value but never used  no-unused-vars\n\n"
-     "✖ 1 problem (1 error, 0 warnings)", "lint_error",
+    (("/w/src/a.js\n  3:7  error  'x' is assigned a value but never used  no-unused-vars\n\n"
+     "✖ 1 problem (1 error, 0 warnings)"), "lint_error",
      "'x' is assigned a value but never used no-unused-vars"),
     ("app.py:1:8: F401 [*] `os` imported but unused\nFound 1 error.", "lint_error",
      "f401 [*] `os` imported but unused"),
@@ -246,8 +246,8 @@ def test_zero_fingerprint() -> None:
      "patch_failed", ""),
     ("error: No valid patches in input (allow with \"--allow-empty\")", "patch_failed", ""),
     ("The LLM did not conform to the edit format.", "patch_failed", ""),
-    ("ERROR: Could not find a version that satisfies the requirement flaskx==9.9 (from versions: "
-     "none)\nERROR: No matching distribution found for flaskx==9.9", "dependency_missing", None),
+    (("ERROR: Could not find a version that satisfies the requirement flaskx==9.9 (from versions: "
+     "none)\nERROR: No matching distribution found for flaskx==9.9"), "dependency_missing", None),
     ("Error [ERR_MODULE_NOT_FOUND]: Cannot find package 'zod' imported from /w/src/a.mjs",
      "dependency_missing", "cannot find package 'zod' imported from <path>"),
     ("bash: line 1: 4242 Segmentation fault      ./a.out", "runtime_error", None),
