@@ -17,7 +17,6 @@ the daemon later. Every socket has LINGER=0, so closing never hangs.
 from __future__ import annotations
 
 import abc
-import dataclasses
 import itertools
 import json
 import os
@@ -66,12 +65,12 @@ class RequestFailed(Exception):
 class _Teller:
     """The PUSH side shared by both clients: numbered, non-blocking, drop-counting tells."""
 
-    def __init__(self, zctx: zmq.Context[Any], endpoint: str, project: str, hwm: int) -> None:
+    def __init__(self, zctx: zmq.Context[Any], endpoint: str, project: str, hwm: int, client_id: str) -> None:
         self._sock: zmq.Socket[Any] = zctx.socket(zmq.PUSH)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.SNDHWM, hwm)
         self._sock.connect(endpoint)
-        self.client_id = os.urandom(6).hex()
+        self.client_id = client_id
         self.project = project
         self.seq = 0
         self.dropped = 0
@@ -134,6 +133,9 @@ class _Base(abc.ABC):
         self._tell_hwm = tell_hwm
         self._ids = itertools.count(1)
         self._teller: _Teller | None = None
+        #: Random per client instance: names its tells (`client`) and prefixes its request ids.
+        #: Made here, not by the PUSH side, so an ask-only client never opens events.sock.
+        self._client_id = os.urandom(6).hex()
 
     # ---- tells (sync in both clients: a non-blocking send never needs the event loop)
 
@@ -148,7 +150,7 @@ class _Base(abc.ABC):
 
     @property
     def client_id(self) -> str:
-        return self._tells().client_id
+        return self._client_id
 
     @property
     def last_seq(self) -> int:
@@ -228,13 +230,17 @@ class _Base(abc.ABC):
     def _working_ask(self, msg: WorkingRender | WorkingSnapshot, wait: bool) -> WorkingRender | WorkingSnapshot:
         """`msg` naming this client's last tell, so the daemon answers after applying it."""
         if wait and self._teller is not None and self._teller.seq:
+            import dataclasses
+
             return dataclasses.replace(msg, client=self._teller.client_id, seq=self._teller.seq)
         return msg
 
     # ---- asks
 
     def _frames(self, msg: Message) -> tuple[str, list[bytes]]:
-        request_id = f"{self._tells().client_id}.{next(self._ids)}"
+        import dataclasses  # already loaded by the message classes: a dict lookup
+
+        request_id = f"{self._client_id}.{next(self._ids)}"
         changes: dict[str, Any] = {"id": request_id}
         if self.project and not msg.project:
             changes["project"] = self.project
@@ -242,7 +248,7 @@ class _Base(abc.ABC):
 
     def _raw_frames(self, kind: str, fields: dict[str, Any]) -> tuple[str, list[bytes]]:
         """`[kind, body]` for an ask built without its message class (what `_frames` would give)."""
-        request_id = f"{self._tells().client_id}.{next(self._ids)}"
+        request_id = f"{self._client_id}.{next(self._ids)}"
         body: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": request_id}
         if self.project:
             body["project"] = self.project
@@ -284,7 +290,7 @@ class Client(_Base):
 
     def _tells(self) -> _Teller:
         if self._teller is None:
-            self._teller = _Teller(self._zctx, self.events_endpoint, self.project, self._tell_hwm)
+            self._teller = _Teller(self._zctx, self.events_endpoint, self.project, self._tell_hwm, self._client_id)
         return self._teller
 
     def _socket(self) -> zmq.Socket[Any]:
@@ -410,7 +416,7 @@ class AsyncClient(_Base):
 
     def _tells(self) -> _Teller:
         if self._teller is None:
-            self._teller = _Teller(self._sync_ctx, self.events_endpoint, self.project, self._tell_hwm)
+            self._teller = _Teller(self._sync_ctx, self.events_endpoint, self.project, self._tell_hwm, self._client_id)
         return self._teller
 
     def _socket(self) -> zmq_asyncio.Socket:

@@ -9,7 +9,6 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,9 +26,12 @@ def find_project_root(start: Path) -> Path:
     return start
 
 
-@dataclass
 class CliContext:
-    args: argparse.Namespace
+    """One command's parsed options and helpers (a plain class: `slmactor status` should not
+    pay for importing `dataclasses`)."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self.args = args
 
     @property
     def json(self) -> bool:

@@ -7,10 +7,9 @@ daemon can always answer with an error reply instead of crashing.
 
 from __future__ import annotations
 
-import dataclasses
 import typing
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import msgpack
 
@@ -167,6 +166,7 @@ Schema = dict[str, tuple[Checker, int]]
 
 
 def _schema(cls: type[Message]) -> Schema:
+    import dataclasses
     hints = typing.get_type_hints(cls)
     schema: Schema = {}
     for f in dataclasses.fields(cls):
@@ -199,6 +199,8 @@ def _entry(kind: str) -> tuple[type[Message], Schema] | None:
 def _defaults(cls: type[Message]) -> dict[str, Any]:
     defaults = _DEFAULTS.get(cls)
     if defaults is None:
+        import dataclasses
+
         defaults = _DEFAULTS[cls] = {
             f.name: (f.default_factory() if f.default_factory is not dataclasses.MISSING else f.default)
             for f in dataclasses.fields(cls)
@@ -331,9 +333,12 @@ def load(frames: Sequence[bytes]) -> Message:
 # ---------------------------------------------------------------- replies
 
 
-@dataclasses.dataclass(frozen=True, slots=True)
-class Reply:
-    """The one reply shape: `{v, id, ok: true, result}` or `{v, id, ok: false, error}`."""
+class Reply(NamedTuple):
+    """The one reply shape: `{v, id, ok: true, result}` or `{v, id, ok: false, error}`.
+
+    A NamedTuple rather than a dataclass: `dataclasses` (with `inspect`) is ~10 % of a
+    short-lived client's start-up, and decoding a reply should not need it.
+    """
 
     id: str
     ok: bool

@@ -433,9 +433,21 @@ def _protocol_table() -> ModuleType:
     return module
 
 
+def _contract_only(doc: str) -> str:
+    """The doc without the kinds table's prose column: a reworded docstring is not a drift of
+    the contract (kinds, sockets, fields, types, defaults, caps), so it should not fail CI."""
+    lines = []
+    for line in doc.splitlines():
+        if line.startswith("| `") and line.count(" | ") >= 3:
+            line = line.rsplit(" | ", 1)[0]
+        lines.append(line)
+    return "\n".join(lines)
+
+
 def test_protocol_doc_generated_tables_are_current() -> None:
     current = DOC.read_text(encoding="utf-8")
-    assert _protocol_table().regenerate(current) == current, (
+    fresh = _protocol_table().regenerate(current)
+    assert _contract_only(fresh) == _contract_only(current), (
         "clients/PROTOCOL.md is out of date: run .venv/bin/python clients/protocol_table.py"
     )
 
