@@ -490,6 +490,7 @@ def test_status_and_hook_paths_do_not_build_the_message_classes() -> None:
         "import sys, slmactor.cli.main, slmactor.cli.daemon_cmds, slmactor.client, slmactor.protocol\n"
         "assert 'slmactor.protocol.messages' not in sys.modules, 'messages imported'\n"
         "assert 'asyncio' not in sys.modules, 'asyncio imported'\n"
+        "assert 'dataclasses' not in sys.modules, 'dataclasses imported'\n"
         "from slmactor.protocol import Kind\n"
         "assert Kind.STATUS == 'status' and 'slmactor.protocol.messages' in sys.modules\n"
     )
