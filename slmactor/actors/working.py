@@ -166,7 +166,7 @@ class WorkingActor(Actor):
     def on_events(self, batch: list[list[bytes]]) -> None:
         now = self.now()
         memories: dict[RunKey, WorkingMemory] = {}
-        seen: dict[str, int] = {}
+        seen: dict[Any, Any] = {}
         good = 0
         bad = 0
         for frames in batch:
@@ -183,11 +183,9 @@ class WorkingActor(Actor):
                 if type(fields) is not dict:
                     raise _BadEvent("body is not a msgpack map")
                 get = fields.get
-                client = get("client")
-                if client is not None:
-                    seq = get("seq")
-                    if type(client) is str and type(seq) is int:
-                        seen[client] = seq  # one client's PUSH stream arrives in order
+                # One client's PUSH stream arrives in order, so the last seq seen per client is its
+                # highest; types are checked once per client in _mark_applied, not per event.
+                seen[get("client")] = get("seq")
                 if get("v") != PROTOCOL_VERSION:
                     raise _BadEvent(f"protocol version {get('v')!r} not supported")
                 project = get("project", "")
@@ -249,9 +247,11 @@ class WorkingActor(Actor):
         if self._waiters:
             self._wake()
 
-    def _mark_applied(self, seen: dict[str, int]) -> None:
+    def _mark_applied(self, seen: dict[Any, Any]) -> None:
         applied = self._applied
         for client, seq in seen.items():
+            if type(client) is not str or not client or type(seq) is not int:
+                continue
             if seq > applied.get(client, 0):
                 if client not in applied and len(applied) >= MAX_CLIENTS:
                     del applied[next(iter(applied))]
