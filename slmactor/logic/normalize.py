@@ -84,16 +84,13 @@ _SUBS: list[tuple[re.Pattern[str], str, str]] = [
     (re.compile(r"\b(?:req|request|msg|chatcmpl|run|call|toolu|org|sk|sess|trace|span|resp|"
                 r"user|proj|ws|key)[_-][a-z0-9_*-]*[0-9*][a-z0-9_*-]*"), "<id>", ""),
     (re.compile(r"\b(?=(?:[a-z]*\d){2})(?=\d*[a-z])[a-z0-9]{12,}\b"), "<id>", ""),
-    # Paths: Windows, POSIX (anything with a slash), then bare file names with a known extension.
+    # Paths: Windows, then POSIX (anything with a slash); bare file names come after (_DOTTED).
     (re.compile(r"(?<![\w<])(?:[a-z]:\\|\\\\)[^\s:*?\"'<>|,;()\[\]]*"), "<path>", "\\"),
-    (re.compile(r"(?<![\w<>/])(?:~|\.{1,2}|[\w.@+~-]+)?(?:/[\w.@+~-]+)+/?"), "<path>", "/"),
-    (re.compile(r"(?<![\w<])[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|pyx|js|mjs|cjs|jsx|ts|tsx|rs|go|c|h|"
-                r"cc|cpp|hpp|cxx|java|kt|kts|scala|rb|php|cs|swift|m|sh|bash|zsh|ps1|json|toml|"
-                r"yaml|yml|md|rst|txt|csv|lock|cfg|ini|xml|html|css|scss|sql|ipynb|patch|diff|"
-                r"out|exe|dll|so|class|jar|lua|ex|exs|erl|hs|ml|dart|vue|svelte|zig|nim|r|jl)"
-                r"(?![\w-])"), "<path>", "."),
-    # tsc's "file.ts(3,5)" and line/column words, then ":N" / ":N:M", then durations.
-    (re.compile(r"<path>\(\d+,\d+\)"), "<path>(<line>)", "<path>("),
+    # A path starts where its run of path characters starts (the look-behind), and the prefix is
+    # possessive: no start inside a run, no giving back — linear time on `a.a.a…` or `a/a/a…`.
+    (re.compile(r"(?<![\w<>/.@+~-])(?:~|\.{1,2}|[\w.@+~-]++)?(?:/[\w.@+~-]++)++/?"), "<path>",
+     "/"),
+    # Line/column words, then ":N" / ":N:M", then durations.
     (re.compile(r"\b(line|lines|col|column|offset|byte|position|pos|char|character)"
                 r"(\s?)#?\d+\b"), r"\1\2<line>", ""),
     (re.compile(r":\d+(?::\d+)*\b"), ":<line>", ":"),
@@ -101,6 +98,22 @@ _SUBS: list[tuple[re.Pattern[str], str, str]] = [
                 r"h|hrs?|hours?)\b"), "<dur>", ""),
 ]
 _DIGIT = re.compile(r"\d")
+# Bare file names with a known extension (`ty.py:6:`, `test_x.py::test_a`): every dotted token
+# is matched whole (possessively, from the start of its run) and kept unless its last part is an
+# extension, so the cost stays linear whatever the text.
+_DOTTED = re.compile(r"(?<![\w<.-])[\w-]++(?:\.[\w-]++)++")
+_EXTENSIONS = frozenset(
+    "py pyi pyx js mjs cjs jsx ts tsx rs go c h cc cpp hpp cxx java kt kts scala rb php cs swift m "
+    "sh bash zsh ps1 json toml yaml yml md rst txt csv lock cfg ini xml html css scss sql ipynb "
+    "patch diff out exe dll so class jar lua ex exs erl hs ml dart vue svelte zig nim r jl".split())
+_TSC = re.compile(r"<path>\(\d+,\d+\)")
+
+
+def _bare_file(match: re.Match[str]) -> str:
+    token = match.group(0)
+    return "<path>" if token.rsplit(".", 1)[-1] in _EXTENSIONS else token
+
+
 # Quoted text: identifiers stay (they separate bugs), payloads with whitespace become <str>.
 _QUOTED = re.compile(r"(?<!\w)(['\"`‘“])([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
 _NUMBER = re.compile(r"(?<![\w<.])\d+(?:\.\d+)*(?![\w>])")
@@ -167,6 +180,9 @@ def placeholders(text: str) -> str:
     for pattern, repl, guard in _SUBS:
         if (guard in text) if guard else has_digit:
             text = pattern.sub(repl, text)
+    if "." in text:
+        text = _DOTTED.sub(_bare_file, text)
+    text = _TSC.sub("<path>(<line>)", text)
     text = _QUOTED.sub(_quoted, text)
     text = _NUMBER.sub(lambda m: _number(m, text), text)
     return _FILE_LINE.sub(r"file \1, ", text)

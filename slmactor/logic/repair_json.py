@@ -20,7 +20,7 @@ _CLOSERS = {"{": "}", "[": "]"}
 def _parses(text: str) -> bool:
     try:
         json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):
         return False
     return True
 

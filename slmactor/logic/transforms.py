@@ -110,7 +110,7 @@ def dump_args(args: Args) -> str:
 def _load_object(text: str) -> Args | None:
     try:
         value = json.loads(text)
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
 
@@ -138,7 +138,7 @@ def same_json(a: str, b: str) -> bool:
     """Semantic JSON equality of two texts (False if either does not parse)."""
     try:
         return bool(json.loads(a) == json.loads(b))
-    except (ValueError, TypeError):
+    except (ValueError, TypeError, RecursionError):
         return False
 
 

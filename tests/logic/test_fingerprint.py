@@ -257,3 +257,16 @@ def test_more_real_formats(message: str, cls: str, salient: str | None) -> None:
     assert fp.cls == cls
     if salient is not None:
         assert fp.salient == salient
+
+
+@pytest.mark.parametrize("message", [
+    "a." * 4000, "E   " + "a." * 4000, "A." * 4000, "a/" * 4000, "a.b/" * 2000, " 1 |" * 2000,
+    "  1:1  error" + "  a" * 2500, "1:" * 4000, "'a " * 3000, "[" * 8000,
+])
+def test_pathological_messages_stay_fast(message: str) -> None:
+    # These took seconds with a backtracking file-name pattern; linear patterns take milliseconds.
+    import time
+
+    start = time.perf_counter()
+    analyze("tool", message, "python")
+    assert time.perf_counter() - start < 1.0

@@ -149,3 +149,29 @@ def test_infer_transform_declines_other_fixes() -> None:
     assert infer_transform('{"old_str": "a"}', '{"old_str": "a"}') is None
     assert infer_transform('{"old_str": "a"}', "not json") is None
     assert len(TRANSFORMS) == 6
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("{}[]\"',:  \n\tabcTrueFalseNone0123`")), max_size=60))
+def test_repair_json_never_raises_and_only_returns_json(text: str) -> None:
+    fixed = repair_json(text)
+    if fixed is not None:
+        json.loads(fixed)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.sampled_from(TRANSFORMS + ("unknown",)), st.text(max_size=80))
+def test_apply_transform_never_raises(name: str, args: str) -> None:
+    out, changed = apply_transform(name, args)
+    if changed:
+        assert isinstance(json.loads(out), dict)
+    else:
+        assert out == args
+
+
+def test_pathologically_deep_args_do_not_raise() -> None:
+    deep = "[" * 100_000
+    assert repair_json(deep) is None
+    assert apply_transform("repair_json", deep) == (deep, False)
+    assert apply_transform("set_replace_all", deep) == (deep, False)
+    assert infer_transform(deep, '{"a": 1}') is None
