@@ -102,8 +102,14 @@ _DIGIT = re.compile(r"\d")
 # is matched whole (possessively, from the start of its run) and kept unless its last part is an
 # extension, so the cost stays linear whatever the text.
 _DOTTED = re.compile(r"(?<![\w<.-])[\w-]++(?:\.[\w-]++)++")
-_EXTENSIONS = frozenset(
-    ["py", "pyi", "pyx", "js", "mjs", "cjs", "jsx", "ts", "tsx", "rs", "go", "c", "h", "cc", "cpp", "hpp", "cxx", "java", "kt", "kts", "scala", "rb", "php", "cs", "swift", "m", "sh", "bash", "zsh", "ps1", "json", "toml", "yaml", "yml", "md", "rst", "txt", "csv", "lock", "cfg", "ini", "xml", "html", "css", "scss", "sql", "ipynb", "patch", "diff", "out", "exe", "dll", "so", "class", "jar", "lua", "ex", "exs", "erl", "hs", "ml", "dart", "vue", "svelte", "zig", "nim", "r", "jl"])
+_EXTENSIONS = frozenset([
+    "py", "pyi", "pyx", "js", "mjs", "cjs", "jsx", "ts", "tsx", "rs", "go", "c", "h", "cc",
+    "cpp", "hpp", "cxx", "java", "kt", "kts", "scala", "rb", "php", "cs", "swift", "m", "sh",
+    "bash", "zsh", "ps1", "json", "toml", "yaml", "yml", "md", "rst", "txt", "csv", "lock",
+    "cfg", "ini", "xml", "html", "css", "scss", "sql", "ipynb", "patch", "diff", "out", "exe",
+    "dll", "so", "class", "jar", "lua", "ex", "exs", "erl", "hs", "ml", "dart", "vue",
+    "svelte", "zig", "nim", "r", "jl",
+])
 _TSC = re.compile(r"<path>\(\d+,\d+\)")
 
 
