@@ -333,6 +333,16 @@ class Client(_Base):
             self._reset()  # Lazy Pirate: a fresh socket drops whatever the old one had queued
         raise self._unavailable(f"no reply within {wait:g}s")
 
+    def ask_raw(self, kind: str, fields: dict[str, Any], *, timeout: float | None = None,
+                retries: int | None = None) -> Any:
+        """An ask given as its kind name and wire fields, without building the message record.
+
+        For short-lived processes (hooks, scripts): creating the message classes costs more than
+        the round trip. Leave out fields at their default; the daemon validates the rest exactly
+        as for `ask`. Raises RequestFailed or DaemonUnavailable.
+        """
+        return self._ask_frames(*self._raw_frames(kind, fields), timeout=timeout, retries=retries)
+
     def ping(self, actor: str = "control") -> dict[str, Any]:
         result: dict[str, Any] = self._ask_frames(*self._raw_frames("ping", _ping_fields(actor)))
         return result
@@ -469,6 +479,17 @@ class AsyncClient(_Base):
                     return result
             self._reset()
         raise self._unavailable(f"no reply within {wait:g}s")
+
+    async def ask_raw(
+        self,
+        kind: str,
+        fields: dict[str, Any],
+        *,
+        timeout: float | None = None,  # noqa: ASYNC109 - the per-attempt Lazy-Pirate deadline
+        retries: int | None = None,
+    ) -> Any:
+        """`Client.ask_raw`, awaited."""
+        return await self._ask_frames(*self._raw_frames(kind, fields), timeout=timeout, retries=retries)
 
     async def ping(self, actor: str = "control") -> dict[str, Any]:
         result: dict[str, Any] = await self._ask_frames(*self._raw_frames("ping", _ping_fields(actor)))

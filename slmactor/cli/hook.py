@@ -91,7 +91,6 @@ def _act(ctx: CliContext, hook: Any) -> str:
     from pathlib import Path
 
     from slmactor.client import Client, DaemonUnavailable, RequestFailed
-    from slmactor.protocol.messages import MemoryBlock, RecordTool
 
     from .context import find_project_root
 
@@ -115,19 +114,37 @@ def _act(ctx: CliContext, hook: Any) -> str:
                 if os.path.isabs(call.path) and Path(call.path).is_relative_to(project):
                     # Episodes and rules name files relative to the project root.
                     call = dataclasses.replace(call, path=str(Path(call.path).relative_to(project)))
-                client.ask(RecordTool(
-                    run_id=hook.run_id, tool=call.tool, path=call.path, args=call.args,
-                    command=call.command, ok=call.ok, error=call.error,
-                ))
+                # Raw asks: building the message classes would cost this one-shot process more
+                # than the round trip. Defaults are left out, as the codec would.
+                client.ask_raw("record_tool", without_defaults({
+                    "run_id": hook.run_id, "tool": call.tool, "path": call.path, "args": call.args,
+                    "command": call.command, "ok": call.ok, "error": call.error,
+                }, RECORD_TOOL_DEFAULTS))
                 return ""
-            result = client.ask(MemoryBlock(
-                role=ctx.args.role, budget=max(ctx.args.budget, 0), query=hook.query, run_id=hook.run_id,
-            ))
+            result = client.ask_raw("memory.block", without_defaults({
+                "role": ctx.args.role, "budget": max(ctx.args.budget, 0), "query": hook.query,
+                "run_id": hook.run_id,
+            }, MEMORY_BLOCK_DEFAULTS))
     except (DaemonUnavailable, RequestFailed) as exc:
         _warn(str(exc))
         return ""
     text = result.get("text", "") if isinstance(result, dict) else ""
     return text if isinstance(text, str) else ""
+
+
+#: The defaults of `RecordTool` / `MemoryBlock` for the fields a hook sends (a test keeps them
+#: equal to the message classes).
+RECORD_TOOL_DEFAULTS: dict[str, Any] = {
+    "run_id": "", "tool": "", "path": "", "args": "", "command": "", "ok": True, "error": "",
+}
+MEMORY_BLOCK_DEFAULTS: dict[str, Any] = {"role": "", "budget": 0, "query": "", "run_id": ""}
+
+
+def without_defaults(fields: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    """Drop the fields equal to their default, as `codec.dump` does."""
+    return {
+        k: v for k, v in fields.items() if not (type(v) is type(defaults[k]) and v == defaults[k])
+    }
 
 
 def cmd_config(ctx: CliContext) -> int:

@@ -160,6 +160,38 @@ def test_settings_snippet_calls_this_command_for_each_event() -> None:
     assert gemini["matcher"] == ".*" and gemini["hooks"][0]["timeout"] == 10_000
 
 
+def test_raw_hook_fields_are_what_the_codec_would_send() -> None:
+    from slmactor.cli.hook import MEMORY_BLOCK_DEFAULTS, RECORD_TOOL_DEFAULTS, without_defaults
+    from slmactor.protocol.messages import MemoryBlock
+
+    tool_cases: list[dict[str, Any]] = [
+        {"run_id": "s", "tool": "Bash", "path": "", "args": "{}", "command": "ls", "ok": False, "error": "e"},
+        {"run_id": "s", "tool": "Read", "path": "a.py", "args": "", "command": "", "ok": True, "error": ""},
+    ]
+    for fields in tool_cases:
+        assert without_defaults(fields, RECORD_TOOL_DEFAULTS) == codec.wire_fields(RecordTool(**fields))
+    block_cases: list[dict[str, Any]] = [
+        {"role": "worker", "budget": 0, "query": "", "run_id": "s"},
+        {"role": "", "budget": 300, "query": "fix it", "run_id": ""},
+    ]
+    for fields in block_cases:
+        assert without_defaults(fields, MEMORY_BLOCK_DEFAULTS) == codec.wire_fields(MemoryBlock(**fields))
+
+
+def test_the_hook_path_does_not_build_the_message_classes(tmp_path: Path) -> None:
+    # A hook is one process per tool call: the ~60 message dataclasses would be most of its cost.
+    code = (
+        "import io, sys\n"
+        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"tool_name\": \"Bash\"}'))\n"
+        "from slmactor.cli.main import main\n"
+        f"rc = main(['--runtime-dir', {str(tmp_path)!r}, '--no-autostart', 'hook', 'claude', 'PostToolUse'])\n"
+        "assert rc == 0 and 'slmactor.protocol.messages' not in sys.modules\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == {}
+
+
 # ---------------------------------------------------------------- fail-open, daemon down
 # In-process (the same `main` a harness's subprocess runs), so the many cases stay fast.
 
