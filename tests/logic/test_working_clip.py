@@ -15,7 +15,7 @@ _ALPHABET = st.sampled_from(
 _TEXT = st.one_of(st.text(max_size=400), st.text(alphabet=_ALPHABET, max_size=700))
 
 
-@settings(derandomize=True, max_examples=400)
+@settings(derandomize=True, max_examples=400, deadline=None)
 @given(text=_TEXT, limit=st.integers(min_value=-2, max_value=260))
 @example(text=" " * 300 + "x" * 20, limit=10)
 @example(text="\n" * 400 + "late line", limit=160)
@@ -24,7 +24,7 @@ def test_clip_fast_equals_clip(text: str, limit: int) -> None:
     assert clip_fast(text, limit) == clip(text, limit)
 
 
-@settings(derandomize=True, max_examples=400)
+@settings(derandomize=True, max_examples=400, deadline=None)
 @given(text=_TEXT, limit=st.integers(min_value=-2, max_value=260))
 @example(text=" " * 300 + "x" * 20 + "\nnext", limit=10)
 @example(text="\n" * 400 + "late line\nnext", limit=160)
