@@ -1,11 +1,11 @@
 """Benchmark of failure fingerprinting and repair advice (issue 6), floors measured in the same run.
 
 1. `analyze` throughput on the mixed real-tool corpus (`tests/fixtures/failures/corpus.jsonl`:
-   python/pytest/mypy/gcc/rustc/node/javac/bash/git output and agent/provider errors, 222
-   messages, 372 characters on average), one core, every message distinct per pass.
+   python/pytest/mypy/gcc/rustc/node/javac/bash/git output and agent/provider errors), one core,
+   every message once per pass, best of the passes.
    Floor: the seed's algorithm exactly as SPEC S-9 (`fingerprint_seed.seed_analyze`) on the same
    messages.  Target: >= 20k messages/s.
-2. The same on the short agent/provider messages only (one line, < 400 characters).
+2. The same on the corpus's one-line messages only (< 400 characters).
 3. `evolve.on_failure` asked through the real daemon and client (fingerprint + rule lookup +
    transform of the arguments) p50/p99, vs a `ping` ask to the rules actor in the same run.
 
@@ -98,7 +98,7 @@ def run(quick: bool) -> list[Row]:
     rows = [
         _row(f"analyze, mixed real-tool corpus ({len(records)} msgs)", ours, "msg/s", seed,
              "seed algorithm (S-9) on the same messages", "≥ 20k/s"),
-        _row(f"analyze, one-line agent/provider messages ({len(short)} msgs)", ours_short,
+        _row(f"analyze, one-line messages ({len(short)} msgs)", ours_short,
              "msg/s", seed_short, "seed algorithm (S-9) on the same messages", "info"),
     ]
     ask = bench_on_failure(300 if quick else 3000)
