@@ -21,7 +21,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from slmactor.logic.rank import TextCandidate, rank_text
 from slmactor.logic.text import (
     TokenCounter,
     clip,
@@ -30,6 +29,7 @@ from slmactor.logic.text import (
     fit_to_tokens,
     hash_id,
 )
+from slmactor.logic.text_rank import rank_texts
 from slmactor.logic.timefmt import age_days, parse_rfc3339, to_rfc3339
 
 KINDS = ("command", "layout", "convention", "gotcha", "file", "dependency")
@@ -358,9 +358,8 @@ def _relevance(query: str, facts: list[Fact], now: float) -> dict[str, float]:
     """BM25F relevance per fact id; zero timestamps because staleness is already in the score."""
     if not query.strip():
         return {}
-    candidates = [TextCandidate(text=f"{f.subject} {f.text}", at=None) for f in facts]
-    hits = rank_text(query, candidates, 0, now)
-    return {facts[hit.index].id: hit.score for hit in hits}
+    hits = rank_texts(query, [f"{f.subject} {f.text}" for f in facts], now)
+    return {facts[index].id: score for index, score in hits}
 
 
 SEMANTIC_TITLE = "# Semantic memory"

@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from slmactor.logic.facts import FactBook, Observation
-from slmactor.logic.rank import TextCandidate, rank_text
 from slmactor.logic.text import clip, cut_bytes
+from slmactor.logic.text_rank import rank_texts
 from slmactor.logic.timefmt import parse_rfc3339, to_rfc3339
 
 KINDS = ("success", "failure", "convention")
@@ -380,9 +380,9 @@ def recent_adaptive_memory_for(
     newest_first = sorted(lines, key=lambda line: -line.position)
     ordered = newest_first
     if query.strip() and lines:
-        hits = rank_text(query, [TextCandidate(text=ln.text, at=ln.at) for ln in lines], 0, now)
+        hits = rank_texts(query, [ln.text for ln in lines], now, at=[ln.at for ln in lines])
         if hits:
-            leading = [lines[hit.index] for hit in hits]
+            leading = [lines[index] for index, _score in hits]
             chosen = {line.position for line in leading}
             ordered = leading + [ln for ln in newest_first if ln.position not in chosen]
     kept = ordered[:MAX_ADAPTIVE_LINES]
