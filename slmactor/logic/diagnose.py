@@ -77,18 +77,18 @@ def _pytest(lines: list[str]) -> Diagnosis | None:
     e_lines = [m.group(1) for m in map(_PYTEST_E.match, lines) if m]
     if not summaries and not e_lines:
         return None
-    failed = [m.group(2) for m in summaries if m.group(1) == "FAILED"]
-    if failed:
-        cls = "test_failure"
-    else:
-        cls = "test_failure"
+    cls = "test_failure"
+    if not any(m.group(1) == "FAILED" for m in summaries):
+        # Only ERROR entries: collection or setup broke; the exception says why (a missing
+        # module is a missing dependency, not a failing test).
         for line in e_lines:
             exc = _EXC_IN.match(line)
             if exc and is_exception_name(exc.group(1)):
                 cls = exception_class(exc.group(1), line.lower())
                 break
     nodes = [f"{m.group(1)} {m.group(2)}" for m in summaries]
-    return Diagnosis(cls, _unique(e_lines[:2] + nodes + e_lines[2:]), "pytest report (E lines and summary)")
+    return Diagnosis(cls, _unique(e_lines[:2] + nodes + e_lines[2:]),
+                     "pytest report (E lines and summary)")
 
 
 # --- 2. go test ----------------------------------------------------------------------------
