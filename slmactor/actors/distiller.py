@@ -390,10 +390,6 @@ class DistillerActor(MemoryBlockMixin):
         scope = msg.scope.strip().lower()
         if scope not in SCOPES:
             raise RequestError(ErrorCode.BAD_FIELD, f"memory: unknown scope {msg.scope}")
-        if scope == "working" and not msg.run_id.strip():
-            raise RequestError(
-                ErrorCode.BAD_FIELD, "memory: forgetting working memory needs a run_id"
-            )
         project = self._project(msg)
         project.generation += 1
         await self._settle()  # a flush landing after the delete would write the memory back
@@ -408,8 +404,9 @@ class DistillerActor(MemoryBlockMixin):
             except (RequestError, ActorDead) as exc:
                 errors[name] = str(exc)
 
-        if scope in ("working", "project", "all") and msg.run_id.strip():
-            await other("working", RunReset(project=root, run_id=msg.run_id))
+        if scope in ("working", "project", "all"):
+            # One run when named, else every run of the project (`*`).
+            await other("working", RunReset(project=root, run_id=msg.run_id.strip() or "*"))
         if scope in ("episodic", "episodes", "project", "all"):
             await other("episodic", EpisodeForget(project=root))
         if scope in ("semantic", "facts", "project", "all"):

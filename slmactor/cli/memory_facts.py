@@ -58,7 +58,10 @@ def register(sub: Any) -> None:
     forget = sub.add_parser("forget", help="forget a part of memory")
     forget.add_argument("scope", help="|".join(SCOPES))
     forget.add_argument(
-        "--run", default="", metavar="ID", help="the run whose working memory to reset"
+        "--run",
+        default="",
+        metavar="ID",
+        help="reset only this run's working memory (default: every run)",
     )
     forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     forget.set_defaults(func=cmd_forget)
@@ -190,8 +193,6 @@ def cmd_forget(ctx: CliContext) -> int:
             return ctx.fail(f"memory forget {scope}: --json requires --yes")
         if not _confirmed(scope):
             return ctx.fail(f"memory forget {scope}: not confirmed (pass --yes)")
-    if scope == "working" and not ctx.args.run.strip():
-        return ctx.fail("memory forget working: --run must name the run")
 
     def run() -> int:
         with ctx.client() as client:

@@ -204,12 +204,13 @@ def test_forget_scopes(daemon: DaemonProcess) -> None:
             err.value.code == ErrorCode.BAD_FIELD
             and "memory: unknown scope everything" in err.value.reason
         )
-        with pytest.raises(RequestFailed) as err:
-            client.ask(MemoryForget(scope="working"))
-        assert err.value.code == ErrorCode.BAD_FIELD
         client.ask(RunStart(run_id="r1", task="x", role="worker"))
+        client.ask(RunStart(run_id="r2", task="y", role="worker"))
         assert client.ask(MemoryForget(scope="working", run_id="r1"))["forgotten"] == ["working"]
         assert client.ask(WorkingRender(run_id="r1"))["live"] is False
+        assert client.ask(WorkingRender(run_id="r2"))["live"] is True
+        assert client.ask(MemoryForget(scope="working"))["forgotten"] == ["working"]  # every run
+        assert client.ask(WorkingRender(run_id="r2"))["live"] is False
         semantic = client.ask(MemoryForget(scope="semantic"))
         assert semantic["forgotten"] == ["semantic"] and client.ask(FactList())["facts"] == []
         procedural = client.ask(MemoryForget(scope="procedural"))

@@ -219,6 +219,7 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     forgot = cli(daemon, "--json", "memory", "forget", "all", "--yes")
     assert forgot.returncode == 0, forgot.stdout + forgot.stderr
     assert json.loads(forgot.stdout)["forgotten"] == [
+        "working",
         "episodic",
         "semantic",
         "mirrors",
