@@ -4,7 +4,8 @@ Owns: <project>/.slmcode/memory/REFLECTION.md and <project>/.slmcode/evolve/regr
 Consumes: run.finish, evolve.regressions, evolve.reset.
 Emits (asks, in the S-11.5 order, in the background): episode.append → recall; evolve.observe /
 evolve.learn → rules; policy.update → bandit; lesson.add / procedure.observe → distiller;
-metrics.record → metrics; working.mirror → working; then memory.distill and memory.prune.
+metrics.record → metrics; working.mirror → working; then memory.distill and memory.prune (at
+most every 30 s per project; a burst of runs is distilled once, by a timer).
 
 `run.finish` reflects (pure and fast), makes the report durable (the pending journal below) and
 replies. The rest — this actor's own files (regression checks, REFLECTION.md), then the fan-out
@@ -27,9 +28,10 @@ from __future__ import annotations
 import functools
 import itertools
 from collections import OrderedDict
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import anyio
 
@@ -78,6 +80,7 @@ class _Job:
     reflection: Reflection
     document: str
     journal: JsonDoc | None
+    wait: bool = False
 
 
 class _Forward(WarningLog):
@@ -94,6 +97,11 @@ class _Forward(WarningLog):
 
 class ReflectorActor(Actor):
     name = "reflector"
+    #: Distil (and prune) a project at most this often from run.finish pipelines; a burst of
+    #: runs in between is distilled once, by the timer, when the interval has passed. Replays
+    #: (`wait: true`) always distil, so what they read back is current.
+    DISTILL_INTERVAL: ClassVar[float] = 30.0
+    DISTILL_TICK: ClassVar[float] = 5.0
 
     async def on_start(self) -> None:
         self.warnings = _Forward(self)
@@ -109,10 +117,34 @@ class ReflectorActor(Actor):
         self._inflight: set[Path] = set()
         self.ctx.stats.extra["runs_reflected"] = 0
         self.ctx.stats.extra["pipelines_done"] = 0
+        self.ctx.stats.extra["distills_deferred"] = 0
+        self._last_distill: dict[Path, float] = {}
+        self._distill_due: set[Path] = set()
         self.ctx.stats.extra["pipeline_step_errors"] = 0
 
     async def on_stop(self) -> None:
         self.stores.close_all()
+
+    def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+        return [self._distill_timer]
+
+    async def _distill_timer(self) -> None:
+        """Distil projects whose distillation a burst of runs deferred, once it is due."""
+        while True:
+            await anyio.sleep(self.DISTILL_TICK)
+            for root in list(self._distill_due):
+                if self.now() - self._last_distill.get(root, 0.0) < self.DISTILL_INTERVAL:
+                    continue
+                async with self._pipeline_lock:
+                    self._distill_due.discard(root)
+                    self._last_distill[root] = self.now()
+                    for message in (MemoryDistill(project=str(root)),
+                                    MemoryPrune(project=str(root))):
+                        try:
+                            await self.ask(message)
+                        except Exception as exc:  # noqa: BLE001 - a timer must not crash the actor
+                            self.ctx.stats.extra["pipeline_step_errors"] += 1
+                            self.warn(f"deferred {message.KIND} failed: {exc}")
 
     def _open(self, root: Path) -> RegressionStore:
         store = RegressionStore(ProjectLayout(root).regressions, self.warnings, now=self.now)
@@ -197,7 +229,7 @@ class ReflectorActor(Actor):
             "reflection_md": str(ProjectLayout(root).reflection_md),
             "commentary": document != cap_document(reflection.markdown),
         }
-        job = _Job(root, reflection, document, journal)
+        job = _Job(root, reflection, document, journal, msg.wait)
         if msg.wait:
             result["pipeline"] = await self._background(job)
         else:
@@ -285,8 +317,17 @@ class ReflectorActor(Actor):
             await step("metrics.record", MetricsRecord(project=project, run=r.metrics.to_dict()))
             if rep.run_id:
                 await step("working.mirror", WorkingMirror(project=project, run_id=rep.run_id))
-            await step("memory.distill", MemoryDistill(project=project))
-            await step("memory.prune", MemoryPrune(project=project))
+            if job.wait or self.now() - self._last_distill.get(job.root, 0.0) >= \
+                    self.DISTILL_INTERVAL:
+                await step("memory.distill", MemoryDistill(project=project))
+                await step("memory.prune", MemoryPrune(project=project))
+                self._last_distill[job.root] = self.now()
+                self._distill_due.discard(job.root)
+            else:
+                # A burst of runs: distil once for all of them, from the timer below.
+                self._distill_due.add(job.root)
+                self.ctx.stats.extra["distills_deferred"] += 1
+                steps["memory.distill"] = {"ok": True, "deferred": True}
             self.ctx.stats.extra["pipelines_done"] += 1
             return steps
 

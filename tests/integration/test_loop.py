@@ -152,3 +152,17 @@ def test_a_pipeline_interrupted_by_a_crash_is_replayed_once(daemon: DaemonProces
     assert list(pending.iterdir()) == []
     reflector = next(row for row in status["actors"] if row["name"] == "reflector")
     assert reflector["state"] == "running"
+
+
+def test_a_burst_of_runs_is_distilled_once_and_replays_always_distil(
+    daemon: DaemonProcess,
+) -> None:
+    with daemon.client(timeout=30) as client:
+        client.ask(RunFinish(report=_report("burst-1")))  # distils (first time)
+        client.ask(RunFinish(report=_report("burst-2")))  # within 30 s: deferred to the timer
+        waited = client.ask(RunFinish(report=_report("burst-3"), wait=True))
+        assert waited["pipeline"]["memory.distill"]["ok"] is True
+        assert "deferred" not in waited["pipeline"]["memory.distill"]
+        reflector = next(r for r in client.status()["actors"] if r["name"] == "reflector")
+    assert reflector["extra"]["distills_deferred"] == 1
+    assert reflector["extra"]["pipelines_done"] == 3
