@@ -25,6 +25,7 @@ import types
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Self
 
+import msgpack
 import zmq
 
 from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
@@ -42,6 +43,7 @@ __all__ = ["AsyncClient", "Client", "DaemonUnavailable", "RequestFailed"]
 # Kind.RECORD_TOOL / Kind.CLIENT_DROPPED (a protocol test keeps them equal).
 _RECORD_TOOL = b"record_tool"
 _CLIENT_DROPPED = b"client.dropped"
+_NOBLOCK_MORE = zmq.NOBLOCK | zmq.SNDMORE
 
 
 def _ping_fields(actor: str) -> dict[str, Any]:
@@ -75,6 +77,10 @@ class _Teller:
         self.seq = 0
         self.dropped = 0
         self._unreported = 0
+        # One reused Packer (`packb` builds a new one per call) and two plain sends instead of
+        # `send_multipart` (a Python loop): together they halve the cost of a tell. Same bytes as
+        # `codec.pack`; the two frames stay atomic (libzmq checks the HWM on the first part only).
+        self._pack = msgpack.Packer(use_bin_type=True).pack
 
     def send(self, kind: bytes, body: dict[str, Any]) -> bool:
         self.seq += 1
@@ -83,7 +89,9 @@ class _Teller:
         if self.project and "project" not in body:
             body["project"] = self.project
         try:
-            self._sock.send_multipart((kind, codec.pack(body)), zmq.NOBLOCK, copy=True)
+            data = self._pack(body)
+            self._sock.send(kind, _NOBLOCK_MORE)
+            self._sock.send(data, zmq.NOBLOCK)
         except zmq.ZMQError:  # EAGAIN at the high-water mark, or the context is gone
             self.dropped += 1
             self._unreported += 1

@@ -11,9 +11,11 @@ import dataclasses
 import importlib.util
 import math
 import random
+import shutil
 import struct
 import subprocess
 import sys
+import tempfile
 import typing
 from pathlib import Path
 from types import ModuleType
@@ -496,3 +498,39 @@ def test_status_and_hook_paths_do_not_build_the_message_classes() -> None:
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_tell_on_the_wire_is_the_golden_encoding(tmp_path: Path) -> None:
+    # What the client's PUSH socket really sends (reused Packer, two frames) decodes to the
+    # message, byte for byte the same as the codec's encoding of it.
+    import zmq
+
+    from slmactor.client import Client
+
+    rt = Path(tempfile.mkdtemp(prefix="sag-", dir="/tmp"))
+    ctx: zmq.Context[Any] = zmq.Context()
+    pull = ctx.socket(zmq.PULL)
+    pull.setsockopt(zmq.LINGER, 0)
+    try:
+        pull.bind(f"ipc://{rt / 'events.sock'}")
+        with Client(rt, project=tmp_path) as client:
+            assert client.record_tool("r1", "Bash", command="pytest -q", ok=False, error="1 failed",
+                                      at=1700000000.5)
+            assert client.decide("r1", "keep the AST")
+            assert pull.poll(5000)
+            first = pull.recv_multipart()
+            assert pull.poll(5000)
+            second = pull.recv_multipart()
+            project = str(tmp_path.resolve())
+            expected = RecordTool(project=project, run_id="r1", tool="Bash", command="pytest -q", ok=False,
+                                  error="1 failed", at=1700000000.5, client=client.client_id, seq=1)
+            assert load(first) == expected
+            assert first[1] == _pack({"v": 1, "run_id": "r1", "tool": "Bash", "command": "pytest -q", "ok": False,
+                                      "error": "1 failed", "at": 1700000000.5, "client": client.client_id,
+                                      "seq": 1, "project": project})
+            assert load(second) == Decide(project=project, run_id="r1", text="keep the AST",
+                                          client=client.client_id, seq=2)
+    finally:
+        pull.close(linger=0)
+        ctx.term()
+        shutil.rmtree(rt, ignore_errors=True)
