@@ -250,9 +250,9 @@ class WorkingMemory:
             return False
         caps = self.caps
         if path:
-            if len(path) > caps.path_chars:
-                path = path[: caps.path_chars]
             path = path.strip()
+            if len(path) > caps.path_chars:
+                path = path[: caps.path_chars].strip()
         if args:
             # Inlined fast path of clip_fast: a trimmed string of ≤ n/4 characters fits n bytes.
             args = args.strip()
