@@ -166,7 +166,8 @@ class RunStart(Message):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class RunReset(Message):
-    """Clear a run's working memory, counters included."""
+    """Clear a run's working memory, counters included; `run_id="*"` clears every run of the
+    project. Answers `{"reset": bool, "runs": n}`."""
 
     KIND: ClassVar[Kind] = Kind.RUN_RESET
     run_id: str = ""
