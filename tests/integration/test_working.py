@@ -240,3 +240,39 @@ async def test_async_client_working_methods(daemon: DaemonProcess) -> None:
         assert (await c.working_snapshot("a"))["snapshot"]["role"] == "tester"
         assert (await c.working_mirror("a"))["written"] is True
         assert await c.run_reset("a") == {"reset": True, "runs": 1}
+
+
+def test_hook_payloads_of_real_harnesses_land_in_the_right_lists(daemon: DaemonProcess) -> None:
+    """Claude Code and OpenHands tool names, through `slmactor hook`, as a harness would send them."""
+    project = str(daemon.project)
+
+    def hook(fmt: str, payload: dict[str, Any]) -> None:
+        done = subprocess.run(
+            [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "--project", project,
+             "--no-autostart", "hook", fmt],
+            input=json.dumps(payload), check=False, capture_output=True, text=True, env=daemon.env, timeout=30,
+        )
+        assert done.returncode == 0, done.stderr
+
+    claude = {"session_id": "cc-1", "cwd": project, "hook_event_name": "PostToolUse"}
+    hook("claude", {**claude, "tool_name": "Read", "tool_input": {"file_path": f"{project}/src/a.py"},
+                    "tool_response": {"success": True}})
+    hook("claude", {**claude, "tool_name": "MultiEdit", "tool_input": {"file_path": f"{project}/src/b.py"},
+                    "tool_response": {"success": True}})
+    hook("claude", {**claude, "tool_name": "Bash", "tool_input": {"command": "pytest -q"},
+                    "tool_response": {"stdout": "", "stderr": "1 failed", "exit_code": 1}})
+    openhands = {"session_id": "oh-1", "working_dir": project, "event_type": "PostToolUse"}
+    hook("openhands", {**openhands, "tool_name": "str_replace_editor",
+                       "tool_input": {"command": "view", "path": f"{project}/src/c.py"}})
+    hook("openhands", {**openhands, "tool_name": "str_replace_editor",
+                       "tool_input": {"command": "str_replace", "path": f"{project}/src/d.py",
+                                      "old_str": "a", "new_str": "b"}})
+    hook("openhands", {**openhands, "tool_name": "execute_bash", "tool_input": {"command": "ls -la"}})
+    with daemon.client() as client:
+        cc = client.working_snapshot("cc-1")["snapshot"]
+        oh = client.working_snapshot("oh-1")["snapshot"]
+    assert (cc["files_read"], cc["files_edited"]) == (["src/a.py"], ["src/b.py"])
+    assert [(c["command"], c["status"]) for c in cc["commands"]] == [("pytest -q", "failed")]
+    assert cc["counters"] == {"calls": 3, "errors": 1, "redundant": 0}
+    assert (oh["files_read"], oh["files_edited"]) == (["src/c.py"], ["src/d.py"])
+    assert [c["command"] for c in oh["commands"]] == ["ls -la"]
