@@ -270,3 +270,48 @@ def test_uninstall_disable_stops_it_first(tmp_path: Path) -> None:
 def test_service_without_an_action_prints_usage(tmp_path: Path) -> None:
     result = _cli(tmp_path, "service")
     assert result.returncode == 2 and "usage" in result.stderr
+
+
+# ---------------------------------------------------------------- what the unit relies on
+
+
+def test_daemon_speaks_the_notify_protocol_the_unit_expects(tmp_path: Path) -> None:
+    # Type=notify + WatchdogSec: READY=1 once serving, WATCHDOG=1 at half the watchdog period,
+    # STOPPING=1 on SIGTERM, then exit 0 (so Restart=on-failure leaves it stopped).
+    import signal
+    import socket
+    import tempfile
+
+    base = Path(tempfile.mkdtemp(prefix="sad-", dir="/tmp"))
+    notify_path = base / "notify.sock"
+    env = {
+        **os.environ,
+        "SLMACTOR_RUNTIME_DIR": str(base / "rt"),
+        "SLMACTOR_HOME": str(base / "home"),
+        "NOTIFY_SOCKET": str(notify_path),
+        "WATCHDOG_USEC": "1000000",  # → a WATCHDOG=1 every 0.5 s
+        "HOME": str(tmp_path),
+    }
+    with socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM) as notify:
+        notify.bind(str(notify_path))
+        notify.settimeout(20)
+        proc = subprocess.Popen([*service.slmactor_command(), "serve"], env=env, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            seen: list[str] = []
+            while not any("READY=1" in m for m in seen):
+                seen.append(notify.recv(4096).decode())
+            ready_at = len(seen)
+            while not any("WATCHDOG=1" in m for m in seen[ready_at:]):  # a ping after READY: periodic
+                seen.append(notify.recv(4096).decode())
+            proc.send_signal(signal.SIGTERM)
+            while not any("STOPPING=1" in m for m in seen):
+                seen.append(notify.recv(4096).decode())
+            assert proc.wait(20) == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+            shutil.rmtree(base, ignore_errors=True)
+    ready = next(m for m in seen if "READY=1" in m)
+    assert "STATUS=serving on ipc://" in ready
