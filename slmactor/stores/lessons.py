@@ -101,7 +101,12 @@ class LessonFile:
             raise StoreWriteError(self.path, "append was not completed", exc.errno) from exc
         finally:
             os.close(fd)
-        if size > self.max_bytes:
+        if size > READ_CAP_BYTES:
+            # Grown by hand past what is read back whole: trimming would lose its newest part.
+            self.warnings.warn(
+                f"{self.path.name} is over {READ_CAP_BYTES} bytes; not trimmed", self._now()
+            )
+        elif size > self.max_bytes:
             self._compact()
 
     def _compact(self) -> None:

@@ -132,3 +132,12 @@ def test_file_is_bounded_by_dropping_oldest_bullets(tmp_path: Path) -> None:
     assert len(text.encode()) <= 2000
     assert text.startswith("# H\n")
     assert "lesson number 099" in text and "lesson number 000" not in text
+
+
+def test_a_huge_hand_grown_file_is_not_trimmed(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    path.write_text("- ⚙ old\n" * 200_000)  # 2 MB, more than is ever read back
+    log = WarningLog()
+    LessonFile(path, "# H\n\n", log, max_bytes=2000).append("- ⚙ newest\n")
+    assert path.read_text().endswith("- ⚙ old\n- ⚙ newest\n")
+    assert any("not trimmed" in w["text"] for w in log.recent())
