@@ -3,10 +3,8 @@
 It holds the current task and role, focus files, the last tool calls with their outcomes, open and
 resolved failures, decisions and a rolling summary, plus three counters (calls, errors,
 redundant). `record_tool` runs after every tool call of every harness, so it does only bounded
-appends: no I/O, no regex, no token counting, no hashing of ok calls. Clipping uses exact fast
-paths (an ASCII string's byte length is its length; ≤ n/4 characters can never exceed n bytes)
-and falls back to `text.clip`/`text.first_line` only for long non-ASCII text, with identical
-results (checked by property tests). Tokens are counted only in `render`.
+appends: no I/O, no regex, no token counting, no SHA-256 unless a failure comes without a key.
+Clipping uses the exact fast paths of `fastclip`. Tokens are counted only in `render`.
 
 Caps (S-1.1): 24 events, 12 files read, 12 files edited, 5 commands, 8 open and 8 resolved
 failures, 5 decisions, 16 focus files, 128 redundancy signatures; every bounded list keeps the
@@ -29,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass
 
 from slmactor.logic.digest import ALREADY_FIXED, DIGEST_FAILURES, Digest, fixed_line, render_digest
+from slmactor.logic.fastclip import clip_fast, first_line_fast
 from slmactor.logic.text import (
     BYTES_PER_TOKEN,
     TokenCounter,
@@ -82,38 +81,6 @@ class WorkingCaps:
 
 
 SEED_CAPS = WorkingCaps()
-
-#: Longest run of leading whitespace the fast first-line path looks through before falling back.
-_LEAD_SCAN = 256
-
-
-def clip_fast(text: str, limit: int) -> str:
-    """Exactly `text.clip(text, limit)`, without encoding in the common cases."""
-    if limit <= 0:
-        return ""
-    t = text.strip()
-    if len(t) <= limit >> 2:
-        return t
-    if t.isascii():
-        return t[:limit].rstrip()
-    return clip(t, limit)
-
-
-def first_line_fast(text: str, limit: int) -> str:
-    """Exactly `text.first_line(text, limit)`, looking at only `limit + 256` characters when
-    the text does not start with a long run of whitespace."""
-    if limit <= 0:
-        return ""
-    head = text[: limit + _LEAD_SCAN].lstrip()
-    if len(head) < limit and len(text) > limit + _LEAD_SCAN:
-        head = text.lstrip()
-    if not head:
-        return ""
-    line = head[:limit].splitlines()[0]
-    if line.isascii():
-        return line.rstrip()
-    return clip(line, limit)
-
 
 class _OpenFailure:
     """Mutable while open; becomes a `FailureNote` when snapshotted or resolved."""
@@ -403,9 +370,6 @@ class WorkingMemory:
     def counters(self) -> Counters:
         return Counters(calls=self.calls, errors=self.errors, redundant=self.redundant)
 
-    def open_keys(self) -> list[str]:
-        return list(self._open)
-
     def digest(self) -> Digest:
         """The MustPreserve projection (S-1.7): newest 3 open failures, resolved ones as extra."""
         failures = [f.note() for f in list(self._open.values())[-DIGEST_FAILURES:]]
@@ -480,16 +444,6 @@ class WorkingMemory:
             or self._decisions
             or self.calls
         )
-
-
-def _push_lru(items: dict[str, None], value: str, cap: int) -> None:
-    """Make `value` the newest member; evict the oldest past `cap`."""
-    if value in items:
-        del items[value]
-    elif len(items) >= cap:
-        del items[next(iter(items))]
-    items[value] = None
-
 
 
 #: Token budget of the `WORKING.md` mirror (S-7.6).

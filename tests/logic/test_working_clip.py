@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
+from slmactor.logic.fastclip import clip_fast, first_line_fast
 from slmactor.logic.text import clip, first_line
-from slmactor.logic.working import clip_fast, first_line_fast
 
 # Whitespace and line breaks of every kind splitlines()/strip() know, plus multi-byte letters.
 _ALPHABET = st.sampled_from(
