@@ -84,6 +84,12 @@ class Kind(StrEnum):
     METRICS_COMPARE = "metrics.compare"
     # knowledge graph
     GRAPH_STATS = "graph.stats"
+    GRAPH_FILE = "graph.file"
+    GRAPH_NEIGHBORS = "graph.neighbors"
+    GRAPH_WALK = "graph.walk"
+    GRAPH_BACKFILL = "graph.backfill"
+    GRAPH_PRUNE = "graph.prune"
+    GRAPH_FORGET = "graph.forget"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -708,6 +714,61 @@ class GraphStats(Message):
     """Edges by type, node count and file size of the knowledge graph."""
 
     KIND: ClassVar[Kind] = Kind.GRAPH_STATS
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphFile(Message):
+    """What the graph knows about one repo-relative file: failure classes seen there and the
+    rules that fixed them (S-21.8)."""
+
+    KIND: ClassVar[Kind] = Kind.GRAPH_FILE
+    path: str = ""
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphNeighbors(Message):
+    """One hop from a node: `direction` in / out / either, optionally only edges of `types`."""
+
+    KIND: ClassVar[Kind] = Kind.GRAPH_NEIGHBORS
+    node: str = ""
+    direction: str = "either"
+    types: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphWalk(Message):
+    """A bounded traversal from a node (S-21.7): depth ≤ 0 → 3, clamped to 6; max_nodes ≤ 0 →
+    200, clamped to 2000; direction "" → out."""
+
+    KIND: ClassVar[Kind] = Kind.GRAPH_WALK
+    node: str = ""
+    depth: int = 0
+    max_nodes: int = 0
+    direction: str = ""
+    types: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphBackfill(Message):
+    """Materialise the edges implied by episodes, facts and rules (idempotent, S-21.9)."""
+
+    KIND: ClassVar[Kind] = Kind.GRAPH_BACKFILL
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphPrune(Message):
+    """Bound the graph (S-21.10): 0 → defaults (20000 edges, 180 days), negative → unlimited."""
+
+    KIND: ClassVar[Kind] = Kind.GRAPH_PRUNE
+    max_edges: int = 0
+    max_age_days: float = 0.0
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class GraphForget(Message):
+    """Delete the project's graph (both files); a backfill rebuilds it."""
+
+    KIND: ClassVar[Kind] = Kind.GRAPH_FORGET
 
 
 def _collect() -> dict[str, type[Message]]:
