@@ -15,6 +15,9 @@ from typing import Any
 from slmactor.logic.transforms import TRANSFORMS
 
 #: Repair kinds; every kind except `guidance` is deterministic.
+#: Transforms that are only right when the author meant them (see `Repair.needs_intent`).
+INTENT_DEPENDENT_TRANSFORMS = frozenset({"set_replace_all", "shrink_old_str"})
+
 KINDS: tuple[str, ...] = ("guidance", "transform_args", "switch_tool", "edit_format", "config",
                           "shell", "action")
 #: Actions the harness executes (evolve never executes anything itself).
@@ -41,6 +44,17 @@ class Repair:
     @property
     def deterministic(self) -> bool:
         return self.kind != "guidance"
+
+    @property
+    def needs_intent(self) -> bool:
+        """True for transforms whose rightness depends on what the edit meant.
+
+        `set_replace_all` changes every occurrence and `shrink_old_str` changes which text is
+        replaced: one observed fix does not make them right for the next ambiguous edit (which
+        may need more context instead), so a learned rule of this kind is suggested, never
+        applied automatically.
+        """
+        return self.kind == "transform_args" and self.transform in INTENT_DEPENDENT_TRANSFORMS
 
     def problem(self) -> str:
         """Why this repair is invalid, or "" when it is valid (S-10.2 `Validate`)."""

@@ -187,6 +187,8 @@ class Suggestion:
 
     @property
     def apply(self) -> bool:
+        if self.rule.repair.needs_intent and not self.rule.seeded:
+            return False  # learned intent-dependent transforms stay suggestions
         return self.rule.confidence >= MIN_APPLY_CONFIDENCE
 
     def reason(self) -> str:
@@ -194,8 +196,10 @@ class Suggestion:
         origin = {"builtin": "shipped with slmactor", "user":
                   "learned on another project with this model"}.get(self.rule.scope, "learned here")
         n = self.rule.samples
+        hint = ("; suggested only: whether it is right depends on what the edit meant"
+                if self.rule.repair.needs_intent and not self.rule.seeded else "")
         return (f"{how} ({origin}); repair: {self.rule.repair}; confidence "
-                f"{round(100 * self.confidence)}% over {n} outcome{'' if n == 1 else 's'}")
+                f"{round(100 * self.confidence)}% over {n} outcome{'' if n == 1 else 's'}{hint}")
 
 
 @dataclass(frozen=True, slots=True)

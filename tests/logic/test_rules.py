@@ -272,3 +272,28 @@ def test_suggest_repair_legacy_helper() -> None:
         book, "write", "invalid JSON in tool arguments", "python", args="{'a': 1,}")
     assert ok and "JSON" in guidance and json.loads(new_args) == {"a": 1}
     assert suggest_repair(book, "x", "something odd happened") == ("", "", False)
+
+
+def test_learned_intent_dependent_transforms_are_suggested_never_applied() -> None:
+    # One ambiguous edit fixed with replace_all says nothing about the next ambiguous edit,
+    # which may need more context instead: applying it would rewrite every occurrence.
+    fp = analyze("Edit", "old_string found 3 times in the file; add context or set replace_all",
+                 "python")
+    assert fp.cls == "edit_ambiguous"
+    replace_all = Repair("transform_args", guidance="set replace_all", transform="set_replace_all")
+    book = RuleBook()
+    for run in ("run-1", "run-2", "run-3"):
+        rule = book.learn(fp, replace_all, NOW, evidence=run, proven=True)
+    assert rule is not None and rule.confidence >= 0.45
+    suggestion = book.lookup(fp, "old_string found 3 times", '{"old_string": "x", "new_string": "y"}')
+    assert suggestion is not None and suggestion.rule.id == rule.id
+    assert suggestion.apply is False
+    assert "suggested only" in suggestion.reason()
+    shrink = Repair("transform_args", guidance="shrink", transform="shrink_old_str")
+    assert shrink.needs_intent and replace_all.needs_intent and not STRIP.needs_intent
+    # A deterministic, meaning-preserving transform learned the same way is applied.
+    strip_rule = book.learn(analyze("Edit", "old_str not found", "python"), STRIP, NOW,
+                            evidence="run-9", proven=True)
+    assert strip_rule is not None
+    strip = book.lookup(analyze("Edit", "old_str not found", "python"), "old_str not found")
+    assert strip is not None and strip.apply is True
