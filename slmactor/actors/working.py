@@ -64,7 +64,7 @@ from slmactor.protocol.messages import (
     WorkingRender,
     WorkingSnapshot,
 )
-from slmactor.runtime.actor import Actor, handles
+from slmactor.runtime.actor import Actor, ActorContext, handles
 from slmactor.stores.errors import StoreError
 from slmactor.stores.layout import ProjectLayout
 from slmactor.stores.markdown import write_markdown
@@ -118,14 +118,29 @@ def _check_caps(raw: bytes, fields: dict[str, Any]) -> None:
             raise _BadEvent(f"record_tool: field {name!r} is over its cap of {cap} characters")
 
 
+def _write_mirrors(batch: list[tuple[str, Path, str]]) -> tuple[int, list[str]]:
+    """(written, errors) of writing each (project, WORKING.md path, text); runs in a thread."""
+    written = 0
+    errors: list[str] = []
+    for project, path, text in batch:
+        if not Path(project).is_dir():
+            continue  # the project is gone: nothing to mirror into
+        try:
+            write_markdown(path, text)
+            written += 1
+        except (StoreError, OSError) as exc:
+            errors.append(str(exc))
+    return written, errors
+
+
 class WorkingActor(Actor):
     """Working memory per run; the owner of `events.sock`."""
 
     name = "working"
     EVENTS_INBOX = True
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
+    def __init__(self, ctx: ActorContext) -> None:
+        super().__init__(ctx)
         self.runs = WorkingRuns()
         self._applied: dict[str, int] = {}
         self._progress = anyio.Event()
@@ -451,19 +466,19 @@ class WorkingActor(Actor):
             del self._pending_mirrors[next(iter(self._pending_mirrors))]
         self._pending_mirrors[project] = (ProjectLayout(Path(project)).working_md, text)
 
-    def _write_pending(self) -> None:
-        """Write queued mirrors (in a worker thread); a failure is counted, never raised."""
-        while self._pending_mirrors:
-            project = next(iter(self._pending_mirrors))
-            path, text = self._pending_mirrors.pop(project)
-            if not Path(project).is_dir():
-                continue  # the project is gone: nothing to mirror into
-            try:
-                write_markdown(path, text)
-                self.ctx.stats.extra["mirrors_written"] += 1
-            except (StoreError, OSError) as exc:
-                self.ctx.stats.extra["mirror_errors"] += 1
-                self.warn(f"WORKING.md not written: {exc}")
+    async def _flush_mirrors(self) -> None:
+        """Write the queued mirrors in a worker thread; failures are counted and warned, never
+        raised. The queue is taken here, on the actor's loop, so the thread shares no state."""
+        if not self._pending_mirrors:
+            return
+        batch = [(project, path, text) for project, (path, text) in self._pending_mirrors.items()]
+        self._pending_mirrors.clear()
+        written, errors = await self.run_sync(_write_mirrors, batch)
+        extra = self.ctx.stats.extra
+        extra["mirrors_written"] += written
+        extra["mirror_errors"] += len(errors)
+        for error in errors:
+            self.warn(f"WORKING.md not written: {error}")
 
     async def _housekeeping(self) -> None:
         while True:
@@ -474,8 +489,7 @@ class WorkingActor(Actor):
                 if self._latest_per_project.get(key[0]) == key:
                     del self._latest_per_project[key[0]]
             self._publish_runs()
-            if self._pending_mirrors:
-                await self.run_sync(self._write_pending)
+            await self._flush_mirrors()
 
     def loops(self) -> list[Any]:
         return [self._housekeeping]
@@ -487,8 +501,7 @@ class WorkingActor(Actor):
             memory = self.runs.get(*key)
             if memory is not None and project not in self._pending_mirrors:
                 self._queue_mirror(project, memory, now)
-        if self._pending_mirrors:
-            await self.run_sync(self._write_pending)
+        await self._flush_mirrors()
 
     def _publish_runs(self) -> None:
         extra = self.ctx.stats.extra

@@ -262,7 +262,7 @@ async def test_evicted_runs_are_mirrored_by_housekeeping(tmp_path: Path) -> None
         projects.append(project)
         h.actor.on_events([tool(i + 1, project=str(project), run_id=f"r{i}", path=f"file{i}.py")])
     assert h.extra["runs_evicted"] == 1
-    h.actor._write_pending()
+    await h.actor._flush_mirrors()
     mirror = projects[0] / ".slmcode" / "memory" / "WORKING.md"
     assert "- file0.py" in mirror.read_text()
     assert not (projects[1] / ".slmcode").exists()
@@ -317,3 +317,17 @@ async def test_reset_star_forgets_every_run_of_the_project(tmp_path: Path) -> No
     h.actor.on_events([tool(1, run_id="a"), tool(2, run_id="b"), tool(3, project="/q", run_id="a")])
     assert await h.actor._on_run_reset(RunReset(project="/p", run_id="*")) == {"reset": True, "runs": 2}
     assert h.actor.runs.keys() == [("/q", "a")]
+
+
+async def test_a_mirror_that_cannot_be_written_is_counted_and_warned(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    project = tmp_path / "blocked"
+    project.mkdir()
+    (project / ".slmcode").write_text("a file where the store directory should be")
+    h.actor.on_events([tool(1, project=str(project), path="a.py")])
+    await h.actor.on_stop()
+    assert h.extra["mirror_errors"] == 1 and h.extra["mirrors_written"] == 0
+    assert any(w.startswith("WORKING.md not written: ") for w in h.warnings)
+    with pytest.raises(RequestError) as err:
+        await h.actor._on_mirror(WorkingMirror(project=str(project), run_id="r"))
+    assert err.value.code == ErrorCode.STORE_ERROR
