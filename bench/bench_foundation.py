@@ -266,16 +266,17 @@ def bench_ingest(daemon: DaemonProcess, n: int) -> list[Row]:
     if count < target:
         raise RuntimeError(f"the daemon processed {count - base} of {n} events within 120 s")
     rate = n / (done - sent["start"])
-    working = next(row for row in status["actors"] if row["name"] == "working")
-    extra = working.get("extra", {})
-    received_delta = int(status["events"]["received"]) - base_received
-    notes = (f"flooder send rate {sent['sent'] - sent['start']:.3f}s → "
-             f"{n / (sent['sent'] - sent['start']):,.0f}/s; status events.received +{received_delta}; "
-             f"working events_applied {extra.get('events_applied')}, bad {extra.get('events_bad')}; "
+    events = status["events"]
+    notes = (f"status events: received +{int(events['received']) - base_received}, "
+             f"invalid {events['invalid']}, dropped by clients {events['dropped_by_clients']}; "
              f"flooder drops {sent['dropped']}")
+    send_rate = n / (sent["sent"] - sent["start"])
     return [
         _row("ingest record_tool (daemon)", rate, "ev/s", floor_rate, "blocking PULL+decode child",
-             "≥ 100k/s, ≥ 0.6×") | {"note": notes, "floor_sender_rate": floor_send_rate},
+             "≥ 100k/s, ≥ 0.6×") | {"note": notes},
+        # Both rates above are capped by what one Python sender manages on this machine:
+        _row("  flooder send rate, daemon run / floor run", send_rate, "ev/s", floor_send_rate,
+             "flooder send rate, floor run", "info"),
     ]
 
 
