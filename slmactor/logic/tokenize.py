@@ -104,27 +104,47 @@ def _camel_pieces(chunk: str, acronym_plurals: bool) -> list[str]:
     return pieces
 
 
-def _keep(word: str) -> bool:
-    return len(word) >= 2 and word not in STOPWORDS
+# word (lowercase) → its token after folding and the checks, "" when dropped; bounded.
+_FOLDED: dict[str, str] = {}
+_FOLDED_MAX = 200_000
 
 
-@lru_cache(maxsize=16_384)
-def _tokenize_cached(text: str, fold_plurals: bool, acronym_plurals: bool) -> tuple[str, ...]:
+def _finish(word: str, fold_plurals: bool) -> str:
+    """The token a lowercase word becomes ("" = dropped: too short or a stopword)."""
+    if fold_plurals:
+        token = _FOLDED.get(word)
+        if token is None:
+            folded = fold_plural(word)  # before the checks: "uses" folds onto the stopword "use"
+            token = folded if len(folded) >= 2 and folded not in STOPWORDS else ""
+            if len(_FOLDED) >= _FOLDED_MAX:
+                _FOLDED.clear()
+            _FOLDED[word] = token
+        return token
+    return word if len(word) >= 2 and word not in STOPWORDS else ""
+
+
+def _tokenize_uncached(text: str, fold_plurals: bool, acronym_plurals: bool) -> tuple[str, ...]:
     out: list[str] = []
+    append = out.append
     for chunk in _CHUNK.findall(text):
         if chunk.islower() or chunk.isupper() or chunk.isdigit() or len(chunk) < 3:
-            words = [chunk.lower()]
-        else:
-            pieces = _camel_pieces(chunk, acronym_plurals)
-            words = [p.lower() for p in pieces]
-            if len(pieces) > 1:
-                words.append(chunk.lower())
+            # No case boundary is possible (or every piece would be too short to keep).
+            token = _finish(chunk.lower(), fold_plurals)
+            if token:
+                append(token)
+            continue
+        pieces = _camel_pieces(chunk, acronym_plurals)
+        words = [p.lower() for p in pieces]
+        if len(pieces) > 1:
+            words.append(chunk.lower())
         for word in words:
-            if fold_plurals:
-                word = fold_plural(word)  # before the checks: "uses" folds onto the stopword "use"
-            if _keep(word):
-                out.append(word)
+            token = _finish(word, fold_plurals)
+            if token:
+                append(token)
     return tuple(out)
+
+
+_tokenize_cached = lru_cache(maxsize=16_384)(_tokenize_uncached)
 
 
 def tokenize(text: str, options: TokenizerOptions = SEED_TOKENIZER) -> tuple[str, ...]:
@@ -132,7 +152,7 @@ def tokenize(text: str, options: TokenizerOptions = SEED_TOKENIZER) -> tuple[str
     if not text:
         return ()
     if len(text) > 64:  # task texts are rarely repeated; the cache is for tools, tags, path parts
-        return _tokenize_cached.__wrapped__(text, options.fold_plurals, options.acronym_plurals)
+        return _tokenize_uncached(text, options.fold_plurals, options.acronym_plurals)
     return _tokenize_cached(text, options.fold_plurals, options.acronym_plurals)
 
 

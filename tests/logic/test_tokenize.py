@@ -118,3 +118,39 @@ def test_whole_path_term_is_the_files_identity() -> None:
     assert path_tokens("  ", opts) == []
     # tokenize never produces it, so it only ever matches the same path
     assert all(":" not in t for t in tokenize("path:src/parser.py", opts))
+
+
+def _reference_tokenize(text: str, options: TokenizerOptions) -> tuple[str, ...]:
+    """S-3.2 written plainly: chunk, camel-split every chunk, lowercase, fold, filter."""
+    import re
+
+    out: list[str] = []
+    for chunk in re.findall(r"[^\W_]+", text):
+        pieces: list[str] = []
+        start = 0
+        for i in range(1, len(chunk)):
+            c, prev = chunk[i], chunk[i - 1]
+            if not c.isupper():
+                continue
+            nxt_lower = i + 1 < len(chunk) and chunk[i + 1].islower()
+            if prev.islower() or (prev.isupper() and nxt_lower and not (
+                    options.acronym_plurals and i + 2 == len(chunk) and chunk[-1] == "s")):
+                pieces.append(chunk[start:i])
+                start = i
+        pieces.append(chunk[start:])
+        words = [p.lower() for p in pieces] + ([chunk.lower()] if len(pieces) > 1 else [])
+        for word in words:
+            if options.fold_plurals:
+                word = fold_plural(word)
+            if len(word) >= 2 and word not in STOPWORDS:
+                out.append(word)
+    return tuple(out)
+
+
+@settings(derandomize=True, max_examples=400)
+@given(st.text(alphabet=st.sampled_from(list("aAbBsSzZ09_-. /ıİßℍǅ")) | st.characters(),
+               max_size=60))
+def test_fast_paths_equal_the_plain_tokenizer(text: str) -> None:
+    for options in (TokenizerOptions(), IMPROVED):
+        assert tokenize(text, options) == _reference_tokenize(text, options)
+        assert tokenize(text * 3, options) == _reference_tokenize(text * 3, options)  # uncached
