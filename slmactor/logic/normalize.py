@@ -68,35 +68,54 @@ _NOISE_LINE = re.compile(
 )
 
 # --- placeholders (all patterns run on lowercased text) --------------------------------------
-# Each entry: pattern, replacement, and a guard — a substring the text must contain for the
-# pattern to possibly match ("" = needs a digit), so short messages skip most of the work.
-_SUBS: list[tuple[re.Pattern[str], str, str]] = [
-    # ISO timestamps and clock times.
-    (re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
-                r"(?:z|[+-]\d{2}:?\d{2})?)?\b"), "<ts>", "-"),
-    (re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b"), "<ts>", ":"),
-    (re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]}]+"), "<url>", "://"),
-    # Ids: UUIDs, prefixed request/org/key ids, long mixed alphanumeric tokens.
-    (re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b"), "<id>", "-"),
-    (re.compile(r"\b0x[0-9a-f]+\b"), "<addr>", "0x"),
-    (re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b"), "<addr>", "."),
-    (re.compile(r"\b(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,}\b"), "<hash>", ""),
-    (re.compile(r"\b(?:req|request|msg|chatcmpl|run|call|toolu|org|sk|sess|trace|span|resp|"
-                r"user|proj|ws|key)[_-][a-z0-9_*-]*[0-9*][a-z0-9_*-]*"), "<id>", ""),
-    (re.compile(r"\b(?=(?:[a-z]*\d){2})(?=\d*[a-z])[a-z0-9]{12,}\b"), "<id>", ""),
-    # Paths: Windows, then POSIX (anything with a slash); bare file names come after (_DOTTED).
-    (re.compile(r"(?<![\w<])(?:[a-z]:\\|\\\\)[^\s:*?\"'<>|,;()\[\]]*"), "<path>", "\\"),
-    # A path starts where its run of path characters starts (the look-behind), and the prefix is
-    # possessive: no start inside a run, no giving back — linear time on `a.a.a…` or `a/a/a…`.
-    (re.compile(r"(?<![\w<>/.@+~-])(?:~|\.{1,2}|[\w.@+~-]++)?(?:/[\w.@+~-]++)++/?"), "<path>",
-     "/"),
-    # Line/column words, then ":N" / ":N:M", then durations.
-    (re.compile(r"\b(line|lines|col|column|offset|byte|position|pos|char|character)"
-                r"(\s?)#?\d+\b"), r"\1\2<line>", ""),
-    (re.compile(r":\d+(?::\d+)*\b"), ":<line>", ":"),
-    (re.compile(r"(?<![\w<])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|mins?|minutes?|"
-                r"h|hrs?|hours?)\b"), "<dur>", ""),
-]
+# The substitutions run in this order, each on the result of the one before.  Each one is tried
+# only when a cheap *hint* finds what any match of it must contain (a literal-led regex or a
+# substring, scanned in C far faster than the full pattern, which mostly starts with `\b` and is
+# tried at every position).  A hint is a necessary condition, never a heuristic: skipping a
+# pattern whose hint is absent cannot change the result (tests/logic/test_fingerprint_stable.py
+# pins every output).
+# ISO timestamps and clock times.
+_TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?"
+                        r"(?:z|[+-]\d{2}:?\d{2})?)?\b")
+_TIMESTAMP_HINT = re.compile(r"-\d\d-")
+_CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
+_CLOCK_HINT = re.compile(r":\d\d:")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]}]+")
+# Ids: UUIDs, prefixed request/org/key ids, long mixed alphanumeric tokens.
+_UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+_UUID_HINT = re.compile(r"-[0-9a-f]{4}-")
+_HEX_ADDR = re.compile(r"\b0x[0-9a-f]+\b")
+_IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b")
+_IP_HINT = re.compile(r"\.\d{1,3}\.\d")
+_HASH = re.compile(r"\b(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,}\b")
+# A hash mixes digits and a-f letters, so somewhere a digit touches a letter (digit-led: fast).
+_HASH_HINT = re.compile(r"\d(?:[a-f]|(?<=[a-f]\d))")
+_ID_PREFIXES = ("req", "request", "msg", "chatcmpl", "run", "call", "toolu", "org", "sk", "sess",
+                "trace", "span", "resp", "user", "proj", "ws", "key")
+_PREFIXED_ID = re.compile(r"\b(?:" + "|".join(_ID_PREFIXES) + r")[_-][a-z0-9_*-]*[0-9*]"
+                          r"[a-z0-9_*-]*")
+# The separator after one of the prefixes (led by `[_-]`; look-behinds must have one width each).
+_PREFIXED_ID_HINT = re.compile(r"[_-](?:" + "|".join(
+    rf"(?<=(?:{'|'.join(p for p in _ID_PREFIXES if len(p) == n)})[_-])"
+    for n in sorted({len(p) for p in _ID_PREFIXES})) + ")")
+_LONG_ID = re.compile(r"\b(?=(?:[a-z]*\d){2})(?=\d*[a-z])[a-z0-9]{12,}\b")
+# Two digits with only letters between them, and a run of twelve.
+_LONG_ID_HINT = re.compile(r"\d[a-z]*\d")
+_LONG_RUN = re.compile(r"[a-z0-9]{12}")
+# Paths: Windows, then POSIX (anything with a slash); bare file names come after (_DOTTED).
+_WINDOWS_PATH = re.compile(r"(?<![\w<])(?:[a-z]:\\|\\\\)[^\s:*?\"'<>|,;()\[\]]*")
+# A path starts where its run of path characters starts (the look-behind), and the prefix is
+# possessive: no start inside a run, no giving back — linear time on `a.a.a…` or `a/a/a…`.
+_POSIX_PATH = re.compile(r"(?<![\w<>/.@+~-])(?:~|\.{1,2}|[\w.@+~-]++)?(?:/[\w.@+~-]++)++/?")
+# Line/column words, then ":N" / ":N:M", then durations.
+_LINE_WORD = re.compile(r"\b(line|lines|col|column|offset|byte|position|pos|char|character)"
+                        r"(\s?)#?\d+\b")
+_LINE_WORD_STEMS = ("line", "col", "offset", "byte", "pos", "char")
+_COLON_NUMBER = re.compile(r":\d+(?::\d+)*\b")
+_DURATION = re.compile(r"(?<![\w<])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|mins?|"
+                       r"minutes?|h|hrs?|hours?)\b")
+# Every unit starts with one of these letters, right after a digit and at most one space.
+_DURATION_HINT = re.compile(r"\d\s?[nµumsh]")
 _DIGIT = re.compile(r"\d")
 # Bare file names with a known extension (`ty.py:6:`, `test_x.py::test_a`): every dotted token
 # is matched whole (possessively, from the start of its run) and kept unless its last part is an
@@ -119,8 +138,12 @@ def _bare_file(match: re.Match[str]) -> str:
 
 
 # Quoted text: identifiers stay (they separate bugs), payloads with whitespace become <str>.
-_QUOTED = re.compile(r"(?<!\w)(['\"`‘“])([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
-_NUMBER = re.compile(r"(?<![\w<.])\d+(?:\.\d+)*(?![\w>])")
+# The opening quote leads the pattern (a fast scan for it) and the look-behind after it checks
+# the character before it — the same matches as `(?<!\w)(['"`‘“])...`.
+_QUOTED = re.compile(r"(['\"`‘“])(?<!\w.)([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
+_QUOTES = ("'", '"', "`", "‘", "“")
+# Digit-led for the same reason: `\d(?<![\w<.]\d)` is `(?<![\w<.])\d`.
+_NUMBER = re.compile(r"\d(?<![\w<.]\d)\d*(?:\.\d+)*(?![\w>])")
 # HTTP status codes identify the failure (401 is not 529): kept after these words.
 _STATUS_CONTEXT = re.compile(r"(?:error code|status code|status|http)\W{1,3}$")
 _FILE_LINE = re.compile(r'file "(<path>)", ')
@@ -180,16 +203,55 @@ def _number(match: re.Match[str], text: str) -> str:
 
 def placeholders(text: str) -> str:
     """Replace the volatile parts of one (lowercased) line of text by placeholders."""
+    # `has_digit` is decided on the input, before any replacement (a placeholder never adds a
+    # digit); the id patterns below keep that condition although `*` alone can satisfy them.
     has_digit = _DIGIT.search(text) is not None
-    for pattern, repl, guard in _SUBS:
-        if (guard in text) if guard else has_digit:
-            text = pattern.sub(repl, text)
+    if has_digit:
+        if _TIMESTAMP_HINT.search(text):
+            text = _TIMESTAMP.sub("<ts>", text)
+        if _CLOCK_HINT.search(text):
+            text = _CLOCK.sub("<ts>", text)
+    if "://" in text:
+        text = _URL.sub("<url>", text)
+    if has_digit:
+        if _UUID_HINT.search(text):
+            text = _UUID.sub("<id>", text)
+        if "0x" in text:
+            text = _HEX_ADDR.sub("<addr>", text)
+        if _IP_HINT.search(text):
+            text = _IP.sub("<addr>", text)
+        if _HASH_HINT.search(text):
+            text = _HASH.sub("<hash>", text)
+        if _PREFIXED_ID_HINT.search(text):
+            text = _PREFIXED_ID.sub("<id>", text)
+        if _LONG_ID_HINT.search(text) and _LONG_RUN.search(text):
+            text = _LONG_ID.sub("<id>", text)
+    if "\\" in text:
+        text = _WINDOWS_PATH.sub("<path>", text)
+    if "/" in text:
+        text = _POSIX_PATH.sub("<path>", text)
+    if has_digit:
+        if any(stem in text for stem in _LINE_WORD_STEMS):
+            text = _LINE_WORD.sub(r"\1\2<line>", text)
+        if ":" in text:
+            text = _COLON_NUMBER.sub(":<line>", text)
+        if _DURATION_HINT.search(text):
+            text = _DURATION.sub("<dur>", text)
     if "." in text:
         text = _DOTTED.sub(_bare_file, text)
-    text = _TSC.sub("<path>(<line>)", text)
-    text = _QUOTED.sub(_quoted, text)
-    text = _NUMBER.sub(lambda m: _number(m, text), text)
-    return _FILE_LINE.sub(r"file \1, ", text)
+    if "<path>(" in text:
+        text = _TSC.sub("<path>(<line>)", text)
+    if any(quote in text for quote in _QUOTES):
+        text = _QUOTED.sub(_quoted, text)
+    if has_digit:
+        if "status" in text or "http" in text or "error code" in text:
+            # A 3-digit number after one of these words may be an HTTP status and is kept.
+            text = _NUMBER.sub(lambda m: _number(m, text), text)
+        else:
+            text = _NUMBER.sub("<n>", text)
+    if 'file "<path>", ' in text:
+        text = _FILE_LINE.sub(r"file \1, ", text)
+    return text
 
 
 def squash(text: str, limit: int = MAX_NORM_LEN) -> str:
