@@ -127,6 +127,7 @@ class WorkingMemory:
         "_open",
         "_read",
         "_resolved",
+        "_sig_order",
         "_sigs",
         "_tool_memo",
         "calls",
@@ -169,6 +170,8 @@ class WorkingMemory:
         self._resolved: dict[str, FailureNote] = {}
         self._decisions: deque[str] = deque(maxlen=caps.decisions)
         self._sigs: dict[tuple[str, str, str, str], int] = {}
+        #: Signatures in insertion order: evicting the oldest is a popleft, not a dict scan.
+        self._sig_order: deque[tuple[str, str, str, str]] = deque()
         self.calls = 0
         self.errors = 0
         self.redundant = 0
@@ -240,8 +243,10 @@ class WorkingMemory:
         sig = (name, path, args, command)
         seen = sigs.get(sig)
         if seen is None:
-            if len(sigs) >= caps.signatures:
-                del sigs[next(iter(sigs))]
+            order = self._sig_order
+            if len(order) >= caps.signatures:
+                del sigs[order.popleft()]
+            order.append(sig)
             sigs[sig] = 1
         else:
             sigs[sig] = seen + 1
