@@ -150,7 +150,7 @@ def without_defaults(fields: dict[str, Any], defaults: dict[str, Any]) -> dict[s
 def cmd_config(ctx: CliContext) -> int:
     from slmactor.hooks import settings_snippet
 
-    from .service import _shell, slmactor_command
+    from .service import shell_join, slmactor_command
 
-    ctx.emit(settings_snippet(ctx.args.format, _shell(slmactor_command())), None)
+    ctx.emit(settings_snippet(ctx.args.format, shell_join(slmactor_command())), None)
     return EXIT_OK

@@ -197,7 +197,7 @@ def _usage(parser: Any) -> int:
     return EXIT_USAGE
 
 
-def _shell(argv: list[str]) -> str:
+def shell_join(argv: list[str]) -> str:
     import shlex
 
     return " ".join(shlex.quote(a) for a in argv)
@@ -211,10 +211,10 @@ def _run(commands: list[list[str]]) -> tuple[list[dict[str, Any]], bool]:
     for argv in commands:
         try:
             proc = subprocess.run(argv, capture_output=True, text=True, timeout=60, check=False)
-            results.append({"command": _shell(argv), "returncode": proc.returncode,
+            results.append({"command": shell_join(argv), "returncode": proc.returncode,
                             "output": (proc.stdout + proc.stderr).strip()[-2000:]})
         except (OSError, subprocess.TimeoutExpired) as exc:
-            results.append({"command": _shell(argv), "returncode": None, "output": str(exc)})
+            results.append({"command": shell_join(argv), "returncode": None, "output": str(exc)})
         if results[-1]["returncode"] != 0:
             return results, False
     return results, True
@@ -270,11 +270,11 @@ def cmd_install(ctx: CliContext) -> int:
     start = enable_commands(manager, path)
     data: dict[str, Any] = {
         "manager": manager, "path": str(path), "command": slmactor_command(),
-        "changed": previous != text, "commands": [_shell(c) for c in start],
-        "follow": [_shell(c) for c in follow_commands(manager)],
+        "changed": previous != text, "commands": [shell_join(c) for c in start],
+        "follow": [shell_join(c) for c in follow_commands(manager)],
     }
     verb = "wrote" if previous != text else "unchanged:"
-    lines = [f"{verb} {path}", f"  runs: {_shell([*slmactor_command(), 'serve'])}"]
+    lines = [f"{verb} {path}", f"  runs: {shell_join([*slmactor_command(), 'serve'])}"]
     if not ctx.args.enable:
         lines += ["", "To start it now and at every login, run:"]
         lines += [f"  {c}" for c in data["commands"]]
@@ -331,7 +331,7 @@ def cmd_uninstall(ctx: CliContext) -> int:
             ok = ok and reload_ok
         data["commands"] = []
     else:
-        data["commands"] = [_shell(c) for c in after]
+        data["commands"] = [shell_join(c) for c in after]
         lines += ["", "If it is running, stop it with:"] + [f"  {c}" for c in data["commands"]]
     _report(ctx, data, lines)
     return EXIT_OK if ok else EXIT_UNREACHABLE

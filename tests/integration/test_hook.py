@@ -318,3 +318,14 @@ def test_session_start_starts_the_daemon(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=60, env=env, check=False)
         shutil.rmtree(runtime, ignore_errors=True)
     assert stop.returncode == 0, stop.stderr
+
+
+def test_hook_config_prints_settings_for_this_installation(capsys: pytest.CaptureFixture[str]) -> None:
+    from slmactor.cli.main import main
+    from slmactor.cli.service import shell_join, slmactor_command
+
+    assert main(["hook", "config", "claude"]) == 0
+    snippet = json.loads(capsys.readouterr().out)
+    command = snippet["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
+    assert command == f"{shell_join(slmactor_command())} hook claude UserPromptSubmit"
+    assert os.path.isabs(slmactor_command()[0])
