@@ -25,6 +25,7 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
     "metrics": ("run metrics, comparisons, replay, reports", ["metrics"]),
     "calibrate": ("model calibration profiles", ["calibrate"]),
     "hook": ("adapters for harness hook systems", ["hook"]),
+    "graph": ("the knowledge graph over memory", ["graph"]),
 }
 #: modules that add top-level commands (beside serve/start/stop/status)
 TOP_LEVEL = ["demo", "service"]

@@ -350,3 +350,19 @@ class GraphIndex:
                 return None
         size = data.get("log_size")
         return index, size if isinstance(size, int) and not isinstance(size, bool) and size >= 0 else None
+
+
+#: Bare ids a user may type without their kind (`graph neighbors ep_…`).
+_BARE_PREFIXES = (("ep_", "episode"), ("rule_", "rule"), ("fp_", "failure"), ("f_", "fact"))
+
+
+def parse_node_arg(text: str) -> str:
+    """A node id from what a user typed: a full `<kind>:<value>` id of a known kind, a bare
+    episode / rule / fingerprint id, or else a repo-relative file path ("" when none)."""
+    text = text.strip()
+    if node_kind(text).lower() in NODE_KINDS:
+        return canonical_node(text)
+    for prefix, kind in _BARE_PREFIXES:
+        if text.startswith(prefix):
+            return node_id(kind, text)
+    return file_node(text)

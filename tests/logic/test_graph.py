@@ -25,6 +25,7 @@ from slmactor.logic.graph import (
     node_id,
     node_kind,
     node_value,
+    parse_node_arg,
     refresh,
     symbol_node,
     task_node,
@@ -362,3 +363,15 @@ def test_neighbors_agree_with_out_and_in(raw: list[tuple[str, str, str, int]]) -
         reached = walk(index, node, WalkOptions(direction="either", depth=1, max_nodes=2000))
         assert reached.reachable() == sorted(outs | ins)
     assert len({e.id for e in index.edges()}) == len(index)
+
+
+def test_parse_node_arg() -> None:
+    assert parse_node_arg("file:./a.py") == "file:a.py"
+    assert parse_node_arg("Episode:ep_1") == "episode:ep_1"
+    assert parse_node_arg("ep_123") == "episode:ep_123"
+    assert parse_node_arg("rule_9") == "rule:rule_9"
+    assert parse_node_arg("fp_77") == "failure:fp_77"
+    assert parse_node_arg("f_1") == "fact:f_1"
+    assert parse_node_arg("./pkg/x.go") == "file:pkg/x.go"
+    assert parse_node_arg("C:\\repo\\x.go") == "file:C:/repo/x.go"
+    assert parse_node_arg(".") == ""
