@@ -15,8 +15,10 @@ documents gives the same floats (tests/logic/test_rank_property.py checks this t
 Layout: a compressed base (CSR: one array of doc ids and one of term frequencies, sliced per term)
 plus a small delta of documents added since the last compaction, merged once it grows past a
 fraction of the base. Documents are dense ids 0..n-1 and are never removed (a prune rebuilds).
-For long postings the saturated `norm` values are cached per average length, so a repeated common
-term costs one multiply and one scatter-add instead of five passes.
+For long postings the saturated `norm` values are cached per average length; a term held by at
+least a tenth of a large index is kept as a dense per-document `idf × norm` array (within a 64 MB
+budget), so the commonest query words cost one contiguous add instead of a scatter over ~n
+postings. Documents without the term get `+ 0.0`, which leaves their sums bit-identical.
 """
 
 from __future__ import annotations

@@ -12,6 +12,11 @@ the candidates, so there is exactly one implementation to tune and to trust. The
 6. relative floor: dropped when below 0.45 × the best score;
 7. stable sort by score (ties keep store order: oldest first, then insertion), cap n (≤ 0 = all).
 
+Steps 1–3 run on dense per-document arrays (the coverage gate as an integer count compare); before
+recency, survivors whose `bm25 × max boost` cannot reach the n-th best final score of a sample are
+dropped — an exact shortcut, since recency ≤ 1 — so a 100k-episode store gathers only a few
+hundred candidates.
+
 Coverage, two modes (`RankOptions.coverage`), because the literal S-3.7 gate throws away good
 matches on real histories (design/FINDINGS.md "Episodic recall": MRR 0.425 and no result for
 28.5 % of tasks with the literal gate, against 0.58 without it):
