@@ -204,13 +204,13 @@ def rank_index(
     threshold = options.default_min_coverage if min_coverage == 0 else min_coverage
 
     # Steps 1-3 on the dense per-document arrays, so only survivors are gathered.
-    least = 1  # step 2: matched/denominator < threshold ⇔ matched < the least passing count
+    least = 0  # step 2: matched/denominator < threshold ⇔ matched < the least passing count
     if threshold > 0 and denominator > 0:
         least = next(
             (m for m in range(denominator + 1) if not m / denominator < threshold),
             denominator + 1,
         )
-    if least >= 1 and denominator > 0:
+    if least >= 1:
         keep = ts.matched >= least  # a counted match implies score > 0 (step 1)
     else:
         keep = ts.scores > 0  # step 1 (the mask is already applied: others scored nothing)

@@ -162,3 +162,12 @@ def test_named_modes() -> None:
     assert RankOptions.seed().mode == "seed"
     with pytest.raises(ValueError, match="unknown recall mode"):
         RankOptions.named("fuzzy")
+
+
+def test_with_the_gate_off_a_match_on_noise_alone_still_counts() -> None:
+    cands = [TextCandidate("zulu 1234"), TextCandidate("parser"), TextCandidate("yankee")]
+    opts = RankOptions(relative_floor=0)
+    hits = rank_text("parser 1234", cands, 0, NOW, min_coverage=-1, options=opts)
+    assert sorted(h.index for h in hits) == [0, 1]
+    gated = rank_text("parser 1234", cands, 0, NOW, options=opts)
+    assert [h.index for h in gated] == [1]  # 0 of 1 counted terms: below the gate
