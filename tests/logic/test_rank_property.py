@@ -11,7 +11,7 @@ import math
 from dataclasses import dataclass, replace
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from slmactor.logic import bm25f, rank
@@ -29,7 +29,7 @@ from slmactor.logic.tokenize import is_noise, tokenize
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
-WORDS = ["parser", "cache", "retry", "network", "tests", "build", "docs", "URLs", "fix", "1234",
+WORDS = ["parser", "cache", "retry", "network", "tests", "build", "docs", "URLs", "fix", "1234", "99",
          "HTTPClient", "flaky", "timeout", "config", "lint", "deploy"]
 PATHS = ["src/parser.py", "src/cache.py", "tests/test_cache.py", "docs/index.md", "pkg/net/http.go"]
 LANGS = ["", "python", "Python", "go"]
@@ -111,12 +111,16 @@ def _assert_same(got: list[tuple[int, float]], want: list[tuple[int, float]]) ->
     texts,
     st.integers(-1, 6),
     options,
+    st.sampled_from([0.0, -1.0, 0.5]),
 )
+@example([("fix 1234", 0, False), ("parser", 0, False)], "parser 1234", 0,
+         RankOptions(relative_floor=0.0), -1.0)
 def test_rank_text_equals_reference(
-    rows: list[tuple[str, int, bool]], query: str, n: int, opts: RankOptions
+    rows: list[tuple[str, int, bool]], query: str, n: int, opts: RankOptions, cov: float
 ) -> None:
     cands = [TextCandidate(text, NOW - age * DAY if age else None, ok) for text, age, ok in rows]
-    got = [(h.index, h.score) for h in rank_text(query, cands, n, NOW, options=opts)]
+    got = [(h.index, h.score)
+           for h in rank_text(query, cands, n, NOW, options=opts, min_coverage=cov)]
     docs = []
     for c in cands:
         tf: dict[str, float] = {}
@@ -126,11 +130,11 @@ def test_rank_text_equals_reference(
     terms = rank.query_terms([tokenize(query, opts.tokenizer)])
     # Ties in rank_text keep input order; the reference's time key is 0 for all unless set, so
     # compare by score order with input-order ties by zeroing times for the sort key.
-    want = reference_rank(docs, terms, NOW, n, opts) if not any(c.at for c in cands) else None
+    want = reference_rank(docs, terms, NOW, n, opts, cov) if not any(c.at for c in cands) else None
     if want is not None:
         _assert_same(got, want)
     else:
-        ref = reference_rank(docs, terms, NOW, 0, opts)
+        ref = reference_rank(docs, terms, NOW, 0, opts, cov)
         ref.sort(key=lambda p: (-p[1], p[0]))
         _assert_same(got, ref[:n] if n > 0 else ref)
 
