@@ -32,6 +32,10 @@ def register(sub: Any) -> None:
         _add(sub, "show", "a run's working-memory block (same as `memory working`)")
 
 
+def _where(failure: dict[str, Any]) -> str:
+    return " ".join(part for part in (failure["tool"], failure["path"]) if part) or "-"
+
+
 def _snapshot_text(reply: dict[str, Any]) -> str:
     if not reply.get("live"):
         return f"no live run {reply['run_id']!r} in this project"
@@ -39,7 +43,7 @@ def _snapshot_text(reply: dict[str, Any]) -> str:
     c = snap["counters"]
     lines = [
         f"run {snap['run_id']}: {c['calls']} tool calls, {c['errors']} failed, {c['redundant']} redundant",
-        f"task: {snap['task'] or '-'}",
+        f"task: {snap['task'].splitlines()[0] if snap['task'] else '-'}",
         f"role: {snap['role'] or '-'}",
         f"focus: {', '.join(snap['focus']) or '-'}",
         f"summary: {snap['summary'] or '-'}",
@@ -48,7 +52,7 @@ def _snapshot_text(reply: dict[str, Any]) -> str:
         "commands: " + (", ".join(f"{x['command']} ({x['status']})" for x in snap["commands"]) or "-"),
         "decisions: " + ("; ".join(snap["decisions"]) or "-"),
         f"open failures ({len(snap['open_failures'])}):",
-        *(f"  {f['key']}  {f['tool']} {f['path']}: {f['message']} ×{f['attempts']}" for f in snap["open_failures"]),
+        *(f"  {f['key']}  {_where(f)}: {f['message'] or '-'} ×{f['attempts']}" for f in snap["open_failures"]),
         f"resolved failures ({len(snap['resolved_failures'])}):",
         *(
             f"  {f['key']}  {f['message']} → {f['resolution'] or f['resolved_by'] or 'unknown'}"
