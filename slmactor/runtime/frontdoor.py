@@ -17,7 +17,7 @@ from slmactor.config import Settings
 from slmactor.protocol import ErrorCode, ProtocolError, codec
 from slmactor.protocol.messages import DebugCrash, Ping
 
-from .control import ROUTED_BY_FIELD, DaemonInfo
+from .control import INLINE_KINDS, ROUTED_BY_FIELD, DaemonInfo
 from .router import FRONT, Router, make_route
 from .stats import ActorState
 
@@ -111,6 +111,9 @@ class FrontDoor:
             return
         if stats.state in (ActorState.FAILED, ActorState.STOPPED, ActorState.STOPPING):
             self._reject(token, request_id, ErrorCode.UNAVAILABLE, f"actor {owner} is {stats.state}")
+            return
+        if owner == "control" and kind in INLINE_KINDS:
+            self._send(token, codec.dump_result(request_id, self._info.answer(kind)))
             return
         if cls.TELL:
             route = b""  # a tell sent on ctl.sock: deliver it, acknowledge receipt
