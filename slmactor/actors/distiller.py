@@ -91,13 +91,15 @@ class _Project:
     idle: anyio.Event = field(default_factory=anyio.Event)
     #: Bumped by every forget, so a distill pass that read the episodes before it is dropped.
     generation: int = 0
+    #: Episode ids of the last distilled window (a pass over the same window is skipped).
+    window: tuple[str, ...] = ()
     last: dict[str, Any] = field(default_factory=dict)
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
 
 
 class DistillerActor(MemoryBlockMixin):
     name = "distiller"
-    #: Pause between episode lookups of a distill pass (see `_recent_episodes`).
+    #: Pause between episode lookups of a distill pass (see `_hydrate`).
     FETCH_PACE_S = 0.002
     #: How long stopping waits for background flushes before writing what is left.
     STOP_FLUSH_WAIT_S = 2.0
@@ -152,7 +154,8 @@ class DistillerActor(MemoryBlockMixin):
 
     def _project(self, msg: Message) -> _Project:
         project = self.projects.get(self.project_root(msg))
-        project.facts.sync()
+        if project.facts.sync() and len(project.facts.book) == 0:
+            project.window = ()  # facts removed by hand: distil the episodes afresh
         return project
 
     # ---------------------------------------------------------------- flushing
@@ -316,17 +319,25 @@ class DistillerActor(MemoryBlockMixin):
             while True:
                 project.again = False
                 generation = project.generation
-                episodes = await self._recent_episodes(project.root)
-                observations = await self.run_sync(distill_logic.distill, episodes)
-                if project.generation != generation:
-                    observations = []  # memory was forgotten meanwhile: do not resurrect it
-                project.facts.sync()
-                recorded = project.facts.book.observe_all(observations, self.now())
-                project.last = {"episodes": len(episodes), "facts": recorded}
-                self.ctx.stats.extra["distills"] += 1
-                self.ctx.stats.extra["distill_facts"] += recorded
-                if recorded:
-                    self._changed(project.facts, project.root)
+                window = await self._window(project.root)
+                if window and window == project.window:
+                    # Same episodes as the last pass: observing them again would only inflate
+                    # every fact's support (confidence must count evidence, not passes).
+                    project.last = {"episodes": len(window), "facts": 0, "unchanged": True}
+                else:
+                    episodes = await self._hydrate(project.root, window)
+                    observations = await self.run_sync(distill_logic.distill, episodes)
+                    if project.generation != generation:
+                        observations = []  # memory was forgotten meanwhile: do not resurrect it
+                    else:
+                        project.window = window
+                    project.facts.sync()
+                    recorded = project.facts.book.observe_all(observations, self.now())
+                    project.last = {"episodes": len(episodes), "facts": recorded}
+                    self.ctx.stats.extra["distills"] += 1
+                    self.ctx.stats.extra["distill_facts"] += recorded
+                    if recorded:
+                        self._changed(project.facts, project.root)
                 if not project.again:
                     return
         except (RequestError, ActorDead) as exc:
@@ -338,22 +349,23 @@ class DistillerActor(MemoryBlockMixin):
             project.distilling = False
             project.idle.set()
 
-    async def _recent_episodes(self, root: Path) -> list[dict[str, Any]]:
-        """The newest 120 whole episodes, newest first.
+    async def _window(self, root: Path) -> tuple[str, ...]:
+        """Ids of the newest 120 episodes, newest first."""
+        reply = await self.ask(EpisodeRecent(project=str(root), n=distill_logic.WINDOW))
+        ids = (entry.get("id") for entry in block_logic.episodes_of(reply))
+        return tuple(i for i in ids if isinstance(i, str) and i)
+
+    async def _hydrate(self, root: Path, ids: tuple[str, ...]) -> list[dict[str, Any]]:
+        """The whole episodes for `ids`, in order.
 
         `episode.recent` answers index entries (no commands, failure details or edit counts),
-        so each is hydrated with `episode.get` — one at a time, so a recall asked meanwhile
+        so each is fetched with `episode.get` — one at a time, so a recall asked meanwhile
         waits behind one lookup at most.
         """
-        project = str(root)
-        reply = await self.ask(EpisodeRecent(project=project, n=distill_logic.WINDOW))
         episodes: list[dict[str, Any]] = []
-        for entry in block_logic.episodes_of(reply):
-            episode_id = entry.get("id")
-            if not isinstance(episode_id, str) or not episode_id:
-                continue
+        for episode_id in ids:
             try:
-                full = await self.ask(EpisodeGet(project=project, episode_id=episode_id))
+                full = await self.ask(EpisodeGet(project=str(root), episode_id=episode_id))
             except RequestError:
                 continue  # pruned or forgotten meanwhile
             if isinstance(full, dict):
@@ -392,6 +404,7 @@ class DistillerActor(MemoryBlockMixin):
             raise RequestError(ErrorCode.BAD_FIELD, f"memory: unknown scope {msg.scope}")
         project = self._project(msg)
         project.generation += 1
+        project.window = ()
         await self._settle()  # a flush landing after the delete would write the memory back
         root = str(project.root)
         done: list[str] = []

@@ -161,7 +161,9 @@ def cmd_distill(ctx: CliContext) -> int:
         if "error" in reply:
             ctx.emit(reply, f"distillation failed: {reply['error']}")
             return EXIT_USAGE
-        if ctx.args.wait:
+        if ctx.args.wait and reply.get("unchanged"):
+            text = f"no new episodes since the last pass ({reply['episodes']} in the window)"
+        elif ctx.args.wait:
             text = f"distilled {reply['episodes']} episode(s) into {reply['facts']} fact observation(s)"
         else:
             text = (

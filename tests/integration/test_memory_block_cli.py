@@ -110,10 +110,16 @@ def test_distill_from_episodes_feeds_the_block(daemon: DaemonProcess) -> None:
         assert (
             facts[("dependency", "primary-language")] == "Primary language is go (4/4 recent runs)"
         )
-        # distilling again is support, not contradiction (numeric drift)
-        client.ask(MemoryDistill(wait=True))
+        # the same episodes again are not new evidence
+        assert client.ask(MemoryDistill(wait=True))["unchanged"] is True
+        same = {f["subject"]: f for f in client.ask(FactList(kind="command"))["facts"]}
+        assert same["go test ./..."]["support"] == 1
+        # a new run is: support, not contradiction ("5/5" vs "4/4" is numeric drift)
+        client.ask(EpisodeAppend(episode=episode(4)))
+        assert "unchanged" not in client.ask(MemoryDistill(wait=True))
         again = {f["subject"]: f for f in client.ask(FactList(kind="command"))["facts"]}
         assert again["go test ./..."]["support"] == 2 and again["go test ./..."]["contradict"] == 0
+        assert again["go test ./..."]["text"] == "`go test ./...` works here (5/5 runs succeeded)"
 
         client.ask(RunStart(run_id="r9", task="fix the graph walker again", role="worker"))
         client.ask(WorkingRender(run_id="r9"))
@@ -207,7 +213,12 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     assert lessons.stdout.splitlines()[0] == "- project memory: ⚠ Flaky fixture in conftest.py"
 
     distilled = cli(daemon, "memory", "distill", "--wait")
-    assert distilled.returncode == 0 and distilled.stdout.startswith("distilled 4 episode(s) into ")
+    assert distilled.returncode == 0
+    assert distilled.stdout.strip() == "no new episodes since the last pass (4 in the window)"
+    with daemon.client() as client:
+        client.ask(EpisodeAppend(episode=episode(5)))
+    distilled = cli(daemon, "memory", "distill", "--wait")
+    assert distilled.stdout.startswith("distilled 5 episode(s) into ")
     assert cli(daemon, "memory", "distill").returncode == 0
 
     bad = cli(daemon, "memory", "forget", "everything")
