@@ -261,10 +261,43 @@ def _row(
     }
 
 
+def relevance_cost(facts: int = 200, queries: int = 50) -> tuple[float, float]:
+    """Median ms to rank `facts` fact texts for a task: cached index vs `rank_text` (the floor)."""
+    from slmactor.logic.rank import TextCandidate, rank_text
+    from slmactor.logic.text_rank import clear_cache, rank_texts
+
+    rng = random.Random(9)
+    texts = [
+        f"`{rng.choice(DIRS)}/{rng.choice(WORDS)}.go` " + " ".join(rng.choices(WORDS, k=14))
+        for _ in range(facts)
+    ]
+    asks = [" ".join(rng.choices(WORDS, k=6)) for _ in range(queries)]
+    clear_cache()
+    rank_texts(asks[0], texts, time.time())  # built once, as the distiller's first block does
+    cached: list[float] = []
+    plain: list[float] = []
+    candidates = [TextCandidate(t) for t in texts]
+    for query in asks:
+        t = time.perf_counter()
+        rank_texts(query, texts, time.time())
+        cached.append((time.perf_counter() - t) * 1000)
+        t = time.perf_counter()
+        rank_text(query, candidates, 0, time.time())
+        plain.append((time.perf_counter() - t) * 1000)
+    return statistics.median(cached), statistics.median(plain)
+
+
 def run(quick: bool) -> list[dict[str, Any]]:
+    cached_ms, plain_ms = relevance_cost()
     m = measure(300 if quick else 1000)
     print(f"# {m}", file=sys.stderr, flush=True)
     return [
+        _row(
+            "rank 200 fact texts for a task (cached index)",
+            cached_ms,
+            floor=plain_ms,
+            floor_name="rank_text p50",
+        ),
         _row("distill pass (120 of 10k episodes)", m["pass_ms"]),
         _row("memory.block p50 idle", m["idle_p50"]),
         _row("memory.block p99 idle", m["idle_p99"]),
