@@ -1,0 +1,117 @@
+"""The fingerprint fast paths give exactly the answers of the slow ones they replace.
+
+* Every placeholder pattern in `normalize.placeholders` is skipped when its *hint* is absent; a
+  hint must be a necessary condition (whenever the pattern matches, the hint is found), never a
+  heuristic.  Checked on texts built from the characters and fragments those patterns care about.
+* The quote-led `_QUOTED` and digit-led `_NUMBER` patterns match exactly where the look-behind-led
+  forms did.
+* `RuleTable.first` returns the class of the first rule whose `matches` is true, as trying each
+  rule in order does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slmactor.logic import normalize as nz
+from slmactor.logic.classify import AGENT_RULES, NEEDLE_RULES, NeedleRule, RuleTable, tokens_of
+
+FRAGMENTS = [
+    "0", "1", "7", "42", "404", "2026", "-", "--", "_", ":", ".", "/", "\\", " ", "\n", "\t", "#",
+    "*", "a", "f", "z", "e", "x", "0x", "ms", "s", "h", "µs", "min", "line", "lines", "col",
+    "column", "pos", "char", "byte", "offset", "t", "z", "req", "request", "sk", "ws", "org",
+    "chatcmpl", "toolu", "key", "user", "://", "http", "status", "error code", "'", '"', "`", "‘",
+    "’", "“", "”", "<", ">", "<path>", "file ", "(", ")", ",", "é", "٣", "deadbeef", "abcdef012345",
+    "550e8400", "e29b", "10.0.0.1", "12:34:56", "2026-11-29",
+]
+texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
+
+HINTED: list[tuple[re.Pattern[str], Callable[[str], object]]] = [
+    (nz._TIMESTAMP, lambda t: nz._TIMESTAMP_HINT.search(t)),
+    (nz._CLOCK, lambda t: nz._CLOCK_HINT.search(t)),
+    (nz._URL, lambda t: "://" in t),
+    (nz._UUID, lambda t: nz._UUID_HINT.search(t)),
+    (nz._HEX_ADDR, lambda t: "0x" in t),
+    (nz._IP, lambda t: nz._IP_HINT.search(t)),
+    (nz._HASH, lambda t: nz._HASH_HINT.search(t)),
+    (nz._PREFIXED_ID, lambda t: nz._PREFIXED_ID_HINT.search(t)),
+    (nz._LONG_ID, lambda t: nz._LONG_ID_HINT.search(t) and nz._LONG_RUN.search(t)),
+    (nz._WINDOWS_PATH, lambda t: "\\" in t),
+    (nz._POSIX_PATH, lambda t: "/" in t),
+    (nz._LINE_WORD, lambda t: any(stem in t for stem in nz._LINE_WORD_STEMS)),
+    (nz._COLON_NUMBER, lambda t: ":" in t),
+    (nz._DURATION, lambda t: nz._DURATION_HINT.search(t)),
+    (nz._DOTTED, lambda t: "." in t),
+    (nz._TSC, lambda t: "<path>(" in t),
+    (nz._QUOTED, lambda t: any(q in t for q in nz._QUOTES)),
+    (nz._FILE_LINE, lambda t: 'file "<path>", ' in t),
+]
+
+
+@settings(derandomize=True, max_examples=600, deadline=None)
+@given(texts)
+def test_every_placeholder_hint_is_necessary(text: str) -> None:
+    for pattern, hint in HINTED:
+        if pattern.search(text):
+            assert hint(text), (pattern.pattern, text)
+
+
+def test_hints_on_known_matches() -> None:
+    for text in ("at 2026-11-29t10:00:00z", "12:34:56", "uuid 550e8400-e29b-41d4-a716-446655440000",
+                 "from 10.0.0.1:80", "commit deadbeef1", "commit 1deadbeef", "req_abc1",
+                 "sess-*", "k9x2abcdefghij", "line 3", "line\n3", "5\nms", "took 12 µs"):
+        for pattern, hint in HINTED:
+            if pattern.search(text):
+                assert hint(text), (pattern.pattern, text)
+
+
+_OLD_QUOTED = re.compile(r"(?<!\w)(['\"`‘“])([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
+_OLD_NUMBER = re.compile(r"(?<![\w<.])\d+(?:\.\d+)*(?![\w>])")
+
+
+def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], tuple[str | None, ...]]]:
+    return [(m.span(), m.groups()) for m in pattern.finditer(text)]
+
+
+@settings(derandomize=True, max_examples=600, deadline=None)
+@given(texts)
+def test_led_patterns_match_like_the_look_behind_led_ones(text: str) -> None:
+    assert _spans(nz._QUOTED, text) == _spans(_OLD_QUOTED, text)
+    assert _spans(nz._NUMBER, text) == _spans(_OLD_NUMBER, text)
+
+
+NEEDLE_WORDS = sorted({w for rule in (*AGENT_RULES, *NEEDLE_RULES) for n in rule.needles
+                       for w in [n, *n.split(), n[:4], n[-4:]]})
+needle_texts = st.lists(st.one_of(st.sampled_from(NEEDLE_WORDS), st.sampled_from(FRAGMENTS)),
+                        max_size=12).map(" ".join).map(str.lower)
+needle_texts_tight = st.lists(st.sampled_from(NEEDLE_WORDS + ["", "x", "_", "9"]),
+                              max_size=8).map("".join).map(str.lower)
+
+
+def _sequential(rules: tuple[NeedleRule, ...], text: str) -> str:
+    tokens = tokens_of(text)
+    for rule in rules:
+        if rule.matches(text, tokens):
+            return rule.cls
+    return ""
+
+
+@settings(derandomize=True, max_examples=500, deadline=None)
+@given(st.one_of(needle_texts, needle_texts_tight))
+def test_rule_table_finds_the_first_matching_rule(text: str) -> None:
+    for rules in (AGENT_RULES, NEEDLE_RULES):
+        assert RuleTable(rules).first(text, tokens_of(text)) == _sequential(rules, text), text
+
+
+def test_rule_table_on_every_needle_alone_and_in_pairs() -> None:
+    needles = [n for rule in (*AGENT_RULES, *NEEDLE_RULES) for n in rule.needles]
+    agent, general = RuleTable(AGENT_RULES), RuleTable(NEEDLE_RULES)
+    for i, a in enumerate(needles):
+        for text in (f"zz {a} zz", a, f"x{a}x", f"{a} {needles[(i * 7 + 3) % len(needles)]}"):
+            tokens = tokens_of(text)
+            assert agent.first(text, tokens) == _sequential(AGENT_RULES, text), text
+            assert general.first(text, tokens) == _sequential(NEEDLE_RULES, text), text
