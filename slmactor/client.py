@@ -33,7 +33,13 @@ from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
 if TYPE_CHECKING:
     from zmq import asyncio as zmq_asyncio
 
-    from slmactor.protocol.messages import Message, Tell, WorkingRender, WorkingSnapshot
+    from slmactor.protocol.messages import (
+        Message,
+        Tell,
+        WorkingMirror,
+        WorkingRender,
+        WorkingSnapshot,
+    )
 
 # The message classes are imported where a method builds one, not here: creating them is most of
 # the start-up of a short-lived client (`slmactor status`, a hook), which may never need them.
@@ -235,7 +241,9 @@ class _Base(abc.ABC):
 
         return self.tell(Summarize(run_id=run_id, text=text))
 
-    def _working_ask(self, msg: WorkingRender | WorkingSnapshot, wait: bool) -> WorkingRender | WorkingSnapshot:
+    def _working_ask(
+        self, msg: WorkingRender | WorkingSnapshot | WorkingMirror, wait: bool
+    ) -> WorkingRender | WorkingSnapshot | WorkingMirror:
         """`msg` naming this client's last tell, so the daemon answers after applying it."""
         if wait and self._teller is not None and self._teller.seq:
             import dataclasses
@@ -395,7 +403,7 @@ class Client(_Base):
         """Write the run's `WORKING.md` now; `{"written", "path", "bytes"}`."""
         from slmactor.protocol.messages import WorkingMirror
 
-        result: dict[str, Any] = self.ask(WorkingMirror(run_id=run_id))
+        result: dict[str, Any] = self.ask(self._working_ask(WorkingMirror(run_id=run_id), True))
         return result
 
     def close(self) -> None:
@@ -537,7 +545,7 @@ class AsyncClient(_Base):
     async def working_mirror(self, run_id: str) -> dict[str, Any]:
         from slmactor.protocol.messages import WorkingMirror
 
-        result: dict[str, Any] = await self.ask(WorkingMirror(run_id=run_id))
+        result: dict[str, Any] = await self.ask(self._working_ask(WorkingMirror(run_id=run_id), True))
         return result
 
     def close(self) -> None:

@@ -439,6 +439,7 @@ class WorkingActor(Actor):
     async def _on_mirror(self, msg: WorkingMirror) -> dict[str, Any]:
         run_id = self._run_id(msg)
         root = self.project_root(msg)
+        await self._caught_up(msg.client, msg.seq)
         memory = self.runs.get(self._canonical(msg.project), run_id)
         path = ProjectLayout(root).working_md
         text = working_markdown(memory, self.now()) if memory is not None else ""

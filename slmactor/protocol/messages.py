@@ -282,10 +282,15 @@ class WorkingSnapshot(Message):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class WorkingMirror(Message):
-    """Write `WORKING.md` for the run now (off the hot path)."""
+    """Write `WORKING.md` for the run now (off the hot path).
+
+    With `client` and `seq`, waits (bounded) until that client's tells up to `seq` were applied.
+    """
 
     KIND: ClassVar[Kind] = Kind.WORKING_MIRROR
     run_id: str = ""
+    client: str = ""
+    seq: int = 0
 
 
 # ---------------------------------------------------------------- episodic memory (S-2, S-3)

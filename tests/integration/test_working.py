@@ -31,7 +31,6 @@ from slmactor.protocol.messages import (
     Resolve,
     RunStart,
     Summarize,
-    WorkingMirror,
     WorkingRender,
     WorkingSnapshot,
 )
@@ -204,7 +203,7 @@ def test_mirror_and_cli(daemon: DaemonProcess) -> None:
         client.ask(RunStart(run_id="cli", task="Add retries", role="worker"))
         client.record_tool("cli", "Edit", path="client.py")
         client.record_tool("cli", "Bash", command="export API_KEY=sk-live-abcdefghijklmnop1234567890 && make")
-        reply = client.ask(WorkingMirror(run_id="cli"))
+        reply = client.working_mirror("cli")  # names this client's last tell: written after it
         assert reply["written"] is True
     mirror = Path(reply["path"])
     assert mirror == daemon.project / ".slmcode" / "memory" / "WORKING.md"
