@@ -25,11 +25,12 @@ typed edges, so they can be followed.
 
 from __future__ import annotations
 
+import functools
 import math
 import posixpath
 from collections import Counter
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from slmactor.logic.text import clip, hash_id
@@ -126,9 +127,15 @@ def edge_id(source: str, target: str, edge_type: str) -> str:
     return hash_id("e_", source, target, edge_type)
 
 
+@functools.lru_cache(maxsize=4096)
+def _parse_time(text: str) -> float:
+    # Edges of one episode, fact or rule share their time: loading an index parses each once.
+    return parse_rfc3339(text) or 0.0
+
+
 def _epoch(value: Any) -> float:
     if isinstance(value, str):
-        value = parse_rfc3339(value) or 0.0
+        value = _parse_time(value)
     if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
         return 0.0
     return float(int(value)) if 0 < value <= MAX_EPOCH else 0.0
@@ -151,10 +158,11 @@ class Edge:
     run_id: str = ""
     confidence: float = 0.0
     note: str = ""
+    #: `edge_id(from, to, type)`, computed once (every lookup, merge and index entry needs it).
+    id: str = field(init=False, repr=False, compare=False)
 
-    @property
-    def id(self) -> str:
-        return edge_id(self.source, self.target, self.type)
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "id", edge_id(self.source, self.target, self.type))
 
     def to_dict(self) -> dict[str, Any]:
         """The JSON line: empty run_id / note and an unset confidence are left out."""
@@ -180,6 +188,21 @@ class Edge:
                          note=text("note"))
         return edge if not validate_edge(edge) else None
 
+    @classmethod
+    def trusted(cls, data: Mapping[str, Any]) -> Edge | None:
+        """An edge from this store's own index document: checked, not re-normalised (the index
+        is spot-checked against the log, which is). None when it is not a valid stored edge."""
+        source, target, kind = data.get("from"), data.get("to"), data.get("type")
+        if not (isinstance(source, str) and isinstance(target, str) and isinstance(kind, str)):
+            return None
+        run_id, note = data.get("run_id", ""), data.get("note", "")
+        edge = cls(source, target, kind, _epoch(data.get("at")),
+                   run_id if isinstance(run_id, str) else "",
+                   _confidence(data.get("confidence")), note if isinstance(note, str) else "")
+        if validate_edge(edge) or kind != kind.strip().lower():
+            return None
+        return edge
+
 
 def make_edge(source: str, target: str, edge_type: str, at: float = 0.0, *, run_id: str = "",
               confidence: float = 0.0, note: str = "") -> Edge:
@@ -204,12 +227,13 @@ def validate_edge(edge: Edge) -> str:
 def refresh(old: Edge, new: Edge) -> Edge:
     """`old` re-observed as `new` (same id): see the module docstring."""
     newer = new.at >= old.at
-    return Edge(
-        old.source, old.target, old.type, max(old.at, new.at),
-        new.run_id if newer and new.run_id else old.run_id,
-        new.confidence if new.confidence > 0 else old.confidence,
-        new.note if newer and new.note else old.note,
-    )
+    at = max(old.at, new.at)
+    run_id = new.run_id if newer and new.run_id else old.run_id
+    confidence = new.confidence if new.confidence > 0 else old.confidence
+    note = new.note if newer and new.note else old.note
+    if (at, run_id, confidence, note) == (old.at, old.run_id, old.confidence, old.note):
+        return old  # the common case of a repeated backfill: no new object, no new hash
+    return Edge(old.source, old.target, old.type, at, run_id, confidence, note)
 
 
 # ------------------------------------------------------------------------------------ index
@@ -342,7 +366,7 @@ class GraphIndex:
         for raw in raw_entries:
             if not isinstance(raw, dict):
                 return None
-            edge = Edge.from_dict(raw)
+            edge = Edge.trusted(raw)
             offset = raw.get("offset")
             if edge is None or isinstance(offset, bool) or not isinstance(offset, int) or offset < 0:
                 return None

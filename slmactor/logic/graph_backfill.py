@@ -28,15 +28,17 @@ from typing import Any
 
 from slmactor.logic.episode import Episode
 from slmactor.logic.graph import (
+    MAX_EPOCH,
+    NOTE_CAP,
     Edge,
     canonical_node,
     file_node,
-    make_edge,
     node_id,
     node_kind,
     refresh,
     validate_edge,
 )
+from slmactor.logic.text import clip
 from slmactor.logic.timefmt import parse_rfc3339
 
 RECORD_KINDS = ("episode", "run", "task", "attempt")
@@ -90,6 +92,13 @@ def resolving_rule(resolved_by: str) -> str:
     return by if by.startswith("rule_") else ""
 
 
+def _edge(source: str, target: str, edge_type: str, at: float, run_id: str = "",
+          note: str = "") -> Edge:
+    """`make_edge` for ends that are already canonical node ids (built by `node_id`)."""
+    return Edge(source, target, edge_type, float(int(at)) if 0 < at <= MAX_EPOCH else 0.0,
+                clip(run_id, 160) if run_id else "", 0.0, clip(note, NOTE_CAP) if note else "")
+
+
 def episode_edges(episode: Episode) -> list[Edge]:
     """parent_of, touched, produced and resolved_by edges of one episode."""
     if not episode.id:
@@ -98,17 +107,17 @@ def episode_edges(episode: Episode) -> list[Edge]:
     at, run = episode.at, episode.run_id.strip()
     out: list[Edge] = []
     if run:
-        out.append(make_edge(node_id("run", run), ep, "parent_of", at, run_id=run))
-    out.extend(make_edge(ep, file_node(f), "touched", at, run_id=run)
+        out.append(_edge(node_id("run", run), ep, "parent_of", at, run_id=run))
+    out.extend(_edge(ep, file_node(f), "touched", at, run_id=run)
                for f in episode.files_changed)
     for failure in episode.failures:
         fp = node_id("failure", failure.fingerprint)
         if not fp:
             continue
-        out.append(make_edge(ep, fp, "produced", at, run_id=run, note=failure.failure_class))
+        out.append(_edge(ep, fp, "produced", at, run_id=run, note=failure.failure_class))
         rule = resolving_rule(failure.resolved_by)
         if rule:
-            out.append(make_edge(fp, node_id("rule", rule), "resolved_by", at, run_id=run,
+            out.append(_edge(fp, node_id("rule", rule), "resolved_by", at, run_id=run,
                                  note=failure.resolution))
     return out
 
@@ -131,8 +140,8 @@ def backfill_edges(
         node = node_id("fact", _text(fact, "id"))
         at = _time(fact, "last_seen", "first_seen")
         kind = _text(fact, "kind")
-        edges.extend(make_edge(node, record_node(src, episode_ids, run_ids), "derived_from", at,
-                               note=kind) for src in _strings(fact, "sources"))
+        edges.extend(_edge(node, record_node(src, episode_ids, run_ids), "derived_from", at,
+                           note=kind) for src in _strings(fact, "sources"))
     for rule in rules:
         if not isinstance(rule, Mapping) or rule.get("seeded") is True:
             continue
@@ -140,7 +149,7 @@ def backfill_edges(
             continue
         node = node_id("rule", _text(rule, "id"))
         at = _time(rule, "last_used", "created_at")
-        edges.extend(make_edge(node, record_node(src, episode_ids, run_ids), "derived_from", at)
+        edges.extend(_edge(node, record_node(src, episode_ids, run_ids), "derived_from", at)
                      for src in _strings(rule, "evidence"))
     return merge_edges(e for e in edges if not validate_edge(e))
 
