@@ -75,6 +75,11 @@ class Settings:
     deterministic: bool = False
     #: Memory block budget in tokens when a request says 0.
     memory_tokens: int = 1200
+    #: Episodic recall gates: "default" (coverage over known terms, FINDINGS) or "seed" (S-3.7).
+    recall_mode: str = "default"
+    #: Episode log bounds (S-7.8): newest `episodes_cap` kept, older than the age dropped.
+    episodes_cap: int = 300
+    episodes_max_age_days: float = 180.0
 
     @property
     def ctl_path(self) -> Path:
@@ -104,6 +109,8 @@ def _coerce(current: Any, raw: Any, name: str) -> Any:
         return int(raw)
     if isinstance(current, float):
         return float(raw)
+    if isinstance(current, str):
+        return str(raw)
     raise ValueError(f"setting {name!r} cannot be set from {raw!r}")  # pragma: no cover
 
 

@@ -20,10 +20,9 @@ cap and age limit from `episodes_cap` / `episodes_max_age_days` (env `SLMACTOR_E
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -39,10 +38,16 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
-from slmactor.stores.episodes import DEFAULT_CAP, DEFAULT_MAX_AGE_DAYS, EpisodeStore
 from slmactor.stores.errors import StoreError
 from slmactor.stores.layout import ProjectLayout
 from slmactor.stores.warnings import WarningLog
+
+if TYPE_CHECKING:
+    from slmactor.logic.rank import RankOptions
+    from slmactor.stores.episodes import EpisodeStore
+
+#: Values of the `recall_mode` setting (see `slmactor.logic.rank.RankOptions.named`).
+RECALL_MODES = ("default", "known", "seed")
 
 T = TypeVar("T")
 
@@ -67,40 +72,29 @@ class _Forward(WarningLog):
         self._actor.warn(text)
 
 
-def _knob(settings: Any, name: str, default: str) -> str:
-    value = getattr(settings, name, None)
-    if value is None or value == "":
-        value = os.environ.get(f"SLMACTOR_{name.upper()}", default)
-    return str(value)
-
-
 class RecallActor(Actor):
     """Episodic memory of every project the daemon serves."""
 
     name = "recall"
 
     async def on_start(self) -> None:
-        from slmactor.logic.rank import RankOptions
-
         settings = self.ctx.settings
-        try:
-            self.options = RankOptions.named(_knob(settings, "recall_mode", "default"))
-            self.cap = int(_knob(settings, "episodes_cap", str(DEFAULT_CAP)))
-            self.max_age_days = float(
-                _knob(settings, "episodes_max_age_days", str(DEFAULT_MAX_AGE_DAYS))
-            )
-        except ValueError as exc:
-            self.warn(f"recall settings ignored ({exc}); using the defaults")
-            self.options, self.cap, self.max_age_days = (
-                RankOptions(), DEFAULT_CAP, DEFAULT_MAX_AGE_DAYS,
-            )
+        self.mode = settings.recall_mode
+        if self.mode not in RECALL_MODES:
+            self.warn(f"unknown recall_mode {self.mode!r} ignored; using 'default'")
+            self.mode = "default"
+        self.cap = settings.episodes_cap
+        self.max_age_days = settings.episodes_max_age_days
+        # The ranker (and numpy under it) is imported by the first store opened, in a worker
+        # thread — not here, where it would delay the daemon's READY by ~50 ms.
+        self._options: RankOptions | None = None
         self.warnings = _Forward(self)
         self.stores: ProjectCache[EpisodeStore] = ProjectCache(
             self._open, lambda store: store.close(), settings.max_open_projects
         )
         self._last_flush: dict[Path, float] = {}
         extra = self.ctx.stats.extra
-        extra["recall_mode"] = self.options.mode
+        extra["recall_mode"] = self.mode
         extra["episodes_appended"] = 0
         extra["recalls"] = 0
 
@@ -110,7 +104,17 @@ class RecallActor(Actor):
     def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
         return [self._flusher]
 
+    @property
+    def options(self) -> RankOptions:
+        if self._options is None:
+            from slmactor.logic.rank import RankOptions
+
+            self._options = RankOptions.named(self.mode)
+        return self._options
+
     def _open(self, root: Path) -> EpisodeStore:
+        from slmactor.stores.episodes import EpisodeStore
+
         return EpisodeStore(
             ProjectLayout(root).memory_dir, self.warnings, now=self.now, cap=self.cap,
             max_age_days=self.max_age_days, options=self.options,
