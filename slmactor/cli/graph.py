@@ -38,15 +38,18 @@ def register(sub: Any) -> None:
     file.set_defaults(func=cmd_file)
     nb = sub.add_parser("neighbors", help="one hop from a node")
     nb.add_argument("node")
-    nb.add_argument("--dir", default="either", choices=["in", "out", "either"])
+    nb.add_argument("--dir", default="either", choices=["in", "out", "either"],
+                    help="edge direction (default either)")
     nb.add_argument("--type", action="append", default=[], metavar="T", dest="types",
                     help="only edges of this type (repeatable)")
     nb.set_defaults(func=cmd_neighbors)
     walk = sub.add_parser("walk", help="bounded traversal from a node (depth ceiling 6)")
     walk.add_argument("node")
     walk.add_argument("--depth", type=int, default=3, help="hops (default 3, at most 6)")
-    walk.add_argument("--dir", default="either", choices=["in", "out", "either"])
-    walk.add_argument("--type", action="append", default=[], metavar="T", dest="types")
+    walk.add_argument("--dir", default="either", choices=["in", "out", "either"],
+                      help="edge direction (default either: a file only has incoming edges)")
+    walk.add_argument("--type", action="append", default=[], metavar="T", dest="types",
+                      help="only follow edges of this type (repeatable)")
     walk.add_argument("--max-nodes", type=int, default=0, help="default 200, at most 2000")
     walk.set_defaults(func=cmd_walk)
     sub.add_parser("backfill", help="materialise edges from memory (idempotent)").set_defaults(
