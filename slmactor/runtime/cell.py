@@ -6,6 +6,7 @@ restarted actor finds the messages that were waiting and `status` keeps the hist
 
 from __future__ import annotations
 
+import time
 import traceback
 from collections.abc import Callable
 from typing import Any
@@ -22,11 +23,14 @@ from .stats import ActorState
 
 #: Messages taken from a socket per wake-up before yielding to the event loop.
 MAILBOX_BATCH = 64
-EVENTS_BATCH = 256
-#: Event-loop turns the events loop gives away after each batch. Under a flood the next recv
-#: completes at once and never yields, and an ask needs three turns (front door → mailbox →
-#: reply sink), so one yield per batch would make every ask wait for three whole batches.
-YIELDS_PER_BATCH = 3
+EVENTS_BATCH = 64
+#: Longest the events loop keeps the event loop to itself (seconds): it hands `on_events` batches
+#: of up to EVENTS_BATCH until the socket is empty or this slice is used up, then yields.
+EVENTS_SLICE = 0.0005
+#: Event-loop turns given away after each slice. Under a flood the next recv completes at once
+#: and never yields, and an ask needs several turns (front door → mailbox → reply sink, each a
+#: socket wake-up and a task step), so a single yield would make an ask wait for several slices.
+YIELDS_PER_SLICE = 6
 
 
 def describe(exc: BaseException) -> str:
@@ -117,17 +121,24 @@ class ActorCell:
         sock = self._events
         shadow: zmq.Socket[bytes] = zmq.Socket.shadow(sock.underlying)
         stats = self.ctx.stats
+        clock = time.monotonic
         while True:
             batch = [await sock.recv_multipart()]
-            append = batch.append
-            try:
-                while len(batch) < EVENTS_BATCH:
-                    append(shadow.recv_multipart(zmq.NOBLOCK))
-            except zmq.Again:
-                pass
-            actor.on_events(batch)  # a raise here crashes the actor (events are tells)
-            stats.processed += len(batch)
-            for _ in range(YIELDS_PER_BATCH):  # let asks through between batches
+            slice_end = clock() + EVENTS_SLICE
+            while True:
+                append = batch.append
+                try:
+                    while len(batch) < EVENTS_BATCH:
+                        append(shadow.recv_multipart(zmq.NOBLOCK))
+                except zmq.Again:
+                    pass
+                if batch:
+                    actor.on_events(batch)  # a raise here crashes the actor (events are tells)
+                    stats.processed += len(batch)
+                if len(batch) < EVENTS_BATCH or clock() >= slice_end:
+                    break
+                batch = []
+            for _ in range(YIELDS_PER_SLICE):  # let asks through between slices
                 await anyio.lowlevel.checkpoint()
 
     async def _reply_loop(self, actor: Actor) -> None:

@@ -331,3 +331,12 @@ async def test_a_mirror_that_cannot_be_written_is_counted_and_warned(tmp_path: P
     with pytest.raises(RequestError) as err:
         await h.actor._on_mirror(WorkingMirror(project=str(project), run_id="r"))
     assert err.value.code == ErrorCode.STORE_ERROR
+
+
+async def test_a_client_far_behind_is_answered_without_waiting(tmp_path: Path) -> None:
+    h = Harness(tmp_path)
+    h.actor.on_events([tool(1)])
+    reply: dict[str, Any] | None = None
+    with anyio.CancelScope(deadline=anyio.current_time() - 1):  # any await here is cancelled
+        reply = await h.actor._on_render(WorkingRender(project="/p", run_id="r", client="c1", seq=1 + 2001))
+    assert reply is not None and reply["caught_up"] is False
