@@ -132,6 +132,15 @@ _EXTENSIONS = frozenset([
 _TSC = re.compile(r"<path>\(\d+,\d+\)")
 
 
+# Only the dotted tokens whose last part is an extension: the same possessive token, then a
+# look-behind per extension length.  A token that is not a file name fails where it starts and
+# nowhere inside it (the look-behind before the token), so the scan resumes after it exactly as
+# with `_DOTTED`, and the replacement needs no Python callback.
+_DOTTED_FILE = re.compile(r"(?<![\w<.-])[\w-]++(?:\.[\w-]++)++(?:" + "|".join(
+    rf"(?<=\.(?:{'|'.join(sorted(e for e in _EXTENSIONS if len(e) == n))}))"
+    for n in sorted({len(e) for e in _EXTENSIONS})) + ")")
+
+
 def _bare_file(match: re.Match[str]) -> str:
     token = match.group(0)
     return "<path>" if token.rsplit(".", 1)[-1] in _EXTENSIONS else token
@@ -148,6 +157,7 @@ _NUMBER = re.compile(r"\d(?<![\w<.]\d)\d*(?:\.\d+)*(?![\w>])")
 _STATUS_CONTEXT = re.compile(r"(?:error code|status code|status|http)\W{1,3}$")
 _FILE_LINE = re.compile(r'file "(<path>)", ')
 _SPACES = re.compile(r"\s+")
+_WHITESPACE = re.compile(r"\s")  # the characters of str.isspace(), checked for every code point
 
 
 def strip_ansi(text: str) -> str:
@@ -188,7 +198,7 @@ def drop_noise_lines(text: str) -> list[str]:
 
 def _quoted(match: re.Match[str]) -> str:
     body = match.group(2)
-    if not body or any(ch.isspace() for ch in body) or len(body) > 60:
+    if not body or _WHITESPACE.search(body) or len(body) > 60:
         return "<str>"
     return match.group(0)
 
@@ -238,7 +248,7 @@ def placeholders(text: str) -> str:
         if _DURATION_HINT.search(text):
             text = _DURATION.sub("<dur>", text)
     if "." in text:
-        text = _DOTTED.sub(_bare_file, text)
+        text = _DOTTED_FILE.sub("<path>", text)
     if "<path>(" in text:
         text = _TSC.sub("<path>(<line>)", text)
     if any(quote in text for quote in _QUOTES):

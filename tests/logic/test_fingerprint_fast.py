@@ -4,7 +4,7 @@
   hint must be a necessary condition (whenever the pattern matches, the hint is found), never a
   heuristic.  Checked on texts built from the characters and fragments those patterns care about.
 * The quote-led `_QUOTED` and digit-led `_NUMBER` patterns match exactly where the look-behind-led
-  forms did.
+  forms did; `_DOTTED_FILE` replaces exactly the dotted tokens `_bare_file` replaced.
 * `RuleTable.first` returns the class of the first rule whose `matches` is true, as trying each
   rule in order does.
 """
@@ -26,7 +26,8 @@ FRAGMENTS = [
     "column", "pos", "char", "byte", "offset", "t", "z", "req", "request", "sk", "ws", "org",
     "chatcmpl", "toolu", "key", "user", "://", "http", "status", "error code", "'", '"', "`", "‘",
     "’", "“", "”", "<", ">", "<path>", "file ", "(", ")", ",", "é", "٣", "deadbeef", "abcdef012345",
-    "550e8400", "e29b", "10.0.0.1", "12:34:56", "2026-11-29",
+    "550e8400", "e29b", "10.0.0.1", "12:34:56", "2026-11-29", ".py", ".pyi", ".c", ".tar", ".gz",
+    "ty", "a.b", "x.rs", ".java", "-x", "@",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
 
@@ -45,7 +46,7 @@ HINTED: list[tuple[re.Pattern[str], Callable[[str], object]]] = [
     (nz._LINE_WORD, lambda t: any(stem in t for stem in nz._LINE_WORD_STEMS)),
     (nz._COLON_NUMBER, lambda t: ":" in t),
     (nz._DURATION, lambda t: nz._DURATION_HINT.search(t)),
-    (nz._DOTTED, lambda t: "." in t),
+    (nz._DOTTED_FILE, lambda t: "." in t),
     (nz._TSC, lambda t: "<path>(" in t),
     (nz._QUOTED, lambda t: any(q in t for q in nz._QUOTES)),
     (nz._FILE_LINE, lambda t: 'file "<path>", ' in t),
@@ -82,6 +83,9 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], t
 def test_led_patterns_match_like_the_look_behind_led_ones(text: str) -> None:
     assert _spans(nz._QUOTED, text) == _spans(_OLD_QUOTED, text)
     assert _spans(nz._NUMBER, text) == _spans(_OLD_NUMBER, text)
+    # Bare file names: the extension look-behind replaces what the callback on every dotted
+    # token replaced, and nothing else.
+    assert nz._DOTTED_FILE.sub("<path>", text) == nz._DOTTED.sub(nz._bare_file, text)
 
 
 NEEDLE_WORDS = sorted({w for rule in (*AGENT_RULES, *NEEDLE_RULES) for n in rule.needles
