@@ -135,10 +135,13 @@ class ActorCell:
                 if batch:
                     actor.on_events(batch)  # a raise here crashes the actor (events are tells)
                     stats.processed += len(batch)
-                if len(batch) < EVENTS_BATCH or clock() >= slice_end:
+                drained = len(batch) < EVENTS_BATCH
+                if drained or clock() >= slice_end:
                     break
                 batch = []
-            for _ in range(YIELDS_PER_SLICE):  # let asks through between slices
+            # A flood (slice used up) gives asks their turns; a trickle (socket drained) needs
+            # only the one turn an idle await would take anyway, not six select() calls per event.
+            for _ in range(1 if drained else YIELDS_PER_SLICE):
                 await anyio.lowlevel.checkpoint()
 
     async def _reply_loop(self, actor: Actor) -> None:
