@@ -380,6 +380,47 @@ def bench_render_ask(daemon: DaemonProcess, n: int) -> dict[str, float]:
     }
 
 
+#: A harness: `Client.record_tool` as fast as it can (NOBLOCK sends), then reads its own writes.
+_HARNESS = """
+import json, sys
+from slmactor.client import Client
+runtime, project, run, n = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+tools = ("Read", "Edit", "Bash", "Grep", "ws_read", "str_replace_editor")
+with Client(runtime, project=project, tell_hwm=100_000) as c:
+    c.record_tool(run, "Read", path="warm-up.py")
+    c.working_render(run)
+    print("sending", flush=True)
+    for i in range(n):
+        c.record_tool(run, tools[i % 6], path=f"src/m{i % 50}.py", args=f"--line {i}", ok=i % 10 != 0,
+                      error="" if i % 10 else "E: boom")
+    while not c.working_snapshot(run)["caught_up"]:
+        pass
+    print(json.dumps({"dropped": c.dropped}), flush=True)
+"""
+
+
+def bench_render_under_flood(daemon: DaemonProcess, events: int) -> dict[str, float]:
+    """ms of `working.render` asked every 10 ms while a harness process floods `events` tells."""
+    latencies: list[float] = []
+    argv = [_HARNESS, str(daemon.runtime_dir), str(daemon.project), "flood", str(events)]
+    with _children([argv]) as (harness,), daemon.client(timeout=5.0) as client:
+        _line(harness)  # "sending"
+        while harness.poll() is None:
+            t0 = time.perf_counter()
+            client.ask(WorkingRender(run_id="flood"))
+            latencies.append((time.perf_counter() - t0) * 1e3)
+            time.sleep(0.01)
+        dropped = json.loads(_line(harness))["dropped"]
+        calls = client.ask(WorkingSnapshot(run_id="flood"))["snapshot"]["counters"]["calls"]
+    return {
+        "p50": percentile(latencies, 0.5),
+        "p99": percentile(latencies, 0.99),
+        "max": max(latencies),
+        "renders": float(len(latencies)),
+        "lost": float(events + 1 - dropped - calls),
+    }
+
+
 # ---------------------------------------------------------------- rows
 
 
@@ -427,6 +468,13 @@ def run(quick: bool) -> list[Row]:
             rows.append(_row(f"daemon CPU per event, {senders} sender(s)",
                              statistics.median(r[1] for r in runs), "µs", statistics.median(f[1] for f in floor),
                              "blocking PULL + decode CPU per event", "info"))
+        flood = bench_render_under_flood(daemon, 20_000 if quick else 100_000)
+        ping_idle = bench_render_ask(daemon, 100)["ping_p99"] / 1e3
+        rows.append(_row(f"working.render during a flood, p50 ({flood['renders']:.0f} asks)", flood["p50"], "ms",
+                         None, "", "info"))
+        rows.append(_row("working.render during a flood, p99", flood["p99"], "ms", ping_idle,
+                         "idle ping p99", "≤ 5 ms"))
+        rows.append(_row("tells lost in the flood (sent − dropped − applied)", flood["lost"], "tells", None, "", "0"))
         ask = bench_render_ask(daemon, 300 if quick else 3000)
         rows.append(_row(f"working.render ask at full caps p50 ({ask['chars']:.0f} chars)", ask["render_p50"],
                          "µs", ask["ping_p50"], "ping to the working actor p50", "render p50 ≤ 1 ms"))
