@@ -238,18 +238,21 @@ class GraphActor(Actor):
     @handles(GraphFile)
     async def file(self, msg: GraphFile) -> dict[str, Any]:
         root, store = await self._store(msg)
-        raw = msg.path.strip()
-        path = Path(raw)
-        if path.is_absolute():
-            try:
-                raw = str(path.relative_to(root))
-            except ValueError:
-                pass  # outside the project: absolute paths are their own nodes (S-21.1)
-        if not canonical_file(raw):
+        given = msg.path.strip()
+        if not canonical_file(given):
             raise RequestError(ErrorCode.BAD_FIELD, f"graph.file needs a file path, not {msg.path!r}")
+        # Episodes record repo-relative paths, so an absolute path inside the project is asked
+        # as its relative form first; absolute paths stay their own nodes (S-21.1), so the
+        # absolute node is the fallback (a harness may have recorded absolute paths).
+        candidates = [given]
+        if Path(given).is_absolute():
+            try:
+                candidates.insert(0, Path(given).relative_to(root).as_posix())
+            except ValueError:
+                pass
         await self._fresh(root, store)
-        known = store.known_about_file(raw)  # microseconds: inline, no thread hop
-        return known.to_dict()
+        known = [store.known_about_file(c) for c in candidates]  # microseconds: inline
+        return next((k for k in known if k.episodes), known[0]).to_dict()
 
     @handles(GraphNeighbors)
     async def neighbors(self, msg: GraphNeighbors) -> dict[str, Any]:

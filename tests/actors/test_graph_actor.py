@@ -180,3 +180,18 @@ async def test_evicted_projects_drop_their_cached_episodes(tmp_path: Path) -> No
         assert Path(first) in actor.sources
         await actor.backfill(GraphBackfill(project=second))  # max_open_projects = 1
         assert list(actor.sources) == [Path(second)]
+
+
+async def test_absolute_paths_find_relative_and_absolute_nodes(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    world: dict[str, Any] = {"episodes": [_episode(1, ["a.py"]), _episode(2, [f"{project}/b.py"]),
+                                          _episode(3, ["/elsewhere/c.py"])]}
+    async with running(tmp_path, world) as actor:
+        inside = await actor.file(GraphFile(project=project, path=f"{project}/a.py"))
+        assert inside["file"] == "a.py" and inside["episodes"] == ["ep_1"]
+        recorded_absolute = await actor.file(GraphFile(project=project, path=f"{project}/b.py"))
+        assert recorded_absolute["episodes"] == ["ep_2"]
+        outside = await actor.file(GraphFile(project=project, path="/elsewhere/c.py"))
+        assert outside["episodes"] == ["ep_3"]
+        relative = await actor.file(GraphFile(project=project, path="b.py"))
+        assert relative["episodes"] == []  # absolute and relative are different nodes
