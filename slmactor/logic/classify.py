@@ -165,7 +165,7 @@ class RuleTable:
         self._rules = rules
         word_first: dict[str, int] = {}
         anchor_rules: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-        plain: list[tuple[str, int]] = []
+        plain: list[tuple[int, tuple[str, ...]]] = []
         for i, rule in enumerate(rules):
             if rule.mode != "any":
                 continue
@@ -173,7 +173,8 @@ class RuleTable:
                 word_first.setdefault(word, i)
             for anchor, phrases in rule.anchored.items():
                 anchor_rules.setdefault(anchor, []).append((i, phrases))
-            plain.extend((phrase, i) for phrase in rule.plain)
+            if rule.plain:
+                plain.append((i, rule.plain))
         self._word_first = word_first
         self._words = frozenset(word_first)
         self._anchor_rules = {a: tuple(v) for a, v in anchor_rules.items()}
@@ -191,12 +192,12 @@ class RuleTable:
         best = min(map(self._word_first.__getitem__, hits)) if hits else len(self._rules)
         for anchor in self._anchors.intersection(tokens):
             for i, phrases in self._anchor_rules[anchor]:
-                if i < best and any(phrase in text_lower for phrase in phrases):
+                if i < best and any(map(text_lower.__contains__, phrases)):
                     best = i
-        for phrase, i in self._plain:
+        for i, phrases in self._plain:
             if i >= best:
                 break
-            if phrase in text_lower:
+            if any(map(text_lower.__contains__, phrases)):
                 best = i
                 break
         for i, anchors, rule in self._all:

@@ -49,7 +49,10 @@ class Diagnosis:
     source: str
 
 
-Recognizer = Callable[[list[str]], "Diagnosis | None"]
+#: A recogniser reads the lines and may first look at the whole text: each one returns early when
+#: the text lacks a substring that every line it recognises must contain (a necessary condition,
+#: cheaper than matching every line; any line is a substring of the text).
+Recognizer = Callable[[list[str], str], "Diagnosis | None"]
 
 
 def _unique(lines: list[str]) -> tuple[str, ...]:
@@ -63,6 +66,19 @@ def _unique(lines: list[str]) -> tuple[str, ...]:
     return tuple(seen)
 
 
+def contains_ignorecase(text: str, pattern: re.Pattern[str], words: tuple[str, ...]) -> bool:
+    """`pattern.search(text)` for `pattern` = the IGNORECASE alternation of lowercase ASCII `words`.
+
+    Case-insensitive regex search has no fast scan; on ASCII text (an O(1) check) it finds exactly
+    the lowercase substrings, because an ASCII character matches a pattern letter case-insensitively
+    only as its upper or lower case.  Other text takes the regex (Unicode case rules: `ſ` is `s`).
+    """
+    if text.isascii():
+        low = text.lower()
+        return any(word in low for word in words)
+    return pattern.search(text) is not None
+
+
 # --- 1. pytest -----------------------------------------------------------------------------
 _PYTEST_SUMMARY = re.compile(r"^(FAILED|ERROR)\s+(\S+)(?:\s+-\s+.*)?$")
 _PYTEST_E = re.compile(r"^E\s+(\S.*)$")
@@ -70,7 +86,10 @@ _PYTEST_BANNER = re.compile(r"^=+ (?:FAILURES|ERRORS|short test summary info) =+
 _EXC_IN = re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?::|$)")
 
 
-def _pytest(lines: list[str]) -> Diagnosis | None:
+def _pytest(lines: list[str], text: str) -> Diagnosis | None:
+    if ("FAILED" not in text and "ERROR" not in text and "FAILURES" not in text
+            and "short test summary info" not in text):
+        return None
     summaries = [m for m in map(_PYTEST_SUMMARY.match, lines) if m]
     if not summaries and not any(_PYTEST_BANNER.match(line) for line in lines):
         return None
@@ -96,7 +115,9 @@ _GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)")
 _GO_TEST_MSG = re.compile(r"^\s+\S+_test\.go:\d+: (.+)$")
 
 
-def _go_test(lines: list[str]) -> Diagnosis | None:
+def _go_test(lines: list[str], text: str) -> Diagnosis | None:
+    if "--- FAIL: " not in text:
+        return None
     fails = [m.group(1) for m in map(_GO_FAIL.match, lines) if m]
     if not fails:
         return None
@@ -108,24 +129,28 @@ def _go_test(lines: list[str]) -> Diagnosis | None:
 # --- 3. panics -----------------------------------------------------------------------------
 _RUST_PANIC = re.compile(r"^thread '[^']*'(?: \(\d+\))? panicked at (.*)$")
 _GO_PANIC = re.compile(r"^panic: (.+)$")
-_SEGV = re.compile(r"segmentation fault|core dumped", re.IGNORECASE)
+_SEGV_WORDS = ("segmentation fault", "core dumped")
+_SEGV = re.compile("|".join(_SEGV_WORDS), re.IGNORECASE)
 
 
-def _panic(lines: list[str]) -> Diagnosis | None:
-    for i, line in enumerate(lines):
-        m = _RUST_PANIC.match(line)
-        if m:
-            rest = m.group(1)
-            # Rust ≥ 1.73 prints "panicked at file:l:c:" and the message on the next line.
-            if rest.endswith(":") and i + 1 < len(lines):
-                return Diagnosis("runtime_error", ("panicked", lines[i + 1]), "rust panic message")
-            return Diagnosis("runtime_error", (f"panicked at {rest}",), "rust panic message")
-        m = _GO_PANIC.match(line)
-        if m:
-            return Diagnosis("runtime_error", (line,), "go panic line")
-    for line in lines:
-        if _SEGV.search(line):
-            return Diagnosis("runtime_error", (line,), "crash line")
+def _panic(lines: list[str], text: str) -> Diagnosis | None:
+    if " panicked at " in text or "panic: " in text:
+        for i, line in enumerate(lines):
+            m = _RUST_PANIC.match(line)
+            if m:
+                rest = m.group(1)
+                # Rust ≥ 1.73 prints "panicked at file:l:c:" and the message on the next line.
+                if rest.endswith(":") and i + 1 < len(lines):
+                    return Diagnosis("runtime_error", ("panicked", lines[i + 1]),
+                                     "rust panic message")
+                return Diagnosis("runtime_error", (f"panicked at {rest}",), "rust panic message")
+            m = _GO_PANIC.match(line)
+            if m:
+                return Diagnosis("runtime_error", (line,), "go panic line")
+    if contains_ignorecase(text, _SEGV, _SEGV_WORDS):
+        for line in lines:
+            if _SEGV.search(line):
+                return Diagnosis("runtime_error", (line,), "crash line")
     return None
 
 
@@ -136,9 +161,9 @@ _JAVA_TOP = re.compile(r'^Exception in thread "[^"]*" ([\w.$]+)(?::\s*(.*))?$')
 _JAVA_CAUSE = re.compile(r"^Caused by: ([\w.$]+)(?::\s*(.*))?$")
 
 
-def _exception(lines: list[str]) -> Diagnosis | None:
-    java = [m for m in map(_JAVA_CAUSE.match, lines) if m] or [
-        m for m in map(_JAVA_TOP.match, lines) if m]
+def _exception(lines: list[str], text: str) -> Diagnosis | None:
+    java = ([m for m in map(_JAVA_CAUSE.match, lines) if m] if "Caused by: " in text else []) or (
+        [m for m in map(_JAVA_TOP.match, lines) if m] if 'Exception in thread "' in text else [])
     if java:
         top = java[-1]
         name = top.group(1)
@@ -170,15 +195,16 @@ _LINKER = re.compile(r"^\S+:\(\.\w+\+0x[0-9a-fA-F]+\):\s*(.+)$")
 _JAVA_SYMBOL = re.compile(r"^\s+symbol:\s+(.+)$")
 _ESLINT = re.compile(r"^\s+\d+:\d+\s+(error|warning)\s+(.+?)\s{2,}([\w/@-]+)$")
 _LINT_CODE = re.compile(r"^[A-Z]{1,4}\d{2,4}\b")
-_DEPENDENCY = re.compile(r"no such file or directory|cannot find module|no module named|"
-                         r"library stub|cannot find package", re.IGNORECASE)
+_DEPENDENCY_WORDS = ("no such file or directory", "cannot find module", "no module named",
+                     "library stub", "cannot find package")
+_DEPENDENCY = re.compile("|".join(_DEPENDENCY_WORDS), re.IGNORECASE)
 
 
-def _compiler(lines: list[str]) -> Diagnosis | None:
+def _compiler(lines: list[str], text: str) -> Diagnosis | None:
     errors: list[str] = []
     warnings: list[str] = []
     lint = False
-    has_arrow = any(_RUST_ARROW.match(line) for line in lines)
+    has_arrow = "--> " in text and any(_RUST_ARROW.match(line) for line in lines)
     for line in lines:
         if _NOISE_LINE.match(line.lower()):
             continue
@@ -217,7 +243,7 @@ def _compiler(lines: list[str]) -> Diagnosis | None:
     text = " ".join(found)
     if lint:
         cls = "lint_error"
-    elif _DEPENDENCY.search(text):
+    elif contains_ignorecase(text, _DEPENDENCY, _DEPENDENCY_WORDS):
         cls = "dependency_missing"
     else:
         cls = "compile_error"
@@ -228,7 +254,9 @@ def _compiler(lines: list[str]) -> Diagnosis | None:
 _SHELL = re.compile(r"^(?:[^:\n]+: )?line \d+: (.+)$")
 
 
-def _shell(lines: list[str]) -> Diagnosis | None:
+def _shell(lines: list[str], text: str) -> Diagnosis | None:
+    if "line " not in text:
+        return None
     msgs = [m.group(1) for m in map(_SHELL.match, lines) if m]
     if not msgs:
         return None
@@ -274,7 +302,7 @@ def diagnose_prepared(prepared: Prepared) -> Diagnosis:
     for recognizer in _RECOGNIZERS:
         # Recognisers that need frames or gutters (pytest E lines sit under source echoes) get
         # the raw lines; the rest read the de-noised ones.
-        found = recognizer(raw_lines if recognizer in _RAW_READERS else lines)
+        found = recognizer(raw_lines if recognizer in _RAW_READERS else lines, prepared.text)
         if found is not None:
             break
     if found is None:

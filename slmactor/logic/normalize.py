@@ -266,7 +266,12 @@ def placeholders(text: str) -> str:
 
 def squash(text: str, limit: int = MAX_NORM_LEN) -> str:
     """Collapse whitespace, trim and cut to `limit` bytes."""
-    return cut_bytes(_SPACES.sub(" ", text).strip(), limit).rstrip()
+    # str.split() splits on runs of the characters `\s` matches, so this is
+    # `_SPACES.sub(" ", text).strip()`; ASCII text has one byte per character.
+    text = " ".join(text.split())
+    if limit > 0 and text.isascii():
+        return text if len(text) <= limit else text[:limit].rstrip()
+    return cut_bytes(text, limit).rstrip()
 
 
 @dataclass(frozen=True, slots=True)

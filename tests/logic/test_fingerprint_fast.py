@@ -7,6 +7,8 @@
   forms did; `_DOTTED_FILE` replaces exactly the dotted tokens `_bare_file` replaced.
 * `RuleTable.first` returns the class of the first rule whose `matches` is true, as trying each
   rule in order does.
+* `squash` (str.split instead of a regex, an ASCII shortcut for the byte cut) and
+  `diagnose.contains_ignorecase` (lowercase substrings on ASCII text) equal the regex forms.
 """
 
 from __future__ import annotations
@@ -17,8 +19,10 @@ from collections.abc import Callable
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from slmactor.logic import diagnose as dg
 from slmactor.logic import normalize as nz
 from slmactor.logic.classify import AGENT_RULES, NEEDLE_RULES, NeedleRule, RuleTable, tokens_of
+from slmactor.logic.text import cut_bytes
 
 FRAGMENTS = [
     "0", "1", "7", "42", "404", "2026", "-", "--", "_", ":", ".", "/", "\\", " ", "\n", "\t", "#",
@@ -119,3 +123,33 @@ def test_rule_table_on_every_needle_alone_and_in_pairs() -> None:
             tokens = tokens_of(text)
             assert agent.first(text, tokens) == _sequential(AGENT_RULES, text), text
             assert general.first(text, tokens) == _sequential(NEEDLE_RULES, text), text
+
+
+SPACES = [" ", "\t", "\n", "\u00a0", "\u2028", "\x1c", "\u3000", "  "]
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from(FRAGMENTS + SPACES + ["ü", "€", "𝄞"]), max_size=80).map("".join),
+       st.integers(min_value=-2, max_value=120))
+def test_squash_is_the_regex_collapse_and_byte_cut(text: str, limit: int) -> None:
+    expected = cut_bytes(nz._SPACES.sub(" ", text).strip(), limit).rstrip()
+    assert nz.squash(text, limit) == expected
+
+
+CASE_FRAGMENTS = ["Segmentation Fault", "CORE dumped", "core  dumped", "ſegmentation fault",
+                  "No Module Named", "cannot find MODULE", "library stub", "K", "é", " ", "x"]
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CASE_FRAGMENTS), max_size=6).map("".join))
+def test_contains_ignorecase_is_the_ignorecase_search(text: str) -> None:
+    for pattern, words in ((dg._SEGV, dg._SEGV_WORDS), (dg._DEPENDENCY, dg._DEPENDENCY_WORDS)):
+        assert dg.contains_ignorecase(text, pattern, words) == (pattern.search(text) is not None)
+
+
+def test_ascii_case_insensitivity_is_plain_lowercasing() -> None:
+    # The premise of contains_ignorecase, for every pair of ASCII characters.
+    for p in map(chr, range(128)):
+        for c in map(chr, range(128)):
+            matched = re.fullmatch(re.escape(p), c, re.IGNORECASE) is not None
+            assert matched == (c.lower() == p.lower()), (p, c)
