@@ -325,15 +325,16 @@ class DistillerActor(MemoryBlockMixin):
                     # every fact's support (confidence must count evidence, not passes).
                     project.last = {"episodes": len(window), "facts": 0, "unchanged": True}
                 else:
-                    episodes = await self._hydrate(project.root, window)
-                    observations = await self.run_sync(distill_logic.distill, episodes)
+                    tally = distill_logic.Tally()
+                    await self._hydrate(project.root, window, tally)
+                    observations = tally.observations()
                     if project.generation != generation:
                         observations = []  # memory was forgotten meanwhile: do not resurrect it
                     else:
                         project.window = window
                     project.facts.sync()
                     recorded = project.facts.book.observe_all(observations, self.now())
-                    project.last = {"episodes": len(episodes), "facts": recorded}
+                    project.last = {"episodes": tally.seen, "facts": recorded}
                     self.ctx.stats.extra["distills"] += 1
                     self.ctx.stats.extra["distill_facts"] += recorded
                     if recorded:
@@ -355,25 +356,25 @@ class DistillerActor(MemoryBlockMixin):
         ids = (entry.get("id") for entry in block_logic.episodes_of(reply))
         return tuple(i for i in ids if isinstance(i, str) and i)
 
-    async def _hydrate(self, root: Path, ids: tuple[str, ...]) -> list[dict[str, Any]]:
-        """The whole episodes for `ids`, in order.
+    async def _hydrate(self, root: Path, ids: tuple[str, ...], tally: distill_logic.Tally) -> None:
+        """Count the whole episodes for `ids`, in order, into `tally`.
 
         `episode.recent` answers index entries (no commands, failure details or edit counts),
         so each is fetched with `episode.get` — one at a time, so a recall asked meanwhile
-        waits behind one lookup at most.
+        waits behind one lookup at most — and counted at once (tens of µs) and dropped: a pass
+        keeps counters, not 120 records for the garbage collector to promote and sweep.
         """
-        episodes: list[dict[str, Any]] = []
         for episode_id in ids:
             try:
                 full = await self.ask(EpisodeGet(project=str(root), episode_id=episode_id))
             except RequestError:
                 continue  # pruned or forgotten meanwhile
             if isinstance(full, dict):
-                episodes.append(full)
+                tally.add(full)
+            del full
             # Background work yields the shared event loop between lookups, so asks that
             # harnesses wait on (memory.block, recall) are not queued behind 120 of them.
             await anyio.sleep(self.FETCH_PACE_S)
-        return episodes
 
     @handles(MemoryPrune)
     async def prune(self, msg: MemoryPrune) -> dict[str, Any]:

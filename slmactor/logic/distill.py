@@ -63,89 +63,114 @@ def _top(counts: Counter[str], n: int) -> list[tuple[str, int]]:
     return sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:n]
 
 
-def distill(episodes: Iterable[Mapping[str, Any]]) -> list[Observation]:
-    """Facts supported by the newest `WINDOW` episodes (given newest first)."""
-    window = [ep for ep in episodes if isinstance(ep, Mapping)][:WINDOW]
-    if not window:
-        return []
-    out: list[Observation] = []
-    gotcha_seen: Counter[str] = Counter()
-    cmd_runs: Counter[str] = Counter()
-    cmd_ok: Counter[str] = Counter()
-    cmd_sources: dict[str, list[str]] = {}
-    dir_counts: Counter[str] = Counter()
-    file_counts: Counter[str] = Counter()
-    fmt_ok: Counter[str] = Counter()
-    fmt_fail: Counter[str] = Counter()
-    languages: Counter[str] = Counter()
+class Tally:
+    """The counts of one distillation, fed one episode at a time (newest first).
 
-    for ep in window:
+    Streaming keeps memory flat: the caller can drop each episode right after `add` (the
+    distiller fetches them one by one), so a pass leaves counters behind, not 120 records that
+    the garbage collector would otherwise promote and later sweep in a long full collection.
+    """
+
+    def __init__(self) -> None:
+        self.seen = 0
+        self.gotchas: list[Observation] = []
+        self._gotcha_seen: Counter[str] = Counter()
+        self._cmd_runs: Counter[str] = Counter()
+        self._cmd_ok: Counter[str] = Counter()
+        self._cmd_sources: dict[str, list[str]] = {}
+        self._dirs: Counter[str] = Counter()
+        self._files: Counter[str] = Counter()
+        self._fmt_ok: Counter[str] = Counter()
+        self._fmt_fail: Counter[str] = Counter()
+        self._languages: Counter[str] = Counter()
+
+    def add(self, ep: Mapping[str, Any]) -> bool:
+        """Count one episode; False (and nothing counted) once the window of 120 is full."""
+        if self.seen >= WINDOW or not isinstance(ep, Mapping):
+            return False
+        self.seen += 1
         ep_id = _str(ep.get("id"))
-        out.extend(_gotchas(ep, ep_id, gotcha_seen))
+        self.gotchas.extend(_gotchas(ep, ep_id, self._gotcha_seen))
         for cmd in _list(ep.get("commands")):
             if not isinstance(cmd, Mapping):
                 continue
             norm = normalize_command(_str(cmd.get("cmd")))
             if not norm:
                 continue
-            cmd_runs[norm] += 1
+            self._cmd_runs[norm] += 1
             if cmd.get("ok") is True:
-                cmd_ok[norm] += 1
-            if ep_id:
-                cmd_sources.setdefault(norm, []).append(ep_id)
+                self._cmd_ok[norm] += 1
+            sources = self._cmd_sources.setdefault(norm, [])
+            if ep_id and len(sources) < MAX_SOURCES and ep_id not in sources:
+                sources.append(ep_id)
         files = dedupe((_str(f) for f in _list(ep.get("files_changed"))), 10_000)
-        file_counts.update(files)
-        dir_counts.update({f.rsplit("/", 1)[0] for f in files if "/" in f.strip("/")})
+        self._files.update(files)
+        self._dirs.update({f.rsplit("/", 1)[0] for f in files if "/" in f.strip("/")})
         fmt = _str(ep.get("edit_format"))
         attempted = _count(ep.get("edits_attempted"))
         if fmt and attempted > 0:
             applied = min(_count(ep.get("edits_applied")), attempted)
-            fmt_ok[fmt] += applied
-            fmt_fail[fmt] += attempted - applied
+            self._fmt_ok[fmt] += applied
+            self._fmt_fail[fmt] += attempted - applied
         lang = _str(ep.get("language")).lower()
         if lang:
-            languages[lang] += 1
+            self._languages[lang] += 1
+        return True
 
-    for cmd in sorted(cmd_runs):
-        runs, ok = cmd_runs[cmd], cmd_ok[cmd]
-        if runs >= MIN_OBSERVATIONS and ok >= 1:
-            out.append(
-                Observation(
-                    "command",
-                    cmd,
-                    f"`{cmd}` works here ({ok}/{runs} runs succeeded)",
-                    tuple(dedupe(cmd_sources.get(cmd, []), MAX_SOURCES)),
+    def observations(self) -> list[Observation]:
+        """Everything counted, in the emission order of S-5.8."""
+        if not self.seen:
+            return []
+        out = list(self.gotchas)
+        for cmd in sorted(self._cmd_runs):
+            runs, ok = self._cmd_runs[cmd], self._cmd_ok[cmd]
+            if runs >= MIN_OBSERVATIONS and ok >= 1:
+                out.append(
+                    Observation(
+                        "command",
+                        cmd,
+                        f"`{cmd}` works here ({ok}/{runs} runs succeeded)",
+                        tuple(self._cmd_sources.get(cmd, [])),
+                    )
                 )
-            )
-    hot = [(d, n) for d, n in _top(dir_counts, TOP_DIRS) if n >= MIN_OBSERVATIONS]
-    if hot:
-        listing = ", ".join(f"`{d}` ({n})" for d, n in hot)
-        out.append(Observation("layout", "hot-directories", f"Most work happens in: {listing}"))
-    for path, n in _top(file_counts, TOP_FILES):
-        if n >= MIN_OBSERVATIONS:
-            out.append(Observation("file", path, f"`{path}` changed in {n} recent runs"))
-    for fmt in sorted(set(fmt_ok) | set(fmt_fail)):
-        ok, total = fmt_ok[fmt], fmt_ok[fmt] + fmt_fail[fmt]
-        if total >= MIN_OBSERVATIONS:
-            out.append(
-                Observation(
-                    "convention",
-                    f"edit-format:{fmt}",
-                    f"Edit format `{fmt}` applies {ok * 100 // total}% of the time here"
-                    f" ({ok}/{total} hunks)",
+        hot = [(d, n) for d, n in _top(self._dirs, TOP_DIRS) if n >= MIN_OBSERVATIONS]
+        if hot:
+            listing = ", ".join(f"`{d}` ({n})" for d, n in hot)
+            out.append(Observation("layout", "hot-directories", f"Most work happens in: {listing}"))
+        for path, n in _top(self._files, TOP_FILES):
+            if n >= MIN_OBSERVATIONS:
+                out.append(Observation("file", path, f"`{path}` changed in {n} recent runs"))
+        for fmt in sorted(set(self._fmt_ok) | set(self._fmt_fail)):
+            ok, total = self._fmt_ok[fmt], self._fmt_ok[fmt] + self._fmt_fail[fmt]
+            if total >= MIN_OBSERVATIONS:
+                out.append(
+                    Observation(
+                        "convention",
+                        f"edit-format:{fmt}",
+                        f"Edit format `{fmt}` applies {ok * 100 // total}% of the time here"
+                        f" ({ok}/{total} hunks)",
+                    )
                 )
-            )
-    if languages:
-        lang, n = _top(languages, 1)[0]
-        if n >= MIN_OBSERVATIONS:
-            out.append(
-                Observation(
-                    "dependency",
-                    "primary-language",
-                    f"Primary language is {lang} ({n}/{len(window)} recent runs)",
+        if self._languages:
+            lang, n = _top(self._languages, 1)[0]
+            if n >= MIN_OBSERVATIONS:
+                out.append(
+                    Observation(
+                        "dependency",
+                        "primary-language",
+                        f"Primary language is {lang} ({n}/{self.seen} recent runs)",
+                    )
                 )
-            )
-    return out
+        return out
+
+
+def distill(episodes: Iterable[Mapping[str, Any]]) -> list[Observation]:
+    """Facts supported by the newest `WINDOW` episodes (given newest first)."""
+    tally = Tally()
+    for ep in episodes:
+        if isinstance(ep, Mapping) and not tally.add(ep):
+            break
+    return tally.observations()
 
 
 def _gotchas(ep: Mapping[str, Any], ep_id: str, seen: Counter[str]) -> list[Observation]:
