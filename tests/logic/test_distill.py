@@ -7,7 +7,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slmactor.logic.distill import WINDOW, apply, distill, normalize_command
+from slmactor.logic.distill import WINDOW, Tally, apply, distill, normalize_command
 from slmactor.logic.facts import FactBook, Observation
 
 NOW = 1_790_000_000.0
@@ -180,3 +180,15 @@ def test_distill_is_deterministic(episodes: list[dict[str, Any]]) -> None:
     apply(book_a, first, NOW)
     apply(book_b, distill(episodes), NOW)
     assert book_a.to_records() == book_b.to_records()
+
+
+def test_tally_streams_to_the_same_result_and_stops_at_the_window() -> None:
+    episodes = [
+        ep(i, commands=[{"cmd": "make", "ok": True}], language="go") for i in range(WINDOW + 5)
+    ]
+    tally = Tally()
+    accepted = [tally.add(e) for e in episodes]
+    assert accepted == [True] * WINDOW + [False] * 5
+    assert tally.seen == WINDOW
+    assert tally.observations() == distill(episodes)
+    assert Tally().observations() == []
