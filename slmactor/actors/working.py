@@ -9,13 +9,13 @@ time from the mailbox when a client sent them on `ctl.sock`; the asks `run.start
 Emits: nothing.
 
 The hot path: `on_events` gets a drained batch of `[kind, body]` frames (up to the cell's
-`EVENTS_BATCH`, 64, several per 0.5 ms slice) and, per event, decodes the body, type-checks it
-inline against the wire caps and does the bounded appends of `WorkingMemory.record_tool`. No
-I/O, no regex, no token counting, no await (a project path is canonicalised once per distinct
-string, then memoised). A bad event (not msgpack, wrong version, a missing run id or tool, a
-field of the wrong type or over its cap) is dropped and counted in `status` (`events_invalid`,
-beside `events_received` and the clients' own `client_dropped`); it never raises, so it never
-crashes the actor.
+`EVENTS_BATCH`, 256, then the loop gives asks a few turns) and, per event, decodes the body,
+type-checks it inline against the wire caps and does the bounded appends of
+`WorkingMemory.record_tool`. No I/O, no regex, no token counting, no await (a project path is
+canonicalised once per distinct string, then memoised). A bad event (not msgpack, wrong version,
+a missing run id or tool, a field of the wrong type or over its cap) is dropped and counted in
+`status` (`events_invalid`, beside `events_received` and the clients' own `client_dropped`); it
+never raises, so it never crashes the actor.
 
 Read-your-writes across the two sockets: every tell carries (client, seq); the actor remembers
 the highest seq applied per client, and an ask that names (client, seq) waits — at most
