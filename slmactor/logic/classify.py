@@ -192,14 +192,12 @@ class RuleTable:
         best = min(map(self._word_first.__getitem__, hits)) if hits else len(self._rules)
         for anchor in self._anchors.intersection(tokens):
             for i, phrases in self._anchor_rules[anchor]:
-                if i < best and any(map(text_lower.__contains__, phrases)):
-                    best = i
-        for i, phrases in self._plain:
-            if i >= best:
-                break
-            if any(map(text_lower.__contains__, phrases)):
-                best = i
-                break
+                if i < best:
+                    for phrase in phrases:
+                        if phrase in text_lower:
+                            best = i
+                            break
+        best = self._first_plain(text_lower, best)
         for i, anchors, rule in self._all:
             if i >= best:
                 break
@@ -213,6 +211,15 @@ class RuleTable:
                 best = i
                 break
         return self._rules[best].cls if best < len(self._rules) else ""
+
+    def _first_plain(self, text_lower: str, best: int) -> int:
+        for i, phrases in self._plain:
+            if i >= best:
+                return best
+            for phrase in phrases:
+                if phrase in text_lower:
+                    return i
+        return best
 
 
 _REGEX_CACHE: dict[str, re.Pattern[str]] = {}

@@ -110,7 +110,6 @@ _POSIX_PATH = re.compile(r"(?<![\w<>/.@+~-])(?:~|\.{1,2}|[\w.@+~-]++)?(?:/[\w.@+
 # Line/column words, then ":N" / ":N:M", then durations.
 _LINE_WORD = re.compile(r"\b(line|lines|col|column|offset|byte|position|pos|char|character)"
                         r"(\s?)#?\d+\b")
-_LINE_WORD_STEMS = ("line", "col", "offset", "byte", "pos", "char")
 _COLON_NUMBER = re.compile(r":\d+(?::\d+)*\b")
 _DURATION = re.compile(r"(?<![\w<])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|mins?|"
                        r"minutes?|h|hrs?|hours?)\b")
@@ -141,6 +140,10 @@ _DOTTED_FILE = re.compile(r"(?<![\w<.-])[\w-]++(?:\.[\w-]++)++(?:" + "|".join(
     for n in sorted({len(e) for e in _EXTENSIONS})) + ")")
 
 
+# Any such token ends in `.ext` not followed by a token character: a literal-led hint.
+_DOTTED_FILE_HINT = re.compile(r"\.(?:" + "|".join(sorted(_EXTENSIONS)) + r")(?![\w-])")
+
+
 def _bare_file(match: re.Match[str]) -> str:
     token = match.group(0)
     return "<path>" if token.rsplit(".", 1)[-1] in _EXTENSIONS else token
@@ -150,7 +153,6 @@ def _bare_file(match: re.Match[str]) -> str:
 # The opening quote leads the pattern (a fast scan for it) and the look-behind after it checks
 # the character before it — the same matches as `(?<!\w)(['"`‘“])...`.
 _QUOTED = re.compile(r"(['\"`‘“])(?<!\w.)([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
-_QUOTES = ("'", '"', "`", "‘", "“")
 # Digit-led for the same reason: `\d(?<![\w<.]\d)` is `(?<![\w<.])\d`.
 _NUMBER = re.compile(r"\d(?<![\w<.]\d)\d*(?:\.\d+)*(?![\w>])")
 # HTTP status codes identify the failure (401 is not 529): kept after these words.
@@ -241,17 +243,18 @@ def placeholders(text: str) -> str:
     if "/" in text:
         text = _POSIX_PATH.sub("<path>", text)
     if has_digit:
-        if any(stem in text for stem in _LINE_WORD_STEMS):
+        if ("line" in text or "col" in text or "pos" in text or "char" in text
+                or "byte" in text or "offset" in text):  # the stems of the line words
             text = _LINE_WORD.sub(r"\1\2<line>", text)
         if ":" in text:
             text = _COLON_NUMBER.sub(":<line>", text)
         if _DURATION_HINT.search(text):
             text = _DURATION.sub("<dur>", text)
-    if "." in text:
+    if "." in text and _DOTTED_FILE_HINT.search(text):
         text = _DOTTED_FILE.sub("<path>", text)
     if "<path>(" in text:
         text = _TSC.sub("<path>(<line>)", text)
-    if any(quote in text for quote in _QUOTES):
+    if "'" in text or '"' in text or "`" in text or "‘" in text or "“" in text:  # _QUOTES
         text = _QUOTED.sub(_quoted, text)
     if has_digit:
         if "status" in text or "http" in text or "error code" in text:

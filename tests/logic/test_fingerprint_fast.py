@@ -35,6 +35,7 @@ FRAGMENTS = [
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
 
+# Each pattern with the condition `placeholders` checks before it (copied from there).
 HINTED: list[tuple[re.Pattern[str], Callable[[str], object]]] = [
     (nz._TIMESTAMP, lambda t: nz._TIMESTAMP_HINT.search(t)),
     (nz._CLOCK, lambda t: nz._CLOCK_HINT.search(t)),
@@ -47,12 +48,13 @@ HINTED: list[tuple[re.Pattern[str], Callable[[str], object]]] = [
     (nz._LONG_ID, lambda t: nz._LONG_ID_HINT.search(t) and nz._LONG_RUN.search(t)),
     (nz._WINDOWS_PATH, lambda t: "\\" in t),
     (nz._POSIX_PATH, lambda t: "/" in t),
-    (nz._LINE_WORD, lambda t: any(stem in t for stem in nz._LINE_WORD_STEMS)),
+    (nz._LINE_WORD, lambda t: ("line" in t or "col" in t or "pos" in t or "char" in t
+                               or "byte" in t or "offset" in t)),
     (nz._COLON_NUMBER, lambda t: ":" in t),
     (nz._DURATION, lambda t: nz._DURATION_HINT.search(t)),
-    (nz._DOTTED_FILE, lambda t: "." in t),
+    (nz._DOTTED_FILE, lambda t: nz._DOTTED_FILE_HINT.search(t)),
     (nz._TSC, lambda t: "<path>(" in t),
-    (nz._QUOTED, lambda t: any(q in t for q in nz._QUOTES)),
+    (nz._QUOTED, lambda t: "'" in t or '"' in t or "`" in t or "‘" in t or "“" in t),
     (nz._FILE_LINE, lambda t: 'file "<path>", ' in t),
 ]
 
