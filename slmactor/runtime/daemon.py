@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import signal
@@ -39,6 +40,8 @@ log = logging.getLogger("slmactor.daemon")
 
 #: Seconds a thread may hold the GIL before another thread is let in (CPython default 0.005).
 SWITCH_INTERVAL = 0.001
+#: Allocations between first-generation collections (CPython default 700).
+GC_GEN0_THRESHOLD = 10_000
 #: Exit status for a start-up problem (already running, unsafe runtime dir, ...).
 EXIT_STARTUP = 2
 
@@ -155,6 +158,7 @@ async def serve(
             async with anyio.create_task_group() as actors:
                 for cell in cells:
                     await actors.start(supervisor.supervise, cell)
+                _tune_gc()
                 sdnotify.notify(f"READY=1\nSTATUS=serving on {settings.ctl_endpoint}")
                 log.info("ready in %.0f ms (pid %d, %s)", (time.monotonic() - started) * 1000,
                          os.getpid(), settings.ctl_endpoint)
@@ -171,6 +175,17 @@ async def serve(
         _close(zctx, router, [ctl, events], settings, locks)
     log.info("stopped (exit %d)", exit_code)
     return exit_code
+
+
+def _tune_gc() -> None:
+    # Modules, classes and start-up state live as long as the process: freezing them keeps
+    # every later collection from re-scanning them (full collections measured 20-60 ms).
+    # A larger first generation means fewer collections while the event inbox churns through
+    # short-lived batches, and fewer of those objects promoted to older generations.
+    gc.collect()
+    gc.freeze()
+    _, gen1, gen2 = gc.get_threshold()
+    gc.set_threshold(GC_GEN0_THRESHOLD, gen1, gen2)
 
 
 async def _watch_signals(stop: anyio.Event) -> None:
