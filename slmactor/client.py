@@ -11,7 +11,8 @@ Asks go to `ctl.sock` on a DEALER socket with a receive deadline and Lazy-Pirate
 socket is recreated after a timeout; the request id stays the same, so a retried ask is
 recognised). Tells go to `events.sock` on a PUSH socket with `send(NOBLOCK)`: a tell never
 blocks and never raises because the daemon is down — it is counted in `dropped` and reported to
-the daemon later. Every socket has LINGER=0, so closing never hangs.
+the daemon later. Sockets have LINGER=0 except for a 100 ms grace period that lets queued tells
+reach a live daemon when the client closes, so closing never hangs.
 """
 
 from __future__ import annotations
@@ -55,6 +56,9 @@ _NOBLOCK_MORE = zmq.NOBLOCK | zmq.SNDMORE
 def _ping_fields(actor: str) -> dict[str, Any]:
     return {} if actor == "control" else {"actor": actor}  # "control" is Ping's default
 
+
+#: Milliseconds queued tells may take to leave when the client closes.
+CLOSE_LINGER_MS = 100
 
 class DaemonUnavailable(Exception):
     """No reply from the daemon within the deadline and retries (not running, or wedged)."""
@@ -115,7 +119,9 @@ class _Teller:
         self._unreported = 0
 
     def close(self) -> None:
-        self._sock.close(linger=0)
+        # Tells still queued locally get a short grace period to reach a live daemon; with the
+        # daemon down this bounds close() at CLOSE_LINGER_MS instead of hanging.
+        self._sock.close(linger=CLOSE_LINGER_MS)
 
 
 def _as_text(value: Any) -> str:

@@ -226,3 +226,13 @@ def test_runtime_dir_with_loose_mode_is_tightened(tmp_path: Any) -> None:
         ensure_runtime_dir(link)
     with pytest.raises(RuntimeDirError, match="longer than"):
         ensure_runtime_dir(tmp_path / ("x" * 120))
+
+
+def test_tells_queued_at_close_still_reach_the_daemon(daemon: DaemonProcess) -> None:
+    sender = daemon.client()
+    for i in range(20_000):
+        sender.record_tool("run-close", "Bash", command=f"echo {i}")
+    assert sender.dropped == 0
+    sender.close()  # right away: some tells are still in the client's queue
+    with daemon.client() as client:
+        wait_for(lambda: actor_row(client, "working")["processed"] >= 20_000, "all 20000 tells applied")
