@@ -59,21 +59,8 @@ from slmactor.stores.calibration import CalibrationStore
 from slmactor.stores.errors import StoreError
 from slmactor.stores.layout import ProjectLayout, UserLayout
 from slmactor.stores.policy import PolicyStore
-from slmactor.stores.warnings import WarningLog
 
 SCOPES = ("user", "project")
-
-
-class _Forward(WarningLog):
-    """Store warnings go to `status` as well as to the log."""
-
-    def __init__(self, actor: Actor) -> None:
-        super().__init__()
-        self._actor = actor
-
-    def warn(self, text: str, now: float) -> None:
-        super().warn(text, now)
-        self._actor.warn(text)
 
 
 def _counts(raw: dict[str, Any]) -> dict[str, int]:
@@ -108,7 +95,7 @@ class BanditActor(Actor):
     name = "bandit"
 
     async def on_start(self) -> None:
-        self.warnings = _Forward(self)
+        self.warnings = self.store_warnings()
         self.user = UserLayout(self.ctx.settings.home)
         self.user_policy = PolicyStore.for_user(self.user, self.warnings, now=self.now)
         self.calibration = CalibrationStore.for_user(self.user, self.warnings, now=self.now)

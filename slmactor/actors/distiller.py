@@ -54,31 +54,18 @@ from slmactor.protocol.messages import (
     ProcedureObserve,
     RunReset,
 )
-from slmactor.runtime.actor import Actor, ActorDead, handles
+from slmactor.runtime.actor import ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.errors import StoreError
 from slmactor.stores.facts import FactStore
 from slmactor.stores.layout import ProjectLayout, UserLayout
 from slmactor.stores.lessons import LessonStore, global_read_paths
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
-from slmactor.stores.warnings import WarningLog
 from slmactor.stores.watched import MirroredBook, remove_file
 
 from .distiller_block import MemoryBlockMixin
 
 SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
-
-
-class _Forward(WarningLog):
-    """Store warnings go to `status` as well as to the log."""
-
-    def __init__(self, actor: Actor) -> None:
-        super().__init__()
-        self._actor = actor
-
-    def warn(self, text: str, now: float) -> None:
-        super().warn(text, now)
-        self._actor.warn(text)
 
 
 @dataclass(slots=True)
@@ -105,7 +92,7 @@ class DistillerActor(MemoryBlockMixin):
     STOP_FLUSH_WAIT_S = 2.0
 
     async def on_start(self) -> None:
-        self.warnings = _Forward(self)
+        self.warnings = self.store_warnings()
         self.user = UserLayout(self.ctx.settings.home)
         self.procedures = ProcedureStore.for_user(self.user, self.warnings, now=self.now)
         self.latency = LatencyStore.for_user(self.user, self.warnings, now=self.now)

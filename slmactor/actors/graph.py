@@ -46,22 +46,9 @@ from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.errors import StoreError
 from slmactor.stores.graph import AddResult, GraphStore
 from slmactor.stores.layout import ProjectLayout
-from slmactor.stores.warnings import WarningLog
 
 #: (episode count, newest episode id) as the recall actor reported it.
 Signature = tuple[int, str]
-
-
-class _Forward(WarningLog):
-    """Store warnings also go to the daemon's status (`slmactor status`)."""
-
-    def __init__(self, actor: Actor) -> None:
-        super().__init__()
-        self._actor = actor
-
-    def warn(self, text: str, now: float) -> None:
-        super().warn(text, now)
-        self._actor.warn(text)
 
 
 @dataclass(slots=True)
@@ -98,7 +85,7 @@ class GraphActor(Actor):
     name = "graph"
 
     async def on_start(self) -> None:
-        self.warnings = _Forward(self)
+        self.warnings = self.store_warnings()
         self.stores: ProjectCache[GraphStore] = ProjectCache(
             self._open, self._close, self.ctx.settings.max_open_projects
         )

@@ -18,24 +18,13 @@ from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.layout import ProjectLayout
 from slmactor.stores.metrics import MetricsStore
-from slmactor.stores.warnings import WarningLog
-
-
-class _Forward(WarningLog):
-    def __init__(self, actor: Actor) -> None:
-        super().__init__()
-        self._actor = actor
-
-    def warn(self, text: str, now: float) -> None:
-        super().warn(text, now)
-        self._actor.warn(text)
 
 
 class MetricsActor(Actor):
     name = "metrics"
 
     async def on_start(self) -> None:
-        self.warnings = _Forward(self)
+        self.warnings = self.store_warnings()
         self.stores: ProjectCache[MetricsStore] = ProjectCache(
             self._open, lambda store: store.close(), self.ctx.settings.max_open_projects
         )

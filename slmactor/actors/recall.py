@@ -40,7 +40,6 @@ from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.errors import StoreError
 from slmactor.stores.layout import ProjectLayout
-from slmactor.stores.warnings import WarningLog
 
 if TYPE_CHECKING:
     from slmactor.logic.rank import RankOptions
@@ -60,18 +59,6 @@ BIG_FLUSH_SECONDS = 60.0
 HYDRATE_HITS = 20
 
 
-class _Forward(WarningLog):
-    """Store warnings also go to the daemon's status (`slmactor status`)."""
-
-    def __init__(self, actor: Actor) -> None:
-        super().__init__()
-        self._actor = actor
-
-    def warn(self, text: str, now: float) -> None:
-        super().warn(text, now)
-        self._actor.warn(text)
-
-
 class RecallActor(Actor):
     """Episodic memory of every project the daemon serves."""
 
@@ -88,7 +75,7 @@ class RecallActor(Actor):
         # The ranker (and numpy under it) is imported by the first store opened, in a worker
         # thread — not here, where it would delay the daemon's READY by ~50 ms.
         self._options: RankOptions | None = None
-        self.warnings = _Forward(self)
+        self.warnings = self.store_warnings()
         self.stores: ProjectCache[EpisodeStore] = ProjectCache(
             self._open, lambda store: store.close(), settings.max_open_projects
         )

@@ -66,7 +66,6 @@ from slmactor.stores.jsondoc import JsonDoc
 from slmactor.stores.layout import ProjectLayout
 from slmactor.stores.markdown import write_markdown
 from slmactor.stores.regressions import RegressionStore
-from slmactor.stores.warnings import WarningLog
 
 #: Finished run ids remembered for de-duplicating client retries.
 MAX_REMEMBERED_RUNS = 256
@@ -83,18 +82,6 @@ class _Job:
     wait: bool = False
 
 
-class _Forward(WarningLog):
-    """Store warnings (a corrupt regressions.json moved aside …) shown by `status`."""
-
-    def __init__(self, actor: Actor) -> None:
-        super().__init__()
-        self._actor = actor
-
-    def warn(self, text: str, now: float) -> None:
-        super().warn(text, now)
-        self._actor.warn(text)
-
-
 class ReflectorActor(Actor):
     name = "reflector"
     #: Distil (and prune) a project at most this often from run.finish pipelines; a burst of
@@ -104,7 +91,7 @@ class ReflectorActor(Actor):
     DISTILL_TICK: ClassVar[float] = 5.0
 
     async def on_start(self) -> None:
-        self.warnings = _Forward(self)
+        self.warnings = self.store_warnings()
         self.stores: ProjectCache[RegressionStore] = ProjectCache(
             self._open, self._close, self.ctx.settings.max_open_projects
         )

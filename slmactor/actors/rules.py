@@ -45,29 +45,16 @@ from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.errors import StoreError
 from slmactor.stores.layout import ProjectLayout, UserLayout
 from slmactor.stores.rules import RuleStore
-from slmactor.stores.warnings import WarningLog
 
 #: Fingerprints of recent failures, so `evolve.resolved` can learn from an id alone.
 MAX_REMEMBERED_FAILURES = 2048
-
-
-class _Forward(WarningLog):
-    """Store warnings (a corrupt rules.json moved aside, ...) shown by `status`."""
-
-    def __init__(self, actor: Actor) -> None:
-        super().__init__()
-        self._actor = actor
-
-    def warn(self, text: str, now: float) -> None:
-        super().warn(text, now)
-        self._actor.warn(text)
 
 
 class RulesActor(Actor):
     name = "rules"
 
     async def on_start(self) -> None:
-        self.warnings = _Forward(self)
+        self.warnings = self.store_warnings()
         self.stores: ProjectCache[RuleStore] = ProjectCache(
             self._open, self._save, self.ctx.settings.max_open_projects)
         self._seen: OrderedDict[str, Fingerprint] = OrderedDict()

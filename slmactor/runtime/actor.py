@@ -35,6 +35,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from slmactor.config import Settings
 from slmactor.protocol import ErrorCode, Message, RequestError, codec
 from slmactor.protocol.messages import DebugCrash, Ping
+from slmactor.stores.warnings import WarningLog
 
 from .router import Router, make_route
 from .stats import ActorStats
@@ -136,6 +137,10 @@ class Actor:
     def warn(self, text: str) -> None:
         """Surface a store warning in `status` (corrupt file moved aside, index rebuilt, ...)."""
         self.ctx.warn(self.name, text)
+
+    def store_warnings(self) -> WarningLog:
+        """A `WarningLog` for this actor's stores whose warnings also reach `status`."""
+        return WarningLog(on_warn=self.warn)
 
     @staticmethod
     def project_root(msg: Message) -> Path:
