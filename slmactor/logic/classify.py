@@ -151,57 +151,51 @@ class RuleTable:
     """Rules tried in order, compiled so that finding the first match costs far less than trying
     each rule: the same answer as `next(r.cls for r in rules if r.matches(text))`.
 
-    The first matching rule is the smallest index over each kind of needle, computed per kind:
-    bare words by one set intersection of the text's tokens with every word of the table
-    (a bare word matches exactly when it is a token), anchored phrases only under the anchors that
-    are tokens, then the plain phrases, `all` rules and regexes — each scan stopping at the best
-    index found so far.
+    Every needle is a substring test, except a bare word, which must also be a whole token
+    (checked by a boundary pattern only when the substring is there).  Needles are grouped under
+    a *gate* — a word of four or more characters they share, or the needle itself — so one
+    substring test skips a whole group; within a group the needles are in rule order and the scan
+    stops at the best rule found so far.  An anchored phrase needs no token check: its anchor is
+    an interior word, delimited inside the phrase itself, so it is a token wherever the phrase
+    occurs.
     """
 
-    __slots__ = ("_all", "_anchor_rules", "_anchors", "_plain", "_regex", "_rules", "_word_first",
-                 "_words")
+    __slots__ = ("_all", "_groups", "_regex", "_rules")
 
     def __init__(self, rules: tuple[NeedleRule, ...]) -> None:
         self._rules = rules
-        word_first: dict[str, int] = {}
-        anchor_rules: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-        plain: list[tuple[int, tuple[str, ...]]] = []
+        needles: list[tuple[int, str, re.Pattern[str] | None]] = []
         for i, rule in enumerate(rules):
-            if rule.mode != "any":
-                continue
-            for word in rule.words:
-                word_first.setdefault(word, i)
-            for anchor, phrases in rule.anchored.items():
-                anchor_rules.setdefault(anchor, []).append((i, phrases))
-            if rule.plain:
-                plain.append((i, rule.plain))
-        self._word_first = word_first
-        self._words = frozenset(word_first)
-        self._anchor_rules = {a: tuple(v) for a, v in anchor_rules.items()}
-        self._anchors = frozenset(anchor_rules)
-        self._plain = tuple(plain)
-        # An `all` rule needs each of its anchors as a token before any substring is looked for.
-        self._all = tuple((i, frozenset(a for a in r.anchors if a), r)
-                          for i, r in enumerate(rules) if r.mode == "all")
+            if rule.mode == "any":
+                needles.extend((i, n, _token_pattern(n) if a == n else None)
+                               for n, a in zip(rule.needles, rule.anchors, strict=True))
+        self._groups = _gate_groups(needles)
+        self._all = tuple(
+            (i, tuple((n, _token_pattern(n) if a == n else None)
+                      for n, a in zip(r.needles, r.anchors, strict=True)))
+            for i, r in enumerate(rules) if r.mode == "all")
         self._regex = tuple((i, r.regex_hint, _regex(r.regex)) for i, r in enumerate(rules)
                             if r.mode == "any" and r.regex)
 
-    def first(self, text_lower: str, tokens: frozenset[str]) -> str:
+    def first(self, text_lower: str) -> str:
         """The class of the first rule that matches, or ""."""
-        hits = self._words.intersection(tokens)
-        best = min(map(self._word_first.__getitem__, hits)) if hits else len(self._rules)
-        for anchor in self._anchors.intersection(tokens):
-            for i, phrases in self._anchor_rules[anchor]:
-                if i < best:
-                    for phrase in phrases:
-                        if phrase in text_lower:
-                            best = i
-                            break
-        best = self._first_plain(text_lower, best)
-        for i, anchors, rule in self._all:
+        best = len(self._rules)
+        for gate, group in self._groups:
+            if gate in text_lower:
+                for i, needle, token in group:
+                    if i >= best:
+                        break
+                    if needle in text_lower and (token is None or token.search(text_lower)):
+                        best = i
+                        break
+        for i, needles in self._all:
             if i >= best:
                 break
-            if anchors <= tokens and rule.matches(text_lower, tokens):
+            for needle, token in needles:
+                if needle not in text_lower or (token is not None
+                                                and token.search(text_lower) is None):
+                    break
+            else:
                 best = i
                 break
         for i, hint, pattern in self._regex:
@@ -212,14 +206,32 @@ class RuleTable:
                 break
         return self._rules[best].cls if best < len(self._rules) else ""
 
-    def _first_plain(self, text_lower: str, best: int) -> int:
-        for i, phrases in self._plain:
-            if i >= best:
-                return best
-            for phrase in phrases:
-                if phrase in text_lower:
-                    return i
-        return best
+
+def _token_pattern(word: str) -> re.Pattern[str]:
+    """Matches where `word` is a whole token of the text (a maximal `[a-z0-9_]` run)."""
+    return re.compile(rf"(?<![a-z0-9_]){re.escape(word)}(?![a-z0-9_])")
+
+
+def _gate_groups(needles: list[tuple[int, str, re.Pattern[str] | None]]
+                 ) -> tuple[tuple[str, tuple[tuple[int, str, re.Pattern[str] | None], ...]], ...]:
+    """Group needles under shared words of four or more characters, the most shared first (a
+    greedy set cover: fewer gates to test); a needle sharing none is its own gate."""
+    words = {n: {w for w in _TOKEN.findall(n) if len(w) >= 4} for _, n, _ in needles}
+    left = list(needles)
+    groups: list[tuple[str, tuple[tuple[int, str, re.Pattern[str] | None], ...]]] = []
+    while left:
+        counts: dict[str, int] = {}
+        for _, needle, _ in left:
+            for word in words[needle]:
+                counts[word] = counts.get(word, 0) + 1
+        gate = max(sorted(counts), key=counts.__getitem__) if counts else ""
+        if not gate or counts[gate] == 1:
+            groups.extend((needle, ((i, needle, token),)) for i, needle, token in left)
+            break
+        groups.append((gate, tuple(sorted((e for e in left if gate in words[e[1]]),
+                                          key=lambda e: e[0]))))
+        left = [e for e in left if gate not in words[e[1]]]
+    return tuple(groups)
 
 
 _REGEX_CACHE: dict[str, re.Pattern[str]] = {}
@@ -365,14 +377,14 @@ _AGENT_TABLE = RuleTable(AGENT_RULES)
 _NEEDLE_TABLE = RuleTable(NEEDLE_RULES)
 
 
-def agent_class(text_lower: str, tokens: frozenset[str] | None = None) -> str:
+def agent_class(text_lower: str) -> str:
     """The class of an agent-tool failure (edit, patch, guard), or ""."""
-    return _AGENT_TABLE.first(text_lower, tokens_of(text_lower) if tokens is None else tokens)
+    return _AGENT_TABLE.first(text_lower)
 
 
-def needle_class(text_lower: str, tokens: frozenset[str] | None = None) -> str:
+def needle_class(text_lower: str) -> str:
     """The class named by the general needle table, or ""."""
-    return _NEEDLE_TABLE.first(text_lower, tokens_of(text_lower) if tokens is None else tokens)
+    return _NEEDLE_TABLE.first(text_lower)
 
 
 # Exception names whose class does not depend on their message.

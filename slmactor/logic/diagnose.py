@@ -32,7 +32,6 @@ from slmactor.logic.classify import (
     is_exception_name,
     is_wrapper_exception,
     needle_class,
-    tokens_of,
 )
 from slmactor.logic.normalize import _NOISE_LINE, Prepared, prepare
 
@@ -292,8 +291,7 @@ def diagnose_prepared(prepared: Prepared) -> Diagnosis:
     # Needles are looked for in the de-noised text: stack frames and source echoes are most of a
     # long trace and only add false hits (`timeout=timeout` in a frame of subprocess.py).
     low = ("\n".join(prepared.lines) if len(prepared.raw_lines) > 1 else prepared.text).lower()
-    tokens = tokens_of(low)
-    cls = agent_class(low, tokens)
+    cls = agent_class(low)
     if cls:
         return Diagnosis(cls, (), "agent-tool failure")
     lines = list(prepared.lines)
@@ -307,7 +305,7 @@ def diagnose_prepared(prepared: Prepared) -> Diagnosis:
             break
     if found is None:
         key, source = _generic(lines or raw_lines)
-        found = Diagnosis(needle_class(low, tokens) or "unknown", key, source)
+        found = Diagnosis(needle_class(low) or "unknown", key, source)
     if found.cls == "provider_error" and CONNECTION_FAILURE.search(low):
         # A service that is down is one problem whichever HTTP library reported it.
         return Diagnosis(found.cls, ("connection failure",), "connection failure (wording not hashed)")
