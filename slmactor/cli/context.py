@@ -9,6 +9,7 @@ import argparse
 import json
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -65,6 +66,17 @@ class CliContext:
         else:
             print(f"slmactor: {message}", file=sys.stderr)
         return code
+
+    def call(self, run: Callable[[], int]) -> int:
+        """Run a command body that talks to the daemon, mapping its failures to exit codes."""
+        from slmactor.client import DaemonUnavailable, RequestFailed
+
+        try:
+            return run()
+        except DaemonUnavailable as exc:
+            return self.fail(str(exc), EXIT_UNREACHABLE)
+        except RequestFailed as exc:
+            return self.fail(f"request failed: {exc}", EXIT_USAGE)
 
     def client(self, *, autostart: bool = True, timeout: float | None = None) -> Any:
         """A connected `slmactor.client.Client`, starting the daemon first unless told not to."""

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from .context import EXIT_OK, EXIT_USAGE, CliContext
 
 SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
 CONFIRM_SCOPES = ("all", "procedural")
@@ -67,18 +67,6 @@ def register(sub: Any) -> None:
     forget.set_defaults(func=cmd_forget)
 
 
-def _call(ctx: CliContext, fn: Any) -> int:
-    from slmactor.client import DaemonUnavailable, RequestFailed
-
-    try:
-        result: int = fn()
-    except DaemonUnavailable as exc:
-        return ctx.fail(str(exc), EXIT_UNREACHABLE)
-    except RequestFailed as exc:
-        return ctx.fail(f"request failed: {exc}", EXIT_USAGE)
-    return result
-
-
 def cmd_show(ctx: CliContext) -> int:
     from slmactor.protocol.messages import MemoryBlock, WorkingRender
 
@@ -106,7 +94,7 @@ def cmd_show(ctx: CliContext) -> int:
         ctx.emit(reply, reply["text"].rstrip("\n") or NOTHING_YET)
         return EXIT_OK
 
-    return _call(ctx, run)
+    return ctx.call(run)
 
 
 def facts_text(facts: list[dict[str, Any]]) -> str:
@@ -134,7 +122,7 @@ def cmd_facts(ctx: CliContext) -> int:
         ctx.emit(reply, facts_text(reply["facts"]))
         return EXIT_OK
 
-    return _call(ctx, run)
+    return ctx.call(run)
 
 
 def cmd_lessons(ctx: CliContext) -> int:
@@ -149,7 +137,7 @@ def cmd_lessons(ctx: CliContext) -> int:
         ctx.emit(reply, reply["text"] or "(no lessons yet)")
         return EXIT_OK
 
-    return _call(ctx, run)
+    return ctx.call(run)
 
 
 def cmd_distill(ctx: CliContext) -> int:
@@ -172,7 +160,7 @@ def cmd_distill(ctx: CliContext) -> int:
         ctx.emit(reply, text)
         return EXIT_OK
 
-    return _call(ctx, run)
+    return ctx.call(run)
 
 
 def _confirmed(scope: str) -> bool:
@@ -205,4 +193,4 @@ def cmd_forget(ctx: CliContext) -> int:
         ctx.emit(reply, text)
         return EXIT_OK if reply["ok"] else EXIT_USAGE
 
-    return _call(ctx, run)
+    return ctx.call(run)

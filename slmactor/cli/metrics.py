@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from .context import EXIT_OK, CliContext
 
 
 def register(sub: Any) -> None:
@@ -39,18 +39,6 @@ def register(sub: Any) -> None:
     html.set_defaults(func=cmd_report)
 
 
-def _call(ctx: CliContext, fn: Any) -> int:
-    from slmactor.client import DaemonUnavailable, RequestFailed
-
-    try:
-        result: int = fn()
-    except DaemonUnavailable as exc:
-        return ctx.fail(str(exc), EXIT_UNREACHABLE)
-    except RequestFailed as exc:
-        return ctx.fail(f"request failed: {exc}", EXIT_USAGE)
-    return result
-
-
 def cmd_show(ctx: CliContext) -> int:
     from slmactor.protocol.messages import MetricsShow
 
@@ -63,7 +51,7 @@ def cmd_show(ctx: CliContext) -> int:
         ctx.emit(result, result["text"].rstrip("\n"))
         return EXIT_OK
 
-    return _call(ctx, run)
+    return ctx.call(run)
 
 
 def cmd_compare(ctx: CliContext) -> int:
@@ -82,7 +70,7 @@ def cmd_compare(ctx: CliContext) -> int:
         ctx.emit(result, result["text"].rstrip("\n"))
         return EXIT_OK
 
-    return _call(ctx, run)
+    return ctx.call(run)
 
 
 def cmd_replay(ctx: CliContext) -> int:
@@ -110,7 +98,7 @@ def cmd_replay(ctx: CliContext) -> int:
         ctx.emit(data, (notes + text).rstrip("\n"))
         return EXIT_OK
 
-    return _call(ctx, run)
+    return ctx.call(run)
 
 
 def cmd_report(ctx: CliContext) -> int:
@@ -139,5 +127,5 @@ def cmd_report(ctx: CliContext) -> int:
         ctx.emit(data, f"wrote {target} ({len(runs)} run(s))")
         return EXIT_OK
 
-    return _call(ctx, run)
+    return ctx.call(run)
 
