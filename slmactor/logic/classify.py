@@ -151,25 +151,44 @@ class RuleTable:
     """Rules tried in order, compiled so that finding the first match costs far less than trying
     each rule: the same answer as `next(r.cls for r in rules if r.matches(text))`.
 
-    Every needle is a substring test, except a bare word, which must also be a whole token
-    (checked by a boundary pattern only when the substring is there).  Needles are grouped under
-    a *gate* — a word of four or more characters they share, or the needle itself — so one
-    substring test skips a whole group; within a group the needles are in rule order and the scan
-    stops at the best rule found so far.  An anchored phrase needs no token check: its anchor is
-    an interior word, delimited inside the phrase itself, so it is a token wherever the phrase
-    occurs.
+    The answer is the smallest index over the needles that are found, so each kind of needle is
+    searched for separately, every scan stopping at the best index found so far:
+
+    * with `index_tokens` (worth it for a table with many bare words), the text's token set gives
+      the bare words by one intersection and the anchored phrases worth testing (S-9.5: a bare
+      word matches exactly when it is a token; an anchored phrase only where its anchor is);
+    * the other needles are substring tests grouped under a *gate* — a word of four or more
+      characters they share, or the needle itself — so one test skips a whole group.  A bare
+      word found this way must also be a whole token (a boundary pattern, tried only when the
+      substring is there).  A phrase needs no token check: its anchor is an interior word,
+      delimited inside the phrase itself, so it is a token wherever the phrase occurs.
     """
 
-    __slots__ = ("_all", "_groups", "_regex", "_rules")
+    __slots__ = ("_all", "_anchor_rules", "_anchors", "_groups", "_regex", "_rules", "_word_first",
+                 "_words")
 
-    def __init__(self, rules: tuple[NeedleRule, ...]) -> None:
+    def __init__(self, rules: tuple[NeedleRule, ...], index_tokens: bool = False) -> None:
         self._rules = rules
-        needles: list[tuple[int, str, re.Pattern[str] | None]] = []
+        word_first: dict[str, int] = {}
+        anchor_rules: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
+        gated: list[tuple[int, str, re.Pattern[str] | None]] = []
         for i, rule in enumerate(rules):
-            if rule.mode == "any":
-                needles.extend((i, n, _token_pattern(n) if a == n else None)
-                               for n, a in zip(rule.needles, rule.anchors, strict=True))
-        self._groups = _gate_groups(needles)
+            if rule.mode != "any":
+                continue
+            if index_tokens:
+                for word in rule.words:
+                    word_first.setdefault(word, i)
+                for anchor, phrases in rule.anchored.items():
+                    anchor_rules.setdefault(anchor, []).append((i, phrases))
+                gated.extend((i, phrase, None) for phrase in rule.plain)
+            else:
+                gated.extend((i, n, _token_pattern(n) if a == n else None)
+                             for n, a in zip(rule.needles, rule.anchors, strict=True))
+        self._word_first = word_first
+        self._words = frozenset(word_first)
+        self._anchor_rules = {a: tuple(v) for a, v in anchor_rules.items()}
+        self._anchors = frozenset(anchor_rules)
+        self._groups = _gate_groups(gated)
         self._all = tuple(
             (i, tuple((n, _token_pattern(n) if a == n else None)
                       for n, a in zip(r.needles, r.anchors, strict=True)))
@@ -180,7 +199,21 @@ class RuleTable:
     def first(self, text_lower: str) -> str:
         """The class of the first rule that matches, or ""."""
         best = len(self._rules)
-        for gate, group in self._groups:
+        if self._words or self._anchors:
+            tokens = tokens_of(text_lower)
+            hits = self._words.intersection(tokens)
+            if hits:
+                best = min(map(self._word_first.__getitem__, hits))
+            for anchor in self._anchors.intersection(tokens):
+                for i, phrases in self._anchor_rules[anchor]:
+                    if i < best:
+                        for phrase in phrases:
+                            if phrase in text_lower:
+                                best = i
+                                break
+        for lowest, gate, group in self._groups:
+            if lowest >= best:
+                break
             if gate in text_lower:
                 for i, needle, token in group:
                     if i >= best:
@@ -212,13 +245,18 @@ def _token_pattern(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![a-z0-9_]){re.escape(word)}(?![a-z0-9_])")
 
 
-def _gate_groups(needles: list[tuple[int, str, re.Pattern[str] | None]]
-                 ) -> tuple[tuple[str, tuple[tuple[int, str, re.Pattern[str] | None], ...]], ...]:
-    """Group needles under shared words of four or more characters, the most shared first (a
-    greedy set cover: fewer gates to test); a needle sharing none is its own gate."""
+_Gated = tuple[int, str, "re.Pattern[str] | None"]
+
+
+def _gate_groups(needles: list[_Gated]) -> tuple[tuple[int, str, tuple[_Gated, ...]], ...]:
+    """(lowest rule index, gate, needles in rule order) groups, lowest first.
+
+    Needles are grouped under shared words of four or more characters, the most shared first (a
+    greedy set cover: fewer gates to test); a needle sharing none is its own gate.
+    """
     words = {n: {w for w in _TOKEN.findall(n) if len(w) >= 4} for _, n, _ in needles}
     left = list(needles)
-    groups: list[tuple[str, tuple[tuple[int, str, re.Pattern[str] | None], ...]]] = []
+    groups: list[tuple[str, list[_Gated]]] = []
     while left:
         counts: dict[str, int] = {}
         for _, needle, _ in left:
@@ -226,12 +264,13 @@ def _gate_groups(needles: list[tuple[int, str, re.Pattern[str] | None]]
                 counts[word] = counts.get(word, 0) + 1
         gate = max(sorted(counts), key=counts.__getitem__) if counts else ""
         if not gate or counts[gate] == 1:
-            groups.extend((needle, ((i, needle, token),)) for i, needle, token in left)
+            groups.extend((needle, [(i, needle, token)]) for i, needle, token in left)
             break
-        groups.append((gate, tuple(sorted((e for e in left if gate in words[e[1]]),
-                                          key=lambda e: e[0]))))
+        groups.append((gate, [e for e in left if gate in words[e[1]]]))
         left = [e for e in left if gate not in words[e[1]]]
-    return tuple(groups)
+    ordered = [(min(e[0] for e in group), gate, tuple(sorted(group, key=lambda e: e[0])))
+               for gate, group in groups]
+    return tuple(sorted(ordered, key=lambda g: (g[0], g[1])))
 
 
 _REGEX_CACHE: dict[str, re.Pattern[str]] = {}
@@ -374,7 +413,7 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
 )
 
 _AGENT_TABLE = RuleTable(AGENT_RULES)
-_NEEDLE_TABLE = RuleTable(NEEDLE_RULES)
+_NEEDLE_TABLE = RuleTable(NEEDLE_RULES, index_tokens=True)
 
 
 def agent_class(text_lower: str) -> str:

@@ -114,16 +114,20 @@ def _sequential(rules: tuple[NeedleRule, ...], text: str) -> str:
 @given(st.one_of(needle_texts, needle_texts_tight))
 def test_rule_table_finds_the_first_matching_rule(text: str) -> None:
     for rules in (AGENT_RULES, NEEDLE_RULES):
-        assert RuleTable(rules).first(text) == _sequential(rules, text), text
+        expected = _sequential(rules, text)
+        assert RuleTable(rules).first(text) == expected, text
+        assert RuleTable(rules, index_tokens=True).first(text) == expected, text
 
 
 def test_rule_table_on_every_needle_alone_and_in_pairs() -> None:
     needles = [n for rule in (*AGENT_RULES, *NEEDLE_RULES) for n in rule.needles]
-    agent, general = RuleTable(AGENT_RULES), RuleTable(NEEDLE_RULES)
+    tables = [(RuleTable(rules, index_tokens=index), rules)
+              for rules in (AGENT_RULES, NEEDLE_RULES) for index in (False, True)]
     for i, a in enumerate(needles):
-        for text in (f"zz {a} zz", a, f"x{a}x", f"{a} {needles[(i * 7 + 3) % len(needles)]}"):
-            assert agent.first(text) == _sequential(AGENT_RULES, text), text
-            assert general.first(text) == _sequential(NEEDLE_RULES, text), text
+        for text in (f"zz {a} zz", a, f"x{a}x", f"{a} {needles[(i * 7 + 3) % len(needles)]}",
+                     f"{needles[(i * 11 + 5) % len(needles)]}\n{a}"):
+            for table, rules in tables:
+                assert table.first(text) == _sequential(rules, text), text
 
 
 SPACES = [" ", "\t", "\n", "\u00a0", "\u2028", "\x1c", "\u3000", "  "]
