@@ -177,16 +177,20 @@ def bounded(text: str) -> str:
 
 def drop_noise_lines(text: str) -> list[str]:
     """The lines of `text` that are not stack frames, source echoes, carets or banners."""
+    return _drop_noise(text.splitlines())
+
+
+def _drop_noise(lines: list[str]) -> list[str]:
     kept: list[str] = []
     frame_indent = -1
-    for line in text.splitlines():
-        if not line.strip():
+    for line in lines:
+        body = line.lstrip()  # \s and str.isspace() are the same characters
+        if not body:
             continue
-        frame = _PY_FRAME.match(line)
-        if frame:
-            frame_indent = len(frame.group(1))
+        indent = len(line) - len(body)
+        if body.startswith('File "') and _PY_FRAME.match(line):
+            frame_indent = indent
             continue
-        indent = len(line) - len(line.lstrip())
         if frame_indent >= 0:
             # Source and caret lines sit deeper than the `File "..."` line they belong to.
             if indent > frame_indent:
@@ -291,8 +295,9 @@ def prepare(message: str) -> Prepared:
     text = strip_ansi(bounded(message)).strip()
     if "\n" not in text:
         return Prepared(text, (text,) if text else (), (text,) if text else ())
-    raw = tuple(line.rstrip() for line in text.splitlines() if line.strip())
-    return Prepared(text, tuple(drop_noise_lines(text)), raw)
+    lines = text.splitlines()
+    raw = tuple([line for line in map(str.rstrip, lines) if line])
+    return Prepared(text, tuple(_drop_noise(lines)), raw)
 
 
 def normalize_prepared(prepared: Prepared) -> str:
