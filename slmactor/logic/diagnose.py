@@ -22,7 +22,7 @@ Anything else falls back to the general needle table and the first error-looking
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from slmactor.logic.classify import (
@@ -51,10 +51,11 @@ class Diagnosis:
 #: A recogniser reads the lines and may first look at the whole text: each one returns early when
 #: the text lacks a substring that every line it recognises must contain (a necessary condition,
 #: cheaper than matching every line; any line is a substring of the text).
-Recognizer = Callable[[list[str], str], "Diagnosis | None"]
+Lines = tuple[str, ...]
+Recognizer = Callable[[Lines, str], "Diagnosis | None"]
 
 
-def _unique(lines: list[str]) -> tuple[str, ...]:
+def _unique(lines: Sequence[str]) -> tuple[str, ...]:
     seen: list[str] = []
     for line in lines:
         line = line.strip()
@@ -85,7 +86,7 @@ _PYTEST_BANNER = re.compile(r"^=+ (?:FAILURES|ERRORS|short test summary info) =+
 _EXC_IN = re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?::|$)")
 
 
-def _pytest(lines: list[str], text: str) -> Diagnosis | None:
+def _pytest(lines: Lines, text: str) -> Diagnosis | None:
     if ("FAILED" not in text and "ERROR" not in text and "FAILURES" not in text
             and "short test summary info" not in text):
         return None
@@ -114,7 +115,7 @@ _GO_FAIL = re.compile(r"^\s*--- FAIL: (\S+)")
 _GO_TEST_MSG = re.compile(r"^\s+\S+_test\.go:\d+: (.+)$")
 
 
-def _go_test(lines: list[str], text: str) -> Diagnosis | None:
+def _go_test(lines: Lines, text: str) -> Diagnosis | None:
     if "--- FAIL: " not in text:
         return None
     fails = [m.group(1) for m in map(_GO_FAIL.match, lines) if m]
@@ -132,7 +133,7 @@ _SEGV_WORDS = ("segmentation fault", "core dumped")
 _SEGV = re.compile("|".join(_SEGV_WORDS), re.IGNORECASE)
 
 
-def _panic(lines: list[str], text: str) -> Diagnosis | None:
+def _panic(lines: Lines, text: str) -> Diagnosis | None:
     if " panicked at " in text or "panic: " in text:
         for i, line in enumerate(lines):
             m = _RUST_PANIC.match(line)
@@ -160,7 +161,7 @@ _JAVA_TOP = re.compile(r'^Exception in thread "[^"]*" ([\w.$]+)(?::\s*(.*))?$')
 _JAVA_CAUSE = re.compile(r"^Caused by: ([\w.$]+)(?::\s*(.*))?$")
 
 
-def _exception(lines: list[str], text: str) -> Diagnosis | None:
+def _exception(lines: Lines, text: str) -> Diagnosis | None:
     java = ([m for m in map(_JAVA_CAUSE.match, lines) if m] if "Caused by: " in text else []) or (
         [m for m in map(_JAVA_TOP.match, lines) if m] if 'Exception in thread "' in text else [])
     if java:
@@ -199,7 +200,7 @@ _DEPENDENCY_WORDS = ("no such file or directory", "cannot find module", "no modu
 _DEPENDENCY = re.compile("|".join(_DEPENDENCY_WORDS), re.IGNORECASE)
 
 
-def _compiler(lines: list[str], text: str) -> Diagnosis | None:
+def _compiler(lines: Lines, text: str) -> Diagnosis | None:
     errors: list[str] = []
     warnings: list[str] = []
     lint = False
@@ -253,7 +254,7 @@ def _compiler(lines: list[str], text: str) -> Diagnosis | None:
 _SHELL = re.compile(r"^(?:[^:\n]+: )?line \d+: (.+)$")
 
 
-def _shell(lines: list[str], text: str) -> Diagnosis | None:
+def _shell(lines: Lines, text: str) -> Diagnosis | None:
     if "line " not in text:
         return None
     msgs = [m.group(1) for m in map(_SHELL.match, lines) if m]
@@ -265,6 +266,8 @@ def _shell(lines: list[str], text: str) -> Diagnosis | None:
 
 _RECOGNIZERS: tuple[Recognizer, ...] = (_pytest, _go_test, _panic, _exception, _compiler, _shell)
 _RAW_READERS = frozenset({_pytest, _compiler, _panic})
+#: (recogniser, whether it reads the raw lines), in order.
+_READERS = tuple((r, r in _RAW_READERS) for r in _RECOGNIZERS)
 
 _ERRORISH = re.compile(
     r"\b(?:error|err!|fail(?:ed|ure)?|fatal|exception|cannot|can't|unable|denied|refused|"
@@ -272,7 +275,7 @@ _ERRORISH = re.compile(
     re.IGNORECASE)
 
 
-def _generic(lines: list[str]) -> tuple[tuple[str, ...], str]:
+def _generic(lines: Lines) -> tuple[tuple[str, ...], str]:
     errorish = [line for line in lines if _ERRORISH.search(line)]
     if errorish:
         return _unique(errorish[:MAX_KEY_LINES]), "first error lines"
@@ -294,13 +297,13 @@ def diagnose_prepared(prepared: Prepared) -> Diagnosis:
     cls = agent_class(low)
     if cls:
         return Diagnosis(cls, (), "agent-tool failure")
-    lines = list(prepared.lines)
-    raw_lines = list(prepared.raw_lines)
+    lines = prepared.lines
+    raw_lines = prepared.raw_lines
     found = None
-    for recognizer in _RECOGNIZERS:
+    for recognizer, raw in _READERS:
         # Recognisers that need frames or gutters (pytest E lines sit under source echoes) get
         # the raw lines; the rest read the de-noised ones.
-        found = recognizer(raw_lines if recognizer in _RAW_READERS else lines, prepared.text)
+        found = recognizer(raw_lines if raw else lines, prepared.text)
         if found is not None:
             break
     if found is None:
