@@ -80,25 +80,31 @@ _TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\
 _TIMESTAMP_HINT = re.compile(r"-\d\d-")
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
 _CLOCK_HINT = re.compile(r":\d\d:")
-_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]}]+")
+# Possessive quantifiers (`*+`, `++`) wherever giving characters back can never lead to a match
+# (the next item cannot match a character the run holds): the same matches, without the
+# backtracking.  tests/logic/test_fingerprint_fast.py compares them with the plain forms.
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://[^\s'\"<>)\]}]+")
 # Ids: UUIDs, prefixed request/org/key ids, long mixed alphanumeric tokens.
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _UUID_HINT = re.compile(r"-[0-9a-f]{4}-")
 _HEX_ADDR = re.compile(r"\b0x[0-9a-f]+\b")
 _IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b")
 _IP_HINT = re.compile(r"\.\d{1,3}\.\d")
-_HASH = re.compile(r"\b(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,}\b")
+# The length look-ahead (implied by the match) rejects short words before the costlier ones.
+_HASH = re.compile(r"\b(?=[0-9a-f]{7})(?=[0-9]*+[a-f])(?=[a-f]*+[0-9])[0-9a-f]{7,}+\b")
 # A hash mixes digits and a-f letters, so somewhere a digit touches a letter (digit-led: fast).
 _HASH_HINT = re.compile(r"\d(?:[a-f]|(?<=[a-f]\d))")
 _ID_PREFIXES = ("req", "request", "msg", "chatcmpl", "run", "call", "toolu", "org", "sk", "sess",
                 "trace", "span", "resp", "user", "proj", "ws", "key")
-_PREFIXED_ID = re.compile(r"\b(?:" + "|".join(_ID_PREFIXES) + r")[_-][a-z0-9_*-]*[0-9*]"
-                          r"[a-z0-9_*-]*")
+# `[a-z0-9_*-]*[0-9*][a-z0-9_*-]*` always ends up taking the whole run when the run holds a
+# digit or `*`: a look-ahead for one, then the run, possessively.
+_PREFIXED_ID = re.compile(r"\b(?:" + "|".join(_ID_PREFIXES) + r")[_-](?=[a-z_-]*+[0-9*])"
+                          r"[a-z0-9_*-]++")
 # The separator after one of the prefixes (led by `[_-]`; look-behinds must have one width each).
 _PREFIXED_ID_HINT = re.compile(r"[_-](?:" + "|".join(
     rf"(?<=(?:{'|'.join(p for p in _ID_PREFIXES if len(p) == n)})[_-])"
     for n in sorted({len(p) for p in _ID_PREFIXES})) + ")")
-_LONG_ID = re.compile(r"\b(?=(?:[a-z]*\d){2})(?=\d*[a-z])[a-z0-9]{12,}\b")
+_LONG_ID = re.compile(r"\b(?=[a-z0-9]{12})(?=(?:[a-z]*+\d){2})(?=\d*+[a-z])[a-z0-9]{12,}+\b")
 # Two digits with only letters between them, and a run of twelve.
 _LONG_ID_HINT = re.compile(r"\d[a-z]*\d")
 _LONG_RUN = re.compile(r"[a-z0-9]{12}")
@@ -111,8 +117,9 @@ _POSIX_PATH = re.compile(r"(?<![\w<>/.@+~-])(?:~|\.{1,2}|[\w.@+~-]++)?(?:/[\w.@+
 _LINE_WORD = re.compile(r"\b(line|lines|col|column|offset|byte|position|pos|char|character)"
                         r"(\s?)#?\d+\b")
 _COLON_NUMBER = re.compile(r":\d+(?::\d+)*\b")
-_DURATION = re.compile(r"(?<![\w<])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|mins?|"
-                       r"minutes?|h|hrs?|hours?)\b")
+# Digit-led (`\d(?<![\w<]\d)` is `(?<![\w<])\d`): the scan jumps from digit to digit.
+_DURATION = re.compile(r"\d(?<![\w<]\d)\d*+(?:\.\d++)?+\s?+(?:ns|µs|us|ms|s|sec|secs|seconds?|m|"
+                       r"mins?|minutes?|h|hrs?|hours?)\b")
 # Every unit starts with one of these letters, right after a digit and at most one space.
 _DURATION_HINT = re.compile(r"\d\s?[nµumsh]")
 _DIGIT = re.compile(r"\d")

@@ -4,7 +4,9 @@
   hint must be a necessary condition (whenever the pattern matches, the hint is found), never a
   heuristic.  Checked on texts built from the characters and fragments those patterns care about.
 * The quote-led `_QUOTED` and digit-led `_NUMBER` patterns match exactly where the look-behind-led
-  forms did; `_DOTTED_FILE` replaces exactly the dotted tokens `_bare_file` replaced.
+  forms did; `_DOTTED_FILE` replaces exactly the dotted tokens `_bare_file` replaced; the
+  possessive forms of `_URL`, `_HASH`, `_PREFIXED_ID`, `_LONG_ID`, `_DURATION` match exactly
+  where the backtracking forms did.
 * `RuleTable.first` returns the class of the first rule whose `matches` is true, as trying each
   rule in order does.
 * `squash` (str.split instead of a regex, an ASCII shortcut for the byte cut) and
@@ -31,7 +33,8 @@ FRAGMENTS = [
     "chatcmpl", "toolu", "key", "user", "://", "http", "status", "error code", "'", '"', "`", "‘",
     "’", "“", "”", "<", ">", "<path>", "file ", "(", ")", ",", "é", "٣", "deadbeef", "abcdef012345",
     "550e8400", "e29b", "10.0.0.1", "12:34:56", "2026-11-29", ".py", ".pyi", ".c", ".tar", ".gz",
-    "ty", "a.b", "x.rs", ".java", "-x", "@",
+    "ty", "a.b", "x.rs", ".java", "-x", "@", "req_", "sess-", "a1b2c3d4e5f6", "1.5", "ns", "hours",
+    "sec", "toolu_01", "0123456789abcdef", "_9", "*",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
 
@@ -78,6 +81,17 @@ def test_hints_on_known_matches() -> None:
 
 _OLD_QUOTED = re.compile(r"(?<!\w)(['\"`‘“])([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
 _OLD_NUMBER = re.compile(r"(?<![\w<.])\d+(?:\.\d+)*(?![\w>])")
+# The plain (backtracking, look-behind-led) forms the possessive / led patterns replaced.
+_PLAIN_FORMS = [
+    (nz._URL, re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]}]+")),
+    (nz._HASH, re.compile(r"\b(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,}\b")),
+    (nz._PREFIXED_ID, re.compile(r"\b(?:req|request|msg|chatcmpl|run|call|toolu|org|sk|sess|"
+                                 r"trace|span|resp|user|proj|ws|key)[_-][a-z0-9_*-]*[0-9*]"
+                                 r"[a-z0-9_*-]*")),
+    (nz._LONG_ID, re.compile(r"\b(?=(?:[a-z]*\d){2})(?=\d*[a-z])[a-z0-9]{12,}\b")),
+    (nz._DURATION, re.compile(r"(?<![\w<])\d+(?:\.\d+)?\s?(?:ns|µs|us|ms|s|sec|secs|seconds?|m|"
+                              r"mins?|minutes?|h|hrs?|hours?)\b")),
+]
 
 
 def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], tuple[str | None, ...]]]:
@@ -89,6 +103,8 @@ def _spans(pattern: re.Pattern[str], text: str) -> list[tuple[tuple[int, int], t
 def test_led_patterns_match_like_the_look_behind_led_ones(text: str) -> None:
     assert _spans(nz._QUOTED, text) == _spans(_OLD_QUOTED, text)
     assert _spans(nz._NUMBER, text) == _spans(_OLD_NUMBER, text)
+    for fast, plain in _PLAIN_FORMS:
+        assert _spans(fast, text) == _spans(plain, text), plain.pattern
     # Bare file names: the extension look-behind replaces what the callback on every dotted
     # token replaced, and nothing else.
     assert nz._DOTTED_FILE.sub("<path>", text) == nz._DOTTED.sub(nz._bare_file, text)
