@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -108,6 +109,17 @@ def test_led_patterns_match_like_the_look_behind_led_ones(text: str) -> None:
     # Bare file names: the extension look-behind replaces what the callback on every dotted
     # token replaced, and nothing else.
     assert nz._DOTTED_FILE.sub("<path>", text) == nz._DOTTED.sub(nz._bare_file, text)
+
+
+@pytest.mark.parametrize("text", [
+    "key sk-**** was rejected", "req_abc*", "user_x9 and sess-a_b-9z", "request_id: req_011cvbq1",
+    "run-abc", "toolu_01abc", "chatcmpl-9aa", "ws_", "org-*", "12 ms, 1.5s, 3 hours", "5\nms", "3 m",
+    "http://a.b/c d", "x+y.z-1://q", "1://", "commit deadbeef1 and 1234567 and abcdefa",
+    "k9x2abcdefghij a1b2c3d4e5f6 a1bcdefghijkl 12345678901234", "abc_a1b2c3d4e5f6g",
+])
+def test_possessive_forms_on_known_cases(text: str) -> None:
+    for fast, plain in _PLAIN_FORMS:
+        assert _spans(fast, text) == _spans(plain, text), (plain.pattern, text)
 
 
 NEEDLE_WORDS = sorted({w for rule in (*AGENT_RULES, *NEEDLE_RULES) for n in rule.needles
