@@ -7,7 +7,6 @@ Settings come from (lowest to highest priority) built-in defaults, `~/.config/sl
 from __future__ import annotations
 
 import os
-import tomllib
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -124,6 +123,8 @@ def load_settings(config_path: Path | None = None, **overrides: Any) -> Settings
     path = config_path or default_config_path()
     values: dict[str, Any] = {}
     if path.is_file():
+        import tomllib  # only when there is a config file to read
+
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:

@@ -9,8 +9,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-import psutil
-
 from slmactor import __version__
 from slmactor.protocol import PROTOCOL_VERSION
 from slmactor.protocol.messages import DaemonStop, Status
@@ -40,7 +38,7 @@ class DaemonInfo:
     restart_window: float = 60.0
     requests: int = 0
     requests_rejected: int = 0
-    _process: psutil.Process | None = None
+    _process: Any = None  # psutil.Process, imported on the first status (10 ms off start-up)
 
     def answer(self, kind: str) -> Any:
         """The control kinds, answered from runtime state alone (see `INLINE_KINDS`)."""
@@ -73,6 +71,8 @@ class DaemonInfo:
                 if isinstance(value, int) and not isinstance(value, bool):
                     extra_totals[key] = extra_totals.get(key, 0) + value
         if self._process is None:
+            import psutil
+
             self._process = psutil.Process()
         process = self._process
         return {
