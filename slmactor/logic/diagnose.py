@@ -33,7 +33,7 @@ from slmactor.logic.classify import (
     is_wrapper_exception,
     needle_class,
 )
-from slmactor.logic.normalize import _NOISE_LINE, Prepared, prepare
+from slmactor.logic.normalize import _NOISE_LINE, Prepared, prepare, source_text
 
 #: At most this many key lines feed the salient text.
 MAX_KEY_LINES = 4
@@ -293,7 +293,7 @@ def diagnose_prepared(prepared: Prepared) -> Diagnosis:
         return Diagnosis("unknown", (), "empty message")
     # Needles are looked for in the de-noised text: stack frames and source echoes are most of a
     # long trace and only add false hits (`timeout=timeout` in a frame of subprocess.py).
-    low = ("\n".join(prepared.lines) if len(prepared.raw_lines) > 1 else prepared.text).lower()
+    low = source_text(prepared).lower()
     cls = agent_class(low)
     if cls:
         return Diagnosis(cls, (), "agent-tool failure")

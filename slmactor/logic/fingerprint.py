@@ -22,13 +22,22 @@ error (H-S-24); a traceback's error line is kept (the seed cut it away with the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from slmactor.logic.classify import CLASSES, CONTENT, STRUCTURAL, describe
 from slmactor.logic.diagnose import Diagnosis, classify, diagnose_prepared
 from slmactor.logic.models import model_family as fold_model_family
 from slmactor.logic.models import normalize_language
-from slmactor.logic.normalize import normalize, normalize_prepared, placeholders, prepare, squash
+from slmactor.logic.normalize import (
+    MAX_NORM_LEN,
+    normalize,
+    normalize_prepared,
+    placeholders,
+    prepare,
+    source_text,
+    squash,
+)
 from slmactor.logic.text import hash_id
 
 __all__ = [
@@ -40,6 +49,9 @@ __all__ = [
 FINGERPRINT_VERSION = 2
 #: Cap on the salient text in UTF-8 bytes.
 MAX_SALIENT_LEN = 300
+_SAME_CAP = MAX_SALIENT_LEN == MAX_NORM_LEN
+# Folding a model id is pure and the ids a daemon sees are few: remember the last ones.
+_model_family = lru_cache(maxsize=256)(fold_model_family)
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,11 +95,19 @@ ZERO = Fingerprint(id="", cls="unknown", tool="", language="", model_family="", 
                    salient="", explain="empty failure")
 
 
-def salient_text(diagnosis: Diagnosis, norm: str) -> str:
-    """Normalised key lines of a content-class failure (the norm when there are none)."""
+def salient_text(diagnosis: Diagnosis, norm: str, source: str = "") -> str:
+    """Normalised key lines of a content-class failure (the norm when there are none).
+
+    `source` is the text `norm` was made from (`normalize.source_text`): a key line equal to it
+    (a one-line message, a traceback whose only kept line is its error) normalises to `norm`
+    itself — the same work with the same cap, done once.
+    """
     parts: list[str] = []
     for line in diagnosis.lines:
-        text = squash(placeholders(line.lower()), MAX_SALIENT_LEN)
+        if source and line == source and _SAME_CAP:
+            text = norm
+        else:
+            text = squash(placeholders(line.lower()), MAX_SALIENT_LEN)
         if text and text not in parts:
             parts.append(text)
     return squash(" | ".join(parts), MAX_SALIENT_LEN) if parts else norm
@@ -98,7 +118,7 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
     """Fingerprint one failure (S-9.7 with the fixes listed in the module docstring)."""
     tool = tool.strip().lower()
     lang = normalize_language(language)
-    family = model_family.strip().lower() or (fold_model_family(model) if model.strip() else "")
+    family = model_family.strip().lower() or (_model_family(model) if model.strip() else "")
     prepared = prepare(message)
     norm = normalize_prepared(prepared)
     diagnosis = diagnose_prepared(prepared)
@@ -109,7 +129,7 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
         salient = ""
         explain = f"structural class {cls}: the wording is not hashed ({diagnosis.source})"
     else:
-        salient = salient_text(diagnosis, norm)
+        salient = salient_text(diagnosis, norm, source_text(prepared))
         source = diagnosis.source if diagnosis.lines else "whole normalised message"
         explain = f"salient text from the {source}"
     fid = hash_id("fp_", f"v{FINGERPRINT_VERSION}", cls, tool, lang, family, salient)

@@ -307,12 +307,16 @@ def prepare(message: str) -> Prepared:
     return Prepared(text, tuple(_drop_noise(lines)), raw)
 
 
+def source_text(prepared: Prepared) -> str:
+    """The text `normalize_prepared` works on: the de-noised lines (the message if one line)."""
+    return "\n".join(prepared.lines) if len(prepared.raw_lines) > 1 else prepared.text
+
+
 def normalize_prepared(prepared: Prepared) -> str:
     """`normalize` of an already prepared message."""
     if not prepared.text:
         return ""
-    joined = "\n".join(prepared.lines) if len(prepared.raw_lines) > 1 else prepared.text
-    return squash(placeholders(joined.lower()))
+    return squash(placeholders(source_text(prepared).lower()))
 
 
 def normalize(message: str) -> str:
