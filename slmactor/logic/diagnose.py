@@ -66,14 +66,22 @@ def _unique(lines: Sequence[str]) -> tuple[str, ...]:
     return tuple(seen)
 
 
-def contains_ignorecase(text: str, pattern: re.Pattern[str], words: tuple[str, ...]) -> bool:
-    """`pattern.search(text)` for `pattern` = the IGNORECASE alternation of lowercase ASCII `words`.
+#: The only non-ASCII characters that match an ASCII letter case-insensitively (İ ı ſ K) — or
+#: lowercase to a string holding an ASCII character (İ K); checked over every code point by
+#: tests/logic/test_fingerprint_fast.py.
+CASE_FOLDS_TO_ASCII = ("\u0130", "\u0131", "\u017f", "\u212a")
 
-    Case-insensitive regex search has no fast scan; on ASCII text (an O(1) check) it finds exactly
-    the lowercase substrings, because an ASCII character matches a pattern letter case-insensitively
-    only as its upper or lower case.  Other text takes the regex (Unicode case rules: `ſ` is `s`).
+
+def contains_ignorecase(text: str, pattern: re.Pattern[str], words: tuple[str, ...]) -> bool:
+    """`pattern.search(text)` for `pattern` = the IGNORECASE alternation of `words` (lowercase
+    ASCII letters and spaces).
+
+    Case-insensitive regex search has no fast scan.  Unless the text holds one of
+    `CASE_FOLDS_TO_ASCII`, only its ASCII characters can take part in a match, each as its upper
+    or lower case, and they are exactly the ASCII characters of `text.lower()`, in place: so the
+    search is a lowercase substring test.
     """
-    if text.isascii():
+    if text.isascii() or not any(c in text for c in CASE_FOLDS_TO_ASCII):
         low = text.lower()
         return any(word in low for word in words)
     return pattern.search(text) is not None

@@ -180,6 +180,28 @@ def test_contains_ignorecase_is_the_ignorecase_search(text: str) -> None:
         assert dg.contains_ignorecase(text, pattern, words) == (pattern.search(text) is not None)
 
 
+def test_case_folds_to_ascii_is_complete() -> None:
+    # Every code point (surrogates too) that matches an ASCII letter or space case-insensitively,
+    # or whose lowercase holds an ASCII character, is listed.
+    every = "".join(map(chr, range(128, 0x110000)))
+    matching = set(re.findall("[a-z ]", every, re.IGNORECASE))
+    lowering = {c for c in every if any(ord(x) < 128 for x in c.lower())}
+    assert matching | lowering <= set(dg.CASE_FOLDS_TO_ASCII)
+    # ... which covers the words, all lowercase ASCII letters and spaces.
+    for word in dg._SEGV_WORDS + dg._DEPENDENCY_WORDS:
+        assert re.fullmatch("[a-z ]+", word)
+
+
+CASE_TEXTS = CASE_FRAGMENTS + ["\u0130", "\u0131", "\u017f", "\u212a", "ü", "Σ", "ß", "ﬀ"]
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(CASE_TEXTS), max_size=8).map("".join))
+def test_contains_ignorecase_on_non_ascii_text(text: str) -> None:
+    for pattern, words in ((dg._SEGV, dg._SEGV_WORDS), (dg._DEPENDENCY, dg._DEPENDENCY_WORDS)):
+        assert dg.contains_ignorecase(text, pattern, words) == (pattern.search(text) is not None)
+
+
 def test_ascii_case_insensitivity_is_plain_lowercasing() -> None:
     # The premise of contains_ignorecase, for every pair of ASCII characters.
     for p in map(chr, range(128)):
