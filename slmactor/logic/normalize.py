@@ -23,6 +23,7 @@ Differences from the seed algorithm (`fingerprint_seed.py` keeps that one for co
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from slmactor.logic.text import cut_bytes
@@ -224,6 +225,33 @@ def _number(match: re.Match[str], text: str) -> str:
     return "<n>"
 
 
+#: Texts at least this long with several lines get their line-local patterns line by line.
+BY_LINE_MIN_CHARS = 256
+
+
+def _by_line(pattern: re.Pattern[str], repl: str, text: str,
+             hint: Callable[[str], object]) -> str:
+    """`pattern.sub(repl, text)`, on a long multi-line text only on the lines where `hint` holds.
+
+    Only for patterns whose matches never hold a line break and whose look-arounds treat a line
+    break like the start or end of the text (`\b`, negated classes without `\n`): then the
+    matches in the text are the matches in its lines.  A long trace or report mostly has a few
+    lines a pattern can match; the others are not scanned.
+    """
+    if len(text) < BY_LINE_MIN_CHARS or "\n" not in text:
+        return pattern.sub(repl, text)
+    return "\n".join([pattern.sub(repl, line) if hint(line) else line
+                      for line in text.split("\n")])
+
+
+def _has_slash(line: str) -> bool:
+    return "/" in line
+
+
+def _long_id_hint(line: str) -> bool:
+    return _LONG_ID_HINT.search(line) is not None and _LONG_RUN.search(line) is not None
+
+
 def placeholders(text: str) -> str:
     """Replace the volatile parts of one (lowercased) line of text by placeholders."""
     # `has_digit` is decided on the input, before any replacement (a placeholder never adds a
@@ -244,15 +272,15 @@ def placeholders(text: str) -> str:
         if _IP_HINT.search(text):
             text = _IP.sub("<addr>", text)
         if _HASH_HINT.search(text):
-            text = _HASH.sub("<hash>", text)
+            text = _by_line(_HASH, "<hash>", text, _HASH_HINT.search)
         if _PREFIXED_ID_HINT.search(text):
-            text = _PREFIXED_ID.sub("<id>", text)
+            text = _by_line(_PREFIXED_ID, "<id>", text, _PREFIXED_ID_HINT.search)
         if _LONG_ID_HINT.search(text) and _LONG_RUN.search(text):
-            text = _LONG_ID.sub("<id>", text)
+            text = _by_line(_LONG_ID, "<id>", text, _long_id_hint)
     if "\\" in text:
         text = _WINDOWS_PATH.sub("<path>", text)
     if "/" in text:
-        text = _POSIX_PATH.sub("<path>", text)
+        text = _by_line(_POSIX_PATH, "<path>", text, _has_slash)
     if has_digit:
         if ("line" in text or "col" in text or "pos" in text or "char" in text
                 or "byte" in text or "offset" in text):  # the stems of the line words
@@ -262,7 +290,7 @@ def placeholders(text: str) -> str:
         if _DURATION_HINT.search(text):
             text = _DURATION.sub("<dur>", text)
     if "." in text and _DOTTED_FILE_HINT.search(text):
-        text = _DOTTED_FILE.sub("<path>", text)
+        text = _by_line(_DOTTED_FILE, "<path>", text, _DOTTED_FILE_HINT.search)
     if "<path>(" in text:
         text = _TSC.sub("<path>(<line>)", text)
     if "'" in text or '"' in text or "`" in text or "‘" in text or "“" in text:  # _QUOTES

@@ -9,6 +9,8 @@
   where the backtracking forms did.
 * `RuleTable.first` returns the class of the first rule whose `matches` is true, as trying each
   rule in order does.
+* `_by_line` (line-local patterns applied only to the lines their hint finds) equals the
+  substitution over the whole text.
 * `squash` (str.split instead of a regex, an ASCII shortcut for the byte cut) and
   `diagnose.contains_ignorecase` (lowercase substrings on ASCII text) equal the regex forms.
 """
@@ -16,6 +18,7 @@
 from __future__ import annotations
 
 import re
+import unittest.mock
 from collections.abc import Callable
 
 import pytest
@@ -208,3 +211,20 @@ def test_ascii_case_insensitivity_is_plain_lowercasing() -> None:
         for c in map(chr, range(128)):
             matched = re.fullmatch(re.escape(p), c, re.IGNORECASE) is not None
             assert matched == (c.lower() == p.lower()), (p, c)
+
+
+BY_LINE: list[tuple[re.Pattern[str], str, Callable[[str], object]]] = [
+    (nz._HASH, "<hash>", nz._HASH_HINT.search),
+    (nz._PREFIXED_ID, "<id>", nz._PREFIXED_ID_HINT.search),
+    (nz._LONG_ID, "<id>", nz._long_id_hint),
+    (nz._POSIX_PATH, "<path>", nz._has_slash),
+    (nz._DOTTED_FILE, "<path>", nz._DOTTED_FILE_HINT.search),
+]
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(st.lists(texts, min_size=1, max_size=6).map("\n".join))
+def test_line_by_line_substitution_equals_the_whole_text_one(text: str) -> None:
+    with unittest.mock.patch.object(nz, "BY_LINE_MIN_CHARS", 0):
+        for pattern, repl, hint in BY_LINE:
+            assert nz._by_line(pattern, repl, text, hint) == pattern.sub(repl, text), pattern.pattern
