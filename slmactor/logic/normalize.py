@@ -80,7 +80,7 @@ _TIMESTAMP = re.compile(r"\b\d{4}-\d{2}-\d{2}(?:[t ]\d{2}:\d{2}(?::\d{2}(?:[.,]\
                         r"(?:z|[+-]\d{2}:?\d{2})?)?\b")
 _TIMESTAMP_HINT = re.compile(r"-\d\d-")
 _CLOCK = re.compile(r"\b\d{1,2}:\d{2}:\d{2}(?:[.,]\d+)?\b")
-_CLOCK_HINT = re.compile(r":\d\d:")
+_CLOCK_HINT = re.compile(r":\d\d:\d\d")  # `:mm:ss` (`file.c:12:5:` has no clock)
 # Possessive quantifiers (`*+`, `++`) wherever giving characters back can never lead to a match
 # (the next item cannot match a character the run holds): the same matches, without the
 # backtracking.  tests/logic/test_fingerprint_fast.py compares them with the plain forms.
@@ -88,7 +88,8 @@ _URL = re.compile(r"\b[a-z][a-z0-9+.-]*+://[^\s'\"<>)\]}]+")
 # Ids: UUIDs, prefixed request/org/key ids, long mixed alphanumeric tokens.
 _UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 _UUID_HINT = re.compile(r"-[0-9a-f]{4}-")
-_HEX_ADDR = re.compile(r"\b0x[0-9a-f]+\b")
+# Literal-led: `0x(?<!\w0x)` is `\b0x` (the scan jumps to each "0x").
+_HEX_ADDR = re.compile(r"0x(?<!\w0x)[0-9a-f]+\b")
 _IP = re.compile(r"\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?\b")
 _IP_HINT = re.compile(r"\.\d{1,3}\.\d")
 # The length look-ahead (implied by the match) rejects short words before the costlier ones.
@@ -150,6 +151,37 @@ _DOTTED_FILE = re.compile(r"(?<![\w<.-])[\w-]++(?:\.[\w-]++)++(?:" + "|".join(
 
 # Any such token ends in `.ext` not followed by a token character: a literal-led hint.
 _DOTTED_FILE_HINT = re.compile(r"\.(?:" + "|".join(sorted(_EXTENSIONS)) + r")(?![\w-])")
+
+
+_TOKEN_CHARS = frozenset("_.-")
+
+
+def _bare_files(text: str) -> str:
+    r"""`_DOTTED_FILE.sub("<path>", text)`, tried only where it can match.
+
+    A match ends with an extension, found by the literal-led `_DOTTED_FILE_HINT`, and starts
+    where the run of `[\w.-]` characters holding that extension starts (inside the run the
+    look-behind fails): one `match` there per run gives every match of the scan.
+    """
+    starts: list[int] = []
+    for hint in _DOTTED_FILE_HINT.finditer(text):
+        start = hint.start()
+        while start and (text[start - 1].isalnum() or text[start - 1] in _TOKEN_CHARS):
+            start -= 1  # str.isalnum() or "_" is exactly \w
+        if not starts or starts[-1] != start:
+            starts.append(start)
+    if not starts:
+        return text
+    parts: list[str] = []
+    done = 0
+    for start in starts:
+        match = _DOTTED_FILE.match(text, start)
+        if match:
+            parts.append(text[done:start])
+            parts.append("<path>")
+            done = match.end()
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def _bare_file(match: re.Match[str]) -> str:
@@ -289,8 +321,8 @@ def placeholders(text: str) -> str:
             text = _COLON_NUMBER.sub(":<line>", text)
         if _DURATION_HINT.search(text):
             text = _DURATION.sub("<dur>", text)
-    if "." in text and _DOTTED_FILE_HINT.search(text):
-        text = _by_line(_DOTTED_FILE, "<path>", text, _DOTTED_FILE_HINT.search)
+    if "." in text:
+        text = _bare_files(text)
     if "<path>(" in text:
         text = _TSC.sub("<path>(<line>)", text)
     if "'" in text or '"' in text or "`" in text or "‘" in text or "“" in text:  # _QUOTES

@@ -4,15 +4,15 @@
   hint must be a necessary condition (whenever the pattern matches, the hint is found), never a
   heuristic.  Checked on texts built from the characters and fragments those patterns care about.
 * The quote-led `_QUOTED` and digit-led `_NUMBER` patterns match exactly where the look-behind-led
-  forms did; `_DOTTED_FILE` replaces exactly the dotted tokens `_bare_file` replaced; the
-  possessive forms of `_URL`, `_HASH`, `_PREFIXED_ID`, `_LONG_ID`, `_DURATION` match exactly
-  where the backtracking forms did.
+  forms did; `_DOTTED_FILE` and `_bare_files` replace exactly the dotted tokens `_bare_file`
+  replaced; the possessive / literal-led forms of `_URL`, `_HEX_ADDR`, `_HASH`, `_PREFIXED_ID`,
+  `_LONG_ID` and `_DURATION` match exactly where the backtracking forms did.
 * `RuleTable.first` returns the class of the first rule whose `matches` is true, as trying each
   rule in order does.
 * `_by_line` (line-local patterns applied only to the lines their hint finds) equals the
   substitution over the whole text.
 * `squash` (str.split instead of a regex, an ASCII shortcut for the byte cut) and
-  `diagnose.contains_ignorecase` (lowercase substrings on ASCII text) equal the regex forms.
+  `diagnose.contains_ignorecase` (lowercase substrings) equal the regex forms.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ FRAGMENTS = [
     "’", "“", "”", "<", ">", "<path>", "file ", "(", ")", ",", "é", "٣", "deadbeef", "abcdef012345",
     "550e8400", "e29b", "10.0.0.1", "12:34:56", "2026-11-29", ".py", ".pyi", ".c", ".tar", ".gz",
     "ty", "a.b", "x.rs", ".java", "-x", "@", "req_", "sess-", "a1b2c3d4e5f6", "1.5", "ns", "hours",
-    "sec", "toolu_01", "0123456789abcdef", "_9", "*",
+    "sec", "toolu_01", "0123456789abcdef", "_9", "*", "0x1f", "a0x1", "<", "..", "-.", "x.py.bak",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
 
@@ -88,6 +88,7 @@ _OLD_NUMBER = re.compile(r"(?<![\w<.])\d+(?:\.\d+)*(?![\w>])")
 # The plain (backtracking, look-behind-led) forms the possessive / led patterns replaced.
 _PLAIN_FORMS = [
     (nz._URL, re.compile(r"\b[a-z][a-z0-9+.-]*://[^\s'\"<>)\]}]+")),
+    (nz._HEX_ADDR, re.compile(r"\b0x[0-9a-f]+\b")),
     (nz._HASH, re.compile(r"\b(?=[0-9]*[a-f])(?=[a-f]*[0-9])[0-9a-f]{7,}\b")),
     (nz._PREFIXED_ID, re.compile(r"\b(?:req|request|msg|chatcmpl|run|call|toolu|org|sk|sess|"
                                  r"trace|span|resp|user|proj|ws|key)[_-][a-z0-9_*-]*[0-9*]"
@@ -112,6 +113,7 @@ def test_led_patterns_match_like_the_look_behind_led_ones(text: str) -> None:
     # Bare file names: the extension look-behind replaces what the callback on every dotted
     # token replaced, and nothing else.
     assert nz._DOTTED_FILE.sub("<path>", text) == nz._DOTTED.sub(nz._bare_file, text)
+    assert nz._bare_files(text) == nz._DOTTED.sub(nz._bare_file, text)
 
 
 @pytest.mark.parametrize("text", [
@@ -218,7 +220,6 @@ BY_LINE: list[tuple[re.Pattern[str], str, Callable[[str], object]]] = [
     (nz._PREFIXED_ID, "<id>", nz._PREFIXED_ID_HINT.search),
     (nz._LONG_ID, "<id>", nz._long_id_hint),
     (nz._POSIX_PATH, "<path>", nz._has_slash),
-    (nz._DOTTED_FILE, "<path>", nz._DOTTED_FILE_HINT.search),
 ]
 
 
