@@ -154,6 +154,35 @@ _DOTTED_FILE_HINT = re.compile(r"\.(?:" + "|".join(sorted(_EXTENSIONS)) + r")(?!
 
 
 _TOKEN_CHARS = frozenset("_.-")
+_PATH_CHARS = frozenset("_.@+~-/")
+_PATH_RUN = re.compile(r"[\w.@+~/-]*")
+
+
+def _posix_paths(text: str) -> str:
+    r"""`_POSIX_PATH.sub("<path>", text)`, tried only where it can match.
+
+    A match holds a `/` and only `[\w.@+~/-]` characters, and the look-behind fails inside a run
+    of them: a match starts where such a run starts, at most one per run (after it, the scan is
+    inside the run).  So one `match` at the start of each run holding a `/`.
+    """
+    parts: list[str] = []
+    done = 0
+    slash = text.find("/")
+    while slash != -1:
+        start = slash
+        while start and (text[start - 1].isalnum() or text[start - 1] in _PATH_CHARS):
+            start -= 1  # str.isalnum() or "_" is exactly \w
+        match = _POSIX_PATH.match(text, start)
+        if match:
+            parts.append(text[done:start])
+            parts.append("<path>")
+            done = match.end()
+        run = _PATH_RUN.match(text, start)  # always matches: it covers this slash at least
+        slash = text.find("/", run.end() if run else slash + 1)
+    if not parts:
+        return text
+    parts.append(text[done:])
+    return "".join(parts)
 
 
 def _bare_files(text: str) -> str:
@@ -276,10 +305,6 @@ def _by_line(pattern: re.Pattern[str], repl: str, text: str,
                       for line in text.split("\n")])
 
 
-def _has_slash(line: str) -> bool:
-    return "/" in line
-
-
 def _long_id_hint(line: str) -> bool:
     return _LONG_ID_HINT.search(line) is not None and _LONG_RUN.search(line) is not None
 
@@ -312,7 +337,7 @@ def placeholders(text: str) -> str:
     if "\\" in text:
         text = _WINDOWS_PATH.sub("<path>", text)
     if "/" in text:
-        text = _by_line(_POSIX_PATH, "<path>", text, _has_slash)
+        text = _posix_paths(text)
     if has_digit:
         if ("line" in text or "col" in text or "pos" in text or "char" in text
                 or "byte" in text or "offset" in text):  # the stems of the line words

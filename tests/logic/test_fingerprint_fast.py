@@ -5,7 +5,7 @@
   heuristic.  Checked on texts built from the characters and fragments those patterns care about.
 * The quote-led `_QUOTED` and digit-led `_NUMBER` patterns match exactly where the look-behind-led
   forms did; `_DOTTED_FILE` and `_bare_files` replace exactly the dotted tokens `_bare_file`
-  replaced; the possessive / literal-led forms of `_URL`, `_HEX_ADDR`, `_HASH`, `_PREFIXED_ID`,
+  replaced, `_posix_paths` what `_POSIX_PATH` replaced; the possessive / literal-led forms of `_URL`, `_HEX_ADDR`, `_HASH`, `_PREFIXED_ID`,
   `_LONG_ID` and `_DURATION` match exactly where the backtracking forms did.
 * `RuleTable.first` returns the class of the first rule whose `matches` is true, as trying each
   rule in order does.
@@ -39,6 +39,7 @@ FRAGMENTS = [
     "550e8400", "e29b", "10.0.0.1", "12:34:56", "2026-11-29", ".py", ".pyi", ".c", ".tar", ".gz",
     "ty", "a.b", "x.rs", ".java", "-x", "@", "req_", "sess-", "a1b2c3d4e5f6", "1.5", "ns", "hours",
     "sec", "toolu_01", "0123456789abcdef", "_9", "*", "0x1f", "a0x1", "<", "..", "-.", "x.py.bak",
+    "~", "+", "//", "</", ">/", "~/", "./", "../", "/usr/bin", "a/b/",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
 
@@ -114,6 +115,7 @@ def test_led_patterns_match_like_the_look_behind_led_ones(text: str) -> None:
     # token replaced, and nothing else.
     assert nz._DOTTED_FILE.sub("<path>", text) == nz._DOTTED.sub(nz._bare_file, text)
     assert nz._bare_files(text) == nz._DOTTED.sub(nz._bare_file, text)
+    assert nz._posix_paths(text) == nz._POSIX_PATH.sub("<path>", text)
 
 
 @pytest.mark.parametrize("text", [
@@ -219,7 +221,6 @@ BY_LINE: list[tuple[re.Pattern[str], str, Callable[[str], object]]] = [
     (nz._HASH, "<hash>", nz._HASH_HINT.search),
     (nz._PREFIXED_ID, "<id>", nz._PREFIXED_ID_HINT.search),
     (nz._LONG_ID, "<id>", nz._long_id_hint),
-    (nz._POSIX_PATH, "<path>", nz._has_slash),
 ]
 
 
