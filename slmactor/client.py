@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import abc
 import itertools
-import json
 import os
 import time
 import types
@@ -127,6 +126,8 @@ class _Teller:
 def _as_text(value: Any) -> str:
     if isinstance(value, str):
         return value
+    import json  # only for non-string tool arguments, off the import path of `slmactor status`
+
     return json.dumps(value, separators=(",", ":"), sort_keys=True, default=str)
 
 

@@ -6,7 +6,6 @@ Exit codes: 0 ok, 1 daemon unreachable, 2 degraded or usage error.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -55,6 +54,8 @@ class CliContext:
     def emit(self, data: Any, text: str | None = None) -> None:
         """Print `data` as JSON under `--json`, else `text` (or the JSON when there is none)."""
         if self.json or text is None:
+            import json
+
             print(json.dumps(data, indent=None if self.json else 2, ensure_ascii=False, default=str))
         else:
             print(text)
@@ -62,6 +63,8 @@ class CliContext:
     def fail(self, message: str, code: int = EXIT_USAGE) -> int:
         """Report an error (JSON on stdout under --json, else on stderr) and return `code`."""
         if self.json:
+            import json
+
             print(json.dumps({"ok": False, "error": message}))
         else:
             print(f"slmactor: {message}", file=sys.stderr)

@@ -27,6 +27,8 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
     "hook": ("adapters for harness hook systems", ["hook"]),
     "graph": ("the knowledge graph over memory", ["graph"]),
 }
+#: commands of `daemon_cmds`, parsed without loading anything else
+DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})
 #: modules that add top-level commands (beside serve/start/stop/status)
 TOP_LEVEL = ["demo", "service"]
 
@@ -58,6 +60,8 @@ def build_parser(wanted: str | None) -> argparse.ArgumentParser:
         # top-level module may import more than `slmactor status` should pay for.
         if wanted is None and _exists(module):
             _load(module).register(sub)
+    if wanted in DAEMON_COMMANDS:
+        return parser  # `slmactor status` should not pay for finding the other groups
     for group, (help_text, modules) in GROUPS.items():
         present = [m for m in modules if _exists(m)]
         if not present:
@@ -98,7 +102,7 @@ def _first_command(argv: Sequence[str]) -> str | None:
 def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     first = _first_command(args_list)
-    parser = build_parser(first if first in GROUPS or first in {"serve", "start", "stop", "status"} else None)
+    parser = build_parser(first if first in GROUPS or first in DAEMON_COMMANDS else None)
     args = parser.parse_args(args_list)
     func = getattr(args, "func", None)
     if func is None:
