@@ -154,6 +154,7 @@ _DOTTED_FILE_HINT = re.compile(r"\.(?:" + "|".join(sorted(_EXTENSIONS)) + r")(?!
 
 
 _TOKEN_CHARS = frozenset("_.-")
+_FILE_RUN = re.compile(r"[\w.-]*")
 _PATH_CHARS = frozenset("_.@+~-/")
 _PATH_RUN = re.compile(r"[\w.@+~/-]*")
 
@@ -193,12 +194,16 @@ def _bare_files(text: str) -> str:
     look-behind fails): one `match` there per run gives every match of the scan.
     """
     starts: list[int] = []
+    run_end = 0
     for hint in _DOTTED_FILE_HINT.finditer(text):
         start = hint.start()
-        while start and (text[start - 1].isalnum() or text[start - 1] in _TOKEN_CHARS):
+        if start < run_end:
+            continue  # another extension in the run already looked at: each run once
+        while start > run_end and (text[start - 1].isalnum() or text[start - 1] in _TOKEN_CHARS):
             start -= 1  # str.isalnum() or "_" is exactly \w
-        if not starts or starts[-1] != start:
-            starts.append(start)
+        starts.append(start)
+        run = _FILE_RUN.match(text, start)  # always matches: it covers this extension at least
+        run_end = run.end() if run else hint.end()
     if not starts:
         return text
     parts: list[str] = []

@@ -230,3 +230,19 @@ def test_line_by_line_substitution_equals_the_whole_text_one(text: str) -> None:
     with unittest.mock.patch.object(nz, "BY_LINE_MIN_CHARS", 0):
         for pattern, repl, hint in BY_LINE:
             assert nz._by_line(pattern, repl, text, hint) == pattern.sub(repl, text), pattern.pattern
+
+
+@pytest.mark.parametrize("message", [
+    "c." * 4000, ".c" * 4000, "c.c-" * 2000, "a.py" * 2000, "x/" * 4000, "/a" * 4000,
+    "a" * 8000 + "/", "1a" * 4000, "0x" * 4000, "req_" * 2000, "http://" * 1000,
+])
+def test_fast_paths_stay_linear(message: str) -> None:
+    # Each run of path or file-name characters is walked once (a walk per extension or slash
+    # was quadratic: 1.3 s on "c." * 4000).
+    import time
+
+    from slmactor.logic.fingerprint import analyze
+
+    start = time.perf_counter()
+    analyze("tool", message, "python")
+    assert time.perf_counter() - start < 0.5
