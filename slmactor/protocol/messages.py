@@ -6,6 +6,9 @@ is a msgpack map holding `v` (the protocol version), `id` (the request id, for a
 default are omitted on the wire. `TELL = True` marks fire-and-forget messages sent on
 `events.sock`; all others are asks on `ctl.sock` and get exactly one reply.
 
+Messages are records: build one, send it, read it — never change one in place. (They are not
+`frozen` dataclasses only because freezing ~70 classes costs ~16 ms of daemon start-up.)
+
 Field types are limited to str, int, float, bool, lists of str, and maps/lists of plain values, so
 every language decodes them the same (see `clients/PROTOCOL.md`).
 """
@@ -92,7 +95,7 @@ class Kind(StrEnum):
     GRAPH_FORGET = "graph.forget"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Message:
     """Fields every message carries."""
 
@@ -108,7 +111,7 @@ class Message:
     project: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Tell(Message):
     """A fire-and-forget event. `client` + `seq` let a later ask wait until it was applied."""
 
@@ -122,7 +125,7 @@ class Tell(Message):
 # ---------------------------------------------------------------- control
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Ping(Message):
     """Is this actor alive? Answered by the named actor itself."""
 
@@ -130,21 +133,21 @@ class Ping(Message):
     actor: str = "control"
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Status(Message):
     """Daemon health: version, pid, uptime, endpoints, stores, one row per actor."""
 
     KIND: ClassVar[Kind] = Kind.STATUS
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DaemonStop(Message):
     """Drain, flush and exit (same as SIGTERM)."""
 
     KIND: ClassVar[Kind] = Kind.DAEMON_STOP
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class DebugCrash(Message):
     """Test hook (daemon started with debug hooks only): make `actor` fail.
 
@@ -160,7 +163,7 @@ class DebugCrash(Message):
 # ---------------------------------------------------------------- working memory (S-1)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RunStart(Message):
     """Start (or re-start) a run's working memory (S-1.6)."""
 
@@ -170,7 +173,7 @@ class RunStart(Message):
     role: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RunReset(Message):
     """Clear a run's working memory, counters included; `run_id="*"` clears every run of the
     project. Answers `{"reset": bool, "runs": n}`."""
@@ -179,7 +182,7 @@ class RunReset(Message):
     run_id: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RecordTool(Tell):
     """One tool call and its outcome — the hot path (S-1.3)."""
 
@@ -197,7 +200,7 @@ class RecordTool(Tell):
     at: float = 0.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Focus(Tell):
     """Put paths at the front of the run's focus files."""
 
@@ -207,7 +210,7 @@ class Focus(Tell):
     paths: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Fail(Tell):
     """Open (or re-count) a failure in working memory (S-1.4)."""
 
@@ -219,7 +222,7 @@ class Fail(Tell):
     message: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Resolve(Tell):
     """Move an open failure to resolved (S-1.5)."""
 
@@ -230,7 +233,7 @@ class Resolve(Tell):
     resolved_by: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Decide(Tell):
     """Record a decision taken during the run."""
 
@@ -239,7 +242,7 @@ class Decide(Tell):
     text: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class Summarize(Tell):
     """Replace the run's rolling summary."""
 
@@ -248,7 +251,7 @@ class Summarize(Tell):
     text: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ClientDropped(Tell):
     """A client reports tells it had to drop (daemon down or queue full) since its last report."""
 
@@ -256,7 +259,7 @@ class ClientDropped(Tell):
     count: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WorkingRender(Message):
     """The run's working-memory block within `budget` tokens (0 = default 700).
 
@@ -270,7 +273,7 @@ class WorkingRender(Message):
     seq: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WorkingSnapshot(Message):
     """A copy of every field of the run's working memory, counters included."""
 
@@ -280,7 +283,7 @@ class WorkingSnapshot(Message):
     seq: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class WorkingMirror(Message):
     """Write `WORKING.md` for the run now (off the hot path).
 
@@ -296,7 +299,7 @@ class WorkingMirror(Message):
 # ---------------------------------------------------------------- episodic memory (S-2, S-3)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EpisodeAppend(Message):
     """Append one completed task to the project's episode log (S-2.6)."""
 
@@ -304,7 +307,7 @@ class EpisodeAppend(Message):
     episode: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EpisodeGet(Message):
     """One episode by id."""
 
@@ -312,7 +315,7 @@ class EpisodeGet(Message):
     episode_id: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EpisodeRecent(Message):
     """The newest `n` episodes, newest first (n ≤ 0 = all)."""
 
@@ -320,7 +323,7 @@ class EpisodeRecent(Message):
     n: int = 10
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EpisodePrune(Message):
     """Prune the episode log (S-7.8); 0 = defaults, negative = unlimited."""
 
@@ -329,14 +332,14 @@ class EpisodePrune(Message):
     max_age_days: float = 0.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EpisodeForget(Message):
     """Delete the project's episode log and index."""
 
     KIND: ClassVar[Kind] = Kind.EPISODE_FORGET
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MemoryRecall(Message):
     """Rank past episodes against a task (S-3); `explain` adds why each one was recalled."""
 
@@ -360,7 +363,7 @@ class MemoryRecall(Message):
 # ---------------------------------------------------------------- semantic / procedural / lessons
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MemoryBlock(Message):
     """The memory block a role receives in its prompt (S-7.4), within `budget` tokens."""
 
@@ -375,7 +378,7 @@ class MemoryBlock(Message):
     model: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FactObserve(Message):
     """Observe a fact about the project (S-4.4)."""
 
@@ -386,7 +389,7 @@ class FactObserve(Message):
     sources: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FactRefute(Message):
     """Count evidence against a fact (S-4.6)."""
 
@@ -395,7 +398,7 @@ class FactRefute(Message):
     subject: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class FactList(Message):
     """Facts ranked by score, optionally of one kind (S-4.8)."""
 
@@ -403,7 +406,7 @@ class FactList(Message):
     kind: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LessonAdd(Message):
     """Add lessons ({task_id, kind, text, at}) to MEMORY.md and the facts (S-8)."""
 
@@ -415,7 +418,7 @@ class LessonAdd(Message):
     run_id: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LessonsRender(Message):
     """The lesson lines a worker sees for `query` (S-8.10)."""
 
@@ -424,7 +427,7 @@ class LessonsRender(Message):
     max_bytes: int = 0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ProcedureObserve(Message):
     """Record whether an option worked for a model and language (S-6)."""
 
@@ -437,7 +440,7 @@ class ProcedureObserve(Message):
     note: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class ProcedureBest(Message):
     """The best-known option for a topic, model and language (S-6.3)."""
 
@@ -447,7 +450,7 @@ class ProcedureBest(Message):
     language: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class LatencyObserve(Message):
     """Record a role's call latency for a model (S-6.7)."""
 
@@ -457,7 +460,7 @@ class LatencyObserve(Message):
     ms: float = 0.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MemoryDistill(Message):
     """Distil facts from recent episodes now (S-5); runs in the background.
 
@@ -469,14 +472,14 @@ class MemoryDistill(Message):
     wait: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MemoryPrune(Message):
     """Prune every memory store with the default policy (S-7.8)."""
 
     KIND: ClassVar[Kind] = Kind.MEMORY_PRUNE
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MemoryForget(Message):
     """Forget a scope: working, episodic, semantic, procedural, project or all (S-7.7)."""
 
@@ -488,7 +491,7 @@ class MemoryForget(Message):
 # ---------------------------------------------------------------- failures and repair rules
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveFingerprint(Message):
     """Fingerprint a failure message (S-9)."""
 
@@ -499,7 +502,7 @@ class EvolveFingerprint(Message):
     model: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveOnFailure(Message):
     """A tool call failed: fingerprint it, open it in working memory, return the best repair."""
 
@@ -513,7 +516,7 @@ class EvolveOnFailure(Message):
     args: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveResolved(Message):
     """A failure was fixed; learn from how (S-11.3)."""
 
@@ -530,7 +533,7 @@ class EvolveResolved(Message):
     fixed_args: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveObserve(Message):
     """Record whether applying a rule worked (S-10.9)."""
 
@@ -539,7 +542,7 @@ class EvolveObserve(Message):
     ok: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveRules(Message):
     """List repair rules; `include_all` adds unused seeds and retired rules."""
 
@@ -547,7 +550,7 @@ class EvolveRules(Message):
     include_all: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveLearn(Message):
     """Candidate rules synthesized by reflection (S-14.3)."""
 
@@ -556,7 +559,7 @@ class EvolveLearn(Message):
     candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveForget(Message):
     """Delete learned rules (project and user files); seeds are restored."""
 
@@ -566,7 +569,7 @@ class EvolveForget(Message):
 # ---------------------------------------------------------------- policy learning and calibration
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PolicyChoose(Message):
     """Choose an arm for a decision (S-13.5); the reply says why."""
 
@@ -583,7 +586,7 @@ class PolicyChoose(Message):
     scope: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PolicyUpdate(Message):
     """Reward an arm with an outcome (S-13.6, S-13.8)."""
 
@@ -598,7 +601,7 @@ class PolicyUpdate(Message):
     scope: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PolicyWhy(Message):
     """The posterior table behind a decision (S-13.7)."""
 
@@ -612,7 +615,7 @@ class PolicyWhy(Message):
     scope: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class PolicyForget(Message):
     """Delete the learned policy; the shipped priors apply again."""
 
@@ -621,7 +624,7 @@ class PolicyForget(Message):
     scope: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CalibrationReport(Message):
     """A harness reports the probe results for a model endpoint (S-12)."""
 
@@ -637,7 +640,7 @@ class CalibrationReport(Message):
     task_timeout_ms: float = 0.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class CalibrationGet(Message):
     """Stored calibration profiles ("" model = all)."""
 
@@ -656,7 +659,7 @@ class CalibrationGet(Message):
 # ---------------------------------------------------------------- the loop
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class RunFinish(Message):
     """A run ended: its report (S-14.1) and an optional model-written summary."""
 
@@ -668,7 +671,7 @@ class RunFinish(Message):
     wait: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveRegressions(Message):
     """List regression checks; `run` evaluates the offline (file) checks now (S-15)."""
 
@@ -676,14 +679,14 @@ class EvolveRegressions(Message):
     run: bool = False
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class EvolveReset(Message):
     """Forget rules, policy, regressions and project memory (S-11.6)."""
 
     KIND: ClassVar[Kind] = Kind.EVOLVE_RESET
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetricsRecord(Message):
     """Append one run's metrics record (S-16.1)."""
 
@@ -691,7 +694,7 @@ class MetricsRecord(Message):
     run: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetricsShow(Message):
     """The latest run, plus an aggregate over the last `last` runs."""
 
@@ -702,7 +705,7 @@ class MetricsShow(Message):
     label: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class MetricsCompare(Message):
     """The newest `n` runs against the `n` before them (S-16.6)."""
 
@@ -714,14 +717,14 @@ class MetricsCompare(Message):
     current_label: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GraphStats(Message):
     """Edges by type, node count and file size of the knowledge graph."""
 
     KIND: ClassVar[Kind] = Kind.GRAPH_STATS
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GraphFile(Message):
     """What the graph knows about one repo-relative file: failure classes seen there and the
     rules that fixed them (S-21.8)."""
@@ -730,7 +733,7 @@ class GraphFile(Message):
     path: str = ""
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GraphNeighbors(Message):
     """One hop from a node: `direction` in / out / either, optionally only edges of `types`."""
 
@@ -740,7 +743,7 @@ class GraphNeighbors(Message):
     types: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GraphWalk(Message):
     """A bounded traversal from a node (S-21.7): depth ≤ 0 → 3, clamped to 6; max_nodes ≤ 0 →
     200, clamped to 2000; direction "" → out."""
@@ -753,14 +756,14 @@ class GraphWalk(Message):
     types: list[str] = field(default_factory=list)
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GraphBackfill(Message):
     """Materialise the edges implied by episodes, facts and rules (idempotent, S-21.9)."""
 
     KIND: ClassVar[Kind] = Kind.GRAPH_BACKFILL
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GraphPrune(Message):
     """Bound the graph (S-21.10): 0 → defaults (20000 edges, 180 days), negative → unlimited."""
 
@@ -769,7 +772,7 @@ class GraphPrune(Message):
     max_age_days: float = 0.0
 
 
-@dataclass(frozen=True, slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True)
 class GraphForget(Message):
     """Delete the project's graph (both files); a backfill rebuilds it."""
 
