@@ -295,13 +295,14 @@ def diagnose(message: str) -> Diagnosis:
     return diagnose_prepared(prepare(message))
 
 
-def diagnose_prepared(prepared: Prepared) -> Diagnosis:
-    """`diagnose` of an already prepared message."""
+def diagnose_prepared(prepared: Prepared, source_lower: str | None = None) -> Diagnosis:
+    """`diagnose` of an already prepared message (`source_lower`: its `source_text`, lowercased,
+    when the caller has it)."""
     if not prepared.text:
         return Diagnosis("unknown", (), "empty message")
     # Needles are looked for in the de-noised text: stack frames and source echoes are most of a
     # long trace and only add false hits (`timeout=timeout` in a frame of subprocess.py).
-    low = source_text(prepared).lower()
+    low = source_text(prepared).lower() if source_lower is None else source_lower
     cls = agent_class(low)
     if cls:
         return Diagnosis(cls, (), "agent-tool failure")

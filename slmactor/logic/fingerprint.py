@@ -120,8 +120,10 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
     lang = normalize_language(language)
     family = model_family.strip().lower() or (_model_family(model) if model.strip() else "")
     prepared = prepare(message)
-    norm = normalize_prepared(prepared)
-    diagnosis = diagnose_prepared(prepared)
+    source = source_text(prepared)
+    source_lower = source.lower()
+    norm = normalize_prepared(prepared, source_lower)
+    diagnosis = diagnose_prepared(prepared, source_lower)
     cls = diagnosis.cls
     if cls == "unknown" and not norm and not tool:
         return ZERO
@@ -129,7 +131,7 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
         salient = ""
         explain = f"structural class {cls}: the wording is not hashed ({diagnosis.source})"
     else:
-        salient = salient_text(diagnosis, norm, source_text(prepared))
+        salient = salient_text(diagnosis, norm, source)
         source = diagnosis.source if diagnosis.lines else "whole normalised message"
         explain = f"salient text from the {source}"
     fid = hash_id("fp_", f"v{FINGERPRINT_VERSION}", cls, tool, lang, family, salient)

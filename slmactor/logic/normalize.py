@@ -402,11 +402,14 @@ def source_text(prepared: Prepared) -> str:
     return "\n".join(prepared.lines) if len(prepared.raw_lines) > 1 else prepared.text
 
 
-def normalize_prepared(prepared: Prepared) -> str:
-    """`normalize` of an already prepared message."""
+def normalize_prepared(prepared: Prepared, source_lower: str | None = None) -> str:
+    """`normalize` of an already prepared message (`source_lower`: its `source_text`, lowercased,
+    when the caller has it)."""
     if not prepared.text:
         return ""
-    return squash(placeholders(source_text(prepared).lower()))
+    if source_lower is None:
+        source_lower = source_text(prepared).lower()
+    return squash(placeholders(source_lower))
 
 
 def normalize(message: str) -> str:
