@@ -394,6 +394,10 @@ def prepare(message: str) -> Prepared:
         return Prepared(text, (text,) if text else (), (text,) if text else ())
     lines = text.splitlines()
     raw = tuple([line for line in map(str.rstrip, lines) if line])
+    if 'File "' not in text:
+        # No Python frame, so no frame bookkeeping: drop the blank and the noise lines.
+        return Prepared(text, tuple([line for line in lines if line and not line.isspace()
+                                     and not _NOISE_LINE.match(line.lower())]), raw)
     return Prepared(text, tuple(_drop_noise(lines)), raw)
 
 
