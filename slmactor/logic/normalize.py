@@ -18,6 +18,14 @@ Differences from the seed algorithm (`fingerprint_seed.py` keeps that one for co
   compile error from another; quoted *payloads* (anything containing whitespace) become `<str>`.
 * Request ids (`req_...`, `org-...`, `sk-...`, UUIDs, long mixed alphanumerics) become `<id>`.
 * The text is lowercased first, so every pattern sees one case and the result is idempotent.
+
+Speed (the output is pinned byte for byte by tests/logic/test_fingerprint_stable.py, each fast
+path checked against the form it replaces by tests/logic/test_fingerprint_fast.py): every
+placeholder pattern runs only when a cheap *necessary* hint finds what any match must contain;
+patterns are literal-, digit- or quote-led and possessive where giving characters back can never
+match; file names and POSIX paths are matched only at the start of the runs that hold an
+extension or a slash; on long multi-line texts the line-local patterns run only on the lines
+their hint finds.
 """
 
 from __future__ import annotations
