@@ -36,10 +36,13 @@ from slmactor.logic.fingerprint import Fingerprint, analyze
 from slmactor.logic.repairs import Repair
 from slmactor.logic.text import hash_id
 from slmactor.logic.timefmt import parse_rfc3339, to_rfc3339
-from slmactor.logic.transforms import apply_transform
+from slmactor.logic.transforms import apply_transform, is_token_edit
 
 SEEDED_PRIOR = (4.0, 1.0)
 LEARNED_PRIOR = (1.0, 2.0)
+#: Fixes that must confirm a learned intent-dependent transform (`Repair.needs_intent`) before
+#: it is applied without a model; one failure sends it back to being a suggestion.
+INTENT_CONFIRMATIONS = 2
 MIN_APPLY_CONFIDENCE = 0.45
 RETIRE_FLOOR = 0.18
 RETIRE_MIN_SAMPLES = 4
@@ -180,6 +183,8 @@ class Suggestion:
     rule: Rule
     fingerprint: Fingerprint
     exact: bool
+    #: The failed call edits a single token, so "every occurrence" is a plausible intent.
+    token_edit: bool = False
 
     @property
     def confidence(self) -> float:
@@ -187,17 +192,25 @@ class Suggestion:
 
     @property
     def apply(self) -> bool:
-        if self.rule.repair.needs_intent and not self.rule.seeded:
-            return False  # learned intent-dependent transforms stay suggestions
-        return self.rule.confidence >= MIN_APPLY_CONFIDENCE
+        rule = self.rule
+        if rule.repair.needs_intent and not rule.seeded and (
+            rule.failures or (rule.successes < INTENT_CONFIRMATIONS and not self.token_edit)
+        ):
+            # One fix with replace_all says nothing about what the next ambiguous *statement*
+            # edit means; for a single token (a rename) it does, and so does a pattern
+            # confirmed by several fixes. A rule that was ever wrong goes back to suggesting.
+            return False
+        return rule.confidence >= MIN_APPLY_CONFIDENCE
 
     def reason(self) -> str:
         how = "seen this exact failure before" if self.exact else "matched the failure pattern"
         origin = {"builtin": "shipped with slmactor", "user":
                   "learned on another project with this model"}.get(self.rule.scope, "learned here")
         n = self.rule.samples
-        hint = ("; suggested only: whether it is right depends on what the edit meant"
-                if self.rule.repair.needs_intent and not self.rule.seeded else "")
+        hint = ("; suggested only: whether it is right depends on what the edit meant, and "
+                f"it needs {INTENT_CONFIRMATIONS} confirming fixes and no failure to be applied"
+                if self.rule.repair.needs_intent and not self.rule.seeded and not self.apply
+                else "")
         return (f"{how} ({origin}); repair: {self.rule.repair}; confidence "
                 f"{round(100 * self.confidence)}% over {n} outcome{'' if n == 1 else 's'}{hint}")
 
@@ -252,9 +265,10 @@ class RuleBook:
                 exact.append(rule)
             elif rule.trigger.matches(fp, message):
                 pattern.append(rule)
+        token = bool(args) and is_token_edit(args or "")
         if exact:
-            return Suggestion(_best(exact), fp, True)
-        return Suggestion(_best(pattern), fp, False) if pattern else None
+            return Suggestion(_best(exact), fp, True, token)
+        return Suggestion(_best(pattern), fp, False, token) if pattern else None
 
     def observe(self, rid: str, ok: bool, now: float) -> Rule | None:
         """Record one outcome of applying a rule; auto-retire a worn-out rule (S-10.9)."""

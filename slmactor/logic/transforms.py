@@ -156,3 +156,23 @@ def infer_transform(failed_args: str, fixed_args: str) -> str | None:
         if changed and same_json(new_args, fixed_args):
             return name
     return None
+
+
+#: Longest `old_str` that still reads as one token (an identifier or a call site).
+TOKEN_EDIT_MAX = 80
+
+
+def is_token_edit(args: str) -> bool:
+    """True when the edit replaces one whitespace-free token (`defaultRetries`, `print(`).
+
+    Replacing every occurrence of such a token is what a rename or a call-site rewrite means;
+    replacing every occurrence of a statement or a block rarely is.
+    """
+    obj = _load_object(args)
+    if obj is None:
+        return False
+    old = next((obj[k] for k in _OLD if isinstance(obj.get(k), str)), None)
+    return isinstance(old, str) and 0 < len(old) <= TOKEN_EDIT_MAX and not any(
+        ch.isspace() for ch in old
+    )
+

@@ -119,3 +119,39 @@ def test_offline_ab_learns_nothing(daemon: DaemonProcess, tmp_path: Path) -> Non
         check=False, env=daemon.env, capture_output=True, text=True, timeout=60,
     )
     assert missing.returncode == 2 and "not found" in missing.stderr
+
+
+def _ambiguous(old: str, new: str, fixed_extra: dict[str, Any]) -> dict[str, Any]:
+    args = {"path": "app/worker.py", "old_str": old, "new_str": new}
+    return {"tool": "ws_edit", "args": args, "ok": False, "edit_attempt": True,
+            "error": "old_str found 3 times in app/worker.py; add surrounding lines to make it "
+                     "unique, or set replace_all if every occurrence should change",
+            "fixed_args": {**args, **fixed_extra}}
+
+
+def test_replace_all_learned_from_a_rename_never_rewrites_a_statement_everywhere(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    # Run 1 renames a call site with replace_all (right). Run 2 changes ONE of several identical
+    # statements, which needs more context; replace_all there would rewrite every copy.
+    base = {"language": "python", "model": MODEL, "edit_format": "search_replace",
+            "task_passed": True}
+    trajs = [
+        {**base, "id": "r1", "query": "use the logger", "steps": [
+            _ambiguous("print(", "logger.info(", {"replace_all": True})]},
+        {**base, "id": "r2", "query": "return 0 from the empty case", "steps": [
+            _ambiguous("    return None", "    return 0",
+                       {"old_str": "    if not items:\n        return None",
+                        "new_str": "    if not items:\n        return 0"})]},
+        {**base, "id": "r3", "query": "use the logger for warnings too", "steps": [
+            _ambiguous("warn(", "logger.warning(", {"replace_all": True})]},
+    ]
+    directory = tmp_path / "ambiguous"
+    directory.mkdir()
+    for traj in trajs:
+        (directory / f"{traj['id']}.json").write_text(json.dumps(traj))
+    result = _replay(daemon, directory, "ambiguous")
+    assert result["wrong_repairs"] == 0
+    by_run = {r["trajectory"]: r for r in result["runs"]}
+    assert by_run["r2"]["memory"] == 0  # the statement edit went to the model, as it must
+    assert by_run["r3"]["memory"] == 1  # the next token-level rewrite is repaired from memory

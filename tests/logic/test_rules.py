@@ -274,24 +274,46 @@ def test_suggest_repair_legacy_helper() -> None:
     assert suggest_repair(book, "x", "something odd happened") == ("", "", False)
 
 
-def test_learned_intent_dependent_transforms_are_suggested_never_applied() -> None:
+def test_learned_intent_dependent_transforms_need_confirmation_before_they_apply() -> None:
     # One ambiguous edit fixed with replace_all says nothing about the next ambiguous edit,
     # which may need more context instead: applying it would rewrite every occurrence.
     fp = analyze("Edit", "old_string found 3 times in the file; add context or set replace_all",
                  "python")
     assert fp.cls == "edit_ambiguous"
     replace_all = Repair("transform_args", guidance="set replace_all", transform="set_replace_all")
+    args = '{"old_string": "    return None", "new_string": "    return 0"}'  # one statement of many
     book = RuleBook()
-    for run in ("run-1", "run-2", "run-3"):
-        rule = book.learn(fp, replace_all, NOW, evidence=run, proven=True)
-    assert rule is not None and rule.confidence >= 0.45
-    suggestion = book.lookup(fp, "old_string found 3 times", '{"old_string": "x", "new_string": "y"}')
-    assert suggestion is not None and suggestion.rule.id == rule.id
-    assert suggestion.apply is False
-    assert "suggested only" in suggestion.reason()
+    rule = book.learn(fp, replace_all, NOW, evidence="run-1", proven=True)
+    assert rule is not None and rule.confidence >= 0.45  # would apply, were it not intent-dependent
+    first = book.lookup(fp, "old_string found 3 times", args)
+    assert first is not None and first.rule.id == rule.id
+    assert first.apply is False
+    assert "suggested only" in first.reason()
+    book.learn(fp, replace_all, NOW, evidence="run-2", proven=True)  # the same fix again
+    confirmed = book.lookup(fp, "old_string found 3 times", args)
+    assert confirmed is not None and confirmed.rule.successes == 2 and confirmed.apply is True
+    assert "suggested only" not in confirmed.reason()
+    book.observe(rule.id, False, NOW)  # it was wrong once: back to a suggestion
+    contradicted = book.lookup(fp, "old_string found 3 times", args)
+    assert contradicted is not None and contradicted.apply is False
+
+
+def test_learned_replace_all_applies_at_once_to_a_single_token_edit() -> None:
+    # Replacing every occurrence of one identifier or call site is what a rename means.
+    fp = analyze("Edit", "old_string found 4 times in the file; add context or set replace_all",
+                 "go")
+    replace_all = Repair("transform_args", guidance="set replace_all", transform="set_replace_all")
+    book = RuleBook()
+    book.learn(fp, replace_all, NOW, evidence="run-1", proven=True)
+    rename = book.lookup(fp, "found 4 times", '{"old_string": "defaultRetries", "new_string": "maxRetries"}')
+    assert rename is not None and rename.token_edit and rename.apply is True
+    statement = book.lookup(fp, "found 4 times", '{"old_string": "if err != nil {", "new_string": "x"}')
+    assert statement is not None and not statement.token_edit and statement.apply is False
+    block = book.lookup(fp, "found 4 times", '{"old_string": "a\\nb", "new_string": "c"}')
+    assert block is not None and block.apply is False
     shrink = Repair("transform_args", guidance="shrink", transform="shrink_old_str")
     assert shrink.needs_intent and replace_all.needs_intent and not STRIP.needs_intent
-    # A deterministic, meaning-preserving transform learned the same way is applied.
+    # A meaning-preserving transform learned from one fix is applied right away.
     strip_rule = book.learn(analyze("Edit", "old_str not found", "python"), STRIP, NOW,
                             evidence="run-9", proven=True)
     assert strip_rule is not None
