@@ -213,10 +213,14 @@ def _compiler(lines: Lines, text: str) -> Diagnosis | None:
     warnings: list[str] = []
     lint = False
     has_arrow = "--> " in text and any(_RUST_ARROW.match(line) for line in lines)
+    # Formats whose lines hold a fixed substring are not tried on a text without it.
+    tsc = _TSC if "): error TS" in text or "): warning TS" in text else None
+    linker = _LINKER if ":(." in text else None
+    symbol = _JAVA_SYMBOL if "symbol:" in text else None
     for line in lines:
         if _NOISE_LINE.match(line.lower()):
             continue
-        m = _TSC.match(line)
+        m = tsc.match(line) if tsc else None
         if m:
             (errors if m.group(1) == "error" else warnings).append(f"{m.group(2)}: {m.group(3)}")
             continue
@@ -224,7 +228,7 @@ def _compiler(lines: Lines, text: str) -> Diagnosis | None:
         if m and (m.group(2) or has_arrow):
             (errors if m.group(1) == "error" else warnings).append(line)
             continue
-        m = _LINKER.match(line)
+        m = linker.match(line) if linker else None
         if m:
             errors.append(m.group(1))
             continue
@@ -233,7 +237,7 @@ def _compiler(lines: Lines, text: str) -> Diagnosis | None:
             lint = True
             errors.append(f"{m.group(2)} {m.group(3)}")
             continue
-        m = _JAVA_SYMBOL.match(line)
+        m = symbol.match(line) if symbol else None
         if m and errors:
             errors.append(f"symbol: {m.group(1)}")
             continue
