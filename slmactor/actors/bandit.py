@@ -48,12 +48,13 @@ from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     CalibrationGet,
     CalibrationReport,
+    LatencySeed,
     PolicyChoose,
     PolicyForget,
     PolicyUpdate,
     PolicyWhy,
 )
-from slmactor.runtime.actor import Actor, handles
+from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.calibration import CalibrationStore
 from slmactor.stores.errors import StoreError
@@ -282,13 +283,28 @@ class BanditActor(Actor):
         self._changed(self.calibration)
         stored = self.calibration.book.get(profile.model, profile.endpoint)
         current = stored if stored is not None else profile
+        seeds = self._seeds(current, msg.roles, msg.observed, msg.task_timeout_ms)
         return {
             "profile": current.to_dict(),
             "knee": current.knee,
             "stored": stored == profile,
             "pruned": len(pruned),
-            "seeds": self._seeds(current, msg.roles, msg.observed, msg.task_timeout_ms),
+            "seeds": seeds,
+            "seeded_roles": await self._seed_latency_memory(current.model, seeds),
         }
+
+    async def _seed_latency_memory(self, model: str, seeds: dict[str, Any]) -> list[str]:
+        """Hand the latency seeds to the latency memory's owner, which keeps only those for roles
+        it has never observed (S-12.4). Calibration never touches a bandit posterior (H-S-13)."""
+        estimates = seeds.get("role_latency_ms") or {}
+        if not estimates:
+            return []
+        try:
+            result = await self.ask(LatencySeed(model=model, seeds=dict(estimates)))
+        except (RequestError, ActorDead) as exc:
+            self.warn(f"latency seeds not stored: {exc}")
+            return []
+        return list(result.get("seeded", []))
 
     @handles(CalibrationGet)
     async def get(self, msg: CalibrationGet) -> dict[str, Any]:

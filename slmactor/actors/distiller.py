@@ -45,6 +45,7 @@ from slmactor.protocol.messages import (
     FactObserve,
     FactRefute,
     LatencyObserve,
+    LatencySeed,
     LessonAdd,
     LessonsRender,
     MemoryDistill,
@@ -283,6 +284,21 @@ class DistillerActor(MemoryBlockMixin):
         self._changed(self.latency)
         p95, n = self.latency.book.p95(msg.role, family)
         return {"recorded": True, "samples": n, "p95_ms": p95, "count": rec.count}
+
+    @handles(LatencySeed)
+    async def latency_seed(self, msg: LatencySeed) -> dict[str, Any]:
+        self.latency.sync()
+        family = fold_family("", msg.model)
+        now = self.now()
+        seeded = sorted(
+            role
+            for role, ms in msg.seeds.items()
+            if isinstance(ms, int | float) and not isinstance(ms, bool)
+            and self.latency.book.seed(role, family, float(ms), now)
+        )
+        if seeded:
+            self._changed(self.latency)
+        return {"seeded": seeded, "model_family": family}
 
     # ---------------------------------------------------------------- distill, prune, forget
 

@@ -18,6 +18,8 @@ from slmactor.logic.timefmt import age_days, parse_rfc3339, to_rfc3339
 KEEP_SAMPLES = 32
 MAX_KEYS = 200
 MIN_SAMPLES = 3
+#: Samples a calibration seed is stored as: just enough for callers to use it.
+SEED_SAMPLES = MIN_SAMPLES
 PRUNE_MAX_AGE_DAYS = 90.0
 
 
@@ -135,6 +137,17 @@ class LatencyBook:
         if self.cap > 0 and len(self._records) > 2 * self.cap:
             self.prune(now, max_keys=self.cap, max_age_days=-1)
         return new
+
+    def seed(self, role: str, model_family: str, ms: float, now: float) -> bool:
+        """Store a calibration estimate for a key that has no observations (S-12.4).
+
+        It is stored as `SEED_SAMPLES` samples — enough for callers, who need three — and real
+        observations push it out of the retained window; a key with any observation is left
+        alone. Returns whether the seed was stored.
+        """
+        if self.quantile(role, model_family, 1.0)[1] > 0 or ms <= 0:
+            return False
+        return all(self.observe(role, model_family, ms, now) for _ in range(SEED_SAMPLES))
 
     def quantile(self, role: str, model_family: str, q: float) -> tuple[int, int]:
         """(milliseconds, samples) for exactly this key; (0, 0) when unknown — never widens."""

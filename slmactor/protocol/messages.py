@@ -60,6 +60,7 @@ class Kind(StrEnum):
     PROCEDURE_OBSERVE = "procedure.observe"
     PROCEDURE_BEST = "procedure.best"
     LATENCY_OBSERVE = "latency.observe"
+    LATENCY_SEED = "latency.seed"
     MEMORY_DISTILL = "memory.distill"
     MEMORY_PRUNE = "memory.prune"
     MEMORY_FORGET = "memory.forget"
@@ -458,6 +459,16 @@ class LatencyObserve(Message):
     role: str = ""
     model: str = ""
     ms: float = 0.0
+
+
+@dataclass(slots=True, kw_only=True)
+class LatencySeed(Message):
+    """Calibration's latency estimates (role → ms) for a model; stored only for roles with no
+    observations yet (S-12.4), never over real measurements."""
+
+    KIND: ClassVar[Kind] = Kind.LATENCY_SEED
+    model: str = ""
+    seeds: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True, kw_only=True)

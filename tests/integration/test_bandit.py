@@ -198,3 +198,22 @@ def test_evolve_why_cli(daemon: DaemonProcess) -> None:
     assert unknown.returncode == 2 and "unknown decision" in unknown.stderr
     as_json = _cli(daemon, "--json", "evolve", "why", "edit_format", "--model", MODEL)
     assert json.loads(as_json.stdout)["others"][0]["key"] == "edit_format|qwen2.5-coder|go"
+
+
+def test_calibration_seeds_latency_memory_only_for_roles_never_observed(daemon: DaemonProcess) -> None:
+    from slmactor.protocol.messages import LatencyObserve
+
+    profile = {"model": "llama3.1:8b", "endpoint": "http://127.0.0.1:11434",
+               "efficiency": {"1": 1.0, "2": 0.9}, "p50_ms": 300, "p95_ms": 450, "decode_tps": 40.0}
+    with daemon.client() as client:
+        # The daemon's own latency memory already has real calls for the reviewer role.
+        for ms in (900.0, 1100.0, 1000.0):
+            client.ask(LatencyObserve(role="reviewer", model="llama3.1:8b", ms=ms))
+        reply = client.ask(CalibrationReport(profile=profile, roles={"worker": 800, "reviewer": 400}))
+        assert set(reply["seeds"]["role_latency_ms"]) == {"worker", "reviewer"}  # the harness said nothing
+        assert reply["seeded_roles"] == ["worker"]  # the reviewer's real observations win
+        # A seed is stored once: a second report changes nothing, and a real call is kept.
+        again = client.ask(CalibrationReport(profile=profile, roles={"worker": 800}))
+        assert again["seeded_roles"] == []
+        observed = client.ask(LatencyObserve(role="worker", model="llama3.1:8b", ms=5000.0))
+        assert observed["recorded"] and observed["samples"] == 4  # 3 seed samples + the real one

@@ -229,3 +229,14 @@ def test_nearest_rank_is_a_sample_and_monotone(samples: list[int], q: float) -> 
     value = nearest_rank(samples, q)
     assert value in samples
     assert nearest_rank(samples, 0.0) <= value <= nearest_rank(samples, 1.0) == max(samples)
+
+
+def test_latency_seed_only_for_a_key_with_no_observations() -> None:
+    book = LatencyBook()
+    assert book.seed("planner", "qwen3-coder", 1500.0, NOW)
+    assert book.quantile("planner", "qwen3-coder", 0.95) == (1500, 3)  # usable: 3 samples
+    assert not book.seed("planner", "qwen3-coder", 9000.0, NOW)  # seeded once
+    book.observe("worker", "qwen3-coder", 800.0, NOW)
+    assert not book.seed("worker", "qwen3-coder", 5000.0, NOW)  # a real observation wins
+    assert book.quantile("worker", "qwen3-coder", 1.0) == (800, 1)
+    assert not book.seed("tester", "qwen3-coder", 0.0, NOW)  # nothing measured, nothing stored
