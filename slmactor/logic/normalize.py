@@ -284,6 +284,11 @@ def _drop_noise(lines: list[str]) -> list[str]:
     return kept
 
 
+def _line_word(match: re.Match[str]) -> str:
+    # The template r"\1\2<line>" as a function: re expands templates in Python on every call.
+    return match.group(1) + match.group(2) + "<line>"
+
+
 def _quoted(match: re.Match[str]) -> str:
     body = match.group(2)
     if not body or _WHITESPACE.search(body) or len(body) > 60:
@@ -354,7 +359,7 @@ def placeholders(text: str) -> str:
     if has_digit:
         if ("line" in text or "col" in text or "pos" in text or "char" in text
                 or "byte" in text or "offset" in text):  # the stems of the line words
-            text = _LINE_WORD.sub(r"\1\2<line>", text)
+            text = _LINE_WORD.sub(_line_word, text)
         if ":" in text:
             text = _COLON_NUMBER.sub(":<line>", text)
         if _DURATION_HINT.search(text):
@@ -372,7 +377,7 @@ def placeholders(text: str) -> str:
         else:
             text = _NUMBER.sub("<n>", text)
     if 'file "<path>", ' in text:
-        text = _FILE_LINE.sub(r"file \1, ", text)
+        text = _FILE_LINE.sub("file <path>, ", text)  # group 1 is always <path>
     return text
 
 

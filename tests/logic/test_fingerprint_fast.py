@@ -39,7 +39,8 @@ FRAGMENTS = [
     "550e8400", "e29b", "10.0.0.1", "12:34:56", "2026-11-29", ".py", ".pyi", ".c", ".tar", ".gz",
     "ty", "a.b", "x.rs", ".java", "-x", "@", "req_", "sess-", "a1b2c3d4e5f6", "1.5", "ns", "hours",
     "sec", "toolu_01", "0123456789abcdef", "_9", "*", "0x1f", "a0x1", "<", "..", "-.", "x.py.bak",
-    "~", "+", "//", "</", ">/", "~/", "./", "../", "/usr/bin", "a/b/",
+    "~", "+", "//", "</", ">/", "~/", "./", "../", "/usr/bin", "a/b/", 'file "<path>", ', "line#",
+    "character", "position",
 ]
 texts = st.lists(st.sampled_from(FRAGMENTS), max_size=30).map("".join)
 
@@ -111,6 +112,9 @@ def test_led_patterns_match_like_the_look_behind_led_ones(text: str) -> None:
     assert _spans(nz._NUMBER, text) == _spans(_OLD_NUMBER, text)
     for fast, plain in _PLAIN_FORMS:
         assert _spans(fast, text) == _spans(plain, text), plain.pattern
+    # Templates written as functions.
+    assert nz._LINE_WORD.sub(nz._line_word, text) == nz._LINE_WORD.sub(r"\1\2<line>", text)
+    assert nz._FILE_LINE.sub("file <path>, ", text) == nz._FILE_LINE.sub(r"file \1, ", text)
     # Bare file names: the extension look-behind replaces what the callback on every dotted
     # token replaced, and nothing else.
     assert nz._DOTTED_FILE.sub("<path>", text) == nz._DOTTED.sub(nz._bare_file, text)
