@@ -235,6 +235,11 @@ def _bare_file(match: re.Match[str]) -> str:
 # The opening quote leads the pattern (a fast scan for it) and the look-behind after it checks
 # the character before it — the same matches as `(?<!\w)(['"`‘“])...`.
 _QUOTED = re.compile(r"(['\"`‘“])(?<!\w.)([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
+# Only a payload (an empty body, a body with whitespace or longer than 60) is replaced: an
+# opening quote followed by a closing one, by whitespace before any closing one, or by 61
+# body characters.  Without one, the substitution would keep every match as it is.
+_QUOTED_PAYLOAD_HINT = re.compile(
+    r"['\"`‘“](?<!\w.)(?:['\"`’”]|[^'\"`’”\n]{0,199}?\s|[^'\"`’”\n]{61})")
 # Digit-led for the same reason: `\d(?<![\w<.]\d)` is `(?<![\w<.])\d`.
 _NUMBER = re.compile(r"\d(?<![\w<.]\d)\d*(?:\.\d+)*(?![\w>])")
 # HTTP status codes identify the failure (401 is not 529): kept after these words.
@@ -368,7 +373,8 @@ def placeholders(text: str) -> str:
         text = _bare_files(text)
     if "<path>(" in text:
         text = _TSC.sub("<path>(<line>)", text)
-    if "'" in text or '"' in text or "`" in text or "‘" in text or "“" in text:  # _QUOTES
+    if ("'" in text or '"' in text or "`" in text or "‘" in text or "“" in text) and (
+            _QUOTED_PAYLOAD_HINT.search(text)):
         text = _QUOTED.sub(_quoted, text)
     if has_digit:
         if "status" in text or "http" in text or "error code" in text:

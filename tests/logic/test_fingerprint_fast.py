@@ -74,6 +74,8 @@ def test_every_placeholder_hint_is_necessary(text: str) -> None:
     for pattern, hint in HINTED:
         if pattern.search(text):
             assert hint(text), (pattern.pattern, text)
+    if nz._QUOTED.sub(nz._quoted, text) != text:  # some quoted payload is replaced
+        assert nz._QUOTED_PAYLOAD_HINT.search(text), text
 
 
 def test_hints_on_known_matches() -> None:
