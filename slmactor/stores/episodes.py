@@ -25,7 +25,6 @@ in-memory: same API, nothing written. Read-only stores never write, create or qu
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -39,6 +38,7 @@ from slmactor.logic.recall import EpisodeHit, EpisodeIndex, RecallQuery
 from slmactor.logic.redact import redact_obj
 from slmactor.logic.timefmt import SECONDS_PER_DAY, to_rfc3339
 from slmactor.stores.errors import RecordTooLarge, StoreError
+from slmactor.stores.fsutil import FileState, file_state
 from slmactor.stores.jsondoc import JsonDoc
 from slmactor.stores.jsonl import JsonlLog
 from slmactor.stores.warnings import WarningLog
@@ -113,7 +113,7 @@ class EpisodeStore:
         self._lock = threading.RLock()
         self._flush_lock = threading.Lock()
         # (st_dev, st_ino, st_size) of the log as this store last left it; None = no file.
-        self._disk: tuple[int, int, int] | None = None
+        self._disk: FileState | None = None
         self._log: JsonlLog | None = None
         self._doc: JsonDoc | None = None
         if self.directory is not None:
@@ -167,14 +167,8 @@ class EpisodeStore:
         log_size = data.get("log_size")
         return entries, log_size if isinstance(log_size, int) and log_size >= 0 else None
 
-    def _log_state(self) -> tuple[int, int, int] | None:
-        if self._log is None:
-            return None
-        try:
-            info = os.stat(self._log.path, follow_symlinks=False)
-        except OSError:
-            return None
-        return (info.st_dev, info.st_ino, info.st_size)
+    def _log_state(self) -> FileState | None:
+        return None if self._log is None else file_state(self._log.path)
 
     def _note_disk(self) -> None:
         self._disk = self._log_state()

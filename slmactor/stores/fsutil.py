@@ -34,6 +34,23 @@ READ_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 _NOT_A_FILE_ERRNOS = frozenset({errno.ELOOP, errno.EISDIR, errno.ENXIO, errno.ENOTDIR})
 
 
+#: (device, inode, size) of a file: changes when it is replaced, deleted and re-created, or grown.
+FileState = tuple[int, int, int]
+
+
+def file_state(path: Path) -> FileState | None:
+    """The file's identity and size, or None when it is missing (links are not followed).
+
+    Stores compare it with what they last wrote, to notice a log removed (`rm -rf`), replaced
+    or extended behind their back.
+    """
+    try:
+        info = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return (info.st_dev, info.st_ino, info.st_size)
+
+
 def ensure_dir(path: Path) -> bool:
     """Create `path` and its parents with mode 0700; True when a directory had to be created."""
     if path.is_dir():

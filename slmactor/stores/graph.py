@@ -28,7 +28,6 @@ safe to call from the owning actor and its worker threads (one lock).
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -47,6 +46,7 @@ from slmactor.logic.graph_query import (
 )
 from slmactor.logic.timefmt import SECONDS_PER_DAY
 from slmactor.stores.errors import StoreError
+from slmactor.stores.fsutil import FileState, file_state
 from slmactor.stores.jsondoc import JsonDoc
 from slmactor.stores.jsonl import JsonlLog
 from slmactor.stores.warnings import WarningLog
@@ -107,7 +107,7 @@ class GraphStore:
         self._index = GraphIndex()
         self._dirty = False
         self._lock = threading.RLock()
-        self._disk: tuple[int, int, int] | None = None
+        self._disk: FileState | None = None
         #: Set when the log vanished under the store (rm -rf); cleared by `take_removed`.
         self.removed_externally = False
         self._log: JsonlLog | None = None
@@ -185,14 +185,8 @@ class GraphStore:
         if skipped:
             self.warnings.warn(f"skipped {skipped} corrupt edge record(s)", self._now())
 
-    def _log_state(self) -> tuple[int, int, int] | None:
-        if self._log is None:
-            return None
-        try:
-            info = os.stat(self._log.path, follow_symlinks=False)
-        except OSError:
-            return None
-        return (info.st_dev, info.st_ino, info.st_size)
+    def _log_state(self) -> FileState | None:
+        return None if self._log is None else file_state(self._log.path)
 
     def _note_disk(self) -> None:
         self._disk = self._log_state()
