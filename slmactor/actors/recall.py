@@ -52,9 +52,14 @@ T = TypeVar("T")
 
 #: Seconds between index flushes of a dirty store.
 FLUSH_SECONDS = 2.0
-#: Stores larger than this answer from a worker thread and flush at most every `BIG_FLUSH_SECONDS`.
+#: Stores larger than this answer from a worker thread.
 BIG_STORE = 20_000
 BIG_FLUSH_SECONDS = 60.0
+#: Stores up to this size rewrite their index every `FLUSH_SECONDS`; larger ones every
+#: `BIG_FLUSH_SECONDS`: encoding a 10k-entry index takes tens of ms of the GIL, which showed up
+#: as the p99 of unrelated asks, and the index is a cache — appends after the last write are
+#: recovered from the log on open.
+EAGER_FLUSH_MAX = 1_000
 #: Hits whose full episode is read back from the log (the rest carry the index projection).
 HYDRATE_HITS = 20
 
@@ -114,7 +119,7 @@ class RecallActor(Actor):
             for root, store in self.stores.items():
                 if not store.dirty:
                     continue
-                wait = BIG_FLUSH_SECONDS if len(store) > BIG_STORE else 0.0
+                wait = BIG_FLUSH_SECONDS if len(store) > EAGER_FLUSH_MAX else 0.0
                 if now - self._last_flush.get(root, 0.0) < wait:
                     continue
                 self._last_flush[root] = now
