@@ -10,6 +10,7 @@ Another actor failing costs its section, never the block.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from slmactor.logic import memory_block as block_logic
@@ -25,9 +26,8 @@ class MemoryBlockMixin(Actor):
     """`memory.block`; the host actor provides `procedures` and `_project(msg)`."""
 
     procedures: ProcedureStore
-
-    def _project(self, msg: Message) -> Any:  # pragma: no cover - provided by the host actor
-        raise NotImplementedError
+    #: The host actor's project lookup (its `_project` method).
+    _project: Callable[[Message], Any]
 
     @handles(MemoryBlock)
     async def block(self, msg: MemoryBlock) -> dict[str, Any]:
