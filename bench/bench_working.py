@@ -187,6 +187,47 @@ zctx.term()
 """
 
 
+#: The same loop with the daemon's receive: zero-copy frames and `Frame.more` instead of
+#: `recv_multipart` (which asks RCVMORE through getsockopt, an enum conversion per call).
+_FLOOR_FRAMES = _FLOOR.replace("recv = sock.recv_multipart", "recv = sock.recv").replace(
+    "    unpack(recv()[1])",
+    "    frame = recv(copy=False)\n    parts = [frame.bytes]\n"
+    "    while frame.more:\n        frame = recv(copy=False)\n        parts.append(frame.bytes)\n"
+    "    unpack(parts[1])")
+
+#: The floor for asks during a flood: one zmq.asyncio loop, as in the daemon, with a task that
+#: drains a PULL (await one event, then up to 256 without blocking, msgpack-decode, yield) and a
+#: task that echoes a ROUTER.  No actors, no validation, no working memory.
+_ASYNC_ECHO_FLOOR = """
+import asyncio, sys, msgpack, zmq, zmq.asyncio
+async def main():
+    zctx = zmq.asyncio.Context()
+    pull = zctx.socket(zmq.PULL)
+    pull.setsockopt(zmq.RCVHWM, 100_000)
+    pull.bind(sys.argv[1])
+    router = zctx.socket(zmq.ROUTER)
+    router.bind(sys.argv[2])
+    shadow = zmq.Socket.shadow(pull.underlying)
+    async def drain():
+        while True:
+            batch = [await pull.recv_multipart()]
+            try:
+                while len(batch) < 256:
+                    batch.append(shadow.recv_multipart(zmq.NOBLOCK))
+            except zmq.Again:
+                pass
+            for frames in batch:
+                msgpack.unpackb(frames[1])
+            await asyncio.sleep(0)
+    async def echo():
+        while True:
+            await router.send_multipart(await router.recv_multipart())
+    print("ready", flush=True)
+    await asyncio.gather(drain(), echo())
+asyncio.run(main())
+"""
+
+
 @contextlib.contextmanager
 def _children(scripts: list[list[str]]) -> Iterator[list[subprocess.Popen[str]]]:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
@@ -231,12 +272,12 @@ def _sender_argv(endpoint: str, project: str, run_id: str, count: int, seed: int
     return [_SENDER, endpoint, project, run_id, str(count), str(seed), str(REPO)]
 
 
-def bench_floor(tmp: Path, senders: int, total: int) -> tuple[float, float]:
+def bench_floor(tmp: Path, senders: int, total: int, script: str = _FLOOR) -> tuple[float, float]:
     """(events/s, CPU µs per event) of a blocking PULL loop decoding `total` events from
     `senders` processes."""
     endpoint = f"ipc://{tmp / f'floor{senders}.sock'}"
     per = total // senders
-    with _children([[_FLOOR, endpoint, str(per * senders)]]) as (floor,):
+    with _children([[script, endpoint, str(per * senders)]]) as (floor,):
         _line(floor)
         argv = [_sender_argv(endpoint, "/bench", f"floor-{k}", per, 100 + k) for k in range(senders)]
         with _children(argv) as procs:
@@ -399,19 +440,46 @@ with Client(runtime, project=project, tell_hwm=100_000) as c:
 """
 
 
-def bench_render_under_flood(daemon: DaemonProcess, events: int) -> dict[str, float]:
+def bench_echo_under_flood(tmp: Path, events: int, latencies: list[float]) -> None:
+    """Add to `latencies` the ms of echo round trips, one every 10 ms, to `_ASYNC_ECHO_FLOOR`
+    while a sender process pushes `events` tells into its PULL (blocking sends: saturated)."""
+    pull, ctl = f"ipc://{tmp / 'echo-pull.sock'}", f"ipc://{tmp / 'echo-ctl.sock'}"
+    with _children([[_ASYNC_ECHO_FLOOR, pull, ctl]]) as (server,):
+        _line(server)  # "ready"
+        zctx = zmq.Context()
+        dealer = zctx.socket(zmq.DEALER)
+        dealer.connect(ctl)
+        try:
+            for _ in range(20):  # connected and warm
+                dealer.send(b"ping")
+                dealer.recv()
+            with _children([_sender_argv(pull, "/bench", "echo", events, 7)]) as (sender,):
+                _go([sender])
+                while sender.poll() is None:
+                    t0 = time.perf_counter()
+                    dealer.send(b"ping")
+                    dealer.recv()
+                    latencies.append((time.perf_counter() - t0) * 1e3)
+                    time.sleep(0.01)
+        finally:
+            dealer.close(0)
+            zctx.term()
+
+
+def bench_render_under_flood(daemon: DaemonProcess, events: int, run_id: str = "flood",
+                             latencies: list[float] | None = None) -> dict[str, float]:
     """ms of `working.render` asked every 10 ms while a harness process floods `events` tells."""
-    latencies: list[float] = []
-    argv = [_HARNESS, str(daemon.runtime_dir), str(daemon.project), "flood", str(events)]
+    latencies = [] if latencies is None else latencies
+    argv = [_HARNESS, str(daemon.runtime_dir), str(daemon.project), run_id, str(events)]
     with _children([argv]) as (harness,), daemon.client(timeout=5.0) as client:
         _line(harness)  # "sending"
         while harness.poll() is None:
             t0 = time.perf_counter()
-            client.ask(WorkingRender(run_id="flood"))
+            client.ask(WorkingRender(run_id=run_id))
             latencies.append((time.perf_counter() - t0) * 1e3)
             time.sleep(0.01)
         dropped = json.loads(_line(harness))["dropped"]
-        calls = client.ask(WorkingSnapshot(run_id="flood"))["snapshot"]["counters"]["calls"]
+        calls = client.ask(WorkingSnapshot(run_id=run_id))["snapshot"]["counters"]["calls"]
     return {
         "p50": percentile(latencies, 0.5),
         "p99": percentile(latencies, 0.99),
@@ -451,6 +519,7 @@ def run(quick: bool) -> list[Row]:
         rows.append(_row("tell: Client.record_tool p50 vs pre-encoded send", tell["client_p50"], "µs",
                          tell["raw_send_p50"], "raw PUSH send of encoded bytes p50", "info"))
         rows.append(_row("tell: client-side drops", tell["dropped"], "tells", None, "", "0"))
+        daemon_cpu: dict[int, float] = {}
         for senders in (1, 4):
             # Floor and daemon alternate, so both see the same background load; the ratio is the
             # median of the per-pair ratios (the idle daemon uses no CPU while the floor runs).
@@ -465,16 +534,29 @@ def run(quick: bool) -> list[Row]:
             row["pairs"] = [{"daemon": r[0], "floor": f[0]} for r, f in zip(runs, floor, strict=True)]
             rows.append(row)
             # Rates move with whatever else the 2 cores run; CPU per event does not (much).
+            daemon_cpu[senders] = statistics.median(r[1] for r in runs)
             rows.append(_row(f"daemon CPU per event, {senders} sender(s)",
-                             statistics.median(r[1] for r in runs), "µs", statistics.median(f[1] for f in floor),
+                             daemon_cpu[senders], "µs", statistics.median(f[1] for f in floor),
                              "blocking PULL + decode CPU per event", "info"))
-        flood = bench_render_under_flood(daemon, 20_000 if quick else 100_000)
-        ping_idle = bench_render_ask(daemon, 100)["ping_p99"] / 1e3
-        rows.append(_row(f"working.render during a flood, p50 ({flood['renders']:.0f} asks)", flood["p50"], "ms",
-                         None, "", "info"))
-        rows.append(_row("working.render during a flood, p99", flood["p99"], "ms", ping_idle,
-                         "idle ping p99", "≤ 5 ms"))
-        rows.append(_row("tells lost in the flood (sent − dropped − applied)", flood["lost"], "tells", None, "", "0"))
+        # The zero-copy floor once: the daemon receives that way, so this is its overhead alone.
+        frames_floor = bench_floor(Path(tmp_dir.name), 1, events, _FLOOR_FRAMES)
+        rows.append(_row("daemon CPU per event vs a zero-copy-frame PULL loop, 1 sender",
+                         daemon_cpu[1], "µs", frames_floor[1], "blocking PULL (Frame.more) + decode CPU",
+                         "info"))
+        # Floods alternate with floods of the raw asyncio echo floor; latencies are pooled over
+        # the repetitions (one flood gives ~50 asks, so its p99 would be its maximum).
+        flood_ms: list[float] = []
+        echo_ms: list[float] = []
+        lost = 0.0
+        for rep in range(reps):
+            bench_echo_under_flood(Path(tmp_dir.name), 20_000 if quick else 100_000, echo_ms)
+            lost += bench_render_under_flood(daemon, 20_000 if quick else 100_000, f"flood{rep}", flood_ms)["lost"]
+        rows.append(_row(f"working.render during a flood, p50 ({len(flood_ms)} asks)", percentile(flood_ms, 0.5),
+                         "ms", percentile(echo_ms, 0.5), "raw zmq.asyncio echo during the same flood p50", "info"))
+        rows.append(_row("working.render during a flood, p99", percentile(flood_ms, 0.99), "ms",
+                         percentile(echo_ms, 0.99), f"raw zmq.asyncio echo during a flood p99 ({len(echo_ms)} asks)",
+                         "≤ 5 ms"))
+        rows.append(_row("tells lost in the flood (sent − dropped − applied)", lost, "tells", None, "", "0"))
         ask = bench_render_ask(daemon, 300 if quick else 3000)
         rows.append(_row(f"working.render ask at full caps p50 ({ask['chars']:.0f} chars)", ask["render_p50"],
                          "µs", ask["ping_p50"], "ping to the working actor p50", "render p50 ≤ 1 ms"))

@@ -31,6 +31,7 @@ EVENTS_SLICE = 0.0005
 #: and never yields, and an ask needs several turns (front door → mailbox → reply sink, each a
 #: socket wake-up and a task step), so a single yield would make an ask wait for several slices.
 YIELDS_PER_SLICE = 6
+_NOBLOCK = int(zmq.NOBLOCK)  # a plain int: the Flag enum is converted on every call otherwise
 
 
 def describe(exc: BaseException) -> str:
@@ -120,6 +121,7 @@ class ActorCell:
         assert self._events is not None
         sock = self._events
         shadow: zmq.Socket[bytes] = zmq.Socket.shadow(sock.underlying)
+        recv = shadow.recv
         stats = self.ctx.stats
         clock = time.monotonic
         while True:
@@ -129,7 +131,15 @@ class ActorCell:
                 append = batch.append
                 try:
                     while len(batch) < EVENTS_BATCH:
-                        append(shadow.recv_multipart(zmq.NOBLOCK))
+                        # recv_multipart inlined with zero-copy frames: it asks RCVMORE through
+                        # getsockopt, which builds an enum per call (measured 2.5 → 1.5 µs per
+                        # two-frame event, bench/bench_working.py).
+                        frame = recv(_NOBLOCK, copy=False)
+                        parts = [frame.bytes]
+                        while frame.more:
+                            frame = recv(_NOBLOCK, copy=False)
+                            parts.append(frame.bytes)
+                        append(parts)
                 except zmq.Again:
                     pass
                 if batch:
