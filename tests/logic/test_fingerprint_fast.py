@@ -13,6 +13,8 @@
   substitution over the whole text.
 * `squash` (str.split instead of a regex, an ASCII shortcut for the byte cut) and
   `diagnose.contains_ignorecase` (lowercase substrings) equal the regex forms.
+* `_NOISE_LINE` (alternatives arranged to be entered on their first character) matches the same
+  lines as the plain alternation.
 """
 
 from __future__ import annotations
@@ -252,3 +254,70 @@ def test_fast_paths_stay_linear(message: str) -> None:
     start = time.perf_counter()
     analyze("tool", message, "python")
     assert time.perf_counter() - start < 0.5
+
+
+# The noise-line alternation as first written (each form as it reads; `_NOISE_LINE` arranges the
+# same forms so that each alternative is entered only on its first character).
+_PLAIN_NOISE_LINE = re.compile(
+    r"""^(?:
+        \s*traceback\ \(most\ recent\ call\ last\):?\s*$
+      | during\ handling\ of\ the\ above\ exception.*$
+      | the\ above\ exception\ was\ the\ direct\ cause.*$
+      | \s+at\ \S.*$
+      | \s*\.\.\.\ \d+\ more\s*$
+      | \s+\d+:\ +\S.*$
+      | stack\ backtrace:\s*$
+      | note:\ (?:some\ details\ are\ omitted|run\ with\ `rust_backtrace).*$
+      | node\.js\ v[\d.]+\s*$
+      | \s*[-+]?\d*\s*\|.*$
+      | \s*[\^~]+[\s^~]*$
+      | error:\ aborting\ due\ to.*$
+      | for\ more\ information\ about\ this\ error.*$
+      | (?:found|success:)\ \d+\ errors?\ in\ .*$
+      | \d+\ (?:errors?|warnings?)(?:\ generated)?\.?\s*$
+      | collect2:\ error:\ ld\ returned.*$
+      | =+\ .*\ =+\s*$ | =+\s*$
+      | !+\ .*\ !+\s*$
+      | platform\ \S+\ --\ python\ .*$
+      | (?:rootdir|plugins|cachedir|configfile|testpaths):\ .*$
+      | collect(?:ed|ing)\ \d+\ items?.*$
+      | \S+\ [.fesxp]+\s+\[\s*\d+%\]\s*$
+      | _+\ .*\ _+\s*$ | (?:_\ )+_?\s*$
+      | require\ stack:\s*$
+    )""",
+    re.VERBOSE,
+)
+NOISE_FRAGMENTS = [
+    " ", "  ", "\t", "\u00a0", "\x1c", "\n", "traceback (most recent call last)", ":", "):", "at ",
+    "at", "x", "f", "e", "s", "p", "...", "... ", "3", "42", "٣", " more", "|", " |", "-", "+", "^",
+    "~", "=", "== ", "!", "! ", "_", "_ ", "__ ", "%]", "[", "[ ", "50", "%", "]", " errors",
+    " error", " warning", " warnings", " generated", ".", "during handling of the above exception",
+    "the above exception was the direct cause", "stack backtrace:", "note: ",
+    "some details are omitted", "run with `rust_backtrace", "node.js v", "1.2", "error: aborting due to",
+    "for more information about this error", "found ", "success: ", " in ", "collect2: error: ld returned",
+    "platform ", " -- python ", "rootdir: ", "plugins: ", "cachedir: ", "configfile: ", "testpaths: ",
+    "collected ", "collecting ", " items", " item", "require stack:", "tests/test_a.py ", ".f",
+    "fesxp", " [100%]", "3: ", "   3 | code", "a x", " [1%]", "12 ",
+]
+
+
+noise_lines = st.tuples(st.sampled_from(["", "", " ", "  ", "\t", "\u00a0 "]),
+                        st.lists(st.sampled_from(NOISE_FRAGMENTS), max_size=6)).map(
+    lambda t: t[0] + "".join(t[1]))
+
+
+@settings(derandomize=True, max_examples=3000, deadline=None)
+@given(noise_lines)
+def test_noise_line_matches_like_the_plain_alternation(line: str) -> None:
+    assert (nz._NOISE_LINE.match(line) is None) == (_PLAIN_NOISE_LINE.match(line) is None), line
+
+
+@pytest.mark.parametrize("line", [
+    " ^", "^ ~", "  ~~~ ^", " ... 42 more", "... 42 more", "  3 | x", "3 |", "-3|", " +|", " |", "|",
+    "a x [ 1%]", "tests/a.py .fexsp  [100%]", "x f [50%] ", " 12: core::x", "12 errors generated.",
+    "3 warning", "== a ==", "=== ", "===", "! a !", "_ _ _", "__ a __", "_",
+    "  traceback (most recent call last):", "found 2 errors in 1 file", "success: 0 errors in 3 files",
+    "collected 3 items", "node.js v18.2.0", "  at foo (x.js:1:2)", "at x",
+])
+def test_noise_line_on_known_lines(line: str) -> None:
+    assert (nz._NOISE_LINE.match(line) is None) == (_PLAIN_NOISE_LINE.match(line) is None), line
