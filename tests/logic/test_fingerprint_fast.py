@@ -15,6 +15,7 @@
   `diagnose.contains_ignorecase` (lowercase substrings) equal the regex forms.
 * `_NOISE_LINE` (alternatives arranged to be entered on their first character) matches the same
   lines as the plain alternation.
+* `fingerprint._fingerprint` (slots filled directly) makes what the dataclass constructor makes.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slmactor.logic import diagnose as dg
+from slmactor.logic import fingerprint as fpm
 from slmactor.logic import normalize as nz
 from slmactor.logic.classify import AGENT_RULES, NEEDLE_RULES, NeedleRule, RuleTable, tokens_of
 from slmactor.logic.text import cut_bytes
@@ -321,3 +323,15 @@ def test_noise_line_matches_like_the_plain_alternation(line: str) -> None:
 ])
 def test_noise_line_on_known_lines(line: str) -> None:
     assert (nz._NOISE_LINE.match(line) is None) == (_PLAIN_NOISE_LINE.match(line) is None), line
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.lists(st.text(max_size=8), min_size=8, max_size=8))
+def test_fingerprint_maker_is_the_constructor(values: list[str]) -> None:
+    # `analyze` fills the slots itself; every field must come out as the constructor sets it (a
+    # field added to Fingerprint but not to `_fingerprint` stays unset: getattr raises).
+    made = fpm._fingerprint(*values)
+    built = fpm.Fingerprint(*values[:7], explain=values[7])
+    assert [getattr(made, f) for f in fpm.Fingerprint.__slots__] == [
+        getattr(built, f) for f in fpm.Fingerprint.__slots__]
+    assert made == built and hash(made) == hash(built)
