@@ -79,6 +79,10 @@ class Settings:
     #: Episode log bounds (S-7.8): newest `episodes_cap` kept, older than the age dropped.
     episodes_cap: int = 300
     episodes_max_age_days: float = 180.0
+    #: Whole episodes the distiller keeps per project between passes. Episodes never change once
+    #: recorded, so a pass after one more run finished fetches one episode instead of 120; 0
+    #: fetches every episode of the window on every pass.
+    distill_cache: int = 120
 
     @property
     def ctl_path(self) -> Path:

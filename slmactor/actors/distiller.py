@@ -10,10 +10,10 @@ distillation), episode.prune, episode.forget and run.reset (prune / forget fan-o
 
 The `memory.block` ask lives in `distiller_block.py` (a mixin of this actor).
 
-Slow work never blocks an ask: distillation (S-5) fetches the newest 120 episodes and counts in a
-worker thread as a background job (one per project; a request while one runs is coalesced into
-one more pass), and every store is flushed by a background job that snapshots on the loop and
-writes in a thread. Before touching a store the actor checks whether its file was edited or
+Slow work never blocks an ask: distillation (S-5) is a background job (one per project; a
+request while one runs is coalesced into one more pass) that fetches the newest 120 episodes it
+does not already hold one by one, pausing between lookups, and counts them in small chunks; every
+store is flushed by a background job that snapshots on the loop and writes in a thread. Before touching a store the actor checks whether its file was edited or
 removed by hand (`MirroredBook.sync`), so `rm -rf .slmcode/memory` forgets and the next write
 recreates the files.
 
@@ -23,6 +23,7 @@ holds state in (they are regenerated views of other actors' state).
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +31,7 @@ from typing import Any
 import anyio
 
 from slmactor.logic import distill as distill_logic
-from slmactor.logic import memory_block as block_logic
+from slmactor.logic.facts import Observation
 from slmactor.logic.lessons import Lesson, recent_adaptive_memory_for, record_facts
 from slmactor.logic.procedures import ProcedureKey, fold_family
 from slmactor.logic.redact import redact
@@ -83,12 +84,20 @@ class _Project:
     window: tuple[str, ...] = ()
     last: dict[str, Any] = field(default_factory=dict)
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    #: Whole episodes fetched by earlier passes, by id (only ids of the last window are kept).
+    episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 class DistillerActor(MemoryBlockMixin):
     name = "distiller"
-    #: Pause between episode lookups of a distill pass (see `_hydrate`).
+    #: Shortest pause after a step of a distill pass (an episode lookup, a chunk of counting or
+    #: of folding facts; see `_breathe`) ...
     FETCH_PACE_S = 0.002
+    #: ... and the pause in multiples of the step's own time: the pass takes at most 1/(1+6) of
+    #: the wall clock, less when asks make its steps slow (a busy loop slows the pass, not asks).
+    FETCH_DUTY = 6.0
+    #: Episodes counted, or observations folded, per step.
+    COUNT_CHUNK = 16
     #: How long stopping waits for background flushes before writing what is left.
     STOP_FLUSH_WAIT_S = 2.0
 
@@ -103,7 +112,7 @@ class DistillerActor(MemoryBlockMixin):
         self._flushing: set[int] = set()
         self._flushed = anyio.Event()  # set whenever no background flush is running
         self._flushed.set()
-        for key in ("distills", "distill_facts", "blocks", "flush_errors"):
+        for key in ("distills", "distill_facts", "distill_fetched", "blocks", "flush_errors"):
             self.ctx.stats.extra[key] = 0
 
     async def on_stop(self) -> None:
@@ -329,16 +338,18 @@ class DistillerActor(MemoryBlockMixin):
                     project.last = {"episodes": len(window), "facts": 0, "unchanged": True}
                 else:
                     tally = distill_logic.Tally()
-                    await self._hydrate(project.root, window, tally)
+                    fetched = await self._hydrate(project, window, tally)
                     observations = tally.observations()
                     if project.generation != generation:
                         observations = []  # memory was forgotten meanwhile: do not resurrect it
+                        project.episodes.clear()
                     else:
                         project.window = window
                     project.facts.sync()
-                    recorded = project.facts.book.observe_all(observations, self.now())
-                    project.last = {"episodes": tally.seen, "facts": recorded}
+                    recorded = await self._observe(project, observations, generation)
+                    project.last = {"episodes": tally.seen, "facts": recorded, "fetched": fetched}
                     self.ctx.stats.extra["distills"] += 1
+                    self.ctx.stats.extra["distill_fetched"] += fetched
                     self.ctx.stats.extra["distill_facts"] += recorded
                     if recorded:
                         self._changed(project.facts, project.root)
@@ -353,31 +364,76 @@ class DistillerActor(MemoryBlockMixin):
             project.distilling = False
             project.idle.set()
 
+    async def _observe(self, project: _Project, observations: list[Observation],
+                       generation: int) -> int:
+        """Fold a pass's observations into the facts in chunks, yielding the loop between them
+        (a hundred observations take 1–2 ms); a forget meanwhile stops the fold."""
+        recorded = 0
+        for start in range(0, len(observations), self.COUNT_CHUNK):
+            if project.generation != generation:
+                break
+            chunk_started = time.perf_counter()
+            chunk = observations[start:start + self.COUNT_CHUNK]
+            recorded += project.facts.book.observe_all(chunk, self.now())
+            await self._breathe(chunk_started)
+        return recorded
+
+    async def _breathe(self, started: float) -> None:
+        """Pause after a step of a distill pass that began at `started` (perf_counter).
+
+        The pass shares the event loop with the asks harnesses wait on. A bare yield is not
+        enough: an ask takes ten or so loop turns (front door, mailboxes, the recall it makes)
+        and would meet a step of the pass at each of them. Sleeping several times the step's
+        own length keeps the pass to a small share of the loop whatever the steps cost.
+        """
+        await anyio.sleep(max(self.FETCH_PACE_S, (time.perf_counter() - started) * self.FETCH_DUTY))
+
     async def _window(self, root: Path) -> tuple[str, ...]:
         """Ids of the newest 120 episodes, newest first."""
-        reply = await self.ask(EpisodeRecent(project=str(root), n=distill_logic.WINDOW))
-        ids = (entry.get("id") for entry in block_logic.episodes_of(reply))
-        return tuple(i for i in ids if isinstance(i, str) and i)
+        reply = await self.ask(EpisodeRecent(project=str(root), n=distill_logic.WINDOW, ids_only=True))
+        ids = reply.get("ids") if isinstance(reply, dict) else None
+        return tuple(i for i in ids if isinstance(i, str) and i) if isinstance(ids, list) else ()
 
-    async def _hydrate(self, root: Path, ids: tuple[str, ...], tally: distill_logic.Tally) -> None:
-        """Count the whole episodes for `ids`, in order, into `tally`.
+    async def _hydrate(self, project: _Project, ids: tuple[str, ...], tally: distill_logic.Tally) -> int:
+        """Count the whole episodes for `ids`, in order, into `tally`; how many were fetched.
 
-        `episode.recent` answers index entries (no commands, failure details or edit counts),
-        so each is fetched with `episode.get` — one at a time, so a recall asked meanwhile
-        waits behind one lookup at most — and counted at once (tens of µs) and dropped: a pass
-        keeps counters, not 120 records for the garbage collector to promote and sweep.
+        `episode.recent` answers index entries (no commands, failure details or edit counts), so
+        each episode the cache lacks is fetched with `episode.get`: one at a time, so a recall
+        asked meanwhile waits behind one lookup at most, with a pause after each that grows with
+        the lookup's own time. Episodes never change once recorded, so the cache keeps the
+        window's episodes for the next pass (`Settings.distill_cache`); after one more run
+        finished, a pass fetches one episode and counts the rest from memory.
         """
+        cache = project.episodes
+        window = set(ids)
+        for stale in [key for key in cache if key not in window]:
+            del cache[stale]  # left the window: the newest 120 never come back into it
+        cap = max(0, self.ctx.settings.distill_cache)
+        fetched = 0
+        counted = 0
+        chunk_started = time.perf_counter()
         for episode_id in ids:
-            try:
-                full = await self.ask(EpisodeGet(project=str(root), episode_id=episode_id))
-            except RequestError:
-                continue  # pruned or forgotten meanwhile
-            if isinstance(full, dict):
-                tally.add(full)
-            del full
-            # Background work yields the shared event loop between lookups, so asks that
-            # harnesses wait on (memory.block, recall) are not queued behind 120 of them.
-            await anyio.sleep(self.FETCH_PACE_S)
+            full = cache.get(episode_id)
+            if full is None:
+                started = time.perf_counter()
+                try:
+                    reply = await self.ask(EpisodeGet(project=str(project.root), episode_id=episode_id))
+                except RequestError:
+                    continue  # pruned or forgotten meanwhile
+                fetched += 1
+                if not isinstance(reply, dict):
+                    continue
+                full = reply
+                if len(cache) < cap:
+                    cache[episode_id] = full
+                await self._breathe(started)
+                chunk_started = time.perf_counter()
+            tally.add(full)
+            counted += 1
+            if counted % self.COUNT_CHUNK == 0:
+                await self._breathe(chunk_started)
+                chunk_started = time.perf_counter()
+        return fetched
 
     @handles(MemoryPrune)
     async def prune(self, msg: MemoryPrune) -> dict[str, Any]:
@@ -409,6 +465,7 @@ class DistillerActor(MemoryBlockMixin):
         project = self._project(msg)
         project.generation += 1
         project.window = ()
+        project.episodes.clear()
         await self._settle()  # a flush landing after the delete would write the memory back
         root = str(project.root)
         done: list[str] = []

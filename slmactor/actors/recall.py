@@ -176,6 +176,9 @@ class RecallActor(Actor):
     async def recent(self, msg: EpisodeRecent) -> dict[str, Any]:
         store = await self._store(msg)
         entries = await self._call(store, store.recent, msg.n)
+        if msg.ids_only:
+            # What a distill pass needs: 120 index entries as dicts cost the loop ~2 ms.
+            return {"ids": [e.id for e in entries], "total": len(store)}
         return {"episodes": [e.to_dict() for e in entries], "total": len(store)}
 
     @handles(EpisodePrune)

@@ -318,10 +318,11 @@ class EpisodeGet(Message):
 
 @dataclass(slots=True, kw_only=True)
 class EpisodeRecent(Message):
-    """The newest `n` episodes, newest first (n ≤ 0 = all)."""
+    """The newest `n` episodes, newest first (n ≤ 0 = all); with `ids_only`, only their ids."""
 
     KIND: ClassVar[Kind] = Kind.EPISODE_RECENT
     n: int = 10
+    ids_only: bool = False
 
 
 @dataclass(slots=True, kw_only=True)

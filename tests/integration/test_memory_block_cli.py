@@ -14,6 +14,7 @@ from slmactor.protocol.messages import (
     LessonAdd,
     MemoryBlock,
     MemoryDistill,
+    MemoryForget,
     ProcedureObserve,
     RunStart,
     WorkingRender,
@@ -84,11 +85,27 @@ def cli(daemon: DaemonProcess, *args: str, stdin: str = "") -> subprocess.Comple
     )
 
 
+def test_a_full_window_is_fetched_once_then_one_new_episode_per_pass(daemon: DaemonProcess) -> None:
+    with daemon.client() as client:
+        for i in range(125):
+            at = f"2026-09-01T{i // 60:02d}:{i % 60:02d}:00Z"
+            client.ask(EpisodeAppend(episode=episode(1, at=at, query=f"task number {i}")))
+        first = client.ask(MemoryDistill(wait=True))
+        assert first["episodes"] == 120 and first["fetched"] == 120
+        for i in range(125, 128):
+            at = f"2026-09-01T{i // 60:02d}:{i % 60:02d}:00Z"
+            client.ask(EpisodeAppend(episode=episode(1, at=at, query=f"task number {i}")))
+            step = client.ask(MemoryDistill(wait=True))
+            # the window slid by one: one episode fetched, the 119 others counted from memory
+            assert step["episodes"] == 120 and step["fetched"] == 1
+
+
 def test_distill_from_episodes_feeds_the_block(daemon: DaemonProcess) -> None:
     with daemon.client() as client:
         seed_runs(client)
         done = client.ask(MemoryDistill(wait=True))
         assert done["started"] and done["episodes"] == 4 and done["facts"] >= 6
+        assert done["fetched"] == 4  # a first pass reads every episode of the window
         facts = {(f["kind"], f["subject"]): f["text"] for f in client.ask(FactList())["facts"]}
         assert (
             facts[("command", "go test ./...")] == "`go test ./...` works here (4/4 runs succeeded)"
@@ -116,10 +133,19 @@ def test_distill_from_episodes_feeds_the_block(daemon: DaemonProcess) -> None:
         assert same["go test ./..."]["support"] == 1
         # a new run is: support, not contradiction ("5/5" vs "4/4" is numeric drift)
         client.ask(EpisodeAppend(episode=episode(4)))
-        assert "unchanged" not in client.ask(MemoryDistill(wait=True))
+        grown = client.ask(MemoryDistill(wait=True))
+        assert "unchanged" not in grown
+        # episodes never change once recorded: only the new one is fetched, all 5 are counted
+        assert grown["episodes"] == 5 and grown["fetched"] == 1
         again = {f["subject"]: f for f in client.ask(FactList(kind="command"))["facts"]}
         assert again["go test ./..."]["support"] == 2 and again["go test ./..."]["contradict"] == 0
         assert again["go test ./..."]["text"] == "`go test ./...` works here (5/5 runs succeeded)"
+        # forgetting the facts forgets what the distiller held too: the next pass starts afresh
+        client.ask(MemoryForget(scope="semantic"))
+        rebuilt = client.ask(MemoryDistill(wait=True))
+        assert rebuilt["episodes"] == 5 and rebuilt["fetched"] == 5 and rebuilt["facts"] >= 6
+        rebuilt_facts = {f["subject"]: f for f in client.ask(FactList(kind="command"))["facts"]}
+        assert rebuilt_facts["go test ./..."]["support"] == 1
 
         client.ask(RunStart(run_id="r9", task="fix the graph walker again", role="worker"))
         client.ask(WorkingRender(run_id="r9"))

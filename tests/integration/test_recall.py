@@ -63,6 +63,8 @@ def test_append_recall_get_recent_through_the_daemon(daemon: DaemonProcess) -> N
         assert got["query"] == "fix flaky network test in the http client"
         recent = client.ask(EpisodeRecent(n=2))
         assert recent["total"] == 3 and len(recent["episodes"]) == 2
+        ids = client.ask(EpisodeRecent(n=2, ids_only=True))
+        assert ids == {"ids": [e["id"] for e in recent["episodes"]], "total": 3}
 
         with pytest.raises(RequestFailed) as missing:
             client.ask(EpisodeGet(episode_id="ep_nope"))
