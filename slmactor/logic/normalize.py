@@ -128,9 +128,10 @@ _PREFIXED_ID_HINT = re.compile(r"[_-](?:" + "|".join(
     rf"(?<=(?:{'|'.join(p for p in _ID_PREFIXES if len(p) == n)})[_-])"
     for n in sorted({len(p) for p in _ID_PREFIXES})) + ")")
 _LONG_ID = re.compile(r"\b(?=[a-z0-9]{12})(?=(?:[a-z]*+\d){2})(?=\d*+[a-z])[a-z0-9]{12,}+\b")
-# Two digits with only letters between them, and a run of twelve.
-_LONG_ID_HINT = re.compile(r"\d[a-z]*\d")
-_LONG_RUN = re.compile(r"[a-z0-9]{12}")
+# A digit with six run characters before or after it: of the eleven others in a run of twelve or
+# more, no digit of it can have five or fewer on each side (digit-led, one test per digit; a
+# digit pair and a run of twelve anywhere, as first written, passed on most texts with a number).
+_LONG_ID_HINT = re.compile(r"\d(?:(?<=[a-z0-9]{6}\d)|(?=[a-z0-9]{6}))")
 # Paths: Windows, then POSIX (anything with a slash); bare file names come after (_DOTTED).
 _WINDOWS_PATH = re.compile(r"(?<![\w<])(?:[a-z]:\\|\\\\)[^\s:*?\"'<>|,;()\[\]]*")
 # A path starts where its run of path characters starts (the look-behind), and the prefix is
@@ -341,10 +342,6 @@ def _by_line(pattern: re.Pattern[str], repl: str, text: str,
                       for line in text.split("\n")])
 
 
-def _long_id_hint(line: str) -> bool:
-    return _LONG_ID_HINT.search(line) is not None and _LONG_RUN.search(line) is not None
-
-
 def placeholders(text: str) -> str:
     """Replace the volatile parts of one (lowercased) line of text by placeholders."""
     # `has_digit` is decided on the input, before any replacement (a placeholder never adds a
@@ -368,8 +365,8 @@ def placeholders(text: str) -> str:
             text = _by_line(_HASH, "<hash>", text, _HASH_HINT.search)
         if _PREFIXED_ID_HINT.search(text):
             text = _by_line(_PREFIXED_ID, "<id>", text, _PREFIXED_ID_HINT.search)
-        if _LONG_ID_HINT.search(text) and _LONG_RUN.search(text):
-            text = _by_line(_LONG_ID, "<id>", text, _long_id_hint)
+        if _LONG_ID_HINT.search(text):
+            text = _by_line(_LONG_ID, "<id>", text, _LONG_ID_HINT.search)
     if "\\" in text:
         text = _WINDOWS_PATH.sub("<path>", text)
     if "/" in text:

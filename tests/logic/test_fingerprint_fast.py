@@ -58,7 +58,7 @@ HINTED: list[tuple[re.Pattern[str], Callable[[str], object]]] = [
     (nz._IP, lambda t: nz._IP_HINT.search(t)),
     (nz._HASH, lambda t: nz._HASH_HINT.search(t)),
     (nz._PREFIXED_ID, lambda t: nz._PREFIXED_ID_HINT.search(t)),
-    (nz._LONG_ID, lambda t: nz._LONG_ID_HINT.search(t) and nz._LONG_RUN.search(t)),
+    (nz._LONG_ID, lambda t: nz._LONG_ID_HINT.search(t)),
     (nz._WINDOWS_PATH, lambda t: "\\" in t),
     (nz._POSIX_PATH, lambda t: "/" in t),
     (nz._LINE_WORD, lambda t: ("line" in t or "col" in t or "pos" in t or "char" in t
@@ -80,6 +80,33 @@ def test_every_placeholder_hint_is_necessary(text: str) -> None:
             assert hint(text), (pattern.pattern, text)
     if nz._QUOTED.sub(nz._quoted, text) != text:  # some quoted payload is replaced
         assert nz._QUOTED_PAYLOAD_HINT.search(text), text
+
+
+# Runs of letters and digits of every length around the id patterns' thresholds (7 and 12).
+run_texts = st.lists(st.sampled_from(["a", "f", "z", "0", "9", "00", "aaaaa", "aaaaaa", "a1b2c3",
+                                      "٣", "é", "_", "-", " ", ".", "\n", "*"]),
+                     max_size=24).map("".join)
+
+
+@settings(derandomize=True, max_examples=1500, deadline=None)
+@given(run_texts)
+def test_id_hints_are_necessary_on_alphanumeric_runs(text: str) -> None:
+    for pattern, hint in HINTED:
+        if pattern.search(text):
+            assert hint(text), (pattern.pattern, text)
+
+
+def test_id_hints_on_every_short_run() -> None:
+    # Every run of letters `a`/`g` and digits up to 13 long, alone and between spaces.
+    import itertools
+
+    for n in range(6, 14):
+        for run in map("".join, itertools.product("a0g", repeat=n) if n <= 8 else
+                       itertools.product("a0", repeat=n)):
+            for text in (run, f" {run} "):
+                for pattern, hint in HINTED:
+                    if pattern.search(text):
+                        assert hint(text), (pattern.pattern, text)
 
 
 def test_hints_on_known_matches() -> None:
@@ -230,7 +257,7 @@ def test_ascii_case_insensitivity_is_plain_lowercasing() -> None:
 BY_LINE: list[tuple[re.Pattern[str], str, Callable[[str], object]]] = [
     (nz._HASH, "<hash>", nz._HASH_HINT.search),
     (nz._PREFIXED_ID, "<id>", nz._PREFIXED_ID_HINT.search),
-    (nz._LONG_ID, "<id>", nz._long_id_hint),
+    (nz._LONG_ID, "<id>", nz._LONG_ID_HINT.search),
 ]
 
 
