@@ -45,6 +45,7 @@ from slmactor.protocol.messages import (
     FactList,
     FactObserve,
     FactRefute,
+    GraphForget,
     LatencyObserve,
     LatencySeed,
     LessonAdd,
@@ -483,6 +484,9 @@ class DistillerActor(MemoryBlockMixin):
             await other("working", RunReset(project=root, run_id=msg.run_id.strip() or "*"))
         if scope in ("episodic", "episodes", "project", "all"):
             await other("episodic", EpisodeForget(project=root))
+            # The graph's edges name the episodes' files and failures: forgetting the episodes
+            # forgets what was learned from them (a backfill rebuilds it from what is left).
+            await other("graph", GraphForget(project=root))
         if scope in ("semantic", "facts", "project", "all"):
             await self.run_sync(project.facts.forget)
             done.append("semantic")

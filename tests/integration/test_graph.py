@@ -18,6 +18,7 @@ from slmactor.protocol.messages import (
     GraphNeighbors,
     GraphStats,
     GraphWalk,
+    MemoryForget,
     RunFinish,
 )
 from slmactor.testing import DaemonProcess
@@ -135,6 +136,17 @@ def test_forget_is_honoured_until_new_episodes_arrive(daemon: DaemonProcess) -> 
         client.ask(RunFinish(report=_report("run-4", 4, ["pkg/d.py"], []), wait=True))
         # New episodes: the next query backfills everything again.
         assert len(client.ask(GraphFile(path="pkg/a.py"))["episodes"]) == 2
+
+
+def test_forgetting_episodic_memory_forgets_the_graph_learned_from_it(daemon: DaemonProcess) -> None:
+    _record_runs(daemon)
+    with daemon.client(timeout=30) as client:
+        assert client.ask(GraphBackfill())["edges"] > 0
+        forgot = client.ask(MemoryForget(scope="episodic"))
+        assert forgot["forgotten"] == ["episodic", "graph"] and forgot["ok"] is True
+        assert client.ask(GraphStats())["edges"] == 0
+        assert not (daemon.project / ".slmcode" / "graph" / "edges.jsonl").exists()
+        assert client.ask(GraphFile(path="pkg/a.py"))["episodes"] == []
 
 
 def test_cli_usage_errors_and_messages(daemon: DaemonProcess) -> None:

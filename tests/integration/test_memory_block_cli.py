@@ -258,6 +258,7 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     assert json.loads(forgot.stdout)["forgotten"] == [
         "working",
         "episodic",
+        "graph",
         "semantic",
         "mirrors",
         "procedural",
