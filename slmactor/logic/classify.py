@@ -157,42 +157,41 @@ class RuleTable:
     * with `index_tokens` (worth it for a table with many bare words), the text's token set gives
       the bare words by one intersection and the anchored phrases worth testing (S-9.5: a bare
       word matches exactly when it is a token; an anchored phrase only where its anchor is);
-    * the other needles are substring tests grouped under a *gate* — a word of four or more
-      characters they share, or the needle itself — so one test skips a whole group.  A bare
-      word found this way must also be a whole token (a boundary pattern, tried only when the
-      substring is there).  A phrase needs no token check: its anchor is an interior word,
-      delimited inside the phrase itself, so it is a token wherever the phrase occurs.
+    * the other needles, and the `all` rules, are substring tests grouped under a *gate* — a
+      substring every member holds (the start of a word of four or more characters, shared by as
+      many members as possible), or a member's own needle — so one test skips a whole group: a
+      text holds none of most gates.  A bare word found this way must also be a whole token (a
+      boundary pattern, tried only when the substring is there).  A phrase needs no token check:
+      its anchor is an interior word, delimited inside the phrase itself, so it is a token
+      wherever the phrase occurs.
     """
 
-    __slots__ = ("_all", "_anchor_rules", "_anchors", "_groups", "_regex", "_rules", "_word_first",
+    __slots__ = ("_anchor_rules", "_anchors", "_groups", "_regex", "_rules", "_word_first",
                  "_words")
 
     def __init__(self, rules: tuple[NeedleRule, ...], index_tokens: bool = False) -> None:
         self._rules = rules
         word_first: dict[str, int] = {}
         anchor_rules: dict[str, list[tuple[int, tuple[str, ...]]]] = {}
-        gated: list[tuple[int, str, re.Pattern[str] | None]] = []
+        gated: list[_Gated] = []
         for i, rule in enumerate(rules):
-            if rule.mode != "any":
-                continue
-            if index_tokens:
+            if rule.mode == "all":
+                gated.append((i, tuple((n, _token_pattern(n) if a == n else None)
+                                       for n, a in zip(rule.needles, rule.anchors, strict=True))))
+            elif index_tokens:
                 for word in rule.words:
                     word_first.setdefault(word, i)
                 for anchor, phrases in rule.anchored.items():
                     anchor_rules.setdefault(anchor, []).append((i, phrases))
-                gated.extend((i, phrase, None) for phrase in rule.plain)
+                gated.extend((i, ((phrase, None),)) for phrase in rule.plain)
             else:
-                gated.extend((i, n, _token_pattern(n) if a == n else None)
+                gated.extend((i, ((n, _token_pattern(n) if a == n else None),))
                              for n, a in zip(rule.needles, rule.anchors, strict=True))
         self._word_first = word_first
         self._words = frozenset(word_first)
         self._anchor_rules = {a: tuple(v) for a, v in anchor_rules.items()}
         self._anchors = frozenset(anchor_rules)
         self._groups = _gate_groups(gated)
-        self._all = tuple(
-            (i, tuple((n, _token_pattern(n) if a == n else None)
-                      for n, a in zip(r.needles, r.anchors, strict=True)))
-            for i, r in enumerate(rules) if r.mode == "all")
         self._regex = tuple((i, r.regex_hint, _regex(r.regex)) for i, r in enumerate(rules)
                             if r.mode == "any" and r.regex)
 
@@ -215,22 +214,16 @@ class RuleTable:
             if lowest >= best:
                 break
             if gate in text_lower:
-                for i, needle, token in group:
+                for i, checks in group:
                     if i >= best:
                         break
-                    if needle in text_lower and (token is None or token.search(text_lower)):
+                    for needle, token in checks:
+                        if needle not in text_lower or (token is not None
+                                                        and token.search(text_lower) is None):
+                            break
+                    else:
                         best = i
                         break
-        for i, needles in self._all:
-            if i >= best:
-                break
-            for needle, token in needles:
-                if needle not in text_lower or (token is not None
-                                                and token.search(text_lower) is None):
-                    break
-            else:
-                best = i
-                break
         for i, hint, pattern in self._regex:
             if i >= best:
                 break
@@ -245,30 +238,38 @@ def _token_pattern(word: str) -> re.Pattern[str]:
     return re.compile(rf"(?<![a-z0-9_]){re.escape(word)}(?![a-z0-9_])")
 
 
-_Gated = tuple[int, str, "re.Pattern[str] | None"]
+#: A rule index and the (substring, boundary pattern of a bare word) tests that must all hold:
+#: one for a needle of an `any` rule, one per needle for an `all` rule.
+_Gated = tuple[int, tuple[tuple[str, "re.Pattern[str] | None"], ...]]
 
 
-def _gate_groups(needles: list[_Gated]) -> tuple[tuple[int, str, tuple[_Gated, ...]], ...]:
-    """(lowest rule index, gate, needles in rule order) groups, lowest first.
+def _gate_groups(entries: list[_Gated]) -> tuple[tuple[int, str, tuple[_Gated, ...]], ...]:
+    """(lowest rule index, gate, entries in rule order) groups, lowest first.
 
-    Needles are grouped under shared words of four or more characters, the most shared first (a
-    greedy set cover: fewer gates to test); a needle sharing none is its own gate.
+    A gate must be a substring of one of each member's needles.  The candidates are the starts
+    (four characters or more) of a needle's words of four or more characters: `old_str` gates
+    `old_string` too, `fail` gates `failed`.  The most shared goes first (a greedy set cover: fewer
+    gates to test), the longer of equally shared ones; an entry sharing none is gated by its
+    longest needle.
     """
-    words = {n: {w for w in _TOKEN.findall(n) if len(w) >= 4} for _, n, _ in needles}
-    left = list(needles)
-    groups: list[tuple[str, list[_Gated]]] = []
+    starts = [{w[:k] for needle, _ in checks for w in _TOKEN.findall(needle) if len(w) >= 4
+               for k in range(4, len(w) + 1)} for _, checks in entries]
+    left = list(range(len(entries)))
+    groups: list[tuple[str, list[int]]] = []
     while left:
         counts: dict[str, int] = {}
-        for _, needle, _ in left:
-            for word in words[needle]:
-                counts[word] = counts.get(word, 0) + 1
-        gate = max(sorted(counts), key=counts.__getitem__) if counts else ""
+        for e in left:
+            for start in starts[e]:
+                counts[start] = counts.get(start, 0) + 1
+        gate = max(sorted(counts, key=lambda g: (-len(g), g)), key=counts.__getitem__,
+                   default="")
         if not gate or counts[gate] == 1:
-            groups.extend((needle, [(i, needle, token)]) for i, needle, token in left)
+            groups.extend((max((n for n, _ in entries[e][1]), key=len), [e]) for e in left)
             break
-        groups.append((gate, [e for e in left if gate in words[e[1]]]))
-        left = [e for e in left if gate not in words[e[1]]]
-    ordered = [(min(e[0] for e in group), gate, tuple(sorted(group, key=lambda e: e[0])))
+        groups.append((gate, [e for e in left if gate in starts[e]]))
+        left = [e for e in left if gate not in starts[e]]
+    ordered = [(min(entries[e][0] for e in group), gate,
+                tuple(sorted((entries[e] for e in group), key=lambda entry: entry[0])))
                for gate, group in groups]
     return tuple(sorted(ordered, key=lambda g: (g[0], g[1])))
 
