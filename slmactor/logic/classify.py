@@ -95,9 +95,20 @@ def needle_pattern(needle: str) -> str:
 _TOKEN = re.compile(r"[a-z0-9_]+")
 
 
+# Every byte but those of `[a-z0-9_]` made a space: a character outside the class, ASCII or
+# (as its UTF-8 bytes, all >= 0x80) not, ends a run exactly where the regex would.
+_NOT_TOKEN_TO_SPACE = bytes(c if chr(c) in "abcdefghijklmnopqrstuvwxyz0123456789_" else 0x20
+                            for c in range(256))
+
+
 def tokens_of(text_lower: str) -> frozenset[str]:
-    """The maximal `[a-z0-9_]` runs of a lowercased text (the needle prefilter's index)."""
-    return frozenset(_TOKEN.findall(text_lower))
+    """The maximal `[a-z0-9_]` runs of a lowercased text (the needle prefilter's index).
+
+    `frozenset(_TOKEN.findall(text_lower))`, by a byte translation and a split: the regex scan
+    tests a character class at every position and cost twice as much.
+    """
+    return frozenset(text_lower.encode("utf-8", "surrogatepass").translate(_NOT_TOKEN_TO_SPACE)
+                     .decode("ascii").split())
 
 
 def _anchor(needle: str) -> str:

@@ -16,6 +16,7 @@
 * `_NOISE_LINE` (alternatives arranged to be entered on their first character) matches the same
   lines as the plain alternation.
 * `fingerprint._fingerprint` (slots filled directly) makes what the dataclass constructor makes.
+* `classify.tokens_of` (a byte translation and a split) finds the runs the token regex finds.
 """
 
 from __future__ import annotations
@@ -362,3 +363,26 @@ def test_fingerprint_maker_is_the_constructor(values: list[str]) -> None:
     assert [getattr(made, f) for f in fpm.Fingerprint.__slots__] == [
         getattr(built, f) for f in fpm.Fingerprint.__slots__]
     assert made == built and hash(made) == hash(built)
+
+
+TOKEN_FRAGMENTS = ["a", "z", "0", "9", "_", "-", " ", "\n", ".", "A", "Z", "é", "ß", "٣", "\u00a0",
+                   "\x80", "\xff", "\ud800", "𝄞", "old_str", "x1", "__"]
+
+
+@settings(derandomize=True, max_examples=600, deadline=None)
+@given(st.one_of(st.text(max_size=40),
+                 st.lists(st.sampled_from(TOKEN_FRAGMENTS), max_size=20).map("".join)))
+def test_tokens_of_is_the_token_regex(text: str) -> None:
+    # Byte translation and split, against the regex scan it replaced.
+    from slmactor.logic.classify import _TOKEN
+
+    assert tokens_of(text) == frozenset(_TOKEN.findall(text))
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(["(", ")", "status", "Status", " code", "HTTP", ": ", " ", "429",
+                                 "x", "\t"]), max_size=10).map("".join))
+def test_status_suffix_needs_a_parenthesis(text: str) -> None:
+    # `_exception` strips the status suffix only from a message holding "(".
+    if dg._STATUS_SUFFIX.search(text):
+        assert "(" in text
