@@ -116,7 +116,8 @@ _IP_HINT = re.compile(r"\.\d{1,3}\.\d")
 # The length look-ahead (implied by the match) rejects short words before the costlier ones.
 _HASH = re.compile(r"\b(?=[0-9a-f]{7})(?=[0-9]*+[a-f])(?=[a-f]*+[0-9])[0-9a-f]{7,}+\b")
 # A hash mixes digits and a-f letters, so somewhere a digit touches a letter (digit-led: fast).
-_HASH_HINT = re.compile(r"\d(?:[a-f]|(?<=[a-f]\d))")
+# Its digits are ASCII ones, and the class `[0-9]` is tested in half the time of `\d`.
+_HASH_HINT = re.compile(r"[0-9](?:[a-f]|(?<=[a-f][0-9]))")
 _ID_PREFIXES = ("req", "request", "msg", "chatcmpl", "run", "call", "toolu", "org", "sk", "sess",
                 "trace", "span", "resp", "user", "proj", "ws", "key")
 # `[a-z0-9_*-]*[0-9*][a-z0-9_*-]*` always ends up taking the whole run when the run holds a
@@ -131,7 +132,9 @@ _LONG_ID = re.compile(r"\b(?=[a-z0-9]{12})(?=(?:[a-z]*+\d){2})(?=\d*+[a-z])[a-z0
 # A digit with six run characters before or after it: of the eleven others in a run of twelve or
 # more, no digit of it can have five or fewer on each side (digit-led, one test per digit; a
 # digit pair and a run of twelve anywhere, as first written, passed on most texts with a number).
-_LONG_ID_HINT = re.compile(r"\d(?:(?<=[a-z0-9]{6}\d)|(?=[a-z0-9]{6}))")
+# The digits of a match are in its `[a-z0-9]` run (`\b` fails after a run that stops at any
+# other digit), so ASCII ones: `[0-9]`, as above.
+_LONG_ID_HINT = re.compile(r"[0-9](?:(?<=[a-z0-9]{6}[0-9])|(?=[a-z0-9]{6}))")
 # Paths: Windows, then POSIX (anything with a slash); bare file names come after (_DOTTED).
 _WINDOWS_PATH = re.compile(r"(?<![\w<])(?:[a-z]:\\|\\\\)[^\s:*?\"'<>|,;()\[\]]*")
 # A path starts where its run of path characters starts (the look-behind), and the prefix is
