@@ -17,6 +17,7 @@
   lines as the plain alternation.
 * `fingerprint._fingerprint` (slots filled directly) makes what the dataclass constructor makes.
 * `classify.tokens_of` (a byte translation and a split) finds the runs the token regex finds.
+* The re.ASCII twins `placeholders` uses on ASCII text match there as the Unicode patterns do.
 """
 
 from __future__ import annotations
@@ -386,3 +387,15 @@ def test_status_suffix_needs_a_parenthesis(text: str) -> None:
     # `_exception` strips the status suffix only from a message holding "(".
     if dg._STATUS_SUFFIX.search(text):
         assert "(" in text
+
+
+ASCII_FRAGMENTS = [f for f in FRAGMENTS if f.isascii()] + ["\x1c", "\x1f", "\x0b", "\x0c", "\r",
+                                                           "5\x1cms", "line\x1d3", "A", "_"]
+
+
+@settings(derandomize=True, max_examples=1000, deadline=None)
+@given(st.lists(st.sampled_from(ASCII_FRAGMENTS), max_size=30).map("".join))
+def test_ascii_twins_match_like_the_unicode_patterns_on_ascii_text(text: str) -> None:
+    assert len(nz._ASCII_FORMS) == len(nz._UNICODE_FORMS)
+    for unicode_form, ascii_form in zip(nz._UNICODE_FORMS, nz._ASCII_FORMS, strict=True):
+        assert _spans(ascii_form, text) == _spans(unicode_form, text), unicode_form.pattern
