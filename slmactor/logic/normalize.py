@@ -441,18 +441,35 @@ class Prepared:
     raw_lines: tuple[str, ...]  # every non-blank line, right-trimmed
 
 
+# A frozen dataclass's __init__ sets each field through object.__setattr__; `prepare` runs once a
+# message and fills the slots directly (0.6 -> 0.3 µs).
+_new = object.__new__
+_set_text = Prepared.__dict__["text"].__set__
+_set_lines = Prepared.__dict__["lines"].__set__
+_set_raw_lines = Prepared.__dict__["raw_lines"].__set__
+
+
+def _prepared(text: str, lines: tuple[str, ...], raw_lines: tuple[str, ...]) -> Prepared:
+    """`Prepared(text, lines, raw_lines)`."""
+    prepared = _new(Prepared)
+    _set_text(prepared, text)
+    _set_lines(prepared, lines)
+    _set_raw_lines(prepared, raw_lines)
+    return prepared
+
+
 def prepare(message: str) -> Prepared:
     """Bound, strip ANSI, split into lines and drop the noise lines."""
     text = strip_ansi(bounded(message)).strip()
     if "\n" not in text:
-        return Prepared(text, (text,) if text else (), (text,) if text else ())
+        return _prepared(text, (text,) if text else (), (text,) if text else ())
     lines = text.splitlines()
     raw = tuple([line for line in map(str.rstrip, lines) if line])
     if 'File "' not in text:
         # No Python frame, so no frame bookkeeping: drop the blank and the noise lines.
-        return Prepared(text, tuple([line for line in lines if line and not line.isspace()
+        return _prepared(text, tuple([line for line in lines if line and not line.isspace()
                                      and not _NOISE_LINE.match(line.lower())]), raw)
-    return Prepared(text, tuple(_drop_noise(lines)), raw)
+    return _prepared(text, tuple(_drop_noise(lines)), raw)
 
 
 def source_text(prepared: Prepared) -> str:

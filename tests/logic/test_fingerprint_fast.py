@@ -15,7 +15,8 @@
   `diagnose.contains_ignorecase` (lowercase substrings) equal the regex forms.
 * `_NOISE_LINE` (alternatives arranged to be entered on their first character) matches the same
   lines as the plain alternation.
-* `fingerprint._fingerprint` (slots filled directly) makes what the dataclass constructor makes.
+* `fingerprint._fingerprint`, `normalize._prepared` and `diagnose._diagnosis` (slots filled
+  directly) make what the dataclass constructors make.
 * `classify.tokens_of` (a byte translation and a split) finds the runs the token regex finds.
 * The re.ASCII twins `placeholders` uses on ASCII text match there as the Unicode patterns do.
 """
@@ -399,3 +400,17 @@ def test_ascii_twins_match_like_the_unicode_patterns_on_ascii_text(text: str) ->
     assert len(nz._ASCII_FORMS) == len(nz._UNICODE_FORMS)
     for unicode_form, ascii_form in zip(nz._UNICODE_FORMS, nz._ASCII_FORMS, strict=True):
         assert _spans(ascii_form, text) == _spans(unicode_form, text), unicode_form.pattern
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.text(max_size=8), st.lists(st.text(max_size=8), max_size=3).map(tuple),
+       st.lists(st.text(max_size=8), max_size=3).map(tuple))
+def test_prepared_and_diagnosis_makers_are_the_constructors(text: str, lines: tuple[str, ...],
+                                                            more: tuple[str, ...]) -> None:
+    # Slots filled directly, as the dataclass constructors fill them (every slot: getattr raises
+    # on one left unset).
+    for made, built in ((nz._prepared(text, lines, more), nz.Prepared(text, lines, more)),
+                        (dg._diagnosis(text, lines, text), dg.Diagnosis(text, lines, text))):
+        assert [getattr(made, f) for f in type(built).__slots__] == [
+            getattr(built, f) for f in type(built).__slots__]
+        assert made == built and hash(made) == hash(built)
