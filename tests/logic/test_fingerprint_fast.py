@@ -60,7 +60,7 @@ HINTED: list[tuple[re.Pattern[str], Callable[[str], object]]] = [
     (nz._HEX_ADDR, lambda t: "0x" in t),
     (nz._IP, lambda t: nz._IP_HINT.search(t)),
     (nz._HASH, lambda t: nz._HASH_HINT.search(t)),
-    (nz._PREFIXED_ID, lambda t: nz._PREFIXED_ID_HINT.search(t)),
+    (nz._PREFIXED_ID, nz._prefixed_id_hint),
     (nz._LONG_ID, lambda t: nz._LONG_ID_HINT.search(t)),
     (nz._WINDOWS_PATH, lambda t: "\\" in t),
     (nz._POSIX_PATH, lambda t: "/" in t),
@@ -110,6 +110,22 @@ def test_id_hints_on_every_short_run() -> None:
                 for pattern, hint in HINTED:
                     if pattern.search(text):
                         assert hint(text), (pattern.pattern, text)
+
+
+# The prefixed-id hint as one pattern led by the class of both separators.
+_PLAIN_PREFIXED_ID_HINT = re.compile(r"[_-](?:" + "|".join(
+    rf"(?<=(?:{'|'.join(p for p in nz._ID_PREFIXES if len(p) == n)})[_-])"
+    for n in sorted({len(p) for p in nz._ID_PREFIXES})) + ")")
+
+
+prefix_texts = st.lists(st.sampled_from([*nz._ID_PREFIXES, "_", "-", "x", " ", "1", "\n", "é"]),
+                       max_size=8).map("".join)
+
+
+@settings(derandomize=True, max_examples=600, deadline=None)
+@given(st.one_of(texts, prefix_texts))
+def test_prefixed_id_hint_is_the_plain_one(text: str) -> None:
+    assert nz._prefixed_id_hint(text) == (_PLAIN_PREFIXED_ID_HINT.search(text) is not None), text
 
 
 def test_hints_on_known_matches() -> None:
@@ -259,7 +275,7 @@ def test_ascii_case_insensitivity_is_plain_lowercasing() -> None:
 
 BY_LINE: list[tuple[re.Pattern[str], str, Callable[[str], object]]] = [
     (nz._HASH, "<hash>", nz._HASH_HINT.search),
-    (nz._PREFIXED_ID, "<id>", nz._PREFIXED_ID_HINT.search),
+    (nz._PREFIXED_ID, "<id>", nz._prefixed_id_hint),
     (nz._LONG_ID, "<id>", nz._LONG_ID_HINT.search),
 ]
 
