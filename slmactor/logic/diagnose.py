@@ -65,7 +65,8 @@ def _diagnosis(cls: str, lines: tuple[str, ...], source: str) -> Diagnosis:
     return diagnosis
 
 
-#: A recogniser reads the lines and may first look at the whole text: each one returns early when
+#: A recogniser reads the lines and may first look at the text they come from (the whole text
+#: with the raw lines, the de-noised text with the de-noised ones): each one returns early when
 #: the text lacks a substring that every line it recognises must contain (a necessary condition,
 #: cheaper than matching every line; any line is a substring of the text).
 Lines = tuple[str, ...]
@@ -115,8 +116,8 @@ _EXC_IN = re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?::|$)")
 
 
 def _pytest(lines: Lines, text: str) -> Diagnosis | None:
-    if ("FAILED" not in text and "ERROR" not in text and "FAILURES" not in text
-            and "short test summary info" not in text):
+    # "FAIL" for "FAILED" and "FAILURES": one scan fewer.
+    if "FAIL" not in text and "ERROR" not in text and "short test summary info" not in text:
         return None
     summaries = [m for m in map(_PYTEST_SUMMARY.match, lines) if m]
     if not summaries and not any(_PYTEST_BANNER.match(line) for line in lines):
@@ -322,24 +323,29 @@ def diagnose(message: str) -> Diagnosis:
     return diagnose_prepared(prepare(message))
 
 
-def diagnose_prepared(prepared: Prepared, source_lower: str | None = None) -> Diagnosis:
-    """`diagnose` of an already prepared message (`source_lower`: its `source_text`, lowercased,
-    when the caller has it)."""
+def diagnose_prepared(prepared: Prepared, source_lower: str | None = None,
+                      source: str | None = None) -> Diagnosis:
+    """`diagnose` of an already prepared message (`source_lower`, `source`: its `source_text`,
+    lowercased and as it is, when the caller has them)."""
     if not prepared.text:
         return _diagnosis("unknown", (), "empty message")
+    if source is None:
+        source = source_text(prepared)
     # Needles are looked for in the de-noised text: stack frames and source echoes are most of a
     # long trace and only add false hits (`timeout=timeout` in a frame of subprocess.py).
-    low = source_text(prepared).lower() if source_lower is None else source_lower
+    low = source.lower() if source_lower is None else source_lower
     cls = agent_class(low)
     if cls:
         return _diagnosis(cls, (), "agent-tool failure")
     lines = prepared.lines
     raw_lines = prepared.raw_lines
     found = None
+    text = prepared.text
     for recognizer, raw in _READERS:
         # Recognisers that need frames or gutters (pytest E lines sit under source echoes) get
-        # the raw lines; the rest read the de-noised ones.
-        found = recognizer(raw_lines if raw else lines, prepared.text)
+        # the raw lines and the whole text; the rest read the de-noised lines, and the text made
+        # of them (shorter, for their substring tests).
+        found = recognizer(raw_lines, text) if raw else recognizer(lines, source)
         if found is not None:
             break
     if found is None:

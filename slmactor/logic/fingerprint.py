@@ -154,7 +154,7 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
     source = source_text(prepared)
     source_lower = source.lower()
     norm = normalize_prepared(prepared, source_lower)
-    diagnosis = diagnose_prepared(prepared, source_lower)
+    diagnosis = diagnose_prepared(prepared, source_lower, source)
     cls = diagnosis.cls
     if cls == "unknown" and not norm and not tool:
         return ZERO
