@@ -112,7 +112,10 @@ def contains_ignorecase(text: str, pattern: re.Pattern[str], words: tuple[str, .
 _PYTEST_SUMMARY = re.compile(r"^(FAILED|ERROR)\s+(\S+)(?:\s+-\s+.*)?$")
 _PYTEST_E = re.compile(r"^E\s+(\S.*)$")
 _PYTEST_BANNER = re.compile(r"^=+ (?:FAILURES|ERRORS|short test summary info) =+$")
-_EXC_IN = re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?::|$)")
+# Possessive runs (here and in _EXC_LINE, _DIAG, _SHELL): each run can only end where the
+# character after it is one it cannot take, so giving characters back never finds a match and
+# only costs a step per character on every line that fails (tests/logic/test_fingerprint_fast.py).
+_EXC_IN = re.compile(r"^((?:[A-Za-z_][\w$]*+\.)*[A-Z][\w$]*+)(?::|$)")
 
 
 def _pytest(lines: Lines, text: str) -> Diagnosis | None:
@@ -184,7 +187,7 @@ def _panic(lines: Lines, text: str) -> Diagnosis | None:
 
 
 # --- 4. exceptions -------------------------------------------------------------------------
-_EXC_LINE = re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?: \[[\w-]+\])?(?::\s*(.*))?$")
+_EXC_LINE = re.compile(r"^((?:[A-Za-z_][\w$]*+\.)*[A-Z][\w$]*+)(?: \[[\w-]+\])?(?::\s*(.*))?$")
 _STATUS_SUFFIX = re.compile(r"\s*\((?:status(?: code)?|http)[: ]+\d+\)\s*$", re.IGNORECASE)
 _JAVA_TOP = re.compile(r'^Exception in thread "[^"]*" ([\w.$]+)(?::\s*(.*))?$')
 _JAVA_CAUSE = re.compile(r"^Caused by: ([\w.$]+)(?::\s*(.*))?$")
@@ -218,7 +221,7 @@ def _exception(lines: Lines, text: str) -> Diagnosis | None:
 
 
 # --- 5. compiler / checker diagnostics -----------------------------------------------------
-_DIAG = re.compile(r"^(?:[A-Za-z]:[\\/])?(?:[^\s:][^:]*?):\d+(?::\d+)?:\s*(?:(fatal error|error|warning|note)\s*:\s*)?"
+_DIAG = re.compile(r"^(?:[A-Za-z]:[\\/])?(?:[^\s:][^:]*+):\d+(?::\d+)?:\s*(?:(fatal error|error|warning|note)\s*:\s*)?"
                    r"(.+)$")
 _RUSTC = re.compile(r"^(error|warning)(\[[A-Z]+\d+\])?:\s*(.+)$")
 _RUST_ARROW = re.compile(r"^\s*--> ")
@@ -287,7 +290,7 @@ def _compiler(lines: Lines, text: str) -> Diagnosis | None:
 
 
 # --- 6. shell ------------------------------------------------------------------------------
-_SHELL = re.compile(r"^(?:[^:\n]+: )?line \d+: (.+)$")
+_SHELL = re.compile(r"^(?:[^:\n]++: )?line \d+: (.+)$")
 
 
 def _shell(lines: Lines, text: str) -> Diagnosis | None:

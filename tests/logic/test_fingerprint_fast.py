@@ -19,6 +19,7 @@
   directly) make what the dataclass constructors make.
 * `classify.tokens_of` (a byte translation and a split) finds the runs the token regex finds.
 * The re.ASCII twins `placeholders` uses on ASCII text match there as the Unicode patterns do.
+* The possessive line patterns of `diagnose` match as their backtracking forms.
 """
 
 from __future__ import annotations
@@ -430,3 +431,36 @@ def test_prepared_and_diagnosis_makers_are_the_constructors(text: str, lines: tu
         assert [getattr(made, f) for f in type(built).__slots__] == [
             getattr(built, f) for f in type(built).__slots__]
         assert made == built and hash(made) == hash(built)
+
+
+# The diagnose line patterns as first written (lazy or backtracking runs) and their possessive forms.
+_PLAIN_LINE_PATTERNS = [
+    (dg._EXC_IN, re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?::|$)")),
+    (dg._EXC_LINE, re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?: \[[\w-]+\])?(?::\s*(.*))?$")),
+    (dg._DIAG, re.compile(r"^(?:[A-Za-z]:[\\/])?(?:[^\s:][^:]*?):\d+(?::\d+)?:\s*"
+                          r"(?:(fatal error|error|warning|note)\s*:\s*)?(.+)$")),
+    (dg._SHELL, re.compile(r"^(?:[^:\n]+: )?line \d+: (.+)$")),
+]
+LINE_FRAGMENTS = ["Error", "error", "Foo", "foo", "É", "é", "x", "_", "$", "1", "42", ".", ":", ": ",
+                  " ", "\t", "\n", "[E1]", " [e-1]", "[", "]", "line ", "line 3: ", "main.c", ":12",
+                  ":3:", " error: ", "warning", "note", "fatal error", "C:\\", "c:/", "a.B", "Bar"]
+
+
+@settings(derandomize=True, max_examples=1500, deadline=None)
+@given(st.lists(st.sampled_from(LINE_FRAGMENTS), max_size=10).map("".join))
+def test_possessive_line_patterns_match_like_the_plain_ones(line: str) -> None:
+    for fast, plain in _PLAIN_LINE_PATTERNS:
+        assert _spans(fast, line) == _spans(plain, line), (plain.pattern, line)
+        fast_match, plain_match = fast.match(line), plain.match(line)
+        assert (fast_match and fast_match.groups()) == (plain_match and plain_match.groups())
+
+
+@pytest.mark.parametrize("line", [
+    "x\nFoo: line 3: y", "script.sh: line 3: foo: command not found", "line 12: x", "a: b: line 1: c",
+    "main.c:3:5: error: x", "C:\\a\\b.c:3: warning: y", "a:1:2:3: msg", "a b:1: c", ":1: x",
+    "foo.Bar: baz", "foo.bar.Baz", "Foo [E1]: x", "Foo [e-1]", "foo.Bar.baz: x", "É: x", "Error",
+])
+def test_possessive_line_patterns_on_known_lines(line: str) -> None:
+    for fast, plain in _PLAIN_LINE_PATTERNS:
+        fast_match, plain_match = fast.match(line), plain.match(line)
+        assert (fast_match and fast_match.groups()) == (plain_match and plain_match.groups()), line
