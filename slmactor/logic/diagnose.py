@@ -166,7 +166,7 @@ _SEGV = re.compile("|".join(_SEGV_WORDS), re.IGNORECASE)
 
 
 def _panic(lines: Lines, text: str) -> Diagnosis | None:
-    if " panicked at " in text or "panic: " in text:
+    if "panic" in text:  # for " panicked at " and "panic: ": one scan
         for i, line in enumerate(lines):
             m = _RUST_PANIC.match(line)
             if m:

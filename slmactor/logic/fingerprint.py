@@ -141,6 +141,10 @@ def salient_text(diagnosis: Diagnosis, norm: str, source: str = "") -> str:
             text = squash(placeholders(line.lower()), MAX_SALIENT_LEN)
         if text and text not in parts:
             parts.append(text)
+    if len(parts) == 1 and "  " not in parts[0] and parts[0][:1] != " ":
+        # Squashed and cut already, so squash gives it back as it is — unless the byte cut
+        # dropped a lone surrogate between two spaces or before the first word.
+        return parts[0]
     return squash(" | ".join(parts), MAX_SALIENT_LEN) if parts else norm
 
 

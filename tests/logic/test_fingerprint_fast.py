@@ -20,6 +20,7 @@
 * `classify.tokens_of` (a byte translation and a split) finds the runs the token regex finds.
 * The re.ASCII twins `placeholders` uses on ASCII text match there as the Unicode patterns do.
 * The possessive line patterns of `diagnose` match as their backtracking forms.
+* `fingerprint.salient_text` returns a single part without squashing it again, as the squash did.
 """
 
 from __future__ import annotations
@@ -464,3 +465,35 @@ def test_possessive_line_patterns_on_known_lines(line: str) -> None:
     for fast, plain in _PLAIN_LINE_PATTERNS:
         fast_match, plain_match = fast.match(line), plain.match(line)
         assert (fast_match and fast_match.groups()) == (plain_match and plain_match.groups()), line
+
+
+def _plain_salient_text(diagnosis: dg.Diagnosis, norm: str, source: str) -> str:
+    # `salient_text` as first written: the parts always joined and squashed.
+    parts: list[str] = []
+    for line in diagnosis.lines:
+        text = norm if source and line == source else nz.squash(nz.placeholders(line.lower()), 300)
+        if text and text not in parts:
+            parts.append(text)
+    return nz.squash(" | ".join(parts), 300) if parts else norm
+
+
+SALIENT_FRAGMENTS = [*FRAGMENTS, "\ud800", "  ", " \ud800 ", "é" * 40, "x" * 90, "\u3000"]
+
+
+@settings(derandomize=True, max_examples=600, deadline=None)
+@given(st.lists(st.lists(st.sampled_from(SALIENT_FRAGMENTS), max_size=12).map("".join),
+                max_size=3))
+def test_salient_text_is_the_plain_join(lines: list[str]) -> None:
+    diagnosis = dg.Diagnosis("compile_error", tuple(lines), "test")
+    source = lines[0] if lines else ""
+    norm = nz.normalize(source)
+    assert fpm.salient_text(diagnosis, norm, source) == _plain_salient_text(diagnosis, norm, source)
+    assert fpm.salient_text(diagnosis, norm) == _plain_salient_text(diagnosis, norm, "")
+
+
+@pytest.mark.parametrize("line", ["a \ud800 b " + "x" * 400, "\ud800 abc " + "é" * 300,
+                                  "a \ud800 b", "x" * 400, "é" * 200 + " a", "\ud800" * 200])
+def test_salient_text_on_lines_the_byte_cut_changes(line: str) -> None:
+    diagnosis = dg.Diagnosis("compile_error", (line,), "test")
+    norm = nz.normalize(line)
+    assert fpm.salient_text(diagnosis, norm) == _plain_salient_text(diagnosis, norm, "")
