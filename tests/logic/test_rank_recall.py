@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from slmactor.logic.episode import IndexEntry
 from slmactor.logic.rank import RankOptions
@@ -92,3 +94,18 @@ def test_duplicate_ids_are_ignored_and_recent_is_newest_first() -> None:
     assert [e.id for e in index.recent(0)] == ["c", "a", "b"]
     assert [e.id for e in index.entries()] == ["b", "a", "c"]
     assert index.get("a") is not None and index.get("a").query == "parser crash"  # type: ignore[union-attr]
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(
+    times=st.lists(st.integers(min_value=0, max_value=6), min_size=1, max_size=40),
+    n=st.integers(min_value=-1, max_value=45),
+)
+def test_recent_n_is_the_head_of_all_newest_first(times: list[int], n: int) -> None:
+    """recent(n) picks the newest n without sorting everything: the same entries, in the same
+    order (ties in time by insertion, newest first), as the whole newest-first list cut at n."""
+    index = EpisodeIndex()
+    index.add_many([entry(f"e{k}", at=NOW - t * DAY) for k, t in enumerate(times)])
+    whole = [e.id for e in index.recent(0)]
+    expected = whole[:n] if n > 0 else whole
+    assert [e.id for e in index.recent(n)] == expected
