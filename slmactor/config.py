@@ -83,6 +83,9 @@ class Settings:
     #: recorded, so a pass after one more run finished fetches one episode instead of 120; 0
     #: fetches every episode of the window on every pass.
     distill_cache: int = 120
+    #: Shortest time between two distill passes of a project (seconds); passes asked for meanwhile
+    #: are coalesced into the next one. `memory.distill wait=true` does not wait for it.
+    distill_interval: float = 2.0
 
     @property
     def ctl_path(self) -> Path:

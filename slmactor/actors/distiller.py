@@ -23,6 +23,7 @@ holds state in (they are regenerated views of other actors' state).
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -87,6 +88,9 @@ class _Project:
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
     #: Whole episodes fetched by earlier passes, by id (only ids of the last window are kept).
     episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: When the last pass started (monotonic seconds), and a caller waiting for the next one.
+    last_pass: float = -math.inf
+    hurry: anyio.Event = field(default_factory=anyio.Event)
 
 
 class DistillerActor(MemoryBlockMixin):
@@ -316,6 +320,8 @@ class DistillerActor(MemoryBlockMixin):
     async def distill(self, msg: MemoryDistill) -> dict[str, Any]:
         project = self._project(msg)
         started = not project.distilling
+        if msg.wait:
+            project.hurry.set()  # a caller waits: no pause before the pass
         if started:
             project.distilling = True
             project.idle = anyio.Event()
@@ -330,6 +336,16 @@ class DistillerActor(MemoryBlockMixin):
     async def _distill_job(self, project: _Project) -> None:
         try:
             while True:
+                # Background passes of a project start `distill_interval` apart, however often
+                # they are asked for: the asks of that time are counted by the next pass, and a
+                # client asking without pause cannot keep the daemon distilling. A caller that
+                # waits (`wait=true`) is served at once.
+                due = project.last_pass + self.ctx.settings.distill_interval - time.monotonic()
+                if due > 0 and not project.hurry.is_set():
+                    with anyio.move_on_after(due):
+                        await project.hurry.wait()
+                project.hurry = anyio.Event()
+                project.last_pass = time.monotonic()
                 project.again = False
                 generation = project.generation
                 window = await self._window(project.root)

@@ -20,7 +20,7 @@ from slmactor.protocol.messages import (
     WorkingRender,
 )
 from slmactor.stores.layout import ProjectLayout
-from slmactor.testing import DaemonProcess
+from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 
 MODEL = "qwen2.5-coder:7b-instruct-q4_K_M"
 
@@ -98,6 +98,32 @@ def test_a_full_window_is_fetched_once_then_one_new_episode_per_pass(daemon: Dae
             step = client.ask(MemoryDistill(wait=True))
             # the window slid by one: one episode fetched, the 119 others counted from memory
             assert step["episodes"] == 120 and step["fetched"] == 1
+
+
+def _distills(client: Any) -> int:
+    row = next(r for r in client.status()["actors"] if r["name"] == "distiller")
+    return int(row["extra"]["distills"])
+
+
+def test_background_passes_are_spaced_and_a_waiting_caller_is_served_at_once() -> None:
+    proc = spawn_daemon(env={"SLMACTOR_DISTILL_INTERVAL": "60"})
+    try:
+        with proc.client() as client:
+            seed_runs(client)
+            assert client.ask(MemoryDistill(wait=True))["episodes"] == 4
+            assert _distills(client) == 1
+            client.ask(EpisodeAppend(episode=episode(4)))
+            first = client.ask(MemoryDistill())
+            assert first["started"] is True  # a pass is on its way, a minute after the last
+            for _ in range(20):  # asked again and again: coalesced into that one
+                assert client.ask(MemoryDistill())["queued"] is True
+            assert _distills(client) == 1
+            # a caller that waits does not wait for the interval, and gets the pending pass
+            served = client.ask(MemoryDistill(wait=True))
+            assert served["episodes"] == 5 and served["fetched"] == 1
+            assert _distills(client) == 2
+    finally:
+        stop_quietly(proc)
 
 
 def test_distill_from_episodes_feeds_the_block(daemon: DaemonProcess) -> None:
