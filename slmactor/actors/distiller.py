@@ -10,10 +10,11 @@ distillation), episode.prune, episode.forget and run.reset (prune / forget fan-o
 
 The `memory.block` ask lives in `distiller_block.py` (a mixin of this actor).
 
-Slow work never blocks an ask: distillation (S-5) is a background job (one per project; a
-request while one runs is coalesced into one more pass) that fetches the newest 120 episodes it
-does not already hold one by one, pausing between lookups, and counts them in small chunks; every
-store is flushed by a background job that snapshots on the loop and writes in a thread. Before touching a store the actor checks whether its file was edited or
+Slow work never blocks an ask: distillation (S-5) is a background job (one per project, passes
+at least `distill_interval` apart; requests meanwhile are coalesced into the next pass) that
+fetches the newest 120 episodes it does not already hold one by one and counts them in small
+steps, pausing after each; every store is flushed by a background job that snapshots on the loop
+and writes in a thread. Before touching a store the actor checks whether its file was edited or
 removed by hand (`MirroredBook.sync`), so `rm -rf .slmcode/memory` forgets and the next write
 recreates the files.
 
