@@ -15,7 +15,7 @@ every language decodes them the same (see `clients/PROTOCOL.md`).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from typing import Any, ClassVar
 
@@ -96,7 +96,7 @@ class Kind(StrEnum):
     GRAPH_FORGET = "graph.forget"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Message:
     """Fields every message carries."""
 
@@ -111,8 +111,22 @@ class Message:
     #: Absolute path of the project root the message is about ("" = none).
     project: str = ""
 
+    # One `__eq__` and `__repr__` for every message instead of a generated pair per class: the
+    # dataclass code generation of ~60 classes was 12 of the module's 25 ms of import, which every
+    # daemon start and every CLI call pays. Same results as the generated ones.
+    __hash__ = None  # type: ignore[assignment]  # mutable records, as with eq=True
 
-@dataclass(slots=True, kw_only=True)
+    def __eq__(self, other: object) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, f.name) == getattr(other, f.name) for f in fields(self))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{f.name}={getattr(self, f.name)!r}" for f in fields(self) if f.repr)
+        return f"{self.__class__.__qualname__}({args})"
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Tell(Message):
     """A fire-and-forget event. `client` + `seq` let a later ask wait until it was applied."""
 
@@ -126,7 +140,7 @@ class Tell(Message):
 # ---------------------------------------------------------------- control
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Ping(Message):
     """Is this actor alive? Answered by the named actor itself."""
 
@@ -134,21 +148,21 @@ class Ping(Message):
     actor: str = "control"
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Status(Message):
     """Daemon health: version, pid, uptime, endpoints, stores, one row per actor."""
 
     KIND: ClassVar[Kind] = Kind.STATUS
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class DaemonStop(Message):
     """Drain, flush and exit (same as SIGTERM)."""
 
     KIND: ClassVar[Kind] = Kind.DAEMON_STOP
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class DebugCrash(Message):
     """Test hook (daemon started with debug hooks only): make `actor` fail.
 
@@ -164,7 +178,7 @@ class DebugCrash(Message):
 # ---------------------------------------------------------------- working memory (S-1)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class RunStart(Message):
     """Start (or re-start) a run's working memory (S-1.6)."""
 
@@ -174,7 +188,7 @@ class RunStart(Message):
     role: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class RunReset(Message):
     """Clear a run's working memory, counters included; `run_id="*"` clears every run of the
     project. Answers `{"reset": bool, "runs": n}`."""
@@ -183,7 +197,7 @@ class RunReset(Message):
     run_id: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class RecordTool(Tell):
     """One tool call and its outcome — the hot path (S-1.3)."""
 
@@ -201,7 +215,7 @@ class RecordTool(Tell):
     at: float = 0.0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Focus(Tell):
     """Put paths at the front of the run's focus files."""
 
@@ -211,7 +225,7 @@ class Focus(Tell):
     paths: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Fail(Tell):
     """Open (or re-count) a failure in working memory (S-1.4)."""
 
@@ -223,7 +237,7 @@ class Fail(Tell):
     message: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Resolve(Tell):
     """Move an open failure to resolved (S-1.5)."""
 
@@ -234,7 +248,7 @@ class Resolve(Tell):
     resolved_by: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Decide(Tell):
     """Record a decision taken during the run."""
 
@@ -243,7 +257,7 @@ class Decide(Tell):
     text: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class Summarize(Tell):
     """Replace the run's rolling summary."""
 
@@ -252,7 +266,7 @@ class Summarize(Tell):
     text: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class ClientDropped(Tell):
     """A client reports tells it had to drop (daemon down or queue full) since its last report."""
 
@@ -260,7 +274,7 @@ class ClientDropped(Tell):
     count: int = 0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class WorkingRender(Message):
     """The run's working-memory block within `budget` tokens (0 = default 700).
 
@@ -274,7 +288,7 @@ class WorkingRender(Message):
     seq: int = 0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class WorkingSnapshot(Message):
     """A copy of every field of the run's working memory, counters included."""
 
@@ -284,7 +298,7 @@ class WorkingSnapshot(Message):
     seq: int = 0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class WorkingMirror(Message):
     """Write `WORKING.md` for the run now (off the hot path).
 
@@ -300,7 +314,7 @@ class WorkingMirror(Message):
 # ---------------------------------------------------------------- episodic memory (S-2, S-3)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EpisodeAppend(Message):
     """Append one completed task to the project's episode log (S-2.6)."""
 
@@ -308,7 +322,7 @@ class EpisodeAppend(Message):
     episode: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EpisodeGet(Message):
     """One episode by id."""
 
@@ -316,7 +330,7 @@ class EpisodeGet(Message):
     episode_id: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EpisodeRecent(Message):
     """The newest `n` episodes, newest first (n ≤ 0 = all); with `ids_only`, only their ids."""
 
@@ -325,7 +339,7 @@ class EpisodeRecent(Message):
     ids_only: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EpisodePrune(Message):
     """Prune the episode log (S-7.8); 0 = defaults, negative = unlimited."""
 
@@ -334,14 +348,14 @@ class EpisodePrune(Message):
     max_age_days: float = 0.0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EpisodeForget(Message):
     """Delete the project's episode log and index."""
 
     KIND: ClassVar[Kind] = Kind.EPISODE_FORGET
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MemoryRecall(Message):
     """Rank past episodes against a task (S-3); `explain` adds why each one was recalled."""
 
@@ -365,7 +379,7 @@ class MemoryRecall(Message):
 # ---------------------------------------------------------------- semantic / procedural / lessons
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MemoryBlock(Message):
     """The memory block a role receives in its prompt (S-7.4), within `budget` tokens."""
 
@@ -380,7 +394,7 @@ class MemoryBlock(Message):
     model: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class FactObserve(Message):
     """Observe a fact about the project (S-4.4)."""
 
@@ -391,7 +405,7 @@ class FactObserve(Message):
     sources: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class FactRefute(Message):
     """Count evidence against a fact (S-4.6)."""
 
@@ -400,7 +414,7 @@ class FactRefute(Message):
     subject: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class FactList(Message):
     """Facts ranked by score, optionally of one kind (S-4.8)."""
 
@@ -408,7 +422,7 @@ class FactList(Message):
     kind: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class LessonAdd(Message):
     """Add lessons ({task_id, kind, text, at}) to MEMORY.md and the facts (S-8)."""
 
@@ -420,7 +434,7 @@ class LessonAdd(Message):
     run_id: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class LessonsRender(Message):
     """The lesson lines a worker sees for `query` (S-8.10)."""
 
@@ -429,7 +443,7 @@ class LessonsRender(Message):
     max_bytes: int = 0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class ProcedureObserve(Message):
     """Record whether an option worked for a model and language (S-6)."""
 
@@ -442,7 +456,7 @@ class ProcedureObserve(Message):
     note: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class ProcedureBest(Message):
     """The best-known option for a topic, model and language (S-6.3)."""
 
@@ -452,7 +466,7 @@ class ProcedureBest(Message):
     language: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class LatencyObserve(Message):
     """Record a role's call latency for a model (S-6.7)."""
 
@@ -462,7 +476,7 @@ class LatencyObserve(Message):
     ms: float = 0.0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class LatencySeed(Message):
     """Calibration's latency estimates (role → ms) for a model; stored only for roles with no
     observations yet (S-12.4), never over real measurements."""
@@ -472,7 +486,7 @@ class LatencySeed(Message):
     seeds: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MemoryDistill(Message):
     """Distil facts from recent episodes now (S-5); runs in the background.
 
@@ -484,14 +498,14 @@ class MemoryDistill(Message):
     wait: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MemoryPrune(Message):
     """Prune every memory store with the default policy (S-7.8)."""
 
     KIND: ClassVar[Kind] = Kind.MEMORY_PRUNE
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MemoryForget(Message):
     """Forget a scope: working, episodic, semantic, procedural, project or all (S-7.7)."""
 
@@ -503,7 +517,7 @@ class MemoryForget(Message):
 # ---------------------------------------------------------------- failures and repair rules
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveFingerprint(Message):
     """Fingerprint a failure message (S-9)."""
 
@@ -514,7 +528,7 @@ class EvolveFingerprint(Message):
     model: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveOnFailure(Message):
     """A tool call failed: fingerprint it, open it in working memory, return the best repair."""
 
@@ -528,7 +542,7 @@ class EvolveOnFailure(Message):
     args: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveResolved(Message):
     """A failure was fixed; learn from how (S-11.3)."""
 
@@ -545,7 +559,7 @@ class EvolveResolved(Message):
     fixed_args: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveObserve(Message):
     """Record whether applying a rule worked (S-10.9)."""
 
@@ -554,7 +568,7 @@ class EvolveObserve(Message):
     ok: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveRules(Message):
     """List repair rules; `include_all` adds unused seeds and retired rules."""
 
@@ -562,7 +576,7 @@ class EvolveRules(Message):
     include_all: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveLearn(Message):
     """Candidate rules synthesized by reflection (S-14.3)."""
 
@@ -571,7 +585,7 @@ class EvolveLearn(Message):
     candidates: list[dict[str, Any]] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveForget(Message):
     """Delete learned rules (project and user files); seeds are restored."""
 
@@ -581,7 +595,7 @@ class EvolveForget(Message):
 # ---------------------------------------------------------------- policy learning and calibration
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class PolicyChoose(Message):
     """Choose an arm for a decision (S-13.5); the reply says why."""
 
@@ -598,7 +612,7 @@ class PolicyChoose(Message):
     scope: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class PolicyUpdate(Message):
     """Reward an arm with an outcome (S-13.6, S-13.8)."""
 
@@ -613,7 +627,7 @@ class PolicyUpdate(Message):
     scope: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class PolicyWhy(Message):
     """The posterior table behind a decision (S-13.7)."""
 
@@ -627,7 +641,7 @@ class PolicyWhy(Message):
     scope: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class PolicyForget(Message):
     """Delete the learned policy; the shipped priors apply again."""
 
@@ -636,7 +650,7 @@ class PolicyForget(Message):
     scope: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class CalibrationReport(Message):
     """A harness reports the probe results for a model endpoint (S-12)."""
 
@@ -652,7 +666,7 @@ class CalibrationReport(Message):
     task_timeout_ms: float = 0.0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class CalibrationGet(Message):
     """Stored calibration profiles ("" model = all)."""
 
@@ -671,7 +685,7 @@ class CalibrationGet(Message):
 # ---------------------------------------------------------------- the loop
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class RunFinish(Message):
     """A run ended: its report (S-14.1) and an optional model-written summary."""
 
@@ -683,7 +697,7 @@ class RunFinish(Message):
     wait: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveRegressions(Message):
     """List regression checks; `run` evaluates the offline (file) checks now (S-15)."""
 
@@ -691,14 +705,14 @@ class EvolveRegressions(Message):
     run: bool = False
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class EvolveReset(Message):
     """Forget rules, policy, regressions and project memory (S-11.6)."""
 
     KIND: ClassVar[Kind] = Kind.EVOLVE_RESET
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MetricsRecord(Message):
     """Append one run's metrics record (S-16.1)."""
 
@@ -706,7 +720,7 @@ class MetricsRecord(Message):
     run: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MetricsShow(Message):
     """The latest run, plus an aggregate over the last `last` runs."""
 
@@ -717,7 +731,7 @@ class MetricsShow(Message):
     label: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MetricsCompare(Message):
     """The newest `n` runs against the `n` before them (S-16.6)."""
 
@@ -729,14 +743,14 @@ class MetricsCompare(Message):
     current_label: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class GraphStats(Message):
     """Edges by type, node count and file size of the knowledge graph."""
 
     KIND: ClassVar[Kind] = Kind.GRAPH_STATS
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class GraphFile(Message):
     """What the graph knows about one repo-relative file: failure classes seen there and the
     rules that fixed them (S-21.8)."""
@@ -745,7 +759,7 @@ class GraphFile(Message):
     path: str = ""
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class GraphNeighbors(Message):
     """One hop from a node: `direction` in / out / either, optionally only edges of `types`."""
 
@@ -755,7 +769,7 @@ class GraphNeighbors(Message):
     types: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class GraphWalk(Message):
     """A bounded traversal from a node (S-21.7): depth ≤ 0 → 3, clamped to 6; max_nodes ≤ 0 →
     200, clamped to 2000; direction "" → out."""
@@ -768,14 +782,14 @@ class GraphWalk(Message):
     types: list[str] = field(default_factory=list)
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class GraphBackfill(Message):
     """Materialise the edges implied by episodes, facts and rules (idempotent, S-21.9)."""
 
     KIND: ClassVar[Kind] = Kind.GRAPH_BACKFILL
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class GraphPrune(Message):
     """Bound the graph (S-21.10): 0 → defaults (20000 edges, 180 days), negative → unlimited."""
 
@@ -784,7 +798,7 @@ class GraphPrune(Message):
     max_age_days: float = 0.0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class GraphForget(Message):
     """Delete the project's graph (both files); a backfill rebuilds it."""
 
