@@ -76,17 +76,15 @@ class RulesActor(Actor):
         run.finish pipeline. This actor still waits for the write before its next message, so
         the order of its operations and of the shared user file is what it was.
         """
-        try:
-            await self.run_sync(store.save)
-        except (OSError, StoreError) as exc:
-            self.warn(f"rules.json not saved: {exc}")
+        self._warn_unsaved(await self.run_sync(_try_save, store))
 
     def _save_now(self, store: RuleStore) -> None:
         """`_save` on the loop: for a store being closed (evicted, or the daemon stopping)."""
-        try:
-            store.save()
-        except (OSError, StoreError) as exc:
-            self.warn(f"rules.json not saved: {exc}")
+        self._warn_unsaved(_try_save(store))
+
+    def _warn_unsaved(self, error: str) -> None:
+        if error:
+            self.warn(f"rules.json not saved: {error}")
 
     def _store(self, root: Path) -> RuleStore:
         store = self.stores.get(root)
@@ -224,6 +222,15 @@ class RulesActor(Actor):
         for entry in self.stores.items():
             entry[1].refresh_user()  # the user file is gone for every project
         return {"ok": True, "dropped": dropped}
+
+
+def _try_save(store: RuleStore) -> str:
+    """Save `store`; the reason when that failed, else ""."""
+    try:
+        store.save()
+    except (OSError, StoreError) as exc:
+        return str(exc)
+    return ""
 
 
 def _listed(rule: Rule) -> bool:
