@@ -5,7 +5,7 @@ the *same* reward streams: for each seed a table rewards[t][arm] is drawn up fro
 at step t yields the same reward whichever algorithm pulls it. Algorithms:
 
 * `thompson+cusum` — slmactor's `Policy` as shipped (S-13.5 choose, S-13.6 update with the 200-pull
-  decay, plus the CUSUM early decay of `logic/changepoint.py`);
+  decay, plus the CUSUM early decay of `logic/policy/changepoint.py`);
 * `thompson` — the same `Policy` with change detection off (the seed's behaviour);
 * `eps-greedy` — ε = 0.1, sample means (each arm once first);
 * `ucb1` — Auer et al. UCB1 (each arm once first).
@@ -34,8 +34,8 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from slmactor.logic.bandit import ChangeConfig, Policy, PolicyKey
-from slmactor.logic.reward import Outcome, reward
+from slmactor.logic.policy.bandit import ChangeConfig, Policy, PolicyKey
+from slmactor.logic.policy.reward import Outcome, reward
 
 ARMS = ("a", "b", "c")
 BEFORE = (0.75, 0.55, 0.35)

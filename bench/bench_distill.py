@@ -40,11 +40,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.episode import Episode
+from slmactor.logic.recall.episode import Episode
 from slmactor.protocol.messages import EpisodeAppend, MemoryBlock, MemoryDistill, ProcedureObserve
+from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.episodes import EpisodeStore
-from slmactor.stores.layout import ProjectLayout
-from slmactor.stores.warnings import WarningLog
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 
 EPISODES = 10_000
@@ -297,8 +297,8 @@ def _row(
 
 def relevance_cost(facts: int = 200, queries: int = 50) -> tuple[float, float]:
     """Median ms to rank `facts` fact texts for a task: cached index vs `rank_text` (the floor)."""
-    from slmactor.logic.rank import TextCandidate, rank_text
-    from slmactor.logic.text_rank import clear_cache, rank_texts
+    from slmactor.logic.recall.rank import TextCandidate, rank_text
+    from slmactor.logic.recall.text_rank import clear_cache, rank_texts
 
     rng = random.Random(9)
     texts = [

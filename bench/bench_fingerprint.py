@@ -23,8 +23,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.fingerprint import Fingerprint, analyze
-from slmactor.logic.fingerprint_seed import seed_analyze
+from slmactor.logic.failures.fingerprint import Fingerprint, analyze
+from slmactor.logic.failures.fingerprint_seed import seed_analyze
 from slmactor.protocol.messages import EvolveOnFailure, Ping
 from slmactor.testing import spawn_daemon, stop_quietly
 

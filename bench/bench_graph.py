@@ -34,13 +34,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.episode import Episode
-from slmactor.logic.graph import edge_id, make_edge, node_value
-from slmactor.logic.graph_backfill import backfill_edges
-from slmactor.logic.graph_query import WalkOptions, known_about_file, walk
-from slmactor.stores.fsutil import atomic_write_bytes
+from slmactor.logic.graph.backfill import backfill_edges
+from slmactor.logic.graph.core import edge_id, make_edge, node_value
+from slmactor.logic.graph.query import WalkOptions, known_about_file, walk
+from slmactor.logic.recall.episode import Episode
+from slmactor.stores.base.fsutil import atomic_write_bytes
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.graph import INDEX_NAME, LOG_NAME, GraphStore
-from slmactor.stores.warnings import WarningLog
 
 Row = dict[str, Any]
 NOW = time.time()

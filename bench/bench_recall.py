@@ -27,8 +27,8 @@ from typing import Any
 
 import psutil
 
-from slmactor.logic.episode import IndexEntry
-from slmactor.logic.recall import EpisodeIndex, RecallQuery
+from slmactor.logic.recall.episode import IndexEntry
+from slmactor.logic.recall.index import EpisodeIndex, RecallQuery
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
@@ -165,9 +165,9 @@ def measure_store(n: int) -> dict[str, float]:
     import tempfile
     from pathlib import Path
 
-    from slmactor.logic.episode import Episode
+    from slmactor.logic.recall.episode import Episode
+    from slmactor.stores.base.warnings import WarningLog
     from slmactor.stores.episodes import INDEX_NAME, EpisodeStore
-    from slmactor.stores.warnings import WarningLog
 
     with tempfile.TemporaryDirectory() as tmp:
         directory = Path(tmp) / "memory"
@@ -189,7 +189,7 @@ def measure_store(n: int) -> dict[str, float]:
 
 def measure_daemon(n: int, n_queries: int) -> dict[str, float]:
     """Recall asked through a real daemon and client (ipc), next to a ping round trip."""
-    from slmactor.logic.episode import Episode
+    from slmactor.logic.recall.episode import Episode
     from slmactor.protocol.messages import EpisodeAppend, MemoryRecall, Ping
     from slmactor.testing import spawn_daemon, stop_quietly
 

@@ -36,9 +36,9 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.episode import IndexEntry
-from slmactor.logic.rank import RankOptions
-from slmactor.logic.recall import EpisodeIndex, RecallQuery
+from slmactor.logic.recall.episode import IndexEntry
+from slmactor.logic.recall.index import EpisodeIndex, RecallQuery
+from slmactor.logic.recall.rank import RankOptions
 
 HARFBUZZ = Path("/usr/share/doc/libharfbuzz0b/changelog.gz")
 STRACE = Path("/usr/share/doc/strace/changelog.gz")

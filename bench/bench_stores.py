@@ -27,7 +27,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.redact import redact
+from slmactor.logic.text.redact import redact
 from slmactor.stores import JsonDoc, JsonlLog, WarningLog
 
 Row = dict[str, Any]

@@ -44,7 +44,7 @@ import psutil
 import zmq
 
 from slmactor.client import Client
-from slmactor.logic.working import WorkingMemory
+from slmactor.logic.working.memory import WorkingMemory
 from slmactor.protocol import PROTOCOL_VERSION
 from slmactor.protocol.messages import (
     Decide,

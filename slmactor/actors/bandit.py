@@ -40,10 +40,10 @@ from typing import Any
 
 import anyio
 
-from slmactor.logic.bandit import Choice, PolicyKey
-from slmactor.logic.bandit_why import why
-from slmactor.logic.calibration import CalibrationProfile, seed_role_latencies, staleness
-from slmactor.logic.reward import Outcome, reward
+from slmactor.logic.policy.bandit import Choice, PolicyKey
+from slmactor.logic.policy.bandit_why import why
+from slmactor.logic.policy.calibration import CalibrationProfile, seed_role_latencies, staleness
+from slmactor.logic.policy.reward import Outcome, reward
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     CalibrationGet,
@@ -56,9 +56,9 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.calibration import CalibrationStore
-from slmactor.stores.errors import StoreError
-from slmactor.stores.layout import ProjectLayout, UserLayout
 from slmactor.stores.policy import PolicyStore
 
 SCOPES = ("user", "project")

@@ -32,12 +32,12 @@ from typing import Any
 
 import anyio
 
-from slmactor.logic import distill as distill_logic
-from slmactor.logic.facts import Observation
-from slmactor.logic.lessons import Lesson, recent_adaptive_memory_for, record_facts
-from slmactor.logic.procedures import ProcedureKey, fold_family
-from slmactor.logic.redact import redact
-from slmactor.logic.timefmt import to_rfc3339
+from slmactor.logic.memory import distill as distill_logic
+from slmactor.logic.memory.facts import Observation
+from slmactor.logic.memory.lessons import Lesson, recent_adaptive_memory_for, record_facts
+from slmactor.logic.memory.procedures import ProcedureKey, fold_family
+from slmactor.logic.text.redact import redact
+from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
     EpisodeForget,
@@ -61,12 +61,12 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
-from slmactor.stores.errors import StoreError
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
+from slmactor.stores.base.watched import MirroredBook, remove_file
 from slmactor.stores.facts import FactStore
-from slmactor.stores.layout import ProjectLayout, UserLayout
 from slmactor.stores.lessons import LessonStore, global_read_paths
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
-from slmactor.stores.watched import MirroredBook, remove_file
 
 from .distiller_block import MemoryBlockMixin
 

@@ -4,7 +4,7 @@ A mixin of `DistillerActor`, kept apart because it is the one ask that combines 
 asks the working actor for the run's block (`working.render`, and `working.snapshot` for the run's
 task when the request brings no query), renders the semantic section from the facts, asks the
 recall actor for similar episodes (`memory.recall`) and renders the procedural section — each
-within what `logic.memory_block.BlockBuilder` allows, leftovers flowing on to later sections.
+within what `logic.memory.block.BlockBuilder` allows, leftovers flowing on to later sections.
 Another actor failing costs its section, never the block.
 """
 
@@ -13,9 +13,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from slmactor.logic import memory_block as block_logic
-from slmactor.logic.models import model_family, normalize_language
-from slmactor.logic.text import count_tokens_chars
+from slmactor.logic.memory import block as block_logic
+from slmactor.logic.text.models import model_family, normalize_language
+from slmactor.logic.text.strings import count_tokens_chars
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import MemoryBlock, MemoryRecall, WorkingRender, WorkingSnapshot
 from slmactor.runtime.actor import Actor, ActorDead, handles

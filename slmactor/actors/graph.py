@@ -7,7 +7,7 @@ opened lazily, bounded LRU). Consumes: `graph.stats`, `graph.file`, `graph.neigh
 never reads their files. Emits: nothing.
 
 Backfill (S-21.9) is the only writer: it asks for every episode, fact and rule of the project,
-derives the edges (`logic.graph_backfill`, pure) and adds them; edges are content-addressed, so
+derives the edges (`logic.graph.backfill`, pure) and adds them; edges are content-addressed, so
 a second backfill adds nothing and leaves the log byte-identical. The reflector owns the
 run-finish pipeline, so instead of a step there the graph stays fresh lazily: before answering
 `graph.file`, `graph.neighbors` and `graph.walk` it compares the episode count and the newest
@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.graph import DIRECTIONS, VOCABULARY, Edge, canonical_file, parse_node_arg
-from slmactor.logic.graph_backfill import backfill_edges
-from slmactor.logic.graph_query import WalkOptions
+from slmactor.logic.graph.backfill import backfill_edges
+from slmactor.logic.graph.core import DIRECTIONS, VOCABULARY, Edge, canonical_file, parse_node_arg
+from slmactor.logic.graph.query import WalkOptions
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EpisodeGet,
@@ -43,9 +43,9 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
-from slmactor.stores.errors import StoreError
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.layout import ProjectLayout
 from slmactor.stores.graph import AddResult, GraphStore
-from slmactor.stores.layout import ProjectLayout
 
 #: (episode count, newest episode id) as the recall actor reported it.
 Signature = tuple[int, str]

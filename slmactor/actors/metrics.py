@@ -10,13 +10,13 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.metrics import Run, aggregate, select
-from slmactor.logic.metrics_compare import compare, compare_last
+from slmactor.logic.loop.metrics import Run, aggregate, select
+from slmactor.logic.loop.metrics_compare import compare, compare_last
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import MetricsCompare, MetricsRecord, MetricsShow
 from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
-from slmactor.stores.layout import ProjectLayout
+from slmactor.stores.base.layout import ProjectLayout
 from slmactor.stores.metrics import MetricsStore
 
 

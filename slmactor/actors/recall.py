@@ -15,7 +15,7 @@ so the loop never waits on a long store lock.
 Ranking mode: `default` (coverage over known terms, plural folding, whole-path terms) or `seed`
 (SPEC S-3 to the letter), from the setting `recall_mode` / env `SLMACTOR_RECALL_MODE`; the episode
 cap and age limit from `episodes_cap` / `episodes_max_age_days` (env `SLMACTOR_EPISODES_CAP`,
-`SLMACTOR_EPISODES_MAX_AGE_DAYS`). See `logic/rank.py` for why the default differs from the seed.
+`SLMACTOR_EPISODES_MAX_AGE_DAYS`). See `logic/recall/rank.py` for why the default differs from the seed.
 """
 
 from __future__ import annotations
@@ -38,14 +38,14 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
-from slmactor.stores.errors import StoreError
-from slmactor.stores.layout import ProjectLayout
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.layout import ProjectLayout
 
 if TYPE_CHECKING:
-    from slmactor.logic.rank import RankOptions
+    from slmactor.logic.recall.rank import RankOptions
     from slmactor.stores.episodes import EpisodeStore
 
-#: Values of the `recall_mode` setting (see `slmactor.logic.rank.RankOptions.named`).
+#: Values of the `recall_mode` setting (see `slmactor.logic.recall.rank.RankOptions.named`).
 RECALL_MODES = ("default", "known", "seed")
 
 T = TypeVar("T")
@@ -99,7 +99,7 @@ class RecallActor(Actor):
     @property
     def options(self) -> RankOptions:
         if self._options is None:
-            from slmactor.logic.rank import RankOptions
+            from slmactor.logic.recall.rank import RankOptions
 
             self._options = RankOptions.named(self.mode)
         return self._options
@@ -150,7 +150,7 @@ class RecallActor(Actor):
     # ------------------------------------------------------------------------------ asks
     @handles(EpisodeAppend)
     async def append(self, msg: EpisodeAppend) -> dict[str, Any]:
-        from slmactor.logic.episode import Episode
+        from slmactor.logic.recall.episode import Episode
 
         if not isinstance(msg.episode, dict) or not msg.episode:
             raise RequestError(ErrorCode.BAD_FIELD, "episode must be a non-empty map")
@@ -201,8 +201,8 @@ class RecallActor(Actor):
 
     @handles(MemoryRecall)
     async def recall(self, msg: MemoryRecall) -> dict[str, Any]:
-        from slmactor.logic.recall import RecallQuery
-        from slmactor.logic.timefmt import parse_rfc3339
+        from slmactor.logic.recall.index import RecallQuery
+        from slmactor.logic.text.timefmt import parse_rfc3339
 
         since: float | None = None
         if msg.since.strip():

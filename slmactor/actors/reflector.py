@@ -35,11 +35,12 @@ from typing import Any, ClassVar
 
 import anyio
 
-from slmactor.logic.reflect import Reflection, reflect
-from slmactor.logic.reflect_md import REFLECTION_BYTES, cap_document, enrich
-from slmactor.logic.regressions import CheckResult
-from slmactor.logic.run_report import RunReport
-from slmactor.logic.text import hash_id
+from slmactor.logic.loop.reflect import reflect
+from slmactor.logic.loop.reflect_md import REFLECTION_BYTES, cap_document, enrich
+from slmactor.logic.loop.reflection import Reflection
+from slmactor.logic.loop.regressions import CheckResult
+from slmactor.logic.loop.run_report import RunReport
+from slmactor.logic.text.strings import hash_id
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
     EpisodeAppend,
@@ -61,10 +62,10 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
-from slmactor.stores.errors import StoreError
-from slmactor.stores.jsondoc import JsonDoc
-from slmactor.stores.layout import ProjectLayout
-from slmactor.stores.markdown import write_markdown
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.markdown import write_markdown
 from slmactor.stores.regressions import RegressionStore
 
 #: Finished run ids remembered for de-duplicating client retries.

@@ -23,11 +23,11 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.fingerprint import Fingerprint, analyze, describe
-from slmactor.logic.models import model_family, normalize_language
-from slmactor.logic.repairs import Repair
-from slmactor.logic.rules import Rule
-from slmactor.logic.transforms import apply_transform, infer_transform
+from slmactor.logic.evolve.repairs import Repair
+from slmactor.logic.evolve.rules import Rule
+from slmactor.logic.evolve.transforms import apply_transform, infer_transform
+from slmactor.logic.failures.fingerprint import Fingerprint, analyze, describe
+from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EvolveFingerprint,
@@ -42,8 +42,8 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
-from slmactor.stores.errors import StoreError
-from slmactor.stores.layout import ProjectLayout, UserLayout
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.rules import RuleStore
 
 #: Fingerprints of recent failures, so `evolve.resolved` can learn from an id alone.

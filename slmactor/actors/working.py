@@ -45,10 +45,10 @@ import anyio
 import msgpack
 
 from slmactor.config import default_config_path
-from slmactor.logic.text import count_tokens_chars
-from slmactor.logic.toolclasses import ToolClasses, ToolClassesConfigError
-from slmactor.logic.working import WorkingMemory, working_markdown
-from slmactor.logic.working_runs import RunKey, WorkingRuns
+from slmactor.logic.text.strings import count_tokens_chars
+from slmactor.logic.working.memory import WorkingMemory, working_markdown
+from slmactor.logic.working.runs import RunKey, WorkingRuns
+from slmactor.logic.working.toolclasses import ToolClasses, ToolClassesConfigError
 from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, RequestError, codec
 from slmactor.protocol.messages import (
     ClientDropped,
@@ -67,12 +67,12 @@ from slmactor.protocol.messages import (
     WorkingSnapshot,
 )
 from slmactor.runtime.actor import Actor, ActorContext, handles
-from slmactor.stores.errors import StoreError
-from slmactor.stores.layout import ProjectLayout
-from slmactor.stores.markdown import write_markdown
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.markdown import write_markdown
 
 #: Environment variable naming a TOML file of tool-name classes (`read`, `edit`, `shell` lists,
-#: `modes` table, `replace_defaults`), see `slmactor.logic.toolclasses`.
+#: `modes` table, `replace_defaults`), see `slmactor.logic.working.toolclasses`.
 ENV_TOOL_CLASSES = "SLMACTOR_TOOL_CLASSES"
 #: Longest an ask waits for its own client's tells to be applied (the mailbox waits with it).
 WAIT_APPLIED_SECONDS = 0.02

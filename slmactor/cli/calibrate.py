@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
 
 
 def register(sub: Any) -> None:

@@ -86,7 +86,7 @@ class CliContext:
         from slmactor.client import Client
 
         if autostart and not self.args.no_autostart and not (self.runtime_dir / "ctl.sock").exists():
-            from .daemon_cmds import start_daemon
+            from slmactor.cli.autostart import start_daemon
 
             start_daemon(self.runtime_dir, quiet=True)
         return Client(

@@ -18,7 +18,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .context import EXIT_OK, EXIT_UNREACHABLE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, CliContext
 
 RULE_LIMIT = 12
 
@@ -106,9 +106,8 @@ def cmd_demo(ctx: CliContext) -> int:
 
 def _run(ctx: CliContext, daemon: Any, trajectories: list[Any], say: Any,
          started: float) -> int:
+    from slmactor.cli.replay_driver import learning_replay
     from slmactor.protocol.messages import EvolveRules, MemoryBlock, MetricsCompare, PolicyWhy
-
-    from .replay_driver import learning_replay
 
     say(f"slmactor demo — private daemon pid {daemon.pid}, project {daemon.project}\n")
     with daemon.client(timeout=30.0, retries=1) as client:

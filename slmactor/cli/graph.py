@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
 
 MAX_DEPTH = 6
 
@@ -78,7 +78,7 @@ def _ask(ctx: CliContext, msg: Any, timeout: float | None = None) -> tuple[Any, 
 
 
 def _bad_types(ctx: CliContext) -> int | None:
-    from slmactor.logic.graph import VOCABULARY
+    from slmactor.logic.graph.core import VOCABULARY
 
     bad = [t for t in ctx.args.types if t.strip().lower() not in VOCABULARY]
     if bad:

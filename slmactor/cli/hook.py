@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from .context import EXIT_OK, CliContext
+from slmactor.cli.context import EXIT_OK, CliContext
 
 #: Longest hook payload read from stdin (a tool response can be large; the rest is ignored).
 MAX_STDIN = 4 << 20
@@ -26,7 +26,7 @@ HOOK_TIMEOUT = 2.0
 
 
 def register(sub: Any) -> None:
-    from slmactor.hooks import FORMATS
+    from slmactor.hooks.dialects import FORMATS
 
     for fmt in FORMATS:
         p = sub.add_parser(fmt, help=f"handle a {fmt} hook event (JSON on stdin, JSON on stdout)")
@@ -71,7 +71,7 @@ def cmd_hook(ctx: CliContext) -> int:
     try:
         import os
 
-        from slmactor import hooks
+        from slmactor.hooks import dialects as hooks
 
         payload = _read_payload()
         event = hooks.event_name(fmt, ctx.args.event, payload)
@@ -90,16 +90,15 @@ def _act(ctx: CliContext, hook: Any) -> str:
     import os
     from pathlib import Path
 
+    from slmactor.cli.context import find_project_root
     from slmactor.client import Client, DaemonUnavailable, RequestFailed
-
-    from .context import find_project_root
 
     if hook.tool_call is None and not hook.wants_context:
         return ""
     project = Path(ctx.args.project).resolve() if ctx.args.project else find_project_root(Path(hook.project_dir))
     runtime_dir = ctx.runtime_dir
     if hook.event == "SessionStart" and not ctx.args.no_autostart and not (runtime_dir / "ctl.sock").exists():
-        from .daemon_cmds import start_daemon
+        from slmactor.cli.autostart import start_daemon
 
         try:
             start_daemon(runtime_dir, quiet=True)
@@ -148,9 +147,8 @@ def without_defaults(fields: dict[str, Any], defaults: dict[str, Any]) -> dict[s
 
 
 def cmd_config(ctx: CliContext) -> int:
-    from slmactor.hooks import settings_snippet
-
-    from .service import shell_join, slmactor_command
+    from slmactor.cli.service import shell_join, slmactor_command
+    from slmactor.hooks.dialects import settings_snippet
 
     ctx.emit(settings_snippet(ctx.args.format, shell_join(slmactor_command())), None)
     return EXIT_OK

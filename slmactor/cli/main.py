@@ -15,13 +15,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from slmactor import __version__
-
-from .context import EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_USAGE, CliContext
 
 #: group name → (help, modules that add its subcommands)
 GROUPS: dict[str, tuple[str, list[str]]] = {
-    "memory": ("inspect and reset memory", ["memory_episodes", "memory_facts", "memory_working"]),
-    "evolve": ("repair rules, fingerprints, policy", ["evolve_rules", "evolve_policy", "evolve_loop"]),
+    "memory": ("inspect and reset memory", ["memory.episodes", "memory.facts", "memory.working"]),
+    "evolve": ("repair rules, fingerprints, policy", ["evolve.rules", "evolve.policy", "evolve.loop"]),
     "metrics": ("run metrics, comparisons, replay, reports", ["metrics"]),
     "calibrate": ("model calibration profiles", ["calibrate"]),
     "hook": ("adapters for harness hook systems", ["hook"]),
@@ -52,7 +51,7 @@ def build_parser(wanted: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--no-autostart", action="store_true", help="do not start the daemon if it is down")
     parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the daemon")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    from . import daemon_cmds
+    from slmactor.cli import daemon_cmds
 
     daemon_cmds.register(sub)
     for module in TOP_LEVEL:
@@ -138,7 +137,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args_list = list(sys.argv[1:] if argv is None else argv)
     fast = _status_fast_path(args_list)
     if fast is not None:
-        from .daemon_cmds import cmd_status
+        from slmactor.cli.daemon_cmds import cmd_status
 
         return int(cmd_status(CliContext(fast)))
     first = _first_command(args_list)

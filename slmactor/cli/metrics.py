@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from .context import EXIT_OK, CliContext
+from slmactor.cli.context import EXIT_OK, CliContext
 
 
 def register(sub: Any) -> None:
@@ -84,7 +84,7 @@ def cmd_replay(ctx: CliContext) -> int:
         return ctx.fail(f"metrics replay: no trajectories (*.json) in {ctx.args.dir}")
 
     def run() -> int:
-        from .replay_driver import ab_replay, learning_replay
+        from slmactor.cli.replay_driver import ab_replay, learning_replay
 
         with ctx.client(timeout=max(ctx.args.timeout, 10.0)) as client:
             if ctx.args.learn:
@@ -104,11 +104,11 @@ def cmd_replay(ctx: CliContext) -> int:
 def cmd_report(ctx: CliContext) -> int:
     import time
 
-    from slmactor.logic.metrics import Run
-    from slmactor.logic.metrics_compare import compare_last
-    from slmactor.logic.report_html import render_html
+    from slmactor.logic.loop.metrics import Run
+    from slmactor.logic.loop.metrics_compare import compare_last
+    from slmactor.logic.loop.report_html import render_html
     from slmactor.protocol.messages import MetricsShow
-    from slmactor.stores.markdown import write_markdown
+    from slmactor.stores.base.markdown import write_markdown
 
     def run() -> int:
         with ctx.client() as client:

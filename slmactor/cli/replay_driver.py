@@ -20,7 +20,8 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from slmactor.logic.replay import (
+from slmactor.logic.evolve.transforms import infer_transform
+from slmactor.logic.loop.replay import (
     Advice,
     LearningTally,
     RunTally,
@@ -29,7 +30,6 @@ from slmactor.logic.replay import (
     ab_test,
     classify,
 )
-from slmactor.logic.transforms import infer_transform
 
 FINISH_TIMEOUT = 60.0
 

@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
 
 UNIT_NAME = "slmactor.service"
 LAUNCHD_LABEL = "dev.slmactor"

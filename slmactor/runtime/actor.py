@@ -35,7 +35,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from slmactor.config import Settings
 from slmactor.protocol import ErrorCode, Message, RequestError, codec
 from slmactor.protocol.messages import DebugCrash, Ping
-from slmactor.stores.warnings import WarningLog
+from slmactor.stores.base.warnings import WarningLog
 
 from .router import Router, make_route
 from .stats import ActorStats

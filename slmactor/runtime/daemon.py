@@ -25,7 +25,7 @@ import zmq.asyncio
 
 from slmactor.config import Settings
 from slmactor.protocol import MAX_MESSAGE_BYTES
-from slmactor.stores.lock import AlreadyRunning, StoreLock, acquire_store_lock
+from slmactor.stores.base.lock import AlreadyRunning, StoreLock, acquire_store_lock
 
 from . import sdnotify
 from .actor import Actor, ActorContext

@@ -13,10 +13,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from slmactor.logic.calibration import CalibrationBook, calibration_markdown
-from slmactor.stores.layout import UserLayout
-from slmactor.stores.warnings import WarningLog
-from slmactor.stores.watched import MirroredBook
+from slmactor.logic.policy.calibration import CalibrationBook, calibration_markdown
+from slmactor.stores.base.layout import UserLayout
+from slmactor.stores.base.warnings import WarningLog
+from slmactor.stores.base.watched import MirroredBook
 
 
 class CalibrationStore(MirroredBook[CalibrationBook]):

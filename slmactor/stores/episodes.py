@@ -32,16 +32,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.episode import Episode, IndexEntry, normalize_episode
-from slmactor.logic.rank import RankOptions
-from slmactor.logic.recall import EpisodeHit, EpisodeIndex, RecallQuery
-from slmactor.logic.redact import redact_obj
-from slmactor.logic.timefmt import SECONDS_PER_DAY, to_rfc3339
-from slmactor.stores.errors import RecordTooLarge, StoreError
-from slmactor.stores.fsutil import FileState, file_state
-from slmactor.stores.jsondoc import JsonDoc
-from slmactor.stores.jsonl import JsonlLog
-from slmactor.stores.warnings import WarningLog
+from slmactor.logic.recall.episode import Episode, IndexEntry, normalize_episode
+from slmactor.logic.recall.index import EpisodeHit, EpisodeIndex, RecallQuery
+from slmactor.logic.recall.rank import RankOptions
+from slmactor.logic.text.redact import redact_obj
+from slmactor.logic.text.timefmt import SECONDS_PER_DAY, to_rfc3339
+from slmactor.stores.base.errors import RecordTooLarge, StoreError
+from slmactor.stores.base.fsutil import FileState, file_state
+from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsonl import JsonlLog
+from slmactor.stores.base.warnings import WarningLog
 
 LOG_NAME = "episodes.jsonl"
 INDEX_NAME = "episodes.index.json"

@@ -14,10 +14,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from slmactor.logic.facts import MAX_FACTS, FactBook, semantic_markdown
-from slmactor.stores.layout import ProjectLayout
-from slmactor.stores.warnings import WarningLog
-from slmactor.stores.watched import MirroredBook
+from slmactor.logic.memory.facts import MAX_FACTS, FactBook, semantic_markdown
+from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.warnings import WarningLog
+from slmactor.stores.base.watched import MirroredBook
 
 
 class FactStore(MirroredBook[FactBook]):

@@ -35,8 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.graph import Edge, GraphIndex, validate_edge
-from slmactor.logic.graph_query import (
+from slmactor.logic.graph.core import Edge, GraphIndex, validate_edge
+from slmactor.logic.graph.query import (
     Known,
     WalkOptions,
     WalkResult,
@@ -44,12 +44,12 @@ from slmactor.logic.graph_query import (
     known_about_file,
     walk,
 )
-from slmactor.logic.timefmt import SECONDS_PER_DAY
-from slmactor.stores.errors import StoreError
-from slmactor.stores.fsutil import FileState, file_state
-from slmactor.stores.jsondoc import JsonDoc
-from slmactor.stores.jsonl import JsonlLog
-from slmactor.stores.warnings import WarningLog
+from slmactor.logic.text.timefmt import SECONDS_PER_DAY
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.fsutil import FileState, file_state
+from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsonl import JsonlLog
+from slmactor.stores.base.warnings import WarningLog
 
 LOG_NAME = "edges.jsonl"
 INDEX_NAME = "edges.index.json"

@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
-from slmactor.logic.lessons import (
+from slmactor.logic.memory.lessons import (
     GLOBAL_HEADER,
     PROJECT_HEADER,
     Lesson,
@@ -31,11 +31,17 @@ from slmactor.logic.lessons import (
     render_markdown,
     trim_oldest_bullets,
 )
-from slmactor.logic.redact import redact
-from slmactor.stores.errors import StoreWriteError
-from slmactor.stores.fsutil import atomic_write_bytes, ensure_dir, is_regular, quarantine, write_all
-from slmactor.stores.markdown import read_text
-from slmactor.stores.warnings import WarningLog
+from slmactor.logic.text.redact import redact
+from slmactor.stores.base.errors import StoreWriteError
+from slmactor.stores.base.fsutil import (
+    atomic_write_bytes,
+    ensure_dir,
+    is_regular,
+    quarantine,
+    write_all,
+)
+from slmactor.stores.base.markdown import read_text
+from slmactor.stores.base.warnings import WarningLog
 
 MAX_MEMORY_BYTES = 256 * 1024
 READ_CAP_BYTES = 1024 * 1024

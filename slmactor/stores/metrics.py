@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from slmactor.logic.metrics import MAX_LINE_BYTES, MAX_RUNS, Run, normalize, prune, sort_runs
-from slmactor.stores.jsonl import JsonlLog
-from slmactor.stores.warnings import WarningLog
+from slmactor.logic.loop.metrics import MAX_LINE_BYTES, MAX_RUNS, Run, normalize, prune, sort_runs
+from slmactor.stores.base.jsonl import JsonlLog
+from slmactor.stores.base.warnings import WarningLog
 
 #: Runs allowed over the cap before a prune rewrites the log.
 PRUNE_SLACK = 50

@@ -19,11 +19,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.bandit import ChangeConfig, Policy, PriorTable
-from slmactor.logic.policy_doc import policy_from_dict, policy_to_dict
-from slmactor.stores.layout import ProjectLayout, UserLayout
-from slmactor.stores.warnings import WarningLog
-from slmactor.stores.watched import WatchedDoc
+from slmactor.logic.policy.bandit import ChangeConfig, Policy, PriorTable
+from slmactor.logic.policy.document import policy_from_dict, policy_to_dict
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
+from slmactor.stores.base.warnings import WarningLog
+from slmactor.stores.base.watched import WatchedDoc
 
 UNREADABLE_WARNING = "policy.json unreadable; starting from priors"
 

@@ -14,11 +14,11 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from slmactor.logic.latency import MAX_KEYS, LatencyBook, latency_markdown
-from slmactor.logic.procedures import MAX_PROCEDURES, ProcedureBook, procedures_markdown
-from slmactor.stores.layout import UserLayout
-from slmactor.stores.warnings import WarningLog
-from slmactor.stores.watched import MirroredBook
+from slmactor.logic.memory.procedures import MAX_PROCEDURES, ProcedureBook, procedures_markdown
+from slmactor.logic.policy.latency import MAX_KEYS, LatencyBook, latency_markdown
+from slmactor.stores.base.layout import UserLayout
+from slmactor.stores.base.warnings import WarningLog
+from slmactor.stores.base.watched import MirroredBook
 
 
 def _procedures_md(book: ProcedureBook, now: float) -> str:

@@ -3,7 +3,7 @@
 A JSON document `{"version": 1, "checks": [...]}` (a bare list, as older files may hold, is read
 too), saved atomically, sorted by `added_at`, only when something changed. A corrupt file is moved
 aside by `JsonDoc` with a warning and the store starts empty. `run_offline(root)` evaluates only
-file checks, through `slmactor.stores.confined` (confined to the root, no symlinks, regular files
+file checks, through `slmactor.stores.base.confined` (confined to the root, no symlinks, regular files
 only, non-blocking opens, bounded reads); command checks are never executed here — they are
 returned to the harness by `command_checks`.
 """
@@ -16,11 +16,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic import regressions as logic
-from slmactor.logic.regressions import MAX_CHECKS, Check, CheckResult
-from slmactor.stores.confined import observe
-from slmactor.stores.jsondoc import JsonDoc
-from slmactor.stores.warnings import WarningLog
+from slmactor.logic.loop import regressions as logic
+from slmactor.logic.loop.regressions import MAX_CHECKS, Check, CheckResult
+from slmactor.stores.base.confined import observe
+from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.warnings import WarningLog
 
 VERSION = 1
 

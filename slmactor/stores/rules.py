@@ -23,11 +23,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.rule_seeds import seed_rules
-from slmactor.logic.rules import Rule, RuleBook
-from slmactor.logic.timefmt import to_rfc3339
-from slmactor.stores.jsondoc import JsonDoc
-from slmactor.stores.warnings import WarningLog
+from slmactor.logic.evolve.rule_seeds import seed_rules
+from slmactor.logic.evolve.rules import Rule, RuleBook
+from slmactor.logic.text.timefmt import to_rfc3339
+from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.warnings import WarningLog
 
 VERSION = 1
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from slmactor.logic.replay import Trajectory
+from slmactor.logic.loop.replay import Trajectory
 
 MAX_TRAJECTORY_BYTES = 4 * 1024 * 1024
 

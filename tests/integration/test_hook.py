@@ -22,7 +22,7 @@ from typing import Any
 
 import pytest
 
-from slmactor import hooks
+from slmactor.hooks import dialects as hooks
 from slmactor.protocol import codec
 from slmactor.protocol.messages import RecordTool, WorkingSnapshot
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly

@@ -74,9 +74,9 @@ def test_cli_show_compare_and_html_report(daemon: DaemonProcess, tmp_path: Path)
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
-    from slmactor.logic.metrics import Run
-    from slmactor.logic.metrics_compare import compare
-    from slmactor.logic.report_html import render_html
+    from slmactor.logic.loop.metrics import Run
+    from slmactor.logic.loop.metrics_compare import compare
+    from slmactor.logic.loop.report_html import render_html
 
     runs = [Run.from_dict(_run(i, "a" if i < 3 else "b", i % 2, 5 - i, min(i, 2)))
             for i in range(6)]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from slmactor.client import RequestFailed
-from slmactor.logic.text import count_tokens_chars
+from slmactor.logic.text.strings import count_tokens_chars
 from slmactor.protocol import ErrorCode
 from slmactor.protocol.messages import (
     FactList,
@@ -32,7 +32,7 @@ from slmactor.protocol.messages import (
     RunStart,
     WorkingRender,
 )
-from slmactor.stores.layout import ProjectLayout, UserLayout
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 
 MODEL = "Qwen3-Coder-30B-A3B-Instruct-MLX-4bit"

@@ -7,7 +7,7 @@ import subprocess
 import sys
 from typing import Any
 
-from slmactor.logic.text import count_tokens_chars
+from slmactor.logic.text.strings import count_tokens_chars
 from slmactor.protocol.messages import (
     EpisodeAppend,
     FactList,
@@ -19,7 +19,7 @@ from slmactor.protocol.messages import (
     RunStart,
     WorkingRender,
 )
-from slmactor.stores.layout import ProjectLayout
+from slmactor.stores.base.layout import ProjectLayout
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 
 MODEL = "qwen2.5-coder:7b-instruct-q4_K_M"

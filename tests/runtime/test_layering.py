@@ -1,4 +1,6 @@
-"""The import direction of ARCHITECTURE.md §4, checked over every module's imports (ast)."""
+"""The import direction of ARCHITECTURE.md §4, checked over every module's imports (ast): between
+the top-level rooms, between the domains of `slmactor/logic/`, and no two modules importing each
+other (directly or around a longer circle)."""
 
 from __future__ import annotations
 
@@ -30,9 +32,14 @@ def _imports(path: Path) -> list[str]:
             if node.level:  # relative: resolve against the module's package
                 parts = path.relative_to(PACKAGE.parent).with_suffix("").parts[: -node.level]
                 base = ".".join(parts)
-                names.append(f"{base}.{node.module}" if node.module else base)
+                module = f"{base}.{node.module}" if node.module else base
             elif node.module:
-                names.append(node.module)
+                module = node.module
+            else:
+                continue
+            names.append(module)
+            # `from pkg import mod` imports a module too: record `pkg.mod` as well.
+            names.extend(f"{module}.{alias.name}" for alias in node.names)
     return names
 
 
@@ -73,6 +80,93 @@ def test_protocol_uses_only_stdlib_and_msgpack() -> None:
         if name.split(".")[0] not in stdlib | PROTOCOL_THIRD_PARTY | {"slmactor"}
     ]
     assert offences == []
+
+
+#: logic domain → the other logic domains it may import (mirrors `slmactor/logic/__init__.py`).
+LOGIC_DOMAINS = {
+    "text": set(),
+    "failures": {"text"},
+    "evolve": {"text", "failures"},
+    "recall": {"text"},
+    "working": {"text"},
+    "memory": {"text", "recall"},
+    "policy": {"text"},
+    "loop": {"text", "failures", "evolve", "memory", "policy", "recall"},
+    "graph": {"text", "recall"},
+}
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def test_logic_is_grouped_into_the_known_domains() -> None:
+    logic = PACKAGE / "logic"
+    loose = sorted(p.name for p in logic.glob("*.py") if p.name != "__init__.py")
+    domains = {p.name for p in logic.iterdir() if (p / "__init__.py").exists()}
+    assert loose == []
+    assert domains == set(LOGIC_DOMAINS)
+
+
+@pytest.mark.parametrize("domain", sorted(LOGIC_DOMAINS))
+def test_logic_domains_import_only_what_they_may(domain: str) -> None:
+    offences = []
+    for path in sorted((PACKAGE / "logic" / domain).rglob("*.py")):
+        for name in _imports(path):
+            parts = name.split(".")
+            if parts[:2] != ["slmactor", "logic"] or len(parts) < 3:
+                continue
+            used = parts[2]
+            if used != domain and used not in LOGIC_DOMAINS[domain]:
+                offences.append(f"{path.relative_to(PACKAGE)} imports {name}")
+    assert offences == []
+
+
+def test_no_two_modules_import_each_other() -> None:
+    # Imports of any kind count (inside functions and TYPE_CHECKING blocks too): a circle is a
+    # circle for the reader even when Python can load it.
+    modules = {_module_name(p): p for p in PACKAGE.rglob("*.py")}
+    graph: dict[str, set[str]] = {}
+    for name, path in modules.items():
+        targets = set()
+        for imported in _imports(path):
+            # `from pkg import mod` names a module; `from mod import func` names its module.
+            if imported in modules and imported != name:
+                targets.add(imported)
+        graph[name] = targets
+    # A package's __init__ is not a module of its own for this purpose.
+    packages = {n for n, p in modules.items() if p.name == "__init__.py"}
+    cycles = []
+    state: dict[str, int] = {}
+    stack: list[str] = []
+
+    def visit(node: str) -> None:
+        state[node] = 1
+        stack.append(node)
+        for nxt in sorted(graph[node] - packages):
+            if state.get(nxt) == 1:
+                cycles.append(stack[stack.index(nxt):] + [nxt])
+            elif nxt not in state:
+                visit(nxt)
+        stack.pop()
+        state[node] = 2
+
+    for node in sorted(set(graph) - packages):
+        if node not in state:
+            visit(node)
+    assert cycles == []
+
+
+def test_no_folder_holds_too_much_of_the_package() -> None:
+    # ~15 modules or ~25 % of the package's lines at most, so a reader finds a part by its folder.
+    files = list(PACKAGE.rglob("*.py"))
+    total = sum(len(p.read_text().splitlines()) for p in files)
+    for folder in {p.parent for p in files}:
+        own = [p for p in folder.glob("*.py") if p.name != "__init__.py"]
+        lines = sum(len(p.read_text().splitlines()) for p in own)
+        assert len(own) <= 16, f"{folder.relative_to(PACKAGE.parent)} holds {len(own)} modules"
+        assert lines <= 0.25 * total, f"{folder.relative_to(PACKAGE.parent)} holds {lines} lines"
 
 
 def test_every_room_is_checked() -> None:

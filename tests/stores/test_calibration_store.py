@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from slmactor.logic.calibration import CalibrationProfile
+from slmactor.logic.policy.calibration import CalibrationProfile
+from slmactor.stores.base.layout import UserLayout
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.calibration import CalibrationStore
-from slmactor.stores.layout import UserLayout
-from slmactor.stores.warnings import WarningLog
 
 NOW = 1_790_000_000.0
 DAY = 86_400.0

@@ -9,11 +9,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slmactor.logic.episode import Episode, FailureNote
-from slmactor.logic.recall import RecallQuery
+from slmactor.logic.recall.episode import Episode, FailureNote
+from slmactor.logic.recall.index import RecallQuery
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.episodes import INDEX_NAME, LOG_NAME, STALE_WARNING, EpisodeStore
-from slmactor.stores.errors import StoreError
-from slmactor.stores.warnings import WarningLog
 
 DAY = 86_400.0
 NOW = 1_800_000_000.0

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slmactor.logic.procedures import ProcedureKey
+from slmactor.logic.memory.procedures import ProcedureKey
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.facts import FactStore
-from slmactor.stores.layout import ProjectLayout, UserLayout
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
-from slmactor.stores.warnings import WarningLog
 
 NOW = 1_790_000_000.0
 

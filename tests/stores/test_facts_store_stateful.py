@@ -12,10 +12,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule
 
-from slmactor.logic.facts import FactBook
+from slmactor.logic.memory.facts import FactBook
+from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.facts import FactStore
-from slmactor.stores.layout import ProjectLayout
-from slmactor.stores.warnings import WarningLog
 
 NOW = 1_790_000_000.0
 SUBJECTS = st.sampled_from(["make", "go test", "src", "fixture", "lint"])

@@ -11,9 +11,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from slmactor.logic.graph import Edge, GraphIndex, make_edge
-from slmactor.logic.timefmt import SECONDS_PER_DAY
-from slmactor.stores.errors import StoreError
+from slmactor.logic.graph.core import Edge, GraphIndex, make_edge
+from slmactor.logic.text.timefmt import SECONDS_PER_DAY
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.graph import (
     INDEX_NAME,
     LOG_NAME,
@@ -21,7 +22,6 @@ from slmactor.stores.graph import (
     UNREADABLE_WARNING,
     GraphStore,
 )
-from slmactor.stores.warnings import WarningLog
 
 NOW = 1_767_225_600.0  # 2026-01-01T00:00:00Z
 

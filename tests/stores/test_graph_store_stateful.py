@@ -11,10 +11,10 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
-from slmactor.logic.graph import Edge, make_edge, refresh
-from slmactor.logic.timefmt import SECONDS_PER_DAY
+from slmactor.logic.graph.core import Edge, make_edge, refresh
+from slmactor.logic.text.timefmt import SECONDS_PER_DAY
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.graph import INDEX_NAME, GraphStore
-from slmactor.stores.warnings import WarningLog
 
 NOW = 1_790_000_000.0
 AGES = [0, 1, 100, 200, 400]  # days before NOW; > 180 falls to the default prune

@@ -7,9 +7,9 @@ import shutil
 import stat
 from pathlib import Path
 
-from slmactor.logic.lessons import Lesson, parse_markdown
+from slmactor.logic.memory.lessons import Lesson, parse_markdown
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.lessons import LessonFile, LessonStore, global_read_paths
-from slmactor.stores.warnings import WarningLog
 
 NOW = 1_790_000_000.0
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from slmactor.logic.metrics import Gate, Run
+from slmactor.logic.loop.metrics import Gate, Run
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.metrics import PRUNE_SLACK, MetricsStore
-from slmactor.stores.warnings import WarningLog
 
 
 def _store(path: Path, **kw: int) -> MetricsStore:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from slmactor.logic.bandit import PolicyKey
-from slmactor.stores.errors import StoreError
-from slmactor.stores.layout import ProjectLayout, UserLayout
+from slmactor.logic.policy.bandit import PolicyKey
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.policy import UNREADABLE_WARNING, PolicyStore
-from slmactor.stores.warnings import WarningLog
 
 NOW = 1_790_000_000.0
 KEY = PolicyKey.make("edit_format", "qwen2.5-coder", "go")

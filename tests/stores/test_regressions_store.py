@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from slmactor.logic.regressions import Check, new_check
+from slmactor.logic.loop.regressions import Check, new_check
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.regressions import RegressionStore
-from slmactor.stores.warnings import WarningLog
 
 
 def _check(desc: str, now: float, **kw: str) -> Check:

@@ -5,11 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from slmactor.logic.fingerprint import analyze
-from slmactor.logic.repairs import Repair
-from slmactor.logic.rule_seeds import seed_rules
+from slmactor.logic.evolve.repairs import Repair
+from slmactor.logic.evolve.rule_seeds import seed_rules
+from slmactor.logic.failures.fingerprint import analyze
+from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.rules import RuleStore
-from slmactor.stores.warnings import WarningLog
 
 NOW = 1_780_000_000.0
 STRIP = Repair("transform_args", guidance="strip", transform="strip_line_number_prefix")

@@ -1,0 +1,196 @@
+"""`slmactor memory show | facts | lessons | forget`: the distilled memory (SPEC S-20.1–S-20.3).
+
+memory show [--role R] [--run ID] [--budget N] [--query Q] [--files F …] [--tags T …]
+            [--model M] [--language L]      the memory block a role receives (S-7.4);
+                                            with --run and no --role: that run's working block
+memory facts [--kind K]                     facts by score, pinned ones marked ★
+memory lessons [--query Q] [--max-bytes N]  the lesson lines a worker would see (S-8.10)
+memory forget SCOPE [--run ID] [--yes]      working|episodic|episodes|semantic|facts|
+                                            procedural|project|all; `all` and `procedural`
+                                            ask first unless --yes (--json requires --yes)
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from slmactor.cli.context import EXIT_OK, EXIT_USAGE, CliContext
+
+SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
+CONFIRM_SCOPES = ("all", "procedural")
+NOTHING_YET = "(nothing remembered yet — finish a run with your harness first)"
+
+
+def register(sub: Any) -> None:
+    show = sub.add_parser("show", help="the memory block a role receives in its prompt")
+    show.add_argument("--role", default="", help="role whose shares apply (default worker)")
+    show.add_argument("--run", default="", metavar="ID", help="include this run's working memory")
+    show.add_argument(
+        "--budget",
+        type=int,
+        default=0,
+        metavar="N",
+        help="token budget (0 = the configured memory_tokens)",
+    )
+    show.add_argument("--query", default="", help="the task text the block is conditioned on")
+    show.add_argument("--files", nargs="*", default=[], metavar="F", help="focus files")
+    show.add_argument("--tags", nargs="*", default=[], metavar="T")
+    show.add_argument("--model", default="", help="model id (selects procedural memory)")
+    show.add_argument("--language", default="")
+    show.set_defaults(func=cmd_show)
+
+    facts = sub.add_parser("facts", help="what the project's semantic memory holds")
+    facts.add_argument(
+        "--kind", default="", help="command, gotcha, layout, convention, dependency or file"
+    )
+    facts.set_defaults(func=cmd_facts)
+
+    lessons = sub.add_parser("lessons", help="the lesson lines a worker would see")
+    lessons.add_argument("--query", default="")
+    lessons.add_argument("--max-bytes", type=int, default=0, metavar="N", help="0 = 1600")
+    lessons.set_defaults(func=cmd_lessons)
+
+    distill = sub.add_parser("distill", help="distil facts from the newest episodes now")
+    distill.add_argument("--wait", action="store_true", help="return when the pass is done")
+    distill.set_defaults(func=cmd_distill)
+
+    forget = sub.add_parser("forget", help="forget a part of memory")
+    forget.add_argument("scope", help="|".join(SCOPES))
+    forget.add_argument(
+        "--run",
+        default="",
+        metavar="ID",
+        help="reset only this run's working memory (default: every run)",
+    )
+    forget.add_argument("--yes", action="store_true", help="do not ask for confirmation")
+    forget.set_defaults(func=cmd_forget)
+
+
+def cmd_show(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import MemoryBlock, WorkingRender
+
+    args = ctx.args
+    if args.budget < 0:
+        return ctx.fail("memory show: --budget must be 0 (default) or positive")
+
+    def run() -> int:
+        with ctx.client() as client:
+            if args.run and not args.role:
+                reply = client.ask(WorkingRender(run_id=args.run, budget=args.budget))
+            else:
+                reply = client.ask(
+                    MemoryBlock(
+                        role=args.role or "worker",
+                        budget=args.budget,
+                        query=args.query,
+                        files=list(args.files),
+                        tags=list(args.tags),
+                        run_id=args.run,
+                        model=args.model,
+                        language=args.language,
+                    )
+                )
+        ctx.emit(reply, reply["text"].rstrip("\n") or NOTHING_YET)
+        return EXIT_OK
+
+    return ctx.call(run)
+
+
+def facts_text(facts: list[dict[str, Any]]) -> str:
+    """One line per fact, by confidence (S-20.2), pinned ones marked ★."""
+    if not facts:
+        return "(no facts yet)"
+    facts = sorted(facts, key=lambda f: (-f["confidence"], f["subject"]))
+    width = max(len(f["kind"]) for f in facts)
+    lines = []
+    for f in facts:
+        mark = "★" if f.get("pinned") else " "
+        counts = f"+{f['support']}/-{f['contradict']}"
+        lines.append(
+            f"{mark} {f['kind']:<{width}}  {f['confidence']:.2f}  {counts:<7} {f['subject']}: {f['text']}"
+        )
+    return "\n".join(lines)
+
+
+def cmd_facts(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import FactList
+
+    def run() -> int:
+        with ctx.client() as client:
+            reply = client.ask(FactList(kind=ctx.args.kind))
+        ctx.emit(reply, facts_text(reply["facts"]))
+        return EXIT_OK
+
+    return ctx.call(run)
+
+
+def cmd_lessons(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import LessonsRender
+
+    if ctx.args.max_bytes < 0:
+        return ctx.fail("memory lessons: --max-bytes must be 0 (default) or positive")
+
+    def run() -> int:
+        with ctx.client() as client:
+            reply = client.ask(LessonsRender(query=ctx.args.query, max_bytes=ctx.args.max_bytes))
+        ctx.emit(reply, reply["text"] or "(no lessons yet)")
+        return EXIT_OK
+
+    return ctx.call(run)
+
+
+def cmd_distill(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import MemoryDistill
+
+    def run() -> int:
+        with ctx.client(timeout=max(ctx.args.timeout, 60.0) if ctx.args.wait else None) as client:
+            reply = client.ask(MemoryDistill(wait=ctx.args.wait))
+        if "error" in reply:
+            ctx.emit(reply, f"distillation failed: {reply['error']}")
+            return EXIT_USAGE
+        if ctx.args.wait and reply.get("unchanged"):
+            text = f"no new episodes since the last pass ({reply['episodes']} in the window)"
+        elif ctx.args.wait:
+            text = f"distilled {reply['episodes']} episode(s) into {reply['facts']} fact observation(s)"
+        else:
+            text = (
+                "distilling in the background" if reply["started"] else "already distilling; queued"
+            )
+        ctx.emit(reply, text)
+        return EXIT_OK
+
+    return ctx.call(run)
+
+
+def _confirmed(scope: str) -> bool:
+    if not sys.stdin.isatty():
+        return False
+    answer = input(f"forget {scope} memory? This cannot be undone. [y/N] ")
+    return answer.strip().lower() in ("y", "yes")
+
+
+def cmd_forget(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import MemoryForget
+
+    scope = ctx.args.scope.strip().lower()
+    if scope not in SCOPES:
+        return ctx.fail(
+            f"memory forget: invalid scope {ctx.args.scope!r} (one of {', '.join(SCOPES)})"
+        )
+    if scope in CONFIRM_SCOPES and not ctx.args.yes:
+        if ctx.json:
+            return ctx.fail(f"memory forget {scope}: --json requires --yes")
+        if not _confirmed(scope):
+            return ctx.fail(f"memory forget {scope}: not confirmed (pass --yes)")
+
+    def run() -> int:
+        with ctx.client() as client:
+            reply = client.ask(MemoryForget(scope=scope, run_id=ctx.args.run))
+        text = f"forgot {scope}: {', '.join(reply['forgotten']) or 'nothing'}"
+        if reply["errors"]:
+            text += "\n" + "\n".join(f"  {k}: {v}" for k, v in reply["errors"].items())
+        ctx.emit(reply, text)
+        return EXIT_OK if reply["ok"] else EXIT_USAGE
+
+    return ctx.call(run)

@@ -1,0 +1,104 @@
+"""The 22 shipped repair rules (SPEC S-10.14): scope builtin, seeded, prior Beta(4,1).
+
+They encode failure modes that are already understood, so they are believed from day one.  To
+disable one, set `"retired": true` on it in rules.json; deleting it does not work — seeds are
+re-merged on every load.
+
+Seed #22 (python + "indentation" → unfence_code) never fired in the seed because IndentationError
+classified as `unknown`; the classifier now files it under compile_error (H-S-24).  Seed #3's
+whitespace transform no longer shadows seed #2's re-read on every not-found failure: lookup skips a
+transform that would not change the failed arguments (H-S-25, see `rules.py`).
+"""
+
+from __future__ import annotations
+
+from slmactor.logic.evolve.repairs import Repair
+from slmactor.logic.evolve.rules import Rule, Trigger, rule_id
+
+_SEEDS: tuple[tuple[Trigger, Repair], ...] = (
+    (Trigger("edit_line_numbers"), Repair(
+        "transform_args", transform="strip_line_number_prefix", retry=True,
+        guidance="old_str still carries the read tool's line-number gutter ('  42| '); remove "
+                 "the gutter and copy only the file's own text.")),
+    (Trigger("edit_not_found", tool="ws_edit"), Repair(
+        "action", action="reread_file", retry=True,
+        guidance="old_str did not match. ws_read the file again and copy 2-3 lines VERBATIM "
+                 "(same indentation and whitespace) as old_str.")),
+    (Trigger("edit_not_found", tool="ws_edit", message_contains=("closest text",)), Repair(
+        "transform_args", transform="trim_trailing_whitespace", retry=True,
+        guidance="The mismatch is whitespace only: trailing spaces differ from the file.")),
+    (Trigger("edit_ambiguous"), Repair(
+        "guidance",
+        guidance="old_str matches more than one place. Add surrounding lines to make it unique; "
+                 "use replace_all only if every occurrence must change.")),
+    (Trigger("edit_empty_old_str"), Repair(
+        "guidance",
+        guidance="old_str is empty. To create a file use ws_write; to append, anchor old_str on "
+                 "the last 2-3 lines of the file.")),
+    (Trigger("edit_noop"), Repair(
+        "guidance",
+        guidance="old_str and new_str are identical. Make a real change, or return the status "
+                 "JSON if the work is already done.")),
+    (Trigger("file_not_read"), Repair(
+        "action", action="reread_file", retry=True,
+        guidance="The file must be read (ws_read) before it can be edited.")),
+    (Trigger("patch_failed"), Repair(
+        "edit_format", edit_format="search_replace", retry=True,
+        guidance="The patch did not apply. Fall back to search/replace edits, then to writing the "
+                 "whole file.")),
+    (Trigger("malformed_json"), Repair(
+        "transform_args", transform="repair_json", retry=True,
+        guidance="The tool arguments were not valid JSON; they were repaired mechanically. Emit "
+                 "strict JSON: double quotes, no trailing commas, no prose.")),
+    (Trigger("truncated_output"), Repair(
+        "action", action="raise_max_tokens", retry=True,
+        guidance="The output was cut off by the token limit. Do NOT guess the rest; write smaller "
+                 "pieces.")),
+    (Trigger("context_overflow"), Repair(
+        "action", action="compact_context", retry=True,
+        guidance="The context window is full. Compact the conversation, then continue.")),
+    (Trigger("no_progress"), Repair(
+        "action", action="force_different_action",
+        guidance="You repeated the same call without progress. Take a DIFFERENT action.")),
+    (Trigger("review_rejected"), Repair(
+        "action", action="split_task",
+        guidance="The reviewer keeps rejecting the change. Split the task into smaller steps.")),
+    (Trigger("permission_denied"), Repair(
+        "guidance",
+        guidance="That operation is not permitted. Use an allowed equivalent; do not retry the "
+                 "blocked command.")),
+    (Trigger("out_of_scope_write"), Repair(
+        "action", action="force_different_action",
+        guidance="Stay within the focus files. Read-only roles (explorer, docs, context, planner, "
+                 "splitter, reviewer) do not edit files at all.")),
+    (Trigger("file_not_found"), Repair(
+        "action", action="reread_file",
+        guidance="The path does not exist. List the directory (ws_glob / ws_list) before "
+                 "guessing paths.")),
+    (Trigger("dependency_missing"), Repair(
+        "guidance",
+        guidance="A command, module or package is missing. Report the missing dependency; do not "
+                 "reimplement it.")),
+    (Trigger("rate_limit"), Repair(
+        "action", action="backoff_retry", retry=True,
+        guidance="The provider rate-limited the request. Back off, then retry.")),
+    (Trigger("timeout"), Repair(
+        "action", action="split_task",
+        guidance="The operation timed out. Split the task, raise task_timeout, or lower "
+                 "max_parallel.")),
+    (Trigger("compile_error", language="go", message_contains=("declared and not used",)), Repair(
+        "guidance", guidance="Go refuses unused variables: remove the variable or use it.")),
+    (Trigger("compile_error", language="go", message_contains=("undefined",)), Repair(
+        "action", action="reread_file",
+        guidance="The name is undefined. grep for the real name before inventing one.")),
+    (Trigger("compile_error", language="python", message_contains=("indentation",)), Repair(
+        "transform_args", transform="unfence_code", retry=True,
+        guidance="A Markdown code fence was pasted into the file; write only the code inside the "
+                 "fence.")),
+)
+
+
+def seed_rules() -> list[Rule]:
+    """Fresh copies of the 22 shipped rules (zero samples)."""
+    return [Rule(id=rule_id(trigger, repair), trigger=trigger, repair=repair, scope="builtin",
+                 seeded=True, note="shipped with slmactor") for trigger, repair in _SEEDS]

@@ -1,0 +1,178 @@
+"""Named argument transforms: the deterministic repairs a rule can apply to a failed tool call
+(SPEC S-10.4), and `infer_transform`, which recognises one of them in a successful retry.
+
+`apply_transform(name, args)` takes the call's arguments as a JSON text and returns
+`(new_args, changed)`.  The arguments must parse as a JSON object (except for `repair_json`, whose
+job is to make them parse); an unknown transform, unparsable arguments or no change give
+`(args, False)`; otherwise the object is re-serialised compactly, keys in their original order.
+
+Transforms:
+
+* `repair_json` — mechanical JSON repair of the whole argument text (`repair_json.py`).
+* `strip_line_number_prefix` — remove a read tool's line-number gutter (`   42| code`, `42|code`,
+  `\\t7 | code`) from every line of `old_str`, `patch`, `diff`, `hunk`; from `new_str` only when
+  `old_str` itself carried a gutter (the model mirrored it); never from `content`/`body`, so
+  Markdown tables and CSV with `|` survive (H-S-4).  `x | y` (no number) is never touched.
+* `trim_trailing_whitespace` — right-trim spaces, tabs and `\\r` on every line of `old_str`, `new_str`.
+* `unfence_code` — a value that is exactly one ``` fence (optional language tag) becomes the
+  fenced text; fields `old_str`, `new_str`, `content`, `body`.
+* `shrink_old_str` — an `old_str` of more than 2 lines becomes its first non-blank line.
+* `set_replace_all` — set `replace_all: true` unless it already is.
+
+Claude Code's Edit tool names the fields `old_string` / `new_string`; they are treated exactly like
+`old_str` / `new_str` (an extension: the seed only knew its own tool's names).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from typing import Any
+
+from slmactor.logic.evolve.repair_json import repair_json
+
+#: Every named transform, in the order `infer_transform` tries them.
+TRANSFORMS: tuple[str, ...] = (
+    "strip_line_number_prefix", "trim_trailing_whitespace", "unfence_code", "repair_json",
+    "shrink_old_str", "set_replace_all",
+)
+
+_OLD = ("old_str", "old_string")
+_NEW = ("new_str", "new_string")
+_GUTTER = re.compile(r"^[ \t]*\d+[ \t]*\|[ \t]?", re.MULTILINE)
+_TRAILING = re.compile(r"[ \t\r]+$", re.MULTILINE)
+_FENCE = re.compile(r"^\s*```[\w+.-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
+
+Args = dict[str, Any]
+
+
+def _strip_gutters(args: Args) -> None:
+    had_gutter = False
+    for key in (*_OLD, "patch", "diff", "hunk"):
+        value = args.get(key)
+        if isinstance(value, str):
+            stripped = _GUTTER.sub("", value)
+            if stripped != value:
+                args[key] = stripped
+                had_gutter = had_gutter or key in _OLD
+    if had_gutter:
+        for key in _NEW:
+            value = args.get(key)
+            if isinstance(value, str):
+                args[key] = _GUTTER.sub("", value)
+
+
+def _trim_trailing(args: Args) -> None:
+    for key in (*_OLD, *_NEW):
+        value = args.get(key)
+        if isinstance(value, str):
+            args[key] = _TRAILING.sub("", value)
+
+
+def _unfence(args: Args) -> None:
+    for key in (*_OLD, *_NEW, "content", "body"):
+        value = args.get(key)
+        if isinstance(value, str):
+            match = _FENCE.match(value)
+            if match and "```" not in match.group(1):
+                args[key] = match.group(1)
+
+
+def _shrink(args: Args) -> None:
+    for key in _OLD:
+        value = args.get(key)
+        if isinstance(value, str) and len(value.split("\n")) > 2:
+            first = next((line for line in value.split("\n") if line.strip()), "")
+            if first:
+                args[key] = first
+
+
+def _replace_all(args: Args) -> None:
+    if args.get("replace_all") is not True:
+        args["replace_all"] = True
+
+
+_OBJECT_TRANSFORMS: dict[str, Callable[[Args], None]] = {
+    "strip_line_number_prefix": _strip_gutters,
+    "trim_trailing_whitespace": _trim_trailing,
+    "unfence_code": _unfence,
+    "shrink_old_str": _shrink,
+    "set_replace_all": _replace_all,
+}
+
+
+def dump_args(args: Args) -> str:
+    """Compact JSON for tool arguments (key order kept, non-ASCII kept)."""
+    return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
+
+
+def _load_object(text: str) -> Args | None:
+    try:
+        value = json.loads(text)
+    except (ValueError, TypeError, RecursionError):
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def apply_transform(name: str, args: str) -> tuple[str, bool]:
+    """Apply the named transform to a JSON-object argument text (S-10.4)."""
+    if name == "repair_json":
+        if _load_object(args) is not None:
+            return args, False
+        repaired = repair_json(args)
+        obj = _load_object(repaired) if repaired is not None else None
+        return (dump_args(obj), True) if obj is not None else (args, False)
+    transform = _OBJECT_TRANSFORMS.get(name)
+    obj = _load_object(args) if transform else None
+    if transform is None or obj is None:
+        return args, False
+    before = json.dumps(obj, sort_keys=True)
+    transform(obj)
+    if json.dumps(obj, sort_keys=True) == before:
+        return args, False
+    return dump_args(obj), True
+
+
+def same_json(a: str, b: str) -> bool:
+    """Semantic JSON equality of two texts (False if either does not parse)."""
+    try:
+        return bool(json.loads(a) == json.loads(b))
+    except (ValueError, TypeError, RecursionError):
+        return False
+
+
+def infer_transform(failed_args: str, fixed_args: str) -> str | None:
+    """The named transform that turns `failed_args` into `fixed_args` exactly, if there is one.
+
+    Each transform is tried on the failed arguments; the first whose result is semantically equal
+    (as JSON) to the fixed arguments is returned.  None when the arguments did not change, the
+    fixed arguments are not JSON, or no single transform explains the fix.
+    """
+    if _load_object(fixed_args) is None or same_json(failed_args, fixed_args):
+        return None
+    for name in TRANSFORMS:
+        new_args, changed = apply_transform(name, failed_args)
+        if changed and same_json(new_args, fixed_args):
+            return name
+    return None
+
+
+#: Longest `old_str` that still reads as one token (an identifier or a call site).
+TOKEN_EDIT_MAX = 80
+
+
+def is_token_edit(args: str) -> bool:
+    """True when the edit replaces one whitespace-free token (`defaultRetries`, `print(`).
+
+    Replacing every occurrence of such a token is what a rename or a call-site rewrite means;
+    replacing every occurrence of a statement or a block rarely is.
+    """
+    obj = _load_object(args)
+    if obj is None:
+        return False
+    old = next((obj[k] for k in _OLD if isinstance(obj.get(k), str)), None)
+    return isinstance(old, str) and 0 < len(old) <= TOKEN_EDIT_MAX and not any(
+        ch.isspace() for ch in old
+    )
+

@@ -1,0 +1,173 @@
+"""Failure fingerprints: any failure becomes a stable id (SPEC S-9, improved; issue #6).
+
+`analyze(tool, message, language, model, model_family)` classifies the message, normalises it and
+hashes class + tool + language + model family + *salient text*:
+
+* structural classes (S-9.6: edit_not_found, timeout, rate_limit, ...) hash no text at all, so
+  every `old_str not found` of one tool, language and model family is one fingerprint;
+* content classes hash the normalised *key lines* of the message (see `diagnose.py`): the last
+  exception line of a traceback, a compiler's error lines without their locations, a pytest
+  report's `E` lines and failing node ids.  `undefined: alpha` and `undefined: beta` stay apart,
+  the same error in another directory, file or line collapses.
+
+Versioned like Sentry's grouping configs: `FINGERPRINT_VERSION` is part of the hash and of every
+fingerprint, so a future algorithm can never silently regroup stored data — stored ids of an older
+version simply stop matching exactly and lookups fall back to trigger patterns.  Version 1 is the
+seed's algorithm (`fingerprint_seed.py`, kept for comparison).
+
+Fixed seed bugs: the model family is lowercased (H-S-26); IndentationError classifies as a compile
+error (H-S-24); a traceback's error line is kept (the seed cut it away with the trace).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Any
+
+from slmactor.logic.failures.classify import CLASSES, CONTENT, STRUCTURAL, describe
+from slmactor.logic.failures.diagnose import Diagnosis, classify, diagnose_prepared
+from slmactor.logic.failures.normalize import (
+    MAX_NORM_LEN,
+    normalize,
+    normalize_prepared,
+    placeholders,
+    prepare,
+    source_text,
+    squash,
+)
+from slmactor.logic.text.models import model_family as fold_model_family
+from slmactor.logic.text.models import normalize_language
+from slmactor.logic.text.strings import hash_id
+
+__all__ = [
+    "CLASSES", "CONTENT", "FINGERPRINT_VERSION", "STRUCTURAL", "Fingerprint", "analyze",
+    "classify", "describe", "normalize", "salient_text",
+]
+
+#: Version of the grouping algorithm; part of every id.  1 = the seed's (fingerprint_seed.py).
+FINGERPRINT_VERSION = 2
+_VERSION_TAG = f"v{FINGERPRINT_VERSION}"  # hashed into every id
+#: Cap on the salient text in UTF-8 bytes.
+MAX_SALIENT_LEN = 300
+_SAME_CAP = MAX_SALIENT_LEN == MAX_NORM_LEN
+# Folding a model id is pure and the ids a daemon sees are few: remember the last ones.
+_model_family = lru_cache(maxsize=256)(fold_model_family)
+
+
+@dataclass(frozen=True, slots=True)
+class Fingerprint:
+    """A failure's identity.  `id == ""` is the zero fingerprint (nothing to identify)."""
+
+    id: str
+    cls: str
+    tool: str
+    language: str
+    model_family: str
+    norm: str
+    salient: str
+    version: int = FINGERPRINT_VERSION
+    explain: str = ""
+
+    @property
+    def is_zero(self) -> bool:
+        return not self.id
+
+    @property
+    def structural(self) -> bool:
+        return self.cls in STRUCTURAL
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "class": self.cls, "tool": self.tool, "language": self.language,
+                "model_family": self.model_family, "norm": self.norm, "salient": self.salient,
+                "version": self.version, "explain": self.explain}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Fingerprint:
+        return cls(id=str(data.get("id", "")), cls=str(data.get("class", "unknown")),
+                   tool=str(data.get("tool", "")), language=str(data.get("language", "")),
+                   model_family=str(data.get("model_family", "")), norm=str(data.get("norm", "")),
+                   salient=str(data.get("salient", "")),
+                   version=int(data.get("version", FINGERPRINT_VERSION)),
+                   explain=str(data.get("explain", "")))
+
+
+ZERO = Fingerprint(id="", cls="unknown", tool="", language="", model_family="", norm="",
+                   salient="", explain="empty failure")
+
+# `analyze` makes a Fingerprint per message.  A frozen dataclass's __init__ sets each field through
+# object.__setattr__ (1.7 µs for the nine, called with keywords); the slots' own setters, which
+# that call ends in, take 0.6 µs.
+_new = object.__new__
+_set_id = Fingerprint.__dict__["id"].__set__
+_set_cls = Fingerprint.__dict__["cls"].__set__
+_set_tool = Fingerprint.__dict__["tool"].__set__
+_set_language = Fingerprint.__dict__["language"].__set__
+_set_model_family = Fingerprint.__dict__["model_family"].__set__
+_set_norm = Fingerprint.__dict__["norm"].__set__
+_set_salient = Fingerprint.__dict__["salient"].__set__
+_set_version = Fingerprint.__dict__["version"].__set__
+_set_explain = Fingerprint.__dict__["explain"].__set__
+
+
+def _fingerprint(fid: str, cls: str, tool: str, language: str, model_family: str, norm: str,
+                 salient: str, explain: str) -> Fingerprint:
+    """`Fingerprint(fid, cls, tool, language, model_family, norm, salient, explain=explain)`."""
+    fp = _new(Fingerprint)
+    _set_id(fp, fid)
+    _set_cls(fp, cls)
+    _set_tool(fp, tool)
+    _set_language(fp, language)
+    _set_model_family(fp, model_family)
+    _set_norm(fp, norm)
+    _set_salient(fp, salient)
+    _set_version(fp, FINGERPRINT_VERSION)
+    _set_explain(fp, explain)
+    return fp
+
+
+def salient_text(diagnosis: Diagnosis, norm: str, source: str = "") -> str:
+    """Normalised key lines of a content-class failure (the norm when there are none).
+
+    `source` is the text `norm` was made from (`normalize.source_text`): a key line equal to it
+    (a one-line message, a traceback whose only kept line is its error) normalises to `norm`
+    itself — the same work with the same cap, done once.
+    """
+    parts: list[str] = []
+    for line in diagnosis.lines:
+        if source and line == source and _SAME_CAP:
+            text = norm
+        else:
+            text = squash(placeholders(line.lower()), MAX_SALIENT_LEN)
+        if text and text not in parts:
+            parts.append(text)
+    if len(parts) == 1 and "  " not in parts[0] and parts[0][:1] != " ":
+        # Squashed and cut already, so squash gives it back as it is — unless the byte cut
+        # dropped a lone surrogate between two spaces or before the first word.
+        return parts[0]
+    return squash(" | ".join(parts), MAX_SALIENT_LEN) if parts else norm
+
+
+def analyze(tool: str, message: str, language: str = "", model: str = "",
+            model_family: str = "") -> Fingerprint:
+    """Fingerprint one failure (S-9.7 with the fixes listed in the module docstring)."""
+    tool = tool.strip().lower()
+    lang = normalize_language(language)
+    family = model_family.strip().lower() or (_model_family(model) if model.strip() else "")
+    prepared = prepare(message)
+    source = source_text(prepared)
+    source_lower = source.lower()
+    norm = normalize_prepared(prepared, source_lower)
+    diagnosis = diagnose_prepared(prepared, source_lower, source)
+    cls = diagnosis.cls
+    if cls == "unknown" and not norm and not tool:
+        return ZERO
+    if cls in STRUCTURAL:
+        salient = ""
+        explain = f"structural class {cls}: the wording is not hashed ({diagnosis.source})"
+    else:
+        salient = salient_text(diagnosis, norm, source)
+        source = diagnosis.source if diagnosis.lines else "whole normalised message"
+        explain = f"salient text from the {source}"
+    fid = hash_id("fp_", _VERSION_TAG, cls, tool, lang, family, salient)
+    return _fingerprint(fid, cls, tool, lang, family, norm, salient, explain)

@@ -1,0 +1,131 @@
+"""The records reflection produces: a failure note, a candidate repair rule, a rewarded decision,
+and the whole `Reflection` of one run (SPEC S-14). `reflect` builds them; `reflect_md` renders
+them; neither imports the other.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from slmactor.logic.loop.metrics import Run
+from slmactor.logic.loop.regressions import Check
+from slmactor.logic.loop.run_report import RunReport, Source
+from slmactor.logic.memory.lessons import Lesson
+from slmactor.logic.text.timefmt import to_rfc3339
+
+
+@dataclass(frozen=True, slots=True)
+class FailureNote:
+    """One failure as reflected: its fingerprint, class, message and who resolved it."""
+
+    fingerprint: str
+    cls: str
+    tool: str
+    message: str
+    source: Source
+    resolved_by: str
+    rule_id: str
+    resolution: str
+    attempts: int
+
+    def handled(self) -> str:
+        if self.source == "memory":
+            return f"fixed from memory ({self.rule_id})"
+        if self.source == "unresolved":
+            return "**unresolved**"
+        return f"fixed by {self.resolved_by.strip()}"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "class": self.cls,
+            "tool": self.tool,
+            "message": self.message,
+            "resolution": self.resolution,
+            "resolved_by": f"rule:{self.rule_id}" if self.source == "memory" else self.resolved_by,
+            "attempts": self.attempts,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """A repair rule to learn from a failure fixed without one (sent to `evolve.learn`)."""
+
+    fingerprint: str
+    cls: str
+    tool: str
+    language: str
+    model: str
+    message: str
+    repair: dict[str, Any]
+    evidence: str
+    scope: str = "project"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "class": self.cls,
+            "tool": self.tool,
+            "language": self.language,
+            "model": self.model,
+            "message": self.message,
+            "repair": dict(self.repair),
+            "evidence": self.evidence,
+            "scope": self.scope,
+            # Every candidate comes from a failure its repair actually resolved: the rule's
+            # first success, so one sighting is enough to apply it next time (S-10.7).
+            "proven": True,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Rewarded:
+    decision: str
+    arm: str
+    reward: float
+    outcome: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"decision": self.decision, "arm": self.arm, "reward": self.reward,
+                "outcome": dict(self.outcome)}
+
+
+@dataclass(frozen=True, slots=True)
+class Reflection:
+    run_id: str
+    at: float
+    report: RunReport
+    notes: tuple[FailureNote, ...]
+    tally: dict[Source, int]
+    rule_outcomes: dict[str, bool]
+    candidates: tuple[Candidate, ...]
+    checks: tuple[Check, ...]
+    rewards: tuple[Rewarded, ...]
+    lessons: tuple[Lesson, ...]
+    episode: dict[str, Any]
+    procedure: dict[str, Any] | None
+    metrics: Run
+    markdown: str = field(default="")
+
+    @property
+    def success(self) -> bool:
+        return self.report.success()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "run_id": self.run_id,
+            "at": to_rfc3339(self.at),
+            "success": self.success,
+            "tally": dict(self.tally),
+            "failures": [n.to_dict() for n in self.notes],
+            "rule_outcomes": dict(self.rule_outcomes),
+            "candidates": [c.to_dict() for c in self.candidates],
+            "checks": [c.to_dict() for c in self.checks],
+            "rewards": [r.to_dict() for r in self.rewards],
+            "lessons": [lesson.to_dict() for lesson in self.lessons],
+            "episode": self.episode,
+            "procedure": self.procedure,
+            "metrics": self.metrics.to_dict(),
+            "markdown": self.markdown,
+        }

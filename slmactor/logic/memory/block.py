@@ -1,0 +1,196 @@
+"""The memory block a role receives: working → semantic → episodic → procedural (SPEC S-7.4).
+
+Each section may use its role's share of the token budget. Fixed here (H-S-21): in the seed a
+section was capped at `int(budget × share)` even when an earlier section was blank or used less
+than its share, although its comment promised the opposite. Here the allowance is cumulative —
+section *i* may use `int(budget × (share₁ + … + shareᵢ))` minus what earlier sections actually
+used — so unused budget flows on to later sections, and no section ever exceeds what remains.
+
+`BlockBuilder` is the step-by-step form for callers that fetch sections asynchronously (the
+distiller actor asks the working and recall actors in between); `memory_block` is the one-call form.
+Blank sections are skipped, parts are joined by a blank line, and the whole block is fitted to the
+budget; the block is "" when nothing is known.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from slmactor.logic.text.strings import TokenCounter, count_tokens_chars, first_line, fit_to_tokens
+
+SECTIONS = ("working", "semantic", "episodic", "procedural")
+DEFAULT_BUDGET = 1200
+_JOINT = "\n\n"
+
+Shares = tuple[float, float, float, float]
+
+_WORKER: Shares = (0.45, 0.25, 0.18, 0.12)
+_TESTER: Shares = (0.35, 0.35, 0.20, 0.10)
+_REVIEWER: Shares = (0.35, 0.30, 0.25, 0.10)
+_PLANNER: Shares = (0.15, 0.40, 0.35, 0.10)
+_EXPLORER: Shares = (0.20, 0.45, 0.30, 0.05)
+DEFAULT_SHARES: Shares = (0.30, 0.35, 0.25, 0.10)
+
+ROLE_SHARES: dict[str, Shares] = {
+    **dict.fromkeys(
+        (
+            "worker",
+            "corrector",
+            "deep",
+            "placeholder",
+            "go-worker",
+            "python-worker",
+            "react-worker",
+        ),
+        _WORKER,
+    ),
+    **dict.fromkeys(("tester", "go-tester", "python-tester", "react-tester"), _TESTER),
+    "reviewer": _REVIEWER,
+    **dict.fromkeys(("planner", "architect", "splitter", "coordinator", "composer"), _PLANNER),
+    **dict.fromkeys(("explorer", "context", "docs", "memory"), _EXPLORER),
+}
+
+
+def shares_for(role: str) -> Shares:
+    """The role's (working, semantic, episodic, procedural) shares; unknown roles get the default."""
+    return ROLE_SHARES.get(role.strip().lower(), DEFAULT_SHARES)
+
+
+@dataclass(slots=True)
+class BlockBuilder:
+    """Allots budget section by section, in `SECTIONS` order, carrying leftovers forward."""
+
+    role: str
+    budget: int = DEFAULT_BUDGET
+    counter: TokenCounter = count_tokens_chars
+    _used: int = 0
+    _next: int = 0
+    _parts: list[str] = field(default_factory=list)
+    _sizes: dict[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if self.budget <= 0:
+            self.budget = DEFAULT_BUDGET
+
+    def allowance(self, section: str) -> int:
+        """Tokens `section` may use now; sections must be visited in order (skipping is fine)."""
+        index = SECTIONS.index(section)
+        if index < self._next:
+            raise ValueError(f"section {section!r} comes before one already added")
+        cumulative = sum(shares_for(self.role)[: index + 1])
+        # round() first so a share sum such as 0.45 + 0.25 = 0.7000000000000001 does not lose a token
+        allowed = min(int(round(self.budget * cumulative, 9)), self.budget) - self._used
+        if self._parts:
+            allowed -= self.counter(_JOINT)  # the blank line joining it to the block
+        return max(0, allowed)
+
+    def add(self, section: str, text: str) -> int:
+        """Add a rendered section (fitted to its allowance); returns the tokens it used."""
+        allowance = self.allowance(section)
+        self._next = SECTIONS.index(section) + 1
+        body = text.strip("\n")
+        fitted = fit_to_tokens(body, allowance, self.counter).strip("\n") if body.strip() else ""
+        if not fitted.strip():
+            self._sizes[section] = 0
+            return 0
+        self._parts.append(fitted)
+        total = self.counter(_JOINT.join(self._parts) + "\n")
+        used, self._used = total - self._used, total
+        self._sizes[section] = used
+        return used
+
+    @property
+    def sizes(self) -> dict[str, int]:
+        """Tokens used per section added so far (0 for a blank one)."""
+        return dict(self._sizes)
+
+    def render(self) -> str:
+        if not self._parts:
+            return ""
+        return fit_to_tokens(_JOINT.join(self._parts) + "\n", self.budget, self.counter)
+
+
+def memory_block(
+    role: str,
+    budget: int,
+    render: Callable[[str, int], str],
+    counter: TokenCounter = count_tokens_chars,
+) -> str:
+    """The whole block; `render(section, allowance)` produces one section within its allowance."""
+    builder = BlockBuilder(role, budget, counter)
+    for section in SECTIONS:
+        allowance = builder.allowance(section)
+        builder.add(section, render(section, allowance) if allowance > 0 else "")
+    return builder.render()
+
+
+# --- the episodic section (S-7.5) ----------------------------------------------------------
+
+EPISODIC_HEADING = "## Similar work done before"
+MAX_EPISODES = 3
+_QUERY_BYTES = 120
+_FILES_SHOWN = 4
+_HIT_MSG_BYTES = 100
+_HIT_FIX_BYTES = 80
+
+
+def episodes_of(reply: object) -> list[Mapping[str, Any]]:
+    """The episode records in a recall or `episode.recent` reply, best or newest first.
+
+    Accepts a bare list or a map holding `hits`/`episodes`; a hit may wrap its episode
+    (`{"episode": {...}, "score": …}`), or only its index entry (`{"entry": {...}}`, which has
+    `files` instead of `files_changed` and no failure details), or be the episode itself.
+    """
+    items: object = reply
+    if isinstance(reply, Mapping):
+        items = reply.get("hits", reply.get("episodes", []))
+    if not isinstance(items, list):
+        return []
+    out: list[Mapping[str, Any]] = []
+    for item in items:
+        if isinstance(item, Mapping):
+            inner = item.get("episode", item.get("entry"))
+            out.append(inner if isinstance(inner, Mapping) else item)
+    return out
+
+
+def _episode_lines(ep: Mapping[str, Any]) -> list[str]:
+    query = ep.get("query")
+    if not isinstance(query, str) or not query.strip():
+        return []
+    ok = ep.get("success") is True
+    line = f"- {'✓' if ok else '✗'} {first_line(query, _QUERY_BYTES)}"
+    files = [f for f in ep.get("files_changed", ep.get("files", [])) or [] if isinstance(f, str)]
+    if files:
+        line += " → touched " + ", ".join(f"`{f}`" for f in files[:_FILES_SHOWN])
+    lines = [line]
+    for failure in ep.get("failures", []) if isinstance(ep.get("failures"), list) else []:
+        if not isinstance(failure, Mapping):
+            continue
+        resolved_by = failure.get("resolved_by")
+        if not isinstance(resolved_by, str) or not resolved_by.strip():
+            continue
+        message = failure.get("message")
+        resolution = failure.get("resolution")
+        fix = resolution if isinstance(resolution, str) and resolution.strip() else resolved_by
+        msg = first_line(message, _HIT_MSG_BYTES) if isinstance(message, str) else ""
+        if msg:
+            lines.append(f"  - hit: {msg} → fixed by {first_line(fix, _HIT_FIX_BYTES)}")
+    return lines
+
+
+def episodic_section(
+    episodes: Sequence[Mapping[str, Any]],
+    budget: int,
+    counter: TokenCounter = count_tokens_chars,
+) -> str:
+    """`## Similar work done before` with up to 3 episodes, dropped whole to fit `budget`."""
+    blocks = [b for b in (_episode_lines(ep) for ep in episodes[:MAX_EPISODES]) if b]
+    while blocks:
+        text = EPISODIC_HEADING + "\n" + "\n".join(line for b in blocks for line in b) + "\n"
+        if counter(text) <= budget:
+            return text
+        blocks.pop()
+    return ""

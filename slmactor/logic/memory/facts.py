@@ -1,0 +1,379 @@
+"""Semantic memory: durable, confidence-scored facts about one project (SPEC S-4, S-7.8).
+
+A `Fact` is an immutable record; a `FactBook` is the in-memory collection the distiller actor owns
+and the facts store persists. Everything here is pure: time comes in as `now` (epoch seconds).
+
+Rules kept from the seed:
+* confidence is the Beta(1,1) posterior mean `(support+1)/(support+contradict+2)` — one sighting is
+  0.67, a hint and not a law; `score = confidence × 1/(1 + age_days/60)` (pinned facts score 1);
+* observing the same subject with the *same claim* (digits ignored, so "works here (2/2 runs)" ≡
+  "works here (7/8 runs)") is support; a different claim is a contradiction, and once contradictions
+  outweigh support the text is replaced and the counters reset;
+* pinned facts (hand-written `"pinned": true`) are never overwritten, refuted or pruned;
+* `render_for(query)` orders each kind's facts by BM25F relevance (zero timestamps: staleness is
+  already in the score) and never filters; `render()` is byte-identical to `render_for("")`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from slmactor.logic.recall.text_rank import rank_texts
+from slmactor.logic.text.strings import (
+    TokenCounter,
+    clip,
+    count_tokens_chars,
+    dedupe,
+    fit_to_tokens,
+    hash_id,
+)
+from slmactor.logic.text.timefmt import age_days, parse_rfc3339, to_rfc3339
+
+KINDS = ("command", "layout", "convention", "gotcha", "file", "dependency")
+#: Action first: what to run and what bites come before where things live.
+RENDER_ORDER = ("command", "gotcha", "layout", "convention", "dependency", "file")
+HEADINGS = {
+    "command": "Commands that work",
+    "gotcha": "Gotchas",
+    "layout": "Layout",
+    "convention": "Conventions",
+    "dependency": "Toolchain",
+    "file": "Files",
+}
+DEFAULT_KIND = "convention"
+
+MAX_SOURCES = 5
+MAX_TEXT_BYTES = 240
+MAX_SUBJECT_BYTES = 160
+MAX_FACTS = 200
+RENDER_BUDGET = 400
+RENDER_PER_KIND = 6
+RENDER_MIN_SCORE = 0.34
+STALENESS_HALF_LIFE_DAYS = 60.0
+CONTRADICTION_RATIO = 1.0
+BLOCK_HEADING = "## What we know about this project"
+
+PRUNE_MIN_CONFIDENCE = 0.25
+PRUNE_MAX_AGE_DAYS = 365.0
+
+_DIGITS = re.compile(r"[0-9]+")
+_BLANKS = re.compile(r"[ \t\r\n]+")
+
+
+def fact_id(kind: str, subject: str) -> str:
+    """`hashID("f_", kind, lower(trim(subject)))` (S-4.2)."""
+    return hash_id("f_", kind.strip().lower(), subject.strip().lower())
+
+
+def beta_confidence(support: int, contradict: int) -> float:
+    """Beta(1,1) posterior mean (S-4.3): one sighting scores 0.67."""
+    return (support + 1) / (support + contradict + 2)
+
+
+def recency(at: float, now: float, half_life_days: float) -> float:
+    """Hyperbolic decay `1/(1 + age/H)` (0.5 at age H); a zero or future timestamp decays nothing."""
+    if at <= 0:
+        return 1.0
+    return 1.0 / (1.0 + age_days(at, now) / half_life_days)
+
+
+def claim_key(text: str) -> str:
+    """What makes two wordings the same claim (S-4.5): case, digits and spacing ignored."""
+    return _BLANKS.sub(" ", _DIGITS.sub("#", text.strip().lower())).strip()
+
+
+@dataclass(frozen=True, slots=True)
+class Observation:
+    """One sighting of a claim, as the distiller and the lessons bridge produce them."""
+
+    kind: str
+    subject: str
+    text: str
+    sources: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Fact:
+    """One distilled claim about the project; `id` derives from (kind, subject)."""
+
+    id: str
+    kind: str
+    subject: str
+    text: str
+    support: int = 1
+    contradict: int = 0
+    confidence: float = 2 / 3
+    first_seen: float = 0.0
+    last_seen: float = 0.0
+    sources: tuple[str, ...] = ()
+    pinned: bool = False
+
+    def score(self, now: float) -> float:
+        """1 for pinned facts, else confidence decayed by staleness (60-day half-life)."""
+        if self.pinned:
+            return 1.0
+        return self.confidence * recency(self.last_seen, now, STALENESS_HALF_LIFE_DAYS)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "kind": self.kind,
+            "subject": self.subject,
+            "text": self.text,
+            "support": self.support,
+            "contradict": self.contradict,
+            "confidence": round(self.confidence, 6),
+            "first_seen": to_rfc3339(self.first_seen) if self.first_seen > 0 else "",
+            "last_seen": to_rfc3339(self.last_seen) if self.last_seen > 0 else "",
+            "sources": list(self.sources),
+            "pinned": self.pinned,
+        }
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any]) -> Fact | None:
+        """A fact from (possibly hand-edited) JSON; None when it has neither subject nor text.
+
+        The id is recomputed from (kind, subject), a non-positive confidence is recomputed, wrong
+        types fall back to defaults rather than rejecting the whole file.
+        """
+        kind = _text(raw.get("kind")).strip().lower() or DEFAULT_KIND
+        subject = clip(_text(raw.get("subject")), MAX_SUBJECT_BYTES)
+        text = clip(_text(raw.get("text")), MAX_TEXT_BYTES)
+        if not subject and not text:
+            return None
+        support = max(_int(raw.get("support"), 1), 0)
+        contradict = max(_int(raw.get("contradict"), 0), 0)
+        conf = raw.get("confidence")
+        confidence = (
+            float(conf) if isinstance(conf, int | float) and not isinstance(conf, bool) else 0.0
+        )
+        if not 0 < confidence <= 1:
+            confidence = beta_confidence(support, contradict)
+        sources = raw.get("sources")
+        return cls(
+            # The id is (kind, subject) by definition: a hand-typed or stale id would let the
+            # next sighting of the same claim start a second fact beside this one.
+            id=fact_id(kind, subject),
+            kind=kind,
+            subject=subject,
+            text=text,
+            support=support,
+            contradict=contradict,
+            confidence=confidence,
+            first_seen=parse_rfc3339(_text(raw.get("first_seen"))) or 0.0,
+            last_seen=parse_rfc3339(_text(raw.get("last_seen"))) or 0.0,
+            sources=tuple(dedupe((_text(s) for s in sources), MAX_SOURCES))
+            if isinstance(sources, list)
+            else (),
+            pinned=raw.get("pinned") is True,
+        )
+
+
+def _text(value: object) -> str:
+    return value if isinstance(value, str) else ""
+
+
+def _int(value: object, default: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return default
+    return int(value)
+
+
+@dataclass(slots=True)
+class FactBook:
+    """The facts of one project, keyed by id. Mutating methods take `now`; nothing reads a clock."""
+
+    cap: int = MAX_FACTS
+    _facts: dict[str, Fact] = field(default_factory=dict)
+
+    @classmethod
+    def from_records(cls, records: Iterable[object], cap: int = MAX_FACTS) -> FactBook:
+        """Load rule of S-4.10: unusable records and duplicate ids are skipped."""
+        book = cls(cap=cap)
+        for raw in records:
+            fact = Fact.from_dict(raw) if isinstance(raw, Mapping) else None
+            if fact is not None and fact.id not in book._facts:
+                book._facts[fact.id] = fact
+        return book
+
+    def __len__(self) -> int:
+        return len(self._facts)
+
+    def __iter__(self) -> Any:
+        return iter(self._facts.values())
+
+    def get(self, kind: str, subject: str) -> Fact | None:
+        return self._facts.get(fact_id(kind.strip().lower() or DEFAULT_KIND, subject))
+
+    def clear(self) -> None:
+        self._facts.clear()
+
+    def to_records(self) -> list[dict[str, Any]]:
+        """JSON records, in insertion order (stable files, readable diffs)."""
+        return [fact.to_dict() for fact in self._facts.values()]
+
+    def observe(
+        self, kind: str, subject: str, text: str, now: float, sources: Iterable[str] = ()
+    ) -> Fact | None:
+        """Record one sighting of a claim (S-4.4); None when subject or text is blank."""
+        kind = kind.strip().lower() or DEFAULT_KIND
+        subject = clip(subject, MAX_SUBJECT_BYTES)
+        text = clip(text, MAX_TEXT_BYTES)
+        if not subject or not text:
+            return None
+        fid = fact_id(kind, subject)
+        old = self._facts.get(fid)
+        merged = tuple(dedupe([*(old.sources if old else ()), *sources], MAX_SOURCES))
+        if old is None:
+            new = Fact(fid, kind, subject, text, 1, 0, beta_confidence(1, 0), now, now, merged)
+        elif claim_key(old.text) == claim_key(text):
+            support = old.support + 1
+            new = replace(
+                old,
+                text=old.text if old.pinned else text,
+                support=support,
+                confidence=beta_confidence(support, old.contradict),
+                last_seen=now,
+                sources=merged,
+            )
+        else:
+            support, contradict, kept = old.support, old.contradict + 1, old.text
+            if contradict > support * CONTRADICTION_RATIO and not old.pinned:
+                support, contradict, kept = 1, 0, text
+            new = replace(
+                old,
+                text=kept,
+                support=support,
+                contradict=contradict,
+                confidence=beta_confidence(support, contradict),
+                last_seen=now,
+                sources=merged,
+            )
+        self._facts[fid] = new
+        if self.cap > 0 and len(self._facts) > 2 * self.cap:
+            self.prune(now, max_facts=self.cap, min_confidence=-1, max_age_days=-1)
+        return new
+
+    def observe_all(self, observations: Iterable[Observation], now: float) -> int:
+        """Fold observations in order; returns how many were recorded (blank ones are not)."""
+        recorded = 0
+        for obs in observations:
+            if self.observe(obs.kind, obs.subject, obs.text, now, obs.sources) is not None:
+                recorded += 1
+        return recorded
+
+    def refute(self, kind: str, subject: str, now: float) -> bool:
+        """One contradiction without a replacement text (S-4.6); unknown or pinned → False."""
+        fid = fact_id(kind.strip().lower() or DEFAULT_KIND, subject)
+        old = self._facts.get(fid)
+        if old is None or old.pinned:
+            return False
+        contradict = old.contradict + 1
+        self._facts[fid] = replace(
+            old,
+            contradict=contradict,
+            confidence=beta_confidence(old.support, contradict),
+            last_seen=now,
+        )
+        return True
+
+    def ranked(self, now: float, kind: str = "") -> list[Fact]:
+        """Score desc, then subject asc (S-4.8); `kind` filters when given."""
+        wanted = kind.strip().lower()
+        facts = [f for f in self._facts.values() if not wanted or f.kind == wanted]
+        return sorted(facts, key=lambda f: (-f.score(now), f.subject, f.id))
+
+    def prune(
+        self,
+        now: float,
+        *,
+        max_facts: int = 0,
+        min_confidence: float = 0.0,
+        max_age_days: float = 0.0,
+    ) -> int:
+        """Drop weak, stale and surplus facts (S-7.8); pinned facts always stay. Returns the count.
+
+        Zero means the default (200 facts, confidence 0.25, 365 days); negative means unlimited.
+        """
+        cap = MAX_FACTS if max_facts == 0 else max_facts
+        floor = PRUNE_MIN_CONFIDENCE if min_confidence == 0 else min_confidence
+        max_age = PRUNE_MAX_AGE_DAYS if max_age_days == 0 else max_age_days
+        before = len(self._facts)
+        keep = [
+            f
+            for f in self._facts.values()
+            if f.pinned
+            or (
+                (floor < 0 or f.confidence >= floor)
+                and (max_age < 0 or f.last_seen <= 0 or age_days(f.last_seen, now) <= max_age)
+            )
+        ]
+        if cap >= 0 and len(keep) > cap:
+            pinned = [f for f in keep if f.pinned]
+            others = sorted((f for f in keep if not f.pinned), key=lambda f: (-f.score(now), f.id))
+            chosen = {f.id for f in pinned + others[: max(cap - len(pinned), 0)]}
+            keep = [f for f in keep if f.id in chosen]
+        self._facts = {f.id: f for f in keep}
+        return before - len(self._facts)
+
+    def render_for(
+        self,
+        query: str,
+        budget: int,
+        now: float,
+        counter: TokenCounter = count_tokens_chars,
+    ) -> str:
+        """The prompt block of S-4.9: eligible facts by kind, relevant ones first, ≤ 6 per kind."""
+        if budget <= 0:
+            budget = RENDER_BUDGET
+        eligible = [f for f in self._facts.values() if f.score(now) >= RENDER_MIN_SCORE]
+        if not eligible:
+            return ""
+        relevance = _relevance(query, eligible, now)
+        by_kind: dict[str, list[Fact]] = {}
+        for f in eligible:
+            by_kind.setdefault(f.kind, []).append(f)
+        kinds = [k for k in RENDER_ORDER if k in by_kind]
+        kinds += sorted(k for k in by_kind if k not in RENDER_ORDER)
+        out = [BLOCK_HEADING, ""]
+        for kind in kinds:
+            chosen = sorted(
+                by_kind[kind],
+                key=lambda f: (-relevance.get(f.id, 0.0), -f.score(now), f.subject, f.id),
+            )[:RENDER_PER_KIND]
+            out.append(HEADINGS.get(kind, kind.upper()) + ":")
+            out.extend(f"- {f.text}" for f in chosen)
+            out.append("")
+        return fit_to_tokens("\n".join(out).rstrip("\n") + "\n", budget, counter)
+
+    def render(self, budget: int, now: float, counter: TokenCounter = count_tokens_chars) -> str:
+        """The unconditioned block: byte-identical to `render_for("", …)`."""
+        return self.render_for("", budget, now, counter)
+
+
+def _relevance(query: str, facts: list[Fact], now: float) -> dict[str, float]:
+    """BM25F relevance per fact id; zero timestamps because staleness is already in the score."""
+    if not query.strip():
+        return {}
+    hits = rank_texts(query, [f"{f.subject} {f.text}" for f in facts], now)
+    return {facts[index].id: score for index, score in hits}
+
+
+SEMANTIC_TITLE = "# Semantic memory"
+SEMANTIC_NOTE = (
+    "_Distilled from episodes. Edit freely; `pinned: true` facts are never pruned or overwritten._"
+)
+SEMANTIC_RENDER_BUDGET = 4000
+
+
+def semantic_markdown(book: FactBook, now: float) -> str:
+    """The `SEMANTIC.md` mirror (S-4.10): title, note and the unconditioned block."""
+    body = book.render(SEMANTIC_RENDER_BUDGET, now)
+    return (
+        f"{SEMANTIC_TITLE}\n\n{SEMANTIC_NOTE}\n\n{body}"
+        if body
+        else f"{SEMANTIC_TITLE}\n\n{SEMANTIC_NOTE}\n"
+    )

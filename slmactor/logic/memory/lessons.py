@@ -1,0 +1,415 @@
+"""Lessons: the prose layer of memory, its Markdown form and its bridge to facts (SPEC S-8).
+
+A `Lesson` is `{task_id, kind, text, at}`. `MEMORY.md` holds one bullet per lesson with a trailing
+provenance comment — `- ⚠ text <!-- slm task=T7 kind=failure at=2026-08-24T10:11:12Z -->` — that
+`parse_markdown` inverts exactly (H-S-2: provenance used to be dropped at write time); bullets
+without provenance still parse, their kind taken from the glyph. `strip_provenance` removes the
+bookkeeping before a line reaches a prompt.
+
+Every lesson also becomes a fact (`fact_from_lesson`, subject `lesson: <five significant words>`),
+so a lesson seen twice outranks one seen once and a contradicted one fades.
+
+`recent_adaptive_memory_for` picks the lines a prompt sees: relevance first (the shared BM25F
+`rank_text`), then recency, whole lines only — never a keyword allow-list (H-S-1: the old
+eleven-substring gate silently dropped 4 of 7 real lessons).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slmactor.logic.memory.facts import FactBook, Observation
+from slmactor.logic.recall.text_rank import rank_texts
+from slmactor.logic.text.strings import clip, cut_bytes
+from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
+
+KINDS = ("success", "failure", "convention")
+GLYPHS = {"failure": "⚠", "convention": "⚙", "success": "✓"}
+OTHER_GLYPH = "•"
+_KIND_OF_GLYPH = {"⚠": "failure", "⚙": "convention", "✓": "success", "•": ""}
+MARKER_OPEN = "<!-- slm "
+MARKER_CLOSE = " -->"
+_VARIATION_SELECTOR = "\ufe0f"
+
+
+@dataclass(frozen=True, slots=True)
+class Lesson:
+    """One learned sentence; `at` is kept verbatim (offsets such as `+02:00` survive)."""
+
+    task_id: str = ""
+    kind: str = ""
+    text: str = ""
+    at: str = ""
+
+    def to_dict(self) -> dict[str, str]:
+        return {"task_id": self.task_id, "kind": self.kind, "text": self.text, "at": self.at}
+
+    @classmethod
+    def from_dict(cls, raw: Mapping[str, Any], at: str = "") -> Lesson:
+        """A lesson from a request; wrong types read as blank, a missing `at` becomes `at`."""
+
+        def text(name: str) -> str:
+            value = raw.get(name)
+            return value.strip() if isinstance(value, str) else ""
+
+        return cls(text("task_id"), text("kind").lower(), text("text"), text("at") or at)
+
+
+# --- extraction from a finished task (S-8.2) ---------------------------------------------------
+
+FIRST_SENTENCE_MAX_STOP = 179
+FIRST_SENTENCE_CUT = 160
+
+
+def first_sentence(text: str) -> str:
+    """Newlines → spaces; cut after the first `.`/`!` at byte 1..179, else at 160 bytes + `…`."""
+    flat = text.replace("\r\n", " ").replace("\n", " ").replace("\r", " ").strip()
+    raw = flat.encode("utf-8", "surrogatepass")
+    for i, byte in enumerate(raw[: FIRST_SENTENCE_MAX_STOP + 1]):
+        if byte in (0x2E, 0x21) and i >= 1:  # '.' or '!'
+            return raw[: i + 1].decode("utf-8", "ignore")
+    if len(raw) > FIRST_SENTENCE_CUT:
+        return cut_bytes(flat, FIRST_SENTENCE_CUT) + "…"
+    return flat
+
+
+@dataclass(frozen=True, slots=True)
+class FinishedTask:
+    """What a harness knows about a task when it ends (board task of the seed)."""
+
+    id: str
+    status: str
+    title: str = ""
+    output: str = ""
+    acceptance: str = ""
+    notes: str = ""
+    error: str = ""
+    review: str = ""
+
+
+def extract_lessons(task: FinishedTask, at: str) -> list[Lesson]:
+    """Lessons for one finished task: success (+ convention, + human note) or failure."""
+    status = task.status.strip().lower()
+    if status == "done":
+        title = f" ({task.title.strip()})" if task.title.strip() else ""
+        out = [Lesson(task.id, "success", f"{task.id}{title}: {first_sentence(task.output)}", at)]
+        if task.acceptance.strip():
+            out.append(
+                Lesson(
+                    task.id,
+                    "convention",
+                    f"Acceptance pattern that worked for {task.id}: {task.acceptance.strip()}",
+                    at,
+                )
+            )
+        if task.notes.strip():
+            out.append(
+                Lesson(
+                    task.id,
+                    "convention",
+                    f"Human note honored on {task.id}: {task.notes.strip()}",
+                    at,
+                )
+            )
+        return out
+    if status in ("blocked", "to_scope", "scoped"):
+        why = task.error.strip() or first_sentence(task.review)
+        return [Lesson(task.id, "failure", f"Avoid repeating {task.id} failure: {why}", at)]
+    return []
+
+
+# --- Markdown with provenance (S-8.3 – S-8.5) --------------------------------------------------
+
+
+def _field_ok(value: str) -> bool:
+    return bool(value) and " " not in value and "\t" not in value and "--" not in value
+
+
+def provenance(lesson: Lesson) -> str:
+    """`<!-- slm task=… kind=… at=… -->`, unsafe or empty fields omitted; "" when none remain."""
+    fields = [
+        f"{name}={value}"
+        for name, value in (("task", lesson.task_id), ("kind", lesson.kind), ("at", lesson.at))
+        if _field_ok(value)
+    ]
+    return f"{MARKER_OPEN}{' '.join(fields)}{MARKER_CLOSE}" if fields else ""
+
+
+def render_bullet(lesson: Lesson) -> str:
+    """One `MEMORY.md` bullet; line breaks inside the text are folded so the bullet stays one line."""
+    text = " ".join(lesson.text.split())
+    glyph = GLYPHS.get(lesson.kind, OTHER_GLYPH)
+    comment = provenance(lesson)
+    return f"- {glyph} {text} {comment}" if comment else f"- {glyph} {text}"
+
+
+def render_markdown(lessons: Iterable[Lesson]) -> str:
+    """One bullet per lesson with text, newline-terminated; "" for no lessons."""
+    lines = [render_bullet(lesson) for lesson in lessons if lesson.text.strip()]
+    return "\n".join(lines) + "\n" if lines else ""
+
+
+def _split_marker(line: str) -> tuple[str, dict[str, str] | None]:
+    """(line without its provenance, fields) — fields None when there is no closed marker."""
+    start = line.rfind(MARKER_OPEN)
+    if start < 0:
+        return line, None
+    end = line.find(MARKER_CLOSE, start + len(MARKER_OPEN) - 1)
+    if end < 0:
+        return line, None
+    fields: dict[str, str] = {}
+    for token in line[start + len(MARKER_OPEN) : end].split():
+        name, sep, value = token.partition("=")
+        if sep and name in ("task", "kind", "at"):
+            fields[name] = value
+    return line[:start].rstrip() + line[end + len(MARKER_CLOSE) :].rstrip(), fields
+
+
+def strip_provenance(line: str) -> str:
+    """The line without its provenance comment and trailing spaces; unchanged without one."""
+    stripped, fields = _split_marker(line)
+    return line if fields is None else stripped.rstrip()
+
+
+def parse_bullet(line: str) -> Lesson | None:
+    """Inverse of `render_bullet`; also reads legacy bullets (kind from the glyph)."""
+    body = line.strip()
+    if not body.startswith(("- ", "* ")):
+        return None
+    body, fields = _split_marker(body[2:])
+    body = body.strip()
+    glyph_kind = ""
+    if body and body[0] in _KIND_OF_GLYPH:
+        glyph_kind = _KIND_OF_GLYPH[body[0]]
+        body = body[1:].lstrip(_VARIATION_SELECTOR).strip()
+    if not body:
+        return None
+    fields = fields or {}
+    kind = fields.get("kind", glyph_kind)
+    return Lesson(fields.get("task", ""), kind, body, fields.get("at", ""))
+
+
+def parse_markdown(markdown: str) -> list[Lesson]:
+    """Every lesson bullet of a `MEMORY.md`; headings, prose and blank lines are skipped."""
+    out = []
+    for line in markdown.splitlines():
+        stripped = line.strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        lesson = parse_bullet(stripped)
+        if lesson is not None:
+            out.append(lesson)
+    return out
+
+
+def json_lessons_to_markdown(text: str, now: float) -> str:
+    """Lessons a model answered as JSON (`{"lessons": […]}` or a bare array) → bullets (S-8.6)."""
+    items: Any = None
+    for open_c, close_c in (("{", "}"), ("[", "]")):
+        start, end = text.find(open_c), text.rfind(close_c)
+        if start < 0 or end <= start:
+            continue
+        try:
+            parsed = json.loads(text[start : end + 1])
+        except ValueError:
+            continue
+        # A bare array's first element is itself a `{…}`: only a dict holding "lessons" counts.
+        items = parsed.get("lessons") if isinstance(parsed, dict) else parsed
+        if isinstance(items, list):
+            break
+    if not isinstance(items, list):
+        return ""
+    at = to_rfc3339(now)
+    lessons = []
+    for item in items:
+        if not isinstance(item, dict):
+            continue
+        body = item.get("text")
+        if not isinstance(body, str) or not body.strip():
+            continue
+        kind = item.get("kind")
+        task = item.get("task_id", item.get("task"))
+        lessons.append(
+            Lesson(
+                task if isinstance(task, str) else "",
+                kind.strip().lower() if isinstance(kind, str) and kind.strip() else "convention",
+                body.strip(),
+                at,
+            )
+        )
+    return render_markdown(lessons)
+
+
+# --- lessons → facts (S-8.8) --------------------------------------------------------------------
+
+SUBJECT_WORDS = 5
+SUBJECT_PREFIX = "lesson: "
+SUBJECT_FALLBACK_BYTES = 120
+#: The 30 stopwords of S-8.8 (not the ranker's 35: these decide identity, not relevance).
+_STOPWORD_TEXT = (
+    "the and for with that this from into was were are is to of in on an at be it its as by"
+    " or do not but all we you"
+)
+STOPWORDS = frozenset(_STOPWORD_TEXT.split())
+_WORD = re.compile(r"[a-z0-9_\u0080-\U0010ffff]+")
+_TASK_ID = re.compile(r"t[0-9]+")
+
+
+def fact_kind_for(kind: str) -> str:
+    """`gotcha` for a failure lesson, `convention` for everything else."""
+    return "gotcha" if kind.strip().lower() == "failure" else "convention"
+
+
+def lesson_subject(text: str) -> str:
+    """The first five significant words, so rival wordings of one lesson meet on one fact."""
+    words = [
+        w
+        for w in _WORD.findall(text.lower())
+        if len(w) >= 2 and w not in STOPWORDS and not _TASK_ID.fullmatch(w) and not w.isdigit()
+    ]
+    if words:
+        return " ".join(words[:SUBJECT_WORDS])
+    return clip(" ".join(text.lower().split()), SUBJECT_FALLBACK_BYTES)
+
+
+def fact_from_lesson(lesson: Lesson, run_id: str = "") -> Observation | None:
+    """The fact a lesson asserts; None for a blank lesson. Sources: task id, then run id."""
+    if not lesson.text.strip():
+        return None
+    sources = tuple(s.strip() for s in (lesson.task_id, run_id) if s.strip())
+    return Observation(
+        fact_kind_for(lesson.kind),
+        SUBJECT_PREFIX + lesson_subject(lesson.text),
+        lesson.text.strip(),
+        sources,
+    )
+
+
+def record_facts(book: FactBook | None, lessons: Sequence[Lesson], run_id: str, now: float) -> int:
+    """Fold lessons into the fact book; returns the count recorded (0 without a book)."""
+    if book is None:
+        return 0
+    observations = [obs for obs in (fact_from_lesson(le, run_id) for le in lessons) if obs]
+    return book.observe_all(observations, now)
+
+
+def lessons_from_markdown(book: FactBook | None, markdown: str, run_id: str, now: float) -> int:
+    return record_facts(book, parse_markdown(markdown), run_id, now)
+
+
+# --- MEMORY.md files (S-8.9) --------------------------------------------------------------------
+
+GLOBAL_HEADER = "# SLMCode Global Memory\n\n## Lessons\n\n"
+PROJECT_HEADER = "# Project memory\n\n## Lessons\n\n"
+
+
+def global_block(title: str, body: str, now: float) -> str:
+    """The text `AppendGlobalMemory(title, body)` appends: `\n\n## <title> (<RFC 3339>)\n\n<body>\n`."""
+    return f"\n\n## {title.strip()} ({to_rfc3339(now)})\n\n{body.strip()}\n"
+
+
+def append_global_block(existing: str, title: str, body: str, now: float) -> str:
+    """The global `MEMORY.md` after `AppendGlobalMemory(title, body)` (header when new)."""
+    base = existing if existing.strip() else GLOBAL_HEADER
+    return base + global_block(title, body, now)
+
+
+def append_bullets(existing: str, lessons: Sequence[Lesson], header: str = PROJECT_HEADER) -> str:
+    """A `MEMORY.md` with new lesson bullets appended (newest last, as recency expects)."""
+    bullets = render_markdown(lessons)
+    base = existing if existing.strip() else header
+    if base and not base.endswith("\n"):
+        base += "\n"
+    return base + bullets
+
+
+def join_memory_texts(texts: Iterable[str]) -> str:
+    """Non-empty memory files joined by a blank line (`ReadGlobalMemory`)."""
+    return "\n\n".join(t for t in texts if t.strip())
+
+
+# --- selecting lines for a prompt (S-8.10) ------------------------------------------------------
+
+MAX_ADAPTIVE_LINES = 10
+DEFAULT_ADAPTIVE_BYTES = 1600
+_LEAD_TRIM = "-* !+>~"
+
+
+@dataclass(frozen=True, slots=True)
+class _Line:
+    source: str  # "global" or "project"
+    text: str
+    at: float
+    position: int  # order across global then project files; higher = newer
+
+
+def _memory_lines(project: str, global_: str) -> list[_Line]:
+    out: list[_Line] = []
+    seen: set[tuple[str, str]] = set()
+    for source, markdown in (("global", global_), ("project", project)):
+        for raw in markdown.splitlines():
+            stripped = raw.strip()
+            if not stripped or stripped.startswith("#"):
+                continue
+            body, fields = _split_marker(stripped)
+            text = body.strip().lstrip(_LEAD_TRIM).strip()
+            if not text or (source, text) in seen:
+                continue
+            seen.add((source, text))
+            at = parse_rfc3339(fields.get("at", "")) if fields else None
+            out.append(_Line(source, text, at or 0.0, len(out)))
+    return out
+
+
+def recent_adaptive_memory_for(
+    query: str, project: str, global_: str, now: float, max_bytes: int = 0
+) -> str:
+    """Up to 10 memory lines (≤ `max_bytes`, default 1600) for a prompt, most useful first.
+
+    With a query, lines the shared ranker finds relevant lead in relevance order and the rest
+    follow newest first; without one (or without any hit) the newest lines win and are shown in
+    file order. Lines are dropped whole from the tail, never cut.
+    """
+    if max_bytes <= 0:
+        max_bytes = DEFAULT_ADAPTIVE_BYTES
+    lines = _memory_lines(project, global_)
+    newest_first = sorted(lines, key=lambda line: -line.position)
+    ordered = newest_first
+    if query.strip() and lines:
+        hits = rank_texts(query, [ln.text for ln in lines], now, at=[ln.at for ln in lines])
+        if hits:
+            leading = [lines[index] for index, _score in hits]
+            chosen = {line.position for line in leading}
+            ordered = leading + [ln for ln in newest_first if ln.position not in chosen]
+    kept = ordered[:MAX_ADAPTIVE_LINES]
+    if not query.strip():
+        kept.sort(key=lambda line: line.position)
+    rendered = [f"- {line.source} memory: {line.text}" for line in kept]
+    while rendered and len("\n".join(rendered).encode("utf-8", "surrogatepass")) > max_bytes:
+        rendered.pop()
+    return "\n".join(rendered)
+
+
+def recent_adaptive_memory(project: str, global_: str, now: float, max_bytes: int = 0) -> str:
+    return recent_adaptive_memory_for("", project, global_, now, max_bytes)
+
+
+def trim_oldest_bullets(markdown: str, max_bytes: int) -> str:
+    """Drop the oldest lesson bullets (first in the file) until it fits `max_bytes`.
+
+    Headings and prose stay; a file that still does not fit keeps its newest bullets only.
+    """
+    lines = markdown.splitlines(keepends=True)
+    size = len(markdown.encode("utf-8", "surrogatepass"))
+    drop: set[int] = set()
+    for i, line in enumerate(lines):
+        if size <= max_bytes:
+            break
+        if line.lstrip().startswith(("- ", "* ")):
+            drop.add(i)
+            size -= len(line.encode("utf-8", "surrogatepass"))
+    return "".join(line for i, line in enumerate(lines) if i not in drop)

@@ -1,0 +1,375 @@
+"""The episode record (SPEC S-2.1), its normalisation (S-2.2) and its index projection (S-2.4).
+
+An episode is one completed task or turn. `normalize_episode` is applied before anything is
+persisted: the timestamp becomes whole UTC seconds, every text and list gets the seed's caps, the
+verdict and id get their defaults. `Episode.from_dict` accepts what a person or an older program
+may have written into the log by hand: unknown keys are ignored, wrong types become zero values,
+and only a missing id makes a record unusable.
+
+Fixed from the seed: `FailureNote.from_memory()` is false for `resolved_by = "retry"` (H-S-20:
+the seed counted a plain retry as "fixed from memory").
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+from typing import Any
+
+from slmactor.logic.text.strings import clip, dedupe, first_line, hash_id
+from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
+
+# Caps of S-2.2.
+TEXT_CAP = 600
+PLAN_CAP, PLAN_ITEM_CAP = 12, 160
+FILES_CAP, TOOLS_CAP, TAGS_CAP = 24, 16, 8
+FAILURES_CAP, FAILURE_TEXT_CAP = 8, 240
+GATES_CAP, GATE_DETAIL_CAP = 8, 200
+COMMANDS_CAP, COMMAND_CAP = 8, 160
+# Not in the seed: bounds on the short fields, so a normalised episode always fits one 32 KiB line.
+PATH_CAP, NAME_CAP = 512, 160
+
+VERDICTS = ("success", "partial", "failure")
+#: 9999-12-31T23:59:59Z: later (or non-finite) times in a hand-written record are ignored.
+MAX_EPOCH = 253_402_300_799.0
+
+
+def _str(value: Any) -> str:
+    return value if isinstance(value, str) else "" if value is None else str(value)
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value) and abs(value) < 2**63:
+        return int(value)
+    return 0
+
+
+def _strs(value: Any) -> tuple[str, ...]:
+    if not isinstance(value, list | tuple):
+        return ()
+    return tuple(v for v in (_str(x) for x in value) if v)
+
+
+def _maps(value: Any) -> list[Mapping[str, Any]]:
+    if not isinstance(value, list | tuple):
+        return []
+    return [v for v in value if isinstance(v, Mapping)]
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRun:
+    """A shell command the task ran and whether it exited 0."""
+
+    cmd: str
+    ok: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"cmd": self.cmd, "ok": self.ok}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CommandRun:
+        return cls(_str(data.get("cmd")), bool(data.get("ok")))
+
+
+@dataclass(frozen=True, slots=True)
+class FailureNote:
+    """A failure seen during the task and, when it was fixed, how."""
+
+    fingerprint: str = ""
+    failure_class: str = ""
+    tool: str = ""
+    message: str = ""
+    resolution: str = ""
+    resolved_by: str = ""
+    attempts: int = 0
+
+    def resolved(self) -> bool:
+        """S-2.3: resolved when something is named as the resolver."""
+        return bool(self.resolved_by.strip())
+
+    def from_memory(self) -> bool:
+        """Fixed by remembered knowledge (a rule, a lesson) — not by the model, a human or a retry."""
+        by = self.resolved_by.strip().lower()
+        return bool(by) and by not in ("llm", "human", "retry")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "fingerprint": self.fingerprint,
+            "class": self.failure_class,
+            "tool": self.tool,
+            "message": self.message,
+            "resolution": self.resolution,
+            "resolved_by": self.resolved_by,
+            "attempts": self.attempts,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> FailureNote:
+        return cls(
+            _str(data.get("fingerprint")),
+            _str(data.get("class")),
+            _str(data.get("tool")),
+            _str(data.get("message")),
+            _str(data.get("resolution")),
+            _str(data.get("resolved_by")),
+            _int(data.get("attempts")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class GateResult:
+    """One verification gate (tests, lint, build) and its outcome."""
+
+    name: str
+    passed: bool = False
+    detail: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"name": self.name, "passed": self.passed, "detail": self.detail}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> GateResult:
+        return cls(_str(data.get("name")), bool(data.get("passed")), _str(data.get("detail")))
+
+
+@dataclass(frozen=True, slots=True)
+class Episode:
+    """One completed task or turn (S-2.1). `at` is epoch seconds (0 = not set yet)."""
+
+    id: str = ""
+    at: float = 0.0
+    run_id: str = ""
+    query: str = ""
+    summary: str = ""
+    plan: tuple[str, ...] = ()
+    language: str = ""
+    model: str = ""
+    provider: str = ""
+    role: str = ""
+    files_changed: tuple[str, ...] = ()
+    tools_used: tuple[str, ...] = ()
+    commands: tuple[CommandRun, ...] = ()
+    failures: tuple[FailureNote, ...] = ()
+    gates: tuple[GateResult, ...] = ()
+    tags: tuple[str, ...] = ()
+    edit_format: str = ""
+    edits_attempted: int = 0
+    edits_applied: int = 0
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    wall_ms: int = 0
+    retries: int = 0
+    success: bool = False
+    verdict: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        """The JSON object of one `episodes.jsonl` line, keys in the order of S-2.1."""
+        return {
+            "id": self.id,
+            "at": to_rfc3339(self.at) if self.at > 0 else "",
+            "run_id": self.run_id,
+            "query": self.query,
+            "summary": self.summary,
+            "plan": list(self.plan),
+            "language": self.language,
+            "model": self.model,
+            "provider": self.provider,
+            "role": self.role,
+            "files_changed": list(self.files_changed),
+            "tools_used": list(self.tools_used),
+            "commands": [c.to_dict() for c in self.commands],
+            "failures": [f.to_dict() for f in self.failures],
+            "gates": [g.to_dict() for g in self.gates],
+            "tags": list(self.tags),
+            "edit_format": self.edit_format,
+            "edits_attempted": self.edits_attempted,
+            "edits_applied": self.edits_applied,
+            "llm_calls": self.llm_calls,
+            "tokens_in": self.tokens_in,
+            "tokens_out": self.tokens_out,
+            "wall_ms": self.wall_ms,
+            "retries": self.retries,
+            "success": self.success,
+            "verdict": self.verdict,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Episode:
+        """Lenient parse: unknown keys ignored, wrong types → zero values, `at` RFC 3339 or epoch."""
+        raw_at = data.get("at")
+        at = 0.0
+        if isinstance(raw_at, str):
+            at = parse_rfc3339(raw_at) or 0.0
+        elif isinstance(raw_at, int | float) and not isinstance(raw_at, bool):
+            at = float(raw_at) if math.isfinite(raw_at) and 0 < raw_at < MAX_EPOCH else 0.0
+        return cls(
+            id=_str(data.get("id")).strip(),
+            at=at,
+            run_id=_str(data.get("run_id")),
+            query=_str(data.get("query")),
+            summary=_str(data.get("summary")),
+            plan=_strs(data.get("plan")),
+            language=_str(data.get("language")),
+            model=_str(data.get("model")),
+            provider=_str(data.get("provider")),
+            role=_str(data.get("role")),
+            files_changed=_strs(data.get("files_changed")),
+            tools_used=_strs(data.get("tools_used")),
+            commands=tuple(CommandRun.from_dict(m) for m in _maps(data.get("commands"))),
+            failures=tuple(FailureNote.from_dict(m) for m in _maps(data.get("failures"))),
+            gates=tuple(GateResult.from_dict(m) for m in _maps(data.get("gates"))),
+            tags=_strs(data.get("tags")),
+            edit_format=_str(data.get("edit_format")),
+            edits_attempted=_int(data.get("edits_attempted")),
+            edits_applied=_int(data.get("edits_applied")),
+            llm_calls=_int(data.get("llm_calls")),
+            tokens_in=_int(data.get("tokens_in")),
+            tokens_out=_int(data.get("tokens_out")),
+            wall_ms=_int(data.get("wall_ms")),
+            retries=_int(data.get("retries")),
+            success=bool(data.get("success")),
+            verdict=_str(data.get("verdict")),
+        )
+
+
+def default_verdict(success: bool, files_changed: Iterable[str]) -> str:
+    """`success` if it succeeded, else `partial` if it changed files, else `failure` (S-2.2)."""
+    if success:
+        return "success"
+    return "partial" if any(f.strip() for f in files_changed) else "failure"
+
+
+def episode_id(at: float, query: str, files: Iterable[str]) -> str:
+    """`hashID("ep_", at RFC 3339, query, join(files, ","))` (S-2.2)."""
+    return hash_id("ep_", to_rfc3339(at), query, ",".join(files))
+
+
+def normalize_episode(episode: Episode, now: float) -> Episode:
+    """Apply S-2.2 (always before persisting): caps, defaults, whole-second UTC time, id."""
+    at = float(int(episode.at)) if 0 < episode.at < MAX_EPOCH else float(int(now))
+    files = tuple(dedupe((clip(f, PATH_CAP) for f in episode.files_changed), FILES_CAP))
+    query = clip(episode.query, TEXT_CAP)
+    failures = tuple(
+        replace(
+            f,
+            fingerprint=clip(f.fingerprint, NAME_CAP),
+            failure_class=clip(f.failure_class, NAME_CAP),
+            tool=clip(f.tool, NAME_CAP),
+            resolved_by=clip(f.resolved_by, NAME_CAP),
+            message=clip(f.message, FAILURE_TEXT_CAP),
+            resolution=clip(f.resolution, FAILURE_TEXT_CAP),
+            attempts=max(0, f.attempts),
+        )
+        for f in episode.failures[:FAILURES_CAP]
+    )
+    gates = tuple(
+        replace(g, name=clip(g.name, NAME_CAP), detail=clip(g.detail, GATE_DETAIL_CAP))
+        for g in episode.gates[:GATES_CAP]
+    )
+    commands = tuple(
+        CommandRun(first_line(c.cmd, COMMAND_CAP), c.ok)
+        for c in episode.commands[-COMMANDS_CAP:]
+    )
+    verdict = episode.verdict.strip() or default_verdict(episode.success, files)
+    return replace(
+        episode,
+        id=episode.id.strip() or episode_id(at, query, files),
+        at=at,
+        query=query,
+        summary=clip(episode.summary, TEXT_CAP),
+        plan=tuple(dedupe((clip(p, PLAN_ITEM_CAP) for p in episode.plan), PLAN_CAP)),
+        language=clip(episode.language, NAME_CAP).lower(),
+        model=clip(episode.model, NAME_CAP),
+        provider=clip(episode.provider, NAME_CAP),
+        role=clip(episode.role, NAME_CAP),
+        run_id=clip(episode.run_id, NAME_CAP),
+        files_changed=files,
+        tools_used=tuple(dedupe((clip(t, NAME_CAP) for t in episode.tools_used), TOOLS_CAP)),
+        commands=commands,
+        failures=failures,
+        gates=gates,
+        tags=tuple(dedupe((clip(t, NAME_CAP) for t in episode.tags), TAGS_CAP)),
+        edit_format=clip(episode.edit_format, NAME_CAP),
+        verdict=clip(verdict, NAME_CAP),
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class IndexEntry:
+    """The searchable projection of an episode kept in `episodes.index.json` (S-2.4)."""
+
+    id: str
+    at: float
+    offset: int
+    query: str = ""
+    summary: str = ""
+    files: tuple[str, ...] = ()
+    tools: tuple[str, ...] = ()
+    tags: tuple[str, ...] = ()
+    language: str = ""
+    model: str = ""
+    success: bool = False
+    failures: int = 0
+
+    @classmethod
+    def of(cls, episode: Episode, offset: int) -> IndexEntry:
+        return cls(
+            id=episode.id,
+            at=episode.at,
+            offset=offset,
+            query=episode.query,
+            summary=episode.summary,
+            files=episode.files_changed,
+            tools=episode.tools_used,
+            tags=episode.tags,
+            language=episode.language,
+            model=episode.model,
+            success=episode.success,
+            failures=len(episode.failures),
+        )
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "at": to_rfc3339(self.at) if self.at > 0 else "",
+            "offset": self.offset,
+            "query": self.query,
+            "summary": self.summary,
+            "files": list(self.files),
+            "tools": list(self.tools),
+            "tags": list(self.tags),
+            "language": self.language,
+            "model": self.model,
+            "success": self.success,
+            "failures": self.failures,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> IndexEntry | None:
+        """Parse one index entry; None when it has no id or no usable offset."""
+        entry_id = _str(data.get("id")).strip()
+        offset = data.get("offset")
+        if not entry_id or not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
+            return None
+        at_raw = data.get("at")
+        at = parse_rfc3339(at_raw) or 0.0 if isinstance(at_raw, str) else 0.0
+        return cls(
+            id=entry_id,
+            at=at,
+            offset=offset,
+            query=_str(data.get("query")),
+            summary=_str(data.get("summary")),
+            files=_strs(data.get("files")),
+            tools=_strs(data.get("tools")),
+            tags=_strs(data.get("tags")),
+            language=_str(data.get("language")),
+            model=_str(data.get("model")),
+            success=bool(data.get("success")),
+            failures=_int(data.get("failures")),
+        )

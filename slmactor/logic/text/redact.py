@@ -1,0 +1,381 @@
+"""Secret redaction: the single choke point that keeps credentials out of everything persisted.
+
+Every store runs `redact_obj` over a record, document or Markdown text before writing it (SPEC
+C-20, RELIABILITY T14), so a token pasted into a tool error never reaches episodes, lessons,
+metrics or mirrors. A secret is replaced by `«redacted:TYPE»`.
+
+What is recognised (the project's own patterns, keyed on documented token prefixes):
+
+* provider tokens: AWS access key ids (`AKIA…`/`ASIA…`), GitHub (`ghp_ gho_ ghu_ ghs_ ghr_`,
+  `github_pat_`), GitLab (`glpat-`), Slack (`xoxa- xoxb- xoxp- xoxr- xoxs-`), Anthropic
+  (`sk-ant-`), OpenAI (`sk-`, `sk-proj-`, ...), Google API keys (`AIza…`), Hugging Face (`hf_`),
+  DigitalOcean (`dop_v1_`/`doo_v1_`/`dor_v1_`), JWTs (`eyJ….….…`), PEM private-key blocks (also
+  a block cut off before its END line);
+* `Authorization: Bearer|Basic|Token …` headers and a bare `Bearer <token>`;
+* assignments `NAME = value` / `NAME: value` / `"name": "value"` where NAME ends in a secret word
+  (`password`, `passwd`, `pwd`, `secret`, `token`, `api_key`, `private_key`, `credentials`, ...),
+  and, in `redact_obj`, string values stored under such a key.
+
+Optionally (`home=`), the user's home directory is written as `~` (C-20); stores leave it off by
+default because some stored paths are used again.
+
+Placeholders are not secrets and stay as written: values shorter than 8 characters, values made of
+at most 2 distinct characters (`********`, `xxxxxxxx`), references (`$VAR`, `${VAR}`, `<token>`,
+`{{ var }}`, `os.environ[...]`, `process.env.X`, anything with a call or subscript), dotted
+attribute reads (`settings.api_key`), and a short list of dummy words (`changeme`, `example`, ...).
+
+An OpenAI-style `sk-…` token and a bearer credential must also look random (a digit, or both
+upper- and lower-case letters), so a long hyphenated branch or package name is not taken for a
+key. Separators never span lines: `api_key:` at the end of a line takes nothing from the next.
+
+Time is linear in the input: one pass of one compiled alternation whose every quantifier is either
+bounded or followed by a character it cannot match, so no input makes the engine backtrack
+quadratically (1 MiB is redacted in well under 200 ms; see tests/logic/text/test_redact.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+#: Containers nested deeper than this are replaced whole rather than walked (C-20: depth ≤ 12).
+MAX_DEPTH = 12
+#: What replaces a container nested beyond MAX_DEPTH (its content is not inspected, so not kept).
+DEPTH_MARKER = "«redacted:too-deep»"
+
+_MIN_SECRET_LEN = 8
+_DUMMY_WORDS = frozenset(
+    {
+        "changeme",
+        "change_me",
+        "example",
+        "examples",
+        "placeholder",
+        "password",
+        "passw0rd",
+        "redacted",
+        "undefined",
+        "optional",
+        "required",
+        "your_api_key",
+        "your-api-key",
+        "your_api_key_here",
+        "your_token_here",
+        "your_password",
+        "notasecret",
+        "dummy",
+        "secret",
+        "none",
+        "null",
+        "true",
+        "false",
+    }
+)
+
+# The words a name must end in for its value to count as a secret. A name may carry any prefix
+# joined with `_`, `-` or `.` (AWS_SECRET_ACCESS_KEY, db.password, GITHUB_TOKEN) but must not be a
+# longer word (`tokenizer`, `passwordless`, `secretary`): the regex requires a non-identifier
+# character right after the word.
+_SECRET_WORD = (
+    r"(?:api[_-]?key|apikey|api[_-]?secret|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key"
+    r"|secret(?:[_-]?key)?|client[_-]?secret|private[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|(?:access|auth|bearer|refresh|session|id|api|bot|app|oauth)?[_-]?token"
+    r"|passw(?:or)?d|passphrase|pwd|credentials?|auth[_-]?key)"
+)
+
+# Provider tokens. Every pattern starts with a literal so the regex engine can jump between
+# candidates instead of trying each position; the word boundary before the token is checked in
+# `_replace_token` (a leading `\b` would cost that fast path).
+_TOKEN_PATTERNS: list[tuple[str, str]] = [
+    ("aws_access_key", r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
+    ("github_token", r"gh[pousr]_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
+    ("github_token", r"github_pat_[A-Za-z0-9_]{22,255}"),
+    ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,255}"),
+    ("slack_token", r"xox[abprs]-[A-Za-z0-9-]{10,255}"),
+    ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,255}"),
+    ("openai_key", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,255}"),
+    ("google_api_key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("huggingface_token", r"hf_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
+    ("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"),
+    # A JWT is checked in `_is_jwt`: the pattern takes the whole dotted base64url run
+    # possessively, so it never fails part-way and rescans (`eyJeyJeyJ…` stays linear).
+    ("jwt", r"eyJ[A-Za-z0-9_-]*+(?:\.[A-Za-z0-9_-]*+)*+"),
+    # PEM private keys: a whole block, or a block whose END line was cut off.
+    (
+        "private_key",
+        (
+            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+            r"(?:[\s\S]{0,16384}?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
+            r"|[A-Za-z0-9+/=\s:,.-]{0,16384})"
+        ),
+    ),
+]
+#: Literal substrings one of which a text must contain for each pattern to be tried at all: a
+#: plain `in` test per needle is far cheaper than a regex pass, and most strings have none.
+_TOKEN_NEEDLES: dict[str, tuple[str, ...]] = {
+    "aws_access_key": ("AKIA", "ASIA", "ABIA", "ACCA"),
+    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab_token": ("glpat-",),
+    "slack_token": ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
+    "anthropic_key": ("sk-ant-",),
+    "openai_key": ("sk-",),
+    "google_api_key": ("AIza",),
+    "huggingface_token": ("hf_",),
+    "digitalocean_token": ("_v1_",),
+    "jwt": ("eyJ",),
+    "private_key": ("PRIVATE KEY",),
+}
+_TOKENS = [
+    (kind, re.compile(pattern), _TOKEN_NEEDLES[kind]) for kind, pattern in _TOKEN_PATTERNS
+]
+_HEADER_NEEDLES = ("authorization", "bearer")
+_ASSIGNMENT_NEEDLES = ("key", "secret", "token", "passw", "pwd", "passphrase", "credential")
+# One C-level search each decides whether any token pass, or any word-based pass, can apply.
+_TOKEN_TRIGGER = re.compile(
+    "|".join(re.escape(needle) for needles in _TOKEN_NEEDLES.values() for needle in needles)
+)
+_WORD_TRIGGER = re.compile("|".join(_HEADER_NEEDLES + _ASSIGNMENT_NEEDLES))
+#: Nothing shorter can hold a recognised secret (`pwd=12345678` is the shortest assignment).
+_MIN_TEXT_LEN = 12
+#: Above this length the triggers are skipped: an alternation of literals scans slower than
+#: the per-pass `in` tests, which long texts pay anyway.
+_TRIGGER_MAX_LEN = 4096
+# `sk-` is a loose prefix (`sk-feature-branch-name`): its tokens must also look random.
+_NEEDS_RANDOM = frozenset({"openai_key"})
+
+# Credentials in HTTP headers (curl -H, JSON, logs): only the credential is replaced. These two
+# run on the lowercased text (`_lower`), so they are written in lower case.
+_AUTHORIZATION = re.compile(
+    r"authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?(?:bearer|basic|token|digest)[ \t]{1,8}"
+    r"([a-z0-9._~+/=-]{8,4096})"
+)
+_BEARER = re.compile(r"bearer[ \t]{1,8}([a-z0-9._~+/-]{16,4096}=*)")
+
+# NAME = value, NAME: value, "name": "value" (quoted values may hold spaces). The search starts
+# at the last word of NAME; `_replace_assignments` then checks the whole name.
+_ASSIGNMENT = re.compile(
+    r"(key|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)(?![a-z0-9_])"
+    r"[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
+    r"(?:\"([^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'|([^\s\"'`,;]{1,4096}))"
+)
+_NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
+_MAX_NAME = 64
+
+# The words a name must end in for its value to count as a secret. A name may carry any prefix
+# joined with `_`, `-` or `.` (AWS_SECRET_ACCESS_KEY, db.password, x-api-key) but must not be a
+# longer word (`monkey`, `tokenizer`, `passwordless`).
+_SECRET_WORD = (
+    r"(?:api[_-]?key|apikey|api[_-]?secret|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key"
+    r"|secret(?:[_-]?key)?|client[_-]?secret|private[_-]?key|signing[_-]?key|encryption[_-]?key"
+    r"|(?:access|auth|bearer|refresh|session|id|api|bot|app|oauth)?[_-]?token"
+    r"|passw(?:or)?d|passphrase|pwd|credentials?|auth[_-]?key)"
+)
+_SECRET_KEY_NAME = re.compile(r"(?i)(?:[A-Za-z0-9_.-]{0,64}[_.-])?" + _SECRET_WORD)
+
+# Templates stand for a secret wherever they appear: `$VAR`, `${VAR}`, `%(name)s`, `{{ x }}`,
+# `<token>`, `{name}`, `***`, and environment lookups.
+_TEMPLATE = re.compile(
+    r"^(?:\$|%\(|\{\{|<|\{)|os\.environ|os\.getenv|process\.env|getenv\(|ENV\[|^\*+$"
+)
+# Code that computes a secret rather than holding one, recognised only in an unquoted value: a
+# call or subscript (`getpass()`, `config["token"]`) or a dotted name (`settings.api_key`).
+_CODE_REFERENCE = re.compile(
+    r"^[A-Za-z_][A-Za-z0-9_.]*[(\[]|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+[,)]*$"
+)
+_REDACTED = "«redacted:"
+
+
+def marker(kind: str) -> str:
+    """The text that replaces a secret of `kind`."""
+    return f"«redacted:{kind}»"
+
+
+def is_placeholder(value: str, *, quoted: bool = False) -> bool:
+    """True for values that only stand for a secret: short, repetitive, templates, dummies, and
+    (unless `quoted`: a quoted value is a literal string) code that computes one."""
+    stripped = value.strip().strip("\"'`").rstrip(",;)")
+    if len(stripped) < _MIN_SECRET_LEN:
+        return True
+    if len(set(stripped)) <= 2:
+        return True
+    if stripped.startswith(_REDACTED):
+        return True
+    if stripped.lower() in _DUMMY_WORDS:
+        return True
+    if _TEMPLATE.search(stripped):
+        return True
+    return not quoted and _CODE_REFERENCE.search(stripped) is not None
+
+
+def _looks_random(text: str) -> bool:
+    """A digit, or both upper- and lower-case letters: true of real keys and tokens (a random
+    16-character base64 string fails with probability ~1e-4), rarely of words in prose."""
+    if any(ch.isdigit() for ch in text):
+        return True
+    return any(ch.isupper() for ch in text) and any(ch.islower() for ch in text)
+
+
+def _is_jwt(run: str) -> bool:
+    """True when a dotted base64url run holds header.payload.signature (header `eyJ…`)."""
+    parts = run.split(".")
+    for index in range(len(parts) - 2):
+        header, payload, signature = parts[index : index + 3]
+        if header.startswith("eyJ") and len(header) >= 11 and min(len(payload), len(signature)) >= 4:
+            return True
+    return False
+
+
+def _starts_word(text: str, pos: int) -> bool:
+    return pos == 0 or not text[pos - 1].isalnum()
+
+
+def _token_replacer(kind: str) -> Callable[[re.Match[str]], str]:
+    def replace(match: re.Match[str]) -> str:
+        token = match.group(0)
+        if not _starts_word(match.string, match.start()):
+            return token
+        if kind in _NEEDS_RANDOM and not _looks_random(token):
+            return token
+        if kind == "jwt" and not _is_jwt(token):
+            return token
+        return marker(kind)
+
+    return replace
+
+
+_TOKEN_PASSES = [
+    (pattern, needles, _token_replacer(kind)) for kind, pattern, needles in _TOKENS
+]
+
+
+def _redact_tokens(text: str) -> str:
+    for pattern, needles, replace in _TOKEN_PASSES:
+        if any(needle in text for needle in needles):
+            text = pattern.sub(replace, text)
+    return text
+
+
+def _lower(text: str) -> str | None:
+    """`text` lowercased with every index kept, or None when lowering would shift indices."""
+    low = text.lower()
+    return low if len(low) == len(text) else None
+
+
+def _splice(text: str, spans: list[tuple[int, int, str]]) -> str:
+    if not spans:
+        return text
+    out: list[str] = []
+    last = 0
+    for start, end, replacement in spans:
+        out.append(text[last:start])
+        out.append(replacement)
+        last = end
+    out.append(text[last:])
+    return "".join(out)
+
+
+def _redact_headers(text: str) -> str:
+    for kind, pattern in (("authorization", _AUTHORIZATION), ("bearer_token", _BEARER)):
+        low = _lower(text)
+        if low is None:
+            low, pattern = text, re.compile(pattern.pattern, re.IGNORECASE)
+        spans: list[tuple[int, int, str]] = []
+        for match in pattern.finditer(low):
+            value = text[match.start(1) : match.end(1)]
+            if _starts_word(low, match.start()) and _looks_random(value):
+                spans.append((match.start(1), match.end(1), marker(kind)))
+        text = _splice(text, spans)
+    return text
+
+
+def _name_before(text: str, end: int) -> str:
+    start = end
+    while start > 0 and end - start < _MAX_NAME and text[start - 1] in _NAME_CHARS:
+        start -= 1
+    return text[start:end]
+
+
+def _redact_assignments(text: str) -> str:
+    low = _lower(text)
+    pattern = _ASSIGNMENT
+    if low is None:
+        low, pattern = text, re.compile(_ASSIGNMENT.pattern, re.IGNORECASE)
+    spans: list[tuple[int, int, str]] = []
+    for match in pattern.finditer(low):
+        group = 2 if match.group(2) is not None else 3 if match.group(3) is not None else 4
+        name = _name_before(text, match.start()) + text[match.start(1) : match.end(1)]
+        value = text[match.start(group) : match.end(group)]
+        if not _SECRET_KEY_NAME.fullmatch(name) or is_placeholder(value, quoted=group != 4):
+            continue
+        spans.append((match.start(group), match.end(group), marker("secret")))
+    return _splice(text, spans)
+
+
+def redact(text: str, *, home: str | None = None) -> str:
+    """`text` with every recognised secret replaced by `«redacted:TYPE»`; idempotent.
+
+    With `home` (the user's home directory, e.g. `/home/jane`), paths under it are also written
+    as `~/…` (C-20). It is opt-in: a store whose paths are used again (file checks) keeps them.
+    """
+    if home is not None:
+        text = shorten_home(text, home)
+    if len(text) < _MIN_TEXT_LEN:
+        return text
+    short = len(text) <= _TRIGGER_MAX_LEN
+    if not short or _TOKEN_TRIGGER.search(text) is not None:
+        text = _redact_tokens(text)
+    low = text.lower()
+    if short and _WORD_TRIGGER.search(low) is None:
+        return text
+    if any(needle in low for needle in _HEADER_NEEDLES):
+        text = _redact_headers(text)
+    if ("=" in text or ":" in text) and any(needle in low for needle in _ASSIGNMENT_NEEDLES):
+        text = _redact_assignments(text)
+    return text
+
+
+def shorten_home(text: str, home: str) -> str:
+    """`home` → `~` wherever it is a whole path prefix (`/home/jane/x` → `~/x`, not
+    `/home/janet`). A home of `/` or shorter than 2 characters is left alone."""
+    home = home.rstrip("/")
+    if len(home) < 2 or home not in text:
+        return text
+    pattern = re.compile(r"(?<![\w./-])" + re.escape(home) + r"(?=/|$|[^\w.-])")
+    return pattern.sub("~", text)
+
+
+def _redact_under_key(key: str, value: str, home: str | None) -> str:
+    if (
+        _WORD_TRIGGER.search(key.lower()) is not None
+        and _SECRET_KEY_NAME.fullmatch(key)
+        and not is_placeholder(value, quoted=True)
+    ):
+        return marker("secret")
+    return redact(value, home=home)
+
+
+def redact_obj(obj: object, *, depth: int = 0, home: str | None = None) -> object:
+    """A copy of `obj` with `redact` applied to every string (keys included) in dicts and lists.
+
+    Strings stored under a secret-named key (`{"api_key": "..."}`) are replaced whole unless they
+    are placeholders. Tuples come back as lists (their JSON form). Other values pass unchanged.
+    Containers nested deeper than MAX_DEPTH are replaced by DEPTH_MARKER. `home`: as in `redact`.
+    """
+    if isinstance(obj, str):
+        return redact(obj, home=home)
+    if isinstance(obj, dict):
+        if depth >= MAX_DEPTH:
+            return DEPTH_MARKER
+        out: dict[object, object] = {}
+        for key, value in obj.items():
+            new_key = redact(key, home=home) if isinstance(key, str) else key
+            if isinstance(key, str) and isinstance(value, str):
+                out[new_key] = _redact_under_key(key, value, home)
+            else:
+                out[new_key] = redact_obj(value, depth=depth + 1, home=home)
+        return out
+    if isinstance(obj, list | tuple):
+        if depth >= MAX_DEPTH:
+            return DEPTH_MARKER
+        return [redact_obj(item, depth=depth + 1, home=home) for item in obj]
+    return obj

@@ -1,0 +1,170 @@
+"""A whole JSON document on disk, replaced atomically (facts, rules, policy, regressions, ...).
+
+`save` writes a temp file `.<name>.tmp-*` in the same directory (0600), fsyncs it, renames it over
+the document and fsyncs the directory (SPEC S-18.3, RELIABILITY (b) 3): a crash at any point
+leaves either the old or the new document, never a mix. A failed step raises `StoreWriteError`
+and leaves the old document in place.
+
+`load` never raises. A document that cannot be read as JSON (garbage, truncated, empty, invalid
+UTF-8, a directory or symlink where the file should be) is moved to `NAME.corrupt` (or
+`NAME.corrupt.1`, `.2`, ... — an earlier copy is never overwritten), a warning is recorded, and
+`load` returns None so the owner starts from its zero value (SPEC S-18.5). Symlinks are not
+followed: a repository cannot point a store file at something outside it.
+
+Stale temp files from a crash between write and rename are removed when the store is opened.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import stat
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from slmactor.logic.text.redact import redact_obj
+from slmactor.stores.base.errors import (
+    RecordNotSerializable,
+    RecordTooLarge,
+    StoreError,
+    StoreWriteError,
+)
+from slmactor.stores.base.fsutil import (
+    READ_FLAGS,
+    Clock,
+    atomic_write_bytes,
+    is_regular,
+    not_a_file,
+    quarantine,
+    remove_stale_temps,
+)
+from slmactor.stores.base.warnings import WarningLog
+
+#: Documents larger than this are refused on save and treated as unreadable on load.
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024
+
+
+def encode_document(data: Any) -> bytes:
+    """The on-disk form: UTF-8 JSON, 2-space indent, keys in insertion order, final newline."""
+    try:
+        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+    except (TypeError, ValueError) as exc:
+        raise RecordNotSerializable(f"document is not JSON-serialisable: {exc}") from exc
+    return (text + "\n").encode("utf-8", "surrogatepass")
+
+
+class JsonDoc:
+    """One JSON document at `path`, owned by a single writer."""
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        warnings: WarningLog,
+        *,
+        redact: bool = True,
+        read_only: bool = False,
+        max_bytes: int = DEFAULT_MAX_BYTES,
+        now: Clock = time.time,
+    ) -> None:
+        self.path = Path(path)
+        self.warnings = warnings
+        self.redact = redact
+        self.read_only = read_only
+        self.max_bytes = max_bytes
+        self._now = now
+        # One owner, but possibly two threads (an actor and its flush worker): saves in order.
+        self._lock = threading.Lock()
+        if not read_only:
+            remove_stale_temps(self.path)
+
+    def _read_bytes(self) -> bytes | None:
+        """The raw document; None when missing. Raises ValueError for a non-file / oversize."""
+        try:
+            fd = os.open(self.path, READ_FLAGS)
+        except FileNotFoundError:
+            return None
+        except OSError as exc:
+            if not_a_file(exc):
+                raise ValueError("is not a regular file") from exc
+            raise
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError("is not a regular file")
+            if info.st_size > self.max_bytes:
+                raise ValueError(f"is larger than {self.max_bytes} bytes")
+            chunks: list[bytes] = []
+            total = 0
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                total += len(chunk)
+                if total > self.max_bytes:
+                    raise ValueError(f"is larger than {self.max_bytes} bytes")
+                chunks.append(chunk)
+            return b"".join(chunks)
+        finally:
+            os.close(fd)
+
+    def load(self) -> Any | None:
+        """The stored document, or None when it is missing or had to be quarantined."""
+        try:
+            raw = self._read_bytes()
+        except ValueError as exc:
+            self._set_aside(f"unreadable ({exc})")
+            return None
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                self._set_aside("unreadable (permission denied)")
+            else:
+                self.warnings.warn(f"{self.path.name} could not be read: {exc.strerror}", self._now())
+            return None
+        if raw is None:
+            return None
+        try:
+            return json.loads(raw)
+        except (ValueError, RecursionError) as exc:
+            reason = "empty" if not raw.strip() else f"not valid JSON: {exc}"
+            self._set_aside(f"unreadable ({reason[:160]})")
+            return None
+
+    def _set_aside(self, why: str) -> None:
+        """Quarantine the document, or only warn when this store is read-only (S-18.5)."""
+        if self.read_only:
+            self.warnings.warn(f"{self.path.name} {why}; left in place (read-only)", self._now())
+        else:
+            quarantine(self.path, self.warnings, self._now(), why)
+
+    def save(self, data: Any) -> None:
+        """Replace the document by `data` (redacted unless `redact=False`), atomically."""
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only")
+        payload = encode_document(redact_obj(data) if self.redact else data)
+        if len(payload) > self.max_bytes:
+            raise RecordTooLarge(self.path, len(payload), self.max_bytes)
+        with self._lock:
+            if is_regular(self.path) is False:
+                moved = quarantine(self.path, self.warnings, self._now(), "is not a regular file")
+                if moved is None and os.path.lexists(self.path):
+                    raise StoreWriteError(self.path, "a non-file is in the way")
+            atomic_write_bytes(self.path, payload)
+
+    def exists(self) -> bool:
+        return os.path.lexists(self.path)
+
+    def delete(self) -> None:
+        """Remove the document; a missing one is fine."""
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only")
+        try:
+            os.unlink(self.path)
+        except FileNotFoundError:
+            pass
+        except IsADirectoryError:
+            quarantine(self.path, self.warnings, self._now(), "is a directory")
+        except OSError as exc:
+            raise StoreWriteError(self.path, "could not delete", exc.errno) from exc

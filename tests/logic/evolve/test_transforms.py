@@ -1,0 +1,177 @@
+"""Named argument transforms (SPEC S-10.4), mechanical JSON repair and transform inference."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slmactor.logic.evolve.repair_json import repair_json
+from slmactor.logic.evolve.transforms import TRANSFORMS, apply_transform, infer_transform
+
+
+def _apply(name: str, obj: dict[str, object]) -> tuple[dict[str, object], bool]:
+    out, changed = apply_transform(name, json.dumps(obj))
+    return json.loads(out), changed
+
+
+@pytest.mark.parametrize(("old", "want"), [
+    ("   42| code", "code"),
+    ("42|code", "code"),
+    ("\t7 | code", "code"),
+    ("1| a\n2| b", "a\nb"),
+])
+def test_strip_line_number_prefix_shapes(old: str, want: str) -> None:
+    out, changed = _apply("strip_line_number_prefix", {"old_str": old})
+    assert changed and out["old_str"] == want
+
+
+def test_strip_line_number_prefix_leaves_plain_pipes() -> None:
+    args = json.dumps({"old_str": "x | y"})
+    assert apply_transform("strip_line_number_prefix", args) == (args, False)
+
+
+def test_strip_line_number_prefix_mirrors_new_str_only_with_a_gutter_h_s_4() -> None:
+    out, changed = _apply("strip_line_number_prefix",
+                          {"old_str": "3| a = 1", "new_str": "3| a = 2", "content": "1| keep"})
+    assert changed and out == {"old_str": "a = 1", "new_str": "a = 2", "content": "1| keep"}
+    # old_str has no gutter: new_str (a Markdown table row) is left alone.
+    table = {"old_str": "| a | b |", "new_str": "1 | 2 |", "body": "| 1 | x |"}
+    assert apply_transform("strip_line_number_prefix", json.dumps(table))[1] is False
+    out, _ = _apply("strip_line_number_prefix", {"patch": "10|-x\n11|+y"})
+    assert out["patch"] == "-x\n+y"
+    out, _ = _apply("strip_line_number_prefix", {"diff": " 4 | a", "hunk": "5| b"})
+    assert out == {"diff": "a", "hunk": "b"}
+
+
+def test_trim_trailing_whitespace() -> None:
+    out, changed = _apply("trim_trailing_whitespace",
+                          {"old_str": "a  \nb\t\r\nc", "new_str": "d \n", "content": "e  "})
+    assert changed and out == {"old_str": "a\nb\nc", "new_str": "d\n", "content": "e  "}
+    assert _apply("trim_trailing_whitespace", {"old_str": "clean"})[1] is False
+
+
+def test_unfence_code() -> None:
+    fenced = "```python\ndef f():\n    return 1\n```"
+    out, changed = _apply("unfence_code", {"content": fenced, "new_str": "```\nx\n```",
+                                           "old_str": "no fence"})
+    assert changed and out == {"content": "def f():\n    return 1", "new_str": "x",
+                               "old_str": "no fence"}
+    two = "```\na\n```\ntext\n```\nb\n```"
+    assert _apply("unfence_code", {"body": two})[1] is False
+
+
+def test_shrink_old_str() -> None:
+    out, changed = _apply("shrink_old_str", {"old_str": "\n  def f():\n    x = 1\n    y = 2"})
+    assert changed and out["old_str"] == "  def f():"
+    assert _apply("shrink_old_str", {"old_str": "a\nb"})[1] is False
+
+
+def test_set_replace_all() -> None:
+    out, changed = _apply("set_replace_all", {"old_str": "x"})
+    assert changed and out["replace_all"] is True
+    assert _apply("set_replace_all", {"replace_all": True})[1] is False
+    assert _apply("set_replace_all", {"replace_all": "yes"})[0]["replace_all"] is True
+
+
+def test_claude_code_field_names_are_understood() -> None:
+    out, changed = _apply("strip_line_number_prefix",
+                          {"old_string": "  5| x = 1", "new_string": "  5| x = 2"})
+    assert changed and out == {"old_string": "x = 1", "new_string": "x = 2"}
+
+
+def test_unknown_unparsable_or_non_object_args_are_unchanged() -> None:
+    assert apply_transform("no_such_transform", '{"a": 1}') == ('{"a": 1}', False)
+    assert apply_transform("set_replace_all", "not json") == ("not json", False)
+    assert apply_transform("set_replace_all", "[1, 2]") == ("[1, 2]", False)
+
+
+def test_repair_json_transform() -> None:
+    broken = "```json\n{'path': 'a.py', 'replace_all': True, 'n': None,}\n```"
+    out, changed = apply_transform("repair_json", broken)
+    assert changed and json.loads(out) == {"path": "a.py", "replace_all": True, "n": None}
+    assert apply_transform("repair_json", '{"a": 1}') == ('{"a": 1}', False)
+    assert apply_transform("repair_json", "no json here") == ("no json here", False)
+
+
+@pytest.mark.parametrize(("text", "want"), [
+    ('{"a": 1,}', {"a": 1}),
+    ("{'a': 'it\\'s'}", {"a": "it's"}),
+    ('{"a": [1, 2,], "b": {"c": false,},}', {"a": [1, 2], "b": {"c": False}}),
+    ('Sure! Here it is: {"a": "x"} Hope that helps.', {"a": "x"}),
+    ('{"a": "unterminated', {"a": "unterminated"}),
+    ('{"a": [1, {"b": 2', {"a": [1, {"b": 2}]}),
+    ("{'q': 'say \"hi\"'}", {"q": 'say "hi"'}),
+    ('{"a": True, "b": False, "c": None}', {"a": True, "b": False, "c": None}),
+    ('{"a": "line\nbreak"}', {"a": "line\nbreak"}),
+])
+def test_repair_json_cases(text: str, want: object) -> None:
+    fixed = repair_json(text)
+    assert fixed is not None and json.loads(fixed) == want
+
+
+def test_repair_json_gives_up_without_json() -> None:
+    assert repair_json("hello") is None
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=10),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=5), inner,
+                                                                 max_size=4),
+    max_leaves=12,
+)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(max_size=6), _JSON, max_size=5))
+def test_repair_json_round_trips_and_undoes_trailing_commas(obj: dict[str, object]) -> None:
+    text = json.dumps(obj)
+    assert repair_json(text) == text
+    if obj:
+        damaged = text[:-1] + ",}"
+        fixed = repair_json(damaged)
+        assert fixed is not None and json.loads(fixed) == obj
+
+
+def test_infer_transform_finds_the_fix() -> None:
+    failed = json.dumps({"path": "a.py", "old_str": "  12| x = 1", "new_str": "  12| x = 2"})
+    fixed = json.dumps({"path": "a.py", "old_str": "x = 1", "new_str": "x = 2"})
+    assert infer_transform(failed, fixed) == "strip_line_number_prefix"
+    assert infer_transform('{"old_str": "a", "path": "p"}',
+                           '{"path": "p", "old_str": "a", "replace_all": true}') == "set_replace_all"
+    assert infer_transform("{'a': 1,}", '{"a": 1}') == "repair_json"
+
+
+def test_infer_transform_declines_other_fixes() -> None:
+    assert infer_transform('{"old_str": "a"}', '{"old_str": "b"}') is None
+    assert infer_transform('{"old_str": "a"}', '{"old_str": "a"}') is None
+    assert infer_transform('{"old_str": "a"}', "not json") is None
+    assert len(TRANSFORMS) == 6
+
+
+@settings(derandomize=True, max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("{}[]\"',:  \n\tabcTrueFalseNone0123`")), max_size=60))
+def test_repair_json_never_raises_and_only_returns_json(text: str) -> None:
+    fixed = repair_json(text)
+    if fixed is not None:
+        json.loads(fixed)
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.sampled_from(TRANSFORMS + ("unknown",)), st.text(max_size=80))
+def test_apply_transform_never_raises(name: str, args: str) -> None:
+    out, changed = apply_transform(name, args)
+    if changed:
+        assert isinstance(json.loads(out), dict)
+    else:
+        assert out == args
+
+
+def test_pathologically_deep_args_do_not_raise() -> None:
+    deep = "[" * 100_000
+    assert repair_json(deep) is None
+    assert apply_transform("repair_json", deep) == (deep, False)
+    assert apply_transform("set_replace_all", deep) == (deep, False)
+    assert infer_transform(deep, '{"a": 1}') is None

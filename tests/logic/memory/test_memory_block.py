@@ -1,0 +1,156 @@
+"""The memory block (SPEC S-7.4): role shares, section order, leftovers flowing on (H-S-21)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slmactor.logic.memory.block import (
+    DEFAULT_SHARES,
+    SECTIONS,
+    BlockBuilder,
+    episodes_of,
+    episodic_section,
+    memory_block,
+    shares_for,
+)
+from slmactor.logic.text.strings import count_tokens_chars
+
+
+def test_role_shares_table() -> None:
+    assert shares_for("worker") == (0.45, 0.25, 0.18, 0.12)
+    assert shares_for("Python-Worker") == (0.45, 0.25, 0.18, 0.12)
+    assert shares_for("go-tester") == (0.35, 0.35, 0.20, 0.10)
+    assert shares_for("reviewer") == (0.35, 0.30, 0.25, 0.10)
+    assert shares_for("architect") == (0.15, 0.40, 0.35, 0.10)
+    assert shares_for("docs") == (0.20, 0.45, 0.30, 0.05)
+    assert shares_for("someone-else") == DEFAULT_SHARES == (0.30, 0.35, 0.25, 0.10)
+    for role in ("worker", "tester", "reviewer", "planner", "explorer", "x"):
+        assert sum(shares_for(role)) == pytest.approx(1.0)
+
+
+def test_nothing_known_is_an_empty_block() -> None:
+    assert memory_block("worker", 1200, lambda section, budget: "") == ""
+    assert memory_block("worker", 1200, lambda section, budget: "  \n ") == ""
+
+
+def test_sections_in_order_joined_by_a_blank_line() -> None:
+    texts = {s: f"## {s}\n- item" for s in SECTIONS}
+    block = memory_block("worker", 1200, lambda s, b: texts[s])
+    assert block == "\n\n".join(texts[s] for s in SECTIONS) + "\n"
+
+
+def test_each_section_asked_with_its_own_share_when_all_are_full() -> None:
+    asked: dict[str, int] = {}
+
+    def render(section: str, budget: int) -> str:
+        asked[section] = budget
+        return "x" * (budget * 4)  # fills its allowance exactly
+
+    block = memory_block("worker", 1000, render)
+    assert asked["working"] == 450
+    assert 245 <= asked["semantic"] <= 250  # minus the joint and the fitting marker slack
+    assert count_tokens_chars(block) <= 1000
+
+
+def test_leftover_flows_on_to_later_sections() -> None:
+    # H-S-21: a blank working section's 45 % is not lost.
+    asked: dict[str, int] = {}
+
+    def render(section: str, budget: int) -> str:
+        asked[section] = budget
+        return "" if section == "working" else "y" * 40
+
+    memory_block("worker", 1000, render)
+    assert asked["semantic"] == 700  # 0.45 + 0.25 of the budget, nothing used yet
+    used = count_tokens_chars("y" * 40 + "\n")  # the block so far, newline-terminated
+    assert (
+        asked["episodic"] == 880 - used - 1
+    )  # cumulative 0.88, minus what is used, minus the joint
+    used = count_tokens_chars("y" * 40 + "\n\n" + "y" * 40 + "\n")
+    assert asked["procedural"] == 1000 - used - 1
+
+
+def test_no_section_exceeds_what_remains() -> None:
+    builder = BlockBuilder("worker", 100)
+    builder.add("working", "w" * 400)
+    assert builder.sizes["working"] <= 45
+    assert builder.allowance("semantic") <= 100 - builder.sizes["working"]
+    with pytest.raises(ValueError, match="comes before"):
+        builder.add("working", "again")
+
+
+def test_non_positive_budget_uses_the_default() -> None:
+    builder = BlockBuilder("worker", 0)
+    assert builder.budget == 1200
+    assert builder.allowance("working") == 540
+
+
+@settings(derandomize=True, max_examples=200)
+@given(
+    st.sampled_from(["worker", "tester", "reviewer", "planner", "explorer", "other"]),
+    st.integers(min_value=1, max_value=3000),
+    st.lists(st.integers(min_value=0, max_value=4000), min_size=4, max_size=4),
+)
+def test_block_never_exceeds_the_budget(role: str, budget: int, sizes: list[int]) -> None:
+    lengths = dict(zip(SECTIONS, sizes, strict=True))
+
+    def render(section: str, allowance: int) -> str:
+        return ("z" * lengths[section]) if lengths[section] else ""
+
+    block = memory_block(role, budget, render)
+    assert count_tokens_chars(block) <= budget
+    if block:
+        assert block.endswith("\n")
+
+
+# --- the episodic section (S-7.5) ------------------------------------------------------------
+
+EPISODE = {
+    "query": "Fix the graph walker\nsecond line",
+    "success": True,
+    "files_changed": ["a.go", "b.go", "c.go", "d.go", "e.go"],
+    "failures": [
+        {
+            "message": "old_str not found",
+            "resolution": "re-read the file",
+            "resolved_by": "rule:r1",
+        },
+        {"message": "still open", "resolved_by": ""},
+        {"message": "flaky", "resolved_by": "retry"},
+    ],
+}
+
+
+def test_episodic_section_format() -> None:
+    failed = {"query": "port the parser", "success": False, "files": ["p.py"]}
+    text = episodic_section([EPISODE, failed, {"query": " "}], 500)
+    assert text.splitlines() == [
+        "## Similar work done before",
+        "- ✓ Fix the graph walker → touched `a.go`, `b.go`, `c.go`, `d.go`",
+        "  - hit: old_str not found → fixed by re-read the file",
+        "  - hit: flaky → fixed by retry",
+        "- ✗ port the parser → touched `p.py`",
+    ]
+    assert episodic_section([], 500) == ""
+
+
+def test_episodic_section_drops_whole_episodes_to_fit() -> None:
+    episodes = [{**EPISODE, "query": f"task {i}"} for i in range(5)]
+    full = episodic_section(episodes, 1000)
+    assert full.count("\n- ") == 3  # at most three episodes
+    one = episodic_section(episodes, count_tokens_chars(full) // 2)
+    assert one.count("\n- ") == 1 and one.endswith("fixed by retry\n")
+    assert episodic_section(episodes, 5) == ""
+
+
+def test_episodes_of_accepts_recall_and_recent_replies() -> None:
+    ep = {"query": "q"}
+    assert episodes_of({"hits": [{"episode": ep, "score": 1.0}, {"entry": {"query": "e"}}]}) == [
+        ep,
+        {"query": "e"},
+    ]
+    assert episodes_of({"episodes": [ep, 3]}) == [ep]
+    assert episodes_of([ep]) == [ep]
+    assert episodes_of(None) == [] and episodes_of({"hits": "x"}) == []
