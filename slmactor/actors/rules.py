@@ -23,6 +23,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any
 
+from slmactor.logic.evolve.repair_json import CUT_OFF_GUIDANCE, CUT_OFF_REASON, json_cut_off
 from slmactor.logic.evolve.repairs import Repair
 from slmactor.logic.evolve.rules import Rule
 from slmactor.logic.evolve.transforms import apply_transform, infer_transform
@@ -118,11 +119,16 @@ class RulesActor(Actor):
         if not fp.is_zero:
             self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=msg.tool,
                            message=msg.message))
-        suggestion = self._store(root).book.lookup(fp, msg.message, msg.args or None)
         advice: dict[str, Any] = {"found": False, "fingerprint": fp.to_dict(), "rule_id": "",
                                   "apply": False, "repair": None, "new_args": "",
                                   "reason": "no repair known for this failure yet",
                                   "exact": False, "confidence": 0.0, "guidance": ""}
+        if msg.args and json_cut_off(msg.args):
+            # A call cut off mid-string or mid-structure: closing it would apply a shortened
+            # argument as if the model had meant it. Nothing can repair it; it must be resent.
+            advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
+            return advice
+        suggestion = self._store(root).book.lookup(fp, msg.message, msg.args or None)
         if suggestion is None:
             return advice
         rule = suggestion.rule

@@ -110,6 +110,23 @@ def test_observe_outcomes_retire_a_bad_learned_rule(daemon: DaemonProcess) -> No
             client.ask(EvolveObserve(rule_id="rule_000000000000", ok=True))
 
 
+def test_cut_off_arguments_are_never_repaired_only_slips_are(daemon: DaemonProcess) -> None:
+    """Issue 14: a call cut off mid-string is "cannot repair" (resend it); a slip is repaired."""
+    message = "Failed to parse tool arguments: Unterminated string starting at: line 1 column 40"
+    with daemon.client() as client:
+        cut = '{"path": "a.go", "old_str": "x := 1", "new_str": "x := compute(a, b'
+        advice = client.ask(EvolveOnFailure(run_id="rc", tool="ws_edit", language="go",
+                                            args=cut, message=message))
+        assert advice["apply"] is False and advice["new_args"] == ""
+        assert advice["reason"].startswith("cannot repair") and "resend" in advice["guidance"]
+        slip = '{"path": "a.go", "old_str": "x := 1", "new_str": "x := 2",}'
+        advice = client.ask(EvolveOnFailure(run_id="rc", tool="ws_edit", language="go",
+                                            args=slip, message=message))
+        assert advice["apply"] is True
+        assert json.loads(advice["new_args"]) == {"path": "a.go", "old_str": "x := 1",
+                                                  "new_str": "x := 2"}
+
+
 def test_shipped_rules_and_resolution_by_rule(daemon: DaemonProcess) -> None:
     with daemon.client() as client:
         broken = "{'path': 'a.py', 'content': 'x',}"

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slmactor.logic.evolve.repair_json import repair_json
+from slmactor.logic.evolve.repair_json import json_cut_off, repair_json
 from slmactor.logic.evolve.transforms import TRANSFORMS, apply_transform, infer_transform
 
 
@@ -101,8 +101,9 @@ def test_repair_json_transform() -> None:
     ("{'a': 'it\\'s'}", {"a": "it's"}),
     ('{"a": [1, 2,], "b": {"c": false,},}', {"a": [1, 2], "b": {"c": False}}),
     ('Sure! Here it is: {"a": "x"} Hope that helps.', {"a": "x"}),
-    ('{"a": "unterminated', {"a": "unterminated"}),
-    ('{"a": [1, {"b": 2', {"a": [1, {"b": 2}]}),
+    ('{"a": "complete"', {"a": "complete"}),
+    ('{"a": [1, {"b": "c"', {"a": [1, {"b": "c"}]}),
+    ('{a: 1, b_2: "x",}', {"a": 1, "b_2": "x"}),
     ("{'q': 'say \"hi\"'}", {"q": 'say "hi"'}),
     ('{"a": True, "b": False, "c": None}', {"a": True, "b": False, "c": None}),
     ('{"a": "line\nbreak"}', {"a": "line\nbreak"}),
@@ -114,6 +115,43 @@ def test_repair_json_cases(text: str, want: object) -> None:
 
 def test_repair_json_gives_up_without_json() -> None:
     assert repair_json("hello") is None
+    assert json_cut_off("hello") is False
+
+
+@pytest.mark.parametrize("text", [
+    '{"path": "a.go", "old_str": "x',            # cut mid-string
+    '{"file_path": "a.py", "new_string": "de',   # cut mid-string (Claude Code's names)
+    '{"a": [1, {"b": 2',                          # cut after a number (it may be cut too)
+    '{"a": "x",',                                 # cut after a comma
+    '{"a": "x", "b"',                             # cut after a key
+    '{"a":',                                      # cut after a colon
+    '{"a": [',                                    # cut after an opener
+])
+def test_cut_off_json_cannot_be_repaired(text: str) -> None:
+    assert repair_json(text) is None
+    assert json_cut_off(text) is True
+    assert apply_transform("repair_json", text) == (text, False)
+
+
+@pytest.mark.parametrize("text", [
+    '{"a": 1,}', "{'a': 'b'}", '{a: 1}', '{"a": "x"', '{"a": {"b": true}', '{"a": [1, 2]',
+])
+def test_syntax_slips_are_not_cut_off(text: str) -> None:
+    assert json_cut_off(text) is False
+    assert repair_json(text) is not None
+
+
+@settings(derandomize=True, max_examples=200, deadline=None)
+@given(st.dictionaries(st.text(min_size=1, max_size=6), st.text(min_size=1, max_size=12),
+                       min_size=1, max_size=4), st.data())
+def test_any_call_cut_inside_a_string_is_never_repaired(obj: dict[str, str], data: st.DataObject) -> None:
+    text = json.dumps(obj)
+    # Cut strictly inside the last value string: after its opening quote, before its closing one.
+    value_start = text.rindex(': "') + 3
+    cut = data.draw(st.integers(value_start, len(text) - 3))
+    damaged = text[:cut]
+    assert repair_json(damaged) is None
+    assert json_cut_off(damaged)
 
 
 _JSON = st.recursive(
