@@ -1,6 +1,6 @@
 """Episodic recall speed: slmactor's BM25F index next to bm25s on the same corpus and queries.
 
-Corpus (fixed seed 42, after shared/design/PERFORMANCE.md): synthetic episodes with a 10–30-word
+Corpus (fixed seed 42): synthetic episodes with a 10–30-word
 Zipf task text, a 0–20-word summary, 1–6 paths, 2–8 tools, 1–4 tags, a language, 0–2 failures and
 a time within the last year. Queries (seed 7): 4–12 Zipf words, half with a focus path, 30 % with
 error words. Sizes 300 (the default cap), 1k, 10k and 100k.

@@ -8,7 +8,7 @@ Data (real histories that ship on this machine, no network):
   summary line and `* file (function): ...` lines naming the files changed);
 * `slmactor` — this repository's own `git log` (small; it grows while the project is built).
 
-Protocol (after design/FINDINGS.md "Episodic recall"): the last `TASKS` changes are new tasks, the
+Protocol (docs/RECALL.md, "Two modes"): the last `TASKS` changes are new tasks, the
 `EPISODES` changes before them are the episode store (query = subject, summary = body, files =
 changed files, at = commit time). A past episode is relevant to a task when it changed one of the
 same files. Tasks with no relevant episode are left out. Each task is recalled at its own time with

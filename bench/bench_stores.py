@@ -1,7 +1,7 @@
 """Store-primitive benchmark (issue 2, item 8): what the safety of `JsonlLog` / `JsonDoc` costs
 next to the bare system calls it is built on, measured in the same run on the same file system.
 
-* JSONL append of a ~200-byte record (PERFORMANCE.md's size): `JsonlLog.append` (redaction on,
+* JSONL append of a ~200-byte record (a typical episode line): `JsonlLog.append` (redaction on,
   and off) vs the same `json.dumps` + one `os.write` on an O_APPEND descriptor. The difference
   is redaction + the fstat/stat identity checks before and after each write.
 * durable append (`fsync=True`) vs the same + `os.fdatasync`;

@@ -74,7 +74,7 @@ class Settings:
     deterministic: bool = False
     #: Memory block budget in tokens when a request says 0.
     memory_tokens: int = 1200
-    #: Episodic recall gates: "default" (coverage over known terms, FINDINGS) or "seed" (S-3.7).
+    #: Episodic recall gates: "default" (coverage over known terms, docs/RECALL.md) or "seed" (S-3.7).
     recall_mode: str = "default"
     #: Episode log bounds (S-7.8): newest `episodes_cap` kept, older than the age dropped.
     episodes_cap: int = 300

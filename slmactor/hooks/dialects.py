@@ -1,7 +1,7 @@
 """Harness hook dialects: turn a harness's hook JSON into slmactor requests, and back.
 
 One command, `slmactor hook <format> <Event>`, serves every harness whose hooks are shell commands
-fed JSON on stdin (INTEGRATIONS.md §1): Claude Code and Codex CLI (the same schema), Gemini CLI,
+fed JSON on stdin (clients/HOOKS.md): Claude Code and Codex CLI (the same schema), Gemini CLI,
 and OpenHands. This module is the pure half — no I/O, no sockets — so each dialect is tested
 with the payloads the harnesses really send; `slmactor/cli/hook.py` does the talking.
 

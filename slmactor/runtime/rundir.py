@@ -1,7 +1,7 @@
 """The runtime directory that holds the daemon's sockets and lock: private, checked, short.
 
-Rules (RELIABILITY.md, "ipc mode"): mode 0700, owned by us, not a symlink; sockets bound under
-umask 077; ipc paths no longer than ZeroMQ allows.
+Rules (docs/SPEC.md, "Runtime directory (ipc mode)"): mode 0700, owned by us, not a symlink;
+sockets bound under umask 077; ipc paths no longer than ZeroMQ allows.
 """
 
 from __future__ import annotations

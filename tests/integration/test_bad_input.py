@@ -1,5 +1,5 @@
 """Hostile input on both sockets: every ask gets an error reply (or, oversize, a disconnect),
-no actor crashes, and the daemon stays healthy (ARCHITECTURE §3, RELIABILITY T11)."""
+no actor crashes, and the daemon stays healthy (docs/ACTORS.md, SPEC T11)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """`slmactor hook <format> <Event>`: harness hook payloads in, harness JSON out, fail-open always.
 
-The payloads are the shapes the harnesses document (INTEGRATIONS.md §1.1): Claude Code / Codex
+The payloads are the shapes the harnesses document (clients/HOOKS.md): Claude Code / Codex
 (`session_id, cwd, hook_event_name, tool_name, tool_input, tool_response`, `prompt`), Gemini CLI
 (`tool_response: {llmContent, returnDisplay, error}`, BeforeAgent `prompt`), OpenHands
 (`event_type, tool_name, tool_input, tool_output, message, session_id, working_dir, metadata`).

@@ -1,4 +1,4 @@
-"""The import direction of ARCHITECTURE.md §4, checked over every module's imports (ast): between
+"""The import direction of docs/DEVELOPING.md ("Layout and import direction"), checked over every module's imports (ast): between
 the top-level rooms, between the domains of `slmactor/logic/`, and no two modules importing each
 other (directly or around a longer circle)."""
 

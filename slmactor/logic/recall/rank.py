@@ -18,7 +18,7 @@ dropped — an exact shortcut, since recency ≤ 1 — so a 100k-episode store g
 hundred candidates.
 
 Coverage, two modes (`RankOptions.coverage`), because the literal S-3.7 gate throws away good
-matches on real histories (design/FINDINGS.md "Episodic recall": MRR 0.425 and no result for
+matches on real histories (docs/RECALL.md "Two modes": MRR 0.425 and no result for
 28.5 % of tasks with the literal gate, against 0.58 without it):
 
 * `"known"` (default): the denominator counts only query terms that some candidate holds, and pure

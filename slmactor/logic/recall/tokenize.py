@@ -7,8 +7,8 @@ one piece, also keep the whole identifier; lowercase; drop pieces shorter than t
 the 35 stopwords. `HTTPClient.go` → `http, client, httpclient, go`.
 
 Three opt-in changes (on by default in the ranker, see `rank.RankOptions`), because measured
-recall on real commit histories lost good matches without them (design/FINDINGS.md, "Episodic
-recall", and bench/bench_recall_quality.py):
+recall on real commit histories lost good matches without them (docs/RECALL.md, "Two modes",
+and bench/bench_recall_quality.py):
 
 * acronym plurals — the seed rule cuts `URLs` into `ur` + `ls`, two tokens no other text shares;
   with `acronym_plurals` an acronym followed by a lone final `s` stays one word (`urls`);
