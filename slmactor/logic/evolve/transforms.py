@@ -9,10 +9,15 @@ job is to make them parse); an unknown transform, unparsable arguments or no cha
 Transforms:
 
 * `repair_json` — mechanical JSON repair of the whole argument text (`repair_json.py`).
-* `strip_line_number_prefix` — remove a read tool's line-number gutter (`   42| code`, `42|code`,
-  `\\t7 | code`) from every line of `old_str`, `patch`, `diff`, `hunk`; from `new_str` only when
-  `old_str` itself carried a gutter (the model mirrored it); never from `content`/`body`, so
-  Markdown tables and CSV with `|` survive (H-S-4).  `x | y` (no number) is never touched.
+* `strip_line_number_prefix` — remove a read tool's line-number gutter from `old_str`, `patch`,
+  `diff`, `hunk`, in every format real read tools print (`strip_gutter`): `  42| code`, `42|code`
+  (slmcode), `12\\tcode` (Claude Code's Read), `    12→code` (its older versions), `     12\\tcode`
+  (`cat -n`, `nl -ba`: six columns and a tab), `12:code` (`grep -n`) and `12: code`.  Only when
+  every non-blank line carries the same format and the numbers count up by one — so code that
+  merely contains `x | y` or `12: value` is never touched; text after a `12\\t` gutter keeps its own
+  tabs.  From `new_str` only when `old_str` itself carried a gutter (the model mirrored it), and
+  there only from the lines that carry one; never from `content`/`body`, so Markdown tables and
+  CSV with `|` survive (H-S-4).
 * `trim_trailing_whitespace` — right-trim spaces, tabs and `\\r` on every line of `old_str`, `new_str`.
 * `unfence_code` — a value that is exactly one ``` fence (optional language tag) becomes the
   fenced text; fields `old_str`, `new_str`, `content`, `body`.
@@ -40,27 +45,88 @@ TRANSFORMS: tuple[str, ...] = (
 
 _OLD = ("old_str", "old_string")
 _NEW = ("new_str", "new_string")
-_GUTTER = re.compile(r"^[ \t]*\d+[ \t]*\|[ \t]?", re.MULTILINE)
+#: Gutter formats, in the order they are tried on a block's first prefixed line.  Group 1 is the
+#: line number.  The tab and arrow formats consume exactly their separator, so indentation after
+#: it (tabs included) is the code's own.
+_GUTTERS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"[ \t]*(\d+)[ \t]*\| ?"),  # `  42| code`, `42|code`, `\t7 | code`
+    re.compile(r"[ \t]*(\d+)\u2192"),  # `    12→code`
+    re.compile(r"[ \t]*(\d+)\t"),  # `12\tcode`, `     12\tcode`
+    re.compile(r"[ \t]*(\d+): "),  # `12: code`
+    re.compile(r"[ \t]*(\d+):"),  # `12:code`
+)
+#: A gutter whose line is otherwise empty once trailing blanks were trimmed (`    7` of a blank
+#: line in `cat -n` output whose tab the model dropped).
+_BARE_NUMBER = re.compile(r"[ \t]*(\d+)[ \t]*(?:[|:\u2192])?[ \t]*")
 _TRAILING = re.compile(r"[ \t\r]+$", re.MULTILINE)
 _FENCE = re.compile(r"^\s*```[\w+.-]*[ \t]*\n(.*?)\n?[ \t]*```\s*$", re.DOTALL)
 
 Args = dict[str, Any]
 
 
+def _gutter_of(lines: list[str]) -> re.Pattern[str] | None:
+    """The one gutter format every non-blank line carries, numbered n, n+1, …; None otherwise."""
+    for gutter in _GUTTERS:
+        expected = -1
+        seen = False
+        for line in lines:
+            match = gutter.match(line) or (
+                _BARE_NUMBER.fullmatch(line) if line.strip() else None
+            )
+            if match is None:
+                if line.strip():
+                    break
+                continue
+            number = int(match.group(1))
+            if expected >= 0 and number != expected:
+                break
+            expected, seen = number + 1, True
+        else:
+            if seen:
+                return gutter
+    return None
+
+
+def _strip_line(gutter: re.Pattern[str], line: str) -> str:
+    match = gutter.match(line)
+    if match is not None:
+        return line[match.end():]
+    return "" if line.strip() and _BARE_NUMBER.fullmatch(line) else line
+
+
+def strip_gutter(text: str) -> str | None:
+    """`text` without its line-number gutter, or None when it has no consistent one.
+
+    A gutter is recognised only when every non-blank line carries the same format and the line
+    numbers count up by one (a copied block of a read tool's output); see `_GUTTERS`.
+    """
+    lines = text.split("\n")
+    gutter = _gutter_of(lines)
+    if gutter is None:
+        return None
+    return "\n".join(_strip_line(gutter, line) for line in lines)
+
+
 def _strip_gutters(args: Args) -> None:
-    had_gutter = False
+    mirrored: re.Pattern[str] | None = None
     for key in (*_OLD, "patch", "diff", "hunk"):
         value = args.get(key)
         if isinstance(value, str):
-            stripped = _GUTTER.sub("", value)
-            if stripped != value:
-                args[key] = stripped
-                had_gutter = had_gutter or key in _OLD
-    if had_gutter:
+            lines = value.split("\n")
+            gutter = _gutter_of(lines)
+            if gutter is not None:
+                args[key] = "\n".join(_strip_line(gutter, line) for line in lines)
+                if key in _OLD:
+                    mirrored = gutter
+    if mirrored is not None:
         for key in _NEW:
             value = args.get(key)
             if isinstance(value, str):
-                args[key] = _GUTTER.sub("", value)
+                # The model wrote new lines without numbers beside copied ones: strip per line.
+                args[key] = "\n".join(
+                    line[m.end():] if (m := mirrored.match(line)) else line
+                    for line in value.split("\n")
+                )
 
 
 def _trim_trailing(args: Args) -> None:

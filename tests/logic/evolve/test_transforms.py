@@ -9,7 +9,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slmactor.logic.evolve.repair_json import json_cut_off, repair_json
-from slmactor.logic.evolve.transforms import TRANSFORMS, apply_transform, infer_transform
+from slmactor.logic.evolve.transforms import (
+    TRANSFORMS,
+    apply_transform,
+    infer_transform,
+    strip_gutter,
+)
 
 
 def _apply(name: str, obj: dict[str, object]) -> tuple[dict[str, object], bool]:
@@ -26,6 +31,65 @@ def _apply(name: str, obj: dict[str, object]) -> tuple[dict[str, object], bool]:
 def test_strip_line_number_prefix_shapes(old: str, want: str) -> None:
     out, changed = _apply("strip_line_number_prefix", {"old_str": old})
     assert changed and out["old_str"] == want
+
+
+#: How real read tools print line 12 of a file: slmcode's ws_read, Claude Code's Read (current and
+#: older versions), `cat -n` / `nl -ba` (six columns and a tab), `grep -n`, and `12: ` tools.
+GUTTER_FORMATS = (
+    lambda n: f"{n:>4}| ",
+    lambda n: f"{n}|",
+    lambda n: f"{n}\t",
+    lambda n: f"{n:>6}\u2192",
+    lambda n: f"{n:>6}\t",
+    lambda n: f"{n}:",
+    lambda n: f"{n}: ",
+)
+
+
+@pytest.mark.parametrize("gutter", GUTTER_FORMATS)
+def test_strip_line_number_prefix_every_real_format(gutter: object) -> None:
+    code = ["def f(x):", "\tif x:", "\t\treturn 1", "", "return 2"]
+    numbered = "\n".join(gutter(12 + i) + line for i, line in enumerate(code))  # type: ignore[operator]
+    out, changed = _apply("strip_line_number_prefix",
+                          {"old_string": numbered, "new_string": numbered.replace("2", "3")})
+    assert changed and out["old_string"] == "\n".join(code)
+    # Tabs after a `12\t` gutter are the code's own indentation and stay.
+    assert "\n\t\treturn 1\n" in str(out["old_string"])
+
+
+@pytest.mark.parametrize("text", [
+    "x | y",                           # a table cell, no number
+    "12: value\n14: other",            # YAML-ish numbers that do not count up by one
+    "  3| a\nplain line",              # only some lines carry a gutter
+    "key: 1\n2: b",
+    "a\tb",
+])
+def test_strip_line_number_prefix_leaves_text_without_a_consistent_gutter(text: str) -> None:
+    assert strip_gutter(text) is None
+    args = json.dumps({"old_string": text})
+    assert apply_transform("strip_line_number_prefix", args) == (args, False)
+
+
+#: Formats whose separator is an optional blank: a line that starts with a blank is ambiguous.
+_OPTIONAL_BLANK = {0, 1, 5, 6}
+
+
+@settings(derandomize=True, max_examples=300)
+@given(lines=st.lists(st.text(st.characters(blacklist_characters="\n\r"), max_size=30),
+                      min_size=1, max_size=8),
+       start=st.integers(1, 5000), which=st.integers(0, len(GUTTER_FORMATS) - 1))
+def test_strip_gutter_round_trips_every_format(lines: list[str], start: int, which: int) -> None:
+    if which in _OPTIONAL_BLANK:
+        lines = [line.lstrip(" ") for line in lines]
+    numbered = "\n".join(GUTTER_FORMATS[which](start + i) + line for i, line in enumerate(lines))
+    assert strip_gutter(numbered) == "\n".join(lines)
+
+
+@settings(derandomize=True, max_examples=200)
+@given(st.lists(st.text(st.characters(blacklist_characters="\n\r0123456789"), max_size=30),
+                min_size=1, max_size=8))
+def test_strip_gutter_never_touches_lines_without_a_number(lines: list[str]) -> None:
+    assert strip_gutter("\n".join(lines)) is None
 
 
 def test_strip_line_number_prefix_leaves_plain_pipes() -> None:
