@@ -15,6 +15,24 @@ from pathlib import Path
 START_TIMEOUT = 10.0
 
 
+class AutostartFailed(RuntimeError):
+    """The daemon could not be started; the message is the reason, in one line."""
+
+
+def _reason(log_path: Path, offset: int) -> str:
+    """The last error the daemon logged since `offset` (its own words: "already running as …")."""
+    try:
+        with open(log_path, "rb") as log:
+            log.seek(offset)
+            tail = log.read(64 * 1024).decode("utf-8", "replace")
+    except OSError:
+        return ""
+    for line in reversed(tail.splitlines()):
+        if " ERROR " in f" {line} " or line.startswith("slmactor: "):
+            return line.split(": ", 1)[-1].strip()
+    return ""
+
+
 def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
     """Spawn `slmactor serve` detached and wait until it answers; returns its pid."""
     import subprocess
@@ -27,6 +45,7 @@ def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
     log_path = log_dir / "daemon.log"
     env = dict(os.environ, SLMACTOR_RUNTIME_DIR=str(runtime_dir))
     with open(log_path, "ab") as log:
+        offset = log.tell()
         proc = subprocess.Popen(
             [sys.executable, "-m", "slmactor", "serve"],
             stdin=subprocess.DEVNULL,
@@ -40,10 +59,11 @@ def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
     with Client(runtime_dir, timeout=0.5, retries=1) as client:
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                raise RuntimeError(f"the daemon exited with status {proc.returncode}; see {log_path}")
+                reason = _reason(log_path, offset) or f"the daemon exited with status {proc.returncode}"
+                raise AutostartFailed(f"{reason} (log: {log_path})")
             try:
                 status = client.status()
                 return int(status["pid"])
             except DaemonUnavailable:
                 time.sleep(0.05)
-    raise RuntimeError(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log_path}")
+    raise AutostartFailed(f"the daemon did not answer within {START_TIMEOUT:g}s; see {log_path}")

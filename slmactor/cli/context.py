@@ -1,6 +1,15 @@
 """What every command handler gets: parsed options, output helpers, and a connected client.
 
-Exit codes: 0 ok, 1 daemon unreachable, 2 degraded or usage error.
+Exit codes, one meaning each (modelled on the LSB init-script convention: 0 running and OK,
+1 generic failure / not running, 2 invalid arguments, 150–199 reserved for the application):
+
+    0    ok; for `status`: the daemon is healthy
+    1    the daemon is unreachable (down, wedged, or it could not be started), or it answered
+         that it could not do the request
+    2    usage error: unknown command, bad option or value
+    150  `status`: the daemon answers but is degraded (an actor down or restarting, a client of
+         another version)
+    151  bad project: `--project` is missing or not a directory
 """
 
 from __future__ import annotations
@@ -15,6 +24,51 @@ from typing import Any
 EXIT_OK = 0
 EXIT_UNREACHABLE = 1
 EXIT_USAGE = 2
+EXIT_DEGRADED = 150
+EXIT_BAD_PROJECT = 151
+
+
+class CliError(Exception):
+    """A failure the user can cause, reported as one line (no traceback) and an exit code."""
+
+    def __init__(self, message: str, code: int, *, json: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.json = json
+
+    def report(self) -> int:
+        _say_error(str(self), self.json)
+        return self.code
+
+
+def _say_error(message: str, as_json: bool) -> None:
+    """JSON on stdout under --json, else one `slmactor: …` line on stderr."""
+    if as_json:
+        import json
+
+        print(json.dumps({"ok": False, "error": message}))
+    else:
+        print(f"slmactor: {message}", file=sys.stderr)
+
+
+def silence_stdout() -> None:
+    """Point stdout at /dev/null after its reader went away, so no later write or flush fails."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
+
+
+def check_project(path: Path) -> Path:
+    """`path` resolved, or the reason it cannot be a project root (ValueError)."""
+    resolved = path.expanduser().resolve()
+    if not resolved.exists():
+        raise ValueError(f"project {path} does not exist")
+    if not resolved.is_dir():
+        raise ValueError(f"project {path} is not a directory")
+    return resolved
 
 
 def find_project_root(start: Path) -> Path:
@@ -47,27 +101,32 @@ class CliContext:
 
     @property
     def project(self) -> Path:
+        """The project root; a `--project` that is no directory is a CliError (exit 151)."""
         if self.args.project:
-            return Path(self.args.project).resolve()
+            try:
+                return check_project(Path(self.args.project))
+            except ValueError as exc:
+                raise CliError(str(exc), EXIT_BAD_PROJECT, json=self.json) from None
         return find_project_root(Path.cwd())
 
     def emit(self, data: Any, text: str | None = None) -> None:
-        """Print `data` as JSON under `--json`, else `text` (or the JSON when there is none)."""
+        """Print `data` as JSON under `--json`, else `text` (or the JSON when there is none).
+
+        A reader that went away (`slmactor status | head -1`) is not an error of the command:
+        the rest of the output is dropped and the command still exits with its own status.
+        """
         if self.json or text is None:
             import json
 
-            print(json.dumps(data, indent=None if self.json else 2, ensure_ascii=False, default=str))
-        else:
-            print(text)
+            text = json.dumps(data, indent=None if self.json else 2, ensure_ascii=False, default=str)
+        try:
+            print(text, flush=True)
+        except BrokenPipeError:
+            silence_stdout()
 
     def fail(self, message: str, code: int = EXIT_USAGE) -> int:
         """Report an error (JSON on stdout under --json, else on stderr) and return `code`."""
-        if self.json:
-            import json
-
-            print(json.dumps({"ok": False, "error": message}))
-        else:
-            print(f"slmactor: {message}", file=sys.stderr)
+        _say_error(message, self.json)
         return code
 
     def call(self, run: Callable[[], int]) -> int:
@@ -85,13 +144,18 @@ class CliContext:
         """A connected `slmactor.client.Client`, starting the daemon first unless told not to."""
         from slmactor.client import Client
 
+        project = self.project  # a bad --project fails before anything is started
         if autostart and not self.args.no_autostart and not (self.runtime_dir / "ctl.sock").exists():
-            from slmactor.cli.autostart import start_daemon
+            from slmactor.cli.autostart import AutostartFailed, start_daemon
 
-            start_daemon(self.runtime_dir, quiet=True)
+            try:
+                start_daemon(self.runtime_dir, quiet=True)
+            except AutostartFailed as exc:
+                raise CliError(f"cannot start the daemon: {exc}", EXIT_UNREACHABLE,
+                               json=self.json) from None
         return Client(
             self.runtime_dir,
-            project=self.project,
+            project=project,
             timeout=timeout if timeout is not None else self.args.timeout,
             retries=2,
         )

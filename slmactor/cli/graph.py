@@ -34,17 +34,17 @@ def register(sub: Any) -> None:
     sub.add_parser("stats", help="edges by type, node count, file size").set_defaults(
         func=cmd_stats)
     file = sub.add_parser("file", help="failure classes seen in a file, and what fixed them")
-    file.add_argument("path")
+    file.add_argument("path", help="the file (relative to the project root or the cwd)")
     file.set_defaults(func=cmd_file)
     nb = sub.add_parser("neighbors", help="one hop from a node")
-    nb.add_argument("node")
+    nb.add_argument("node", help="a node: full id (rule:…), bare episode/rule/fingerprint id, or file path")
     nb.add_argument("--dir", default="either", choices=["in", "out", "either"],
                     help="edge direction (default either)")
     nb.add_argument("--type", action="append", default=[], metavar="T", dest="types",
                     help="only edges of this type (repeatable)")
     nb.set_defaults(func=cmd_neighbors)
     walk = sub.add_parser("walk", help="bounded traversal from a node (depth ceiling 6)")
-    walk.add_argument("node")
+    walk.add_argument("node", help="the node to start from (id or file path, as for neighbors)")
     walk.add_argument("--depth", type=int, default=3, help="hops (default 3, at most 6)")
     walk.add_argument("--dir", default="either", choices=["in", "out", "either"],
                       help="edge direction (default either: a file only has incoming edges)")

@@ -35,7 +35,7 @@ def register(sub: Any) -> None:
         p.add_argument("--budget", type=int, default=0, help="memory block tokens (0 = daemon default)")
         p.set_defaults(func=cmd_hook, hook_format=fmt)
     p = sub.add_parser("config", help="print the hooks block for a harness's settings file")
-    p.add_argument("format", choices=FORMATS)
+    p.add_argument("format", choices=FORMATS, help="the harness")
     p.set_defaults(func=cmd_config)
 
 

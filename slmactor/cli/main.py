@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from slmactor import __version__
-from slmactor.cli.context import EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_USAGE, CliContext, CliError, silence_stdout
 
 #: group name → (help, modules that add its subcommands)
 GROUPS: dict[str, tuple[str, list[str]]] = {
@@ -40,20 +40,56 @@ def _load(module: str) -> Any:
     return importlib.import_module(f"slmactor.cli.{module}")
 
 
+#: The options every command accepts, before or after its name (`slmactor status --json` and
+#: `slmactor --json status` alike, as in git, docker or uv): (flags, argparse keywords).
+COMMON_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
+    (("--json",), {"action": "store_true", "help": "machine-readable output (one JSON document)"}),
+    (("--project",), {"metavar": "DIR", "help": "project root (default: the git root of the cwd)"}),
+    (("--runtime-dir",), {"metavar": "DIR",
+                          "help": "the daemon's socket dir (default: $XDG_RUNTIME_DIR/slmactor)"}),
+    (("--no-autostart",), {"action": "store_true", "help": "do not start the daemon if it is down"}),
+    (("--timeout",), {"type": float, "default": 5.0, "metavar": "S",
+                      "help": "seconds to wait for the daemon (default 5)"}),
+)
+#: Option names whose value is the next token (for finding the command without argparse).
+VALUE_OPTIONS = frozenset(flags[0] for flags, kw in COMMON_OPTIONS if kw.get("action") is None)
+
+EXIT_CODES_HELP = (
+    "exit codes: 0 ok (status: healthy), 1 daemon unreachable or the command failed, "
+    "2 usage error, 150 degraded (status), 151 bad --project"
+)
+
+
+class CommandParser(argparse.ArgumentParser):
+    """Every parser of the command line, the top one and each (sub)command's.
+
+    Each holds the common options, so they are read wherever they stand. `add_subparsers` makes
+    subparsers of its parser's own class, so a command a module registers — today's or one added
+    later — gets them without doing anything. Only the top parser has defaults; below it an
+    option that is not given leaves the value already read (argparse copies a subparser's
+    namespace over its parent's).
+    """
+
+    def __init__(self, *args: Any, top: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        group = self.add_argument_group("options of every command (before or after it)")
+        for flags, options in COMMON_OPTIONS:
+            group.add_argument(*flags, **(options if top else {**options, "default": argparse.SUPPRESS}))
+
+
 def build_parser(wanted: str | None) -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="slmactor", description="Memory and self-improvement daemon for coding-agent harnesses."
+    parser = CommandParser(
+        prog="slmactor", top=True, epilog=EXIT_CODES_HELP,
+        description="Memory and self-improvement daemon for coding-agent harnesses.",
     )
     parser.add_argument("--version", action="version", version=f"slmactor {__version__}")
-    parser.add_argument("--json", action="store_true", help="machine-readable output")
-    parser.add_argument("--project", metavar="DIR", help="project root (default: git root of cwd)")
-    parser.add_argument("--runtime-dir", metavar="DIR", help="socket dir (default: $XDG_RUNTIME_DIR/slmactor)")
-    parser.add_argument("--no-autostart", action="store_true", help="do not start the daemon if it is down")
-    parser.add_argument("--timeout", type=float, default=5.0, help="seconds to wait for the daemon")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     from slmactor.cli import daemon_cmds
 
     daemon_cmds.register(sub)
+    helper = sub.add_parser("help", help="show the help of a command (`slmactor help memory recall`)")
+    helper.add_argument("topic", nargs="*", metavar="COMMAND", help="the command (and subcommand)")
+    helper.set_defaults(func=_help)
     for module in TOP_LEVEL:
         # Only when the command is not already known to be a daemon command or a group: a
         # top-level module may import more than `slmactor status` should pay for.
@@ -65,7 +101,7 @@ def build_parser(wanted: str | None) -> argparse.ArgumentParser:
         present = [m for m in modules if _exists(m)]
         if not present:
             continue
-        gp = sub.add_parser(group, help=help_text)
+        gp = sub.add_parser(group, help=help_text, description=help_text)
         gsub = gp.add_subparsers(dest="subcommand", metavar="SUBCOMMAND")
         gp.set_defaults(func=_group_usage(gp))
         if wanted in (None, group):
@@ -74,22 +110,27 @@ def build_parser(wanted: str | None) -> argparse.ArgumentParser:
     return parser
 
 
+def _help(ctx: CliContext) -> int:
+    """`slmactor help [COMMAND …]`: the same page as `slmactor COMMAND … --help`."""
+    return main([*ctx.args.topic, "--help"])
+
+
 def _group_usage(parser: argparse.ArgumentParser) -> Any:
     def usage(ctx: CliContext) -> int:
-        parser.print_usage(sys.stderr)
+        # A group without its subcommand: show what the subcommands are, not a bare usage line.
+        parser.print_help(sys.stderr)
         return EXIT_USAGE
 
     return usage
 
 
 def _first_command(argv: Sequence[str]) -> str | None:
-    takes_value = {"--project", "--runtime-dir", "--timeout"}
     skip = False
     for token in argv:
         if skip:
             skip = False
             continue
-        if token in takes_value:
+        if token in VALUE_OPTIONS:
             skip = True
             continue
         if token.startswith("-"):
@@ -99,7 +140,7 @@ def _first_command(argv: Sequence[str]) -> str | None:
 
 
 def _status_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
-    """The options of a plain `slmactor [--json] [--runtime-dir DIR] [--timeout S] status`.
+    """The options of a plain `slmactor [OPTIONS] status [OPTIONS]` (common options only).
 
     Health checks run `status` often and argparse (with the shutil/locale imports its help
     formatter pulls in) is ~8 ms of a ~60 ms process, so that one shape skips it. Anything else
@@ -111,13 +152,11 @@ def _status_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     }
     tokens = iter(argv)
     for token in tokens:
-        if values["command"] is not None:
-            return None  # argparse reads nothing after the command at this level
-        if token == "status":
+        if token == "status" and values["command"] is None:
             values["command"] = "status"
         elif token in ("--json", "--no-autostart"):
             values[token[2:].replace("-", "_")] = True
-        elif token in ("--runtime-dir", "--project", "--timeout"):
+        elif token in VALUE_OPTIONS:
             value = next(tokens, None)
             if value is None or value.startswith("-"):
                 return None
@@ -133,8 +172,7 @@ def _status_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     return argparse.Namespace(**values) if values["command"] == "status" else None
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args_list = list(sys.argv[1:] if argv is None else argv)
+def _run(args_list: list[str]) -> int:
     fast = _status_fast_path(args_list)
     if fast is not None:
         from slmactor.cli.daemon_cmds import cmd_status
@@ -147,9 +185,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     if func is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    return int(func(CliContext(args)))
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command; a failure the user can cause is one line on stderr and an exit code."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
     try:
-        return int(func(CliContext(args)))
+        return _run(args_list)
+    except CliError as exc:
+        return exc.report()
     except KeyboardInterrupt:
         return 130
     except BrokenPipeError:
-        return 0
+        # The reader went away (`slmactor status | head -1`): nothing more to say to it, and
+        # the interpreter's final flush must not fail on the same pipe either.
+        silence_stdout()
+        return EXIT_OK

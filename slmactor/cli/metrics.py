@@ -21,20 +21,20 @@ def register(sub: Any) -> None:
     show.set_defaults(func=cmd_show)
 
     cmp = sub.add_parser("compare", help="newest N runs against the N before them")
-    cmp.add_argument("n", nargs="?", type=int, default=5)
+    cmp.add_argument("n", nargs="?", type=int, default=5, help="runs per side (default 5)")
     cmp.add_argument("--baseline-label", default="", help="compare runs by label instead")
-    cmp.add_argument("--current-label", default="")
+    cmp.add_argument("--current-label", default="", help="label of the current runs")
     cmp.set_defaults(func=cmd_compare)
 
     rep = sub.add_parser("replay", help="replay recorded trajectories (offline A/B or --learn)")
-    rep.add_argument("dir", type=Path)
+    rep.add_argument("dir", type=Path, help="directory of trajectory *.json files")
     rep.add_argument("--learn", action="store_true",
                      help="replay in order with the loop on, so later runs use what earlier taught")
     rep.add_argument("--label", default="replay", help="metrics label of learned runs")
     rep.set_defaults(func=cmd_replay)
 
     html = sub.add_parser("report", help="write a self-contained HTML report")
-    html.add_argument("--html", type=Path, required=True, metavar="FILE")
+    html.add_argument("--html", type=Path, required=True, metavar="FILE", help="the page to write")
     html.add_argument("--n", type=int, default=5, help="runs per side of the compare table")
     html.set_defaults(func=cmd_report)
 

@@ -17,6 +17,8 @@ FIELDS = ("json", "project", "runtime_dir", "no_autostart", "timeout", "command"
         ["--runtime-dir", "/tmp/x", "status"],
         ["--timeout", "1.5", "--json", "--runtime-dir", "/tmp/x", "status"],
         ["--project", "/repo", "--no-autostart", "status"],
+        ["status", "--json"],  # options after the command, as the README writes it
+        ["--json", "status", "--timeout", "2", "--runtime-dir", "/tmp/x"],
     ],
 )
 def test_fast_path_reads_what_argparse_reads(argv: list[str]) -> None:
@@ -31,8 +33,8 @@ def test_fast_path_reads_what_argparse_reads(argv: list[str]) -> None:
     [
         [],
         ["status", "--help"],
-        ["status", "--json"],  # argparse refuses a global option after the command
         ["status", "status"],
+        ["status", "--debug"],
         ["--timeout", "soon", "status"],
         ["--runtime-dir", "status"],
         ["--runtime-dir"],

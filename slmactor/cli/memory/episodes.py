@@ -22,12 +22,14 @@ def register(sub: Any) -> None:
     recall = sub.add_parser("recall", help="recall past episodes for a task (BM25F)")
     recall.add_argument("query", help="the task text")
     recall.add_argument("--files", nargs="+", default=[], metavar="PATH", help="focus files")
-    recall.add_argument("--tools", nargs="+", default=[], metavar="TOOL")
-    recall.add_argument("--tags", nargs="+", default=[], metavar="TAG")
+    recall.add_argument("--tools", nargs="+", default=[], metavar="TOOL",
+                        help="tools the task will use (boosts episodes that used them)")
+    recall.add_argument("--tags", nargs="+", default=[], metavar="TAG",
+                        help="tags of the task (boosts episodes with them)")
     recall.add_argument("--language", default="", help="only episodes in this language (or none)")
     recall.add_argument("--model", default="", help="only episodes of this model (or none)")
-    recall.add_argument("--success-only", action="store_true")
-    recall.add_argument("--failures-only", action="store_true")
+    recall.add_argument("--success-only", action="store_true", help="only episodes that succeeded")
+    recall.add_argument("--failures-only", action="store_true", help="only episodes that failed")
     recall.add_argument("--since", default="", metavar="RFC3339", help="only episodes at or after")
     recall.add_argument("-n", type=int, default=3, help="how many hits (default 3; ≤ 0 = all)")
     recall.add_argument("--min-coverage", type=float, default=0.0,

@@ -35,9 +35,9 @@ def register(sub: Any) -> None:
     )
     show.add_argument("--query", default="", help="the task text the block is conditioned on")
     show.add_argument("--files", nargs="*", default=[], metavar="F", help="focus files")
-    show.add_argument("--tags", nargs="*", default=[], metavar="T")
+    show.add_argument("--tags", nargs="*", default=[], metavar="T", help="tags of the task")
     show.add_argument("--model", default="", help="model id (selects procedural memory)")
-    show.add_argument("--language", default="")
+    show.add_argument("--language", default="", help="the task's language (selects procedural memory)")
     show.set_defaults(func=cmd_show)
 
     facts = sub.add_parser("facts", help="what the project's semantic memory holds")
@@ -47,7 +47,7 @@ def register(sub: Any) -> None:
     facts.set_defaults(func=cmd_facts)
 
     lessons = sub.add_parser("lessons", help="the lesson lines a worker would see")
-    lessons.add_argument("--query", default="")
+    lessons.add_argument("--query", default="", help="the task text the lessons are ranked against")
     lessons.add_argument("--max-bytes", type=int, default=0, metavar="N", help="0 = 1600")
     lessons.set_defaults(func=cmd_lessons)
 
