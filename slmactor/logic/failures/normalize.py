@@ -265,14 +265,16 @@ def _bare_file(match: re.Match[str]) -> str:
 
 
 # Quoted text: identifiers stay (they separate bugs), payloads with whitespace become <str>.
+# A payload may span lines: were the body stopped at a line end, the quote would survive this
+# pass and become <str> on the next, once `squash` joined its lines (normalize not idempotent).
 # The opening quote leads the pattern (a fast scan for it) and the look-behind after it checks
 # the character before it — the same matches as `(?<!\w)(['"`‘“])...`.
-_QUOTED = re.compile(r"(['\"`‘“])(?<!\w.)([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
+_QUOTED = re.compile(r"(['\"`‘“])(?<!\w.)([^'\"`’”]{0,200})(['\"`’”])(?!\w)")
 # Only a payload (an empty body, a body with whitespace or longer than 60) is replaced: an
 # opening quote followed by a closing one, by whitespace before any closing one, or by 61
 # body characters.  Without one, the substitution would keep every match as it is.
 _QUOTED_PAYLOAD_HINT = re.compile(
-    r"['\"`‘“](?<!\w.)(?:['\"`’”]|[^'\"`’”\n]{0,199}?\s|[^'\"`’”\n]{61})")
+    r"['\"`‘“](?<!\w.)(?:['\"`’”]|[^'\"`’”]{0,199}?\s|[^'\"`’”]{61})")
 # Digit-led for the same reason: `\d(?<![\w<.]\d)` is `(?<![\w<.])\d`.
 _NUMBER = re.compile(r"\d(?<![\w<.]\d)\d*(?:\.\d+)*(?![\w>])")
 
