@@ -40,19 +40,35 @@ def sample_gamma(shape: float, rng: random.Random) -> float:
             return d * v
 
 
+#: Shapes are clamped into [MIN_SHAPE, MAX_SHAPE] before sampling: a posterior read from a
+#: hand-edited or corrupt policy file (0, negative, inf, NaN) still yields a draw in [0, 1]
+#: instead of an exception in the middle of a decision.
+MIN_SHAPE = 1e-3
+MAX_SHAPE = 1e12
+
+
+def clamp_shape(shape: float) -> float:
+    """`shape` forced into [MIN_SHAPE, MAX_SHAPE]; NaN (no information at all) becomes 1."""
+    if math.isnan(shape):
+        return 1.0
+    return min(max(shape, MIN_SHAPE), MAX_SHAPE)
+
+
 def sample_beta(alpha: float, beta: float, rng: random.Random) -> float:
-    """One Beta(alpha, beta) variate in [0, 1] via the Gamma ratio."""
+    """One Beta(alpha, beta) variate in [0, 1] via the Gamma ratio (shapes clamped first)."""
+    alpha, beta = clamp_shape(alpha), clamp_shape(beta)
     x = sample_gamma(alpha, rng)
     y = sample_gamma(beta, rng)
     total = x + y
     if total <= 0.0:
         # Both gammas underflowed (tiny shapes): fall back to the mean rather than divide by 0.
         return beta_mean(alpha, beta)
-    return x / total
+    return min(max(x / total, 0.0), 1.0)
 
 
 def beta_mean(alpha: float, beta: float) -> float:
-    """Posterior mean α / (α + β)."""
+    """Posterior mean α / (α + β) (shapes clamped, so it is always defined)."""
+    alpha, beta = clamp_shape(alpha), clamp_shape(beta)
     return alpha / (alpha + beta)
 
 

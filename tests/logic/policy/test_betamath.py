@@ -55,3 +55,21 @@ def test_invalid_shape_is_refused(shape: float) -> None:
 @given(st.floats(0.01, 1e4), st.floats(0.01, 1e4), st.integers(0, 2**32))
 def test_beta_sample_in_unit_interval(alpha: float, beta: float, seed: int) -> None:
     assert 0.0 <= sample_beta(alpha, beta, random.Random(seed)) <= 1.0
+
+
+@pytest.mark.parametrize("alpha,beta", [(0.0, 0.0), (-1.0, 3.0), (3.0, -1.0), (0.0, 5.0),
+                                        (math.inf, 1.0), (math.nan, 2.0), (-math.inf, math.nan)])
+def test_degenerate_shapes_are_clamped_to_a_draw_in_the_unit_interval(alpha: float,
+                                                                     beta: float) -> None:
+    # The seed's own cases (0, 0) and (-1, 3): a corrupt posterior must not raise mid-decision.
+    for seed in range(50):
+        assert 0.0 <= sample_beta(alpha, beta, random.Random(seed)) <= 1.0
+    assert 0.0 <= beta_mean(alpha, beta) <= 1.0
+
+
+@settings(derandomize=True, max_examples=200)
+@given(st.floats(allow_nan=True, allow_infinity=True), st.floats(allow_nan=True, allow_infinity=True),
+       st.integers(0, 2**32))
+def test_any_float_shapes_give_a_draw_in_the_unit_interval(alpha: float, beta: float,
+                                                            seed: int) -> None:
+    assert 0.0 <= sample_beta(alpha, beta, random.Random(seed)) <= 1.0
