@@ -16,6 +16,7 @@ import anyio.lowlevel
 import zmq
 import zmq.asyncio
 
+from slmactor.logic.text.redact import redact, redact_reply
 from slmactor.protocol import ErrorCode, ProtocolError, RequestError, codec
 
 from .actor import Actor, ActorContext
@@ -218,13 +219,15 @@ class ActorCell:
             stats.processed += 1
             return
         stats.processed += 1
+        # Every reply leaves through the redactor (C-20): working memory, blocks and errors
+        # can quote what a harness sent, secrets included.
         try:
             result: Any = await handler(msg)
-            frames_out = codec.dump_result(msg.id, result)
+            frames_out = codec.dump_result(msg.id, redact_reply(result))
         except RequestError as exc:
-            frames_out = codec.dump_error(msg.id, exc.code, exc.reason)
+            frames_out = codec.dump_error(msg.id, exc.code, redact(exc.reason))
         except Exception as exc:  # noqa: BLE001 - a failing ask answers an error; the actor lives on
-            text = describe(exc)
+            text = redact(describe(exc))
             stats.record_error(f"{msg.KIND}: {text}")
             frames_out = codec.dump_error(msg.id, ErrorCode.INTERNAL, text)
         reply(route, frames_out)

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from slmactor import __version__
+from slmactor.logic.text.redact import redact
 from slmactor.protocol import PROTOCOL_VERSION
 from slmactor.protocol.messages import DaemonStop, Status
 
@@ -51,7 +52,7 @@ class DaemonInfo:
         return {"actor": "control", "pong": True, "state": str(self.router.stats["control"].state)}
 
     def warn(self, actor: str, text: str) -> None:
-        self.warnings.append({"actor": actor, "text": text, "at": time.time()})
+        self.warnings.append({"actor": actor, "text": redact(text), "at": time.time()})
 
     def health(self) -> str:
         """"healthy", or "degraded" when an actor is not running or restarted recently."""

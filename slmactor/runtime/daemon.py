@@ -27,7 +27,7 @@ from slmactor.config import Settings
 from slmactor.protocol import MAX_MESSAGE_BYTES
 from slmactor.stores.base.lock import AlreadyRunning, StoreLock, acquire_store_lock
 
-from . import sdnotify
+from . import logfilter, sdnotify
 from .actor import Actor, ActorContext
 from .cell import ActorCell
 from .control import ROUTED_BY_FIELD, ControlActor, DaemonInfo
@@ -102,6 +102,7 @@ async def serve(
     # worker holds the GIL long enough to put 5 ms on the tail of every ask. 1 ms keeps the
     # event loop's share of the GIL close to what it gets on an idle daemon.
     sys.setswitchinterval(SWITCH_INTERVAL)
+    logfilter.install()  # nothing logged from here on carries a secret (C-20)
     try:
         ensure_runtime_dir(settings.runtime_dir)
         locks = _take_locks(settings)

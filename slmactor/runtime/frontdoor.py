@@ -14,6 +14,7 @@ import zmq
 import zmq.asyncio
 
 from slmactor.config import Settings
+from slmactor.logic.text.redact import redact
 from slmactor.protocol import ErrorCode, ProtocolError, codec
 from slmactor.protocol.messages import DebugCrash, Ping
 
@@ -72,7 +73,7 @@ class FrontDoor:
 
     def _reject(self, token: bytes, request_id: str, code: ErrorCode, reason: str) -> None:
         self._info.requests_rejected += 1
-        self._send(token, codec.dump_error(request_id, code, reason))
+        self._send(token, codec.dump_error(request_id, code, redact(reason)))
 
     def _on_request(self, frames: list[bytes]) -> None:
         self._info.requests += 1

@@ -12,9 +12,19 @@ What is recognised (the project's own patterns, keyed on documented token prefix
   DigitalOcean (`dop_v1_`/`doo_v1_`/`dor_v1_`), JWTs (`eyJ….….…`), PEM private-key blocks (also
   a block cut off before its END line);
 * `Authorization: Bearer|Basic|Token …` headers and a bare `Bearer <token>`;
+* passwords in commands and URLs (only the password part goes): the user-info of a URL
+  (`postgres://u:pw@host`, `https://u:tok@host`), `--password pw` / `--password=pw` (and
+  `--db-password`, `--token`, `--secret`, `--api-key`), the MySQL clients' glued `-ppw`,
+  `sshpass -p pw`, `redis-cli -a pw`, `curl|wget -u/--user u:pw`, and `.netrc`'s
+  `login u password pw`. Here any length counts, but references (`$PW`, `${PW}`, `<password>`,
+  `****`) and dummy words stay;
+* a compound secret name and a random-looking value of 16+ characters separated by blanks only
+  (`aws_secret_access_key wJalr…`, as `aws configure set` takes it);
 * assignments `NAME = value` / `NAME: value` / `"name": "value"` where NAME ends in a secret word
-  (`password`, `passwd`, `pwd`, `secret`, `token`, `api_key`, `private_key`, `credentials`, ...),
-  and, in `redact_obj`, string values stored under such a key.
+  (`password`, `passwd`, `pass`, `pwd`, `secret`, `token`, `api_key`, `private_key`,
+  `credentials`, ...; a password word needs no separator: `PGPASSWORD`), and, in `redact_obj`,
+  string values stored under such a key. A password-named value counts from 6 characters
+  (`DB_PASS=hunter`), any other from 8; `PWD=/path` (the working directory) is not a password.
 
 Optionally (`home=`), the user's home directory is written as `~` (C-20); stores leave it off by
 default because some stored paths are used again.
@@ -30,7 +40,7 @@ key. Separators never span lines: `api_key:` at the end of a line takes nothing 
 
 Time is linear in the input: one pass of one compiled alternation whose every quantifier is either
 bounded or followed by a character it cannot match, so no input makes the engine backtrack
-quadratically (1 MiB is redacted in well under 200 ms; see tests/logic/text/test_redact.py).
+quadratically (1 MiB is redacted in well under 200 ms; see tests/logic/test_redact.py).
 """
 
 from __future__ import annotations
@@ -70,17 +80,6 @@ _DUMMY_WORDS = frozenset(
         "true",
         "false",
     }
-)
-
-# The words a name must end in for its value to count as a secret. A name may carry any prefix
-# joined with `_`, `-` or `.` (AWS_SECRET_ACCESS_KEY, db.password, GITHUB_TOKEN) but must not be a
-# longer word (`tokenizer`, `passwordless`, `secretary`): the regex requires a non-identifier
-# character right after the word.
-_SECRET_WORD = (
-    r"(?:api[_-]?key|apikey|api[_-]?secret|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key"
-    r"|secret(?:[_-]?key)?|client[_-]?secret|private[_-]?key|signing[_-]?key|encryption[_-]?key"
-    r"|(?:access|auth|bearer|refresh|session|id|api|bot|app|oauth)?[_-]?token"
-    r"|passw(?:or)?d|passphrase|pwd|credentials?|auth[_-]?key)"
 )
 
 # Provider tokens. Every pattern starts with a literal so the regex engine can jump between
@@ -129,7 +128,7 @@ _TOKENS = [
     (kind, re.compile(pattern), _TOKEN_NEEDLES[kind]) for kind, pattern in _TOKEN_PATTERNS
 ]
 _HEADER_NEEDLES = ("authorization", "bearer")
-_ASSIGNMENT_NEEDLES = ("key", "secret", "token", "passw", "pwd", "passphrase", "credential")
+_ASSIGNMENT_NEEDLES = ("key", "secret", "token", "pass", "pwd", "credential")
 # One C-level search each decides whether any token pass, or any word-based pass, can apply.
 _TOKEN_TRIGGER = re.compile(
     "|".join(re.escape(needle) for needles in _TOKEN_NEEDLES.values() for needle in needles)
@@ -153,10 +152,12 @@ _BEARER = re.compile(r"bearer[ \t]{1,8}([a-z0-9._~+/-]{16,4096}=*)")
 
 # NAME = value, NAME: value, "name": "value" (quoted values may hold spaces). The search starts
 # at the last word of NAME; `_replace_assignments` then checks the whole name.
+# JSON quoted inside a string (`{\"password\": \"…\"}`, a tool's arguments) counts as quoted.
 _ASSIGNMENT = re.compile(
-    r"(key|secret|token|passw(?:or)?d|passphrase|pwd|credentials?)(?![a-z0-9_])"
-    r"[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
-    r"(?:\"([^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'|([^\s\"'`,;]{1,4096}))"
+    r"(key|secret|token|pass(?:w(?:or)?d|phrase)?|pwd|credentials?)(?![a-z0-9_])"
+    r"\\{0,7}[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
+    r"(?:\"([^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'|\\{1,7}\"([^\"\\\r\n]{1,1024})\\{1,7}\""
+    r"|([^\s\"'`,;]{1,4096}))"
 )
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _MAX_NAME = 64
@@ -168,9 +169,12 @@ _SECRET_WORD = (
     r"(?:api[_-]?key|apikey|api[_-]?secret|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key"
     r"|secret(?:[_-]?key)?|client[_-]?secret|private[_-]?key|signing[_-]?key|encryption[_-]?key"
     r"|(?:access|auth|bearer|refresh|session|id|api|bot|app|oauth)?[_-]?token"
-    r"|passw(?:or)?d|passphrase|pwd|credentials?|auth[_-]?key)"
+    r"|passw(?:or)?d|pass|passphrase|pwd|credentials?|auth[_-]?key)"
 )
-_SECRET_KEY_NAME = re.compile(r"(?i)(?:[A-Za-z0-9_.-]{0,64}[_.-])?" + _SECRET_WORD)
+# A password word needs no separator before it: PGPASSWORD, dbpassword, MYSQLPASSWD.
+_SECRET_KEY_NAME = re.compile(
+    r"(?i)(?:(?:[A-Za-z0-9_.-]{0,64}[_.-])?" + _SECRET_WORD + r"|[A-Za-z0-9_.-]{0,64}passw(?:or)?d)"
+)
 
 # Templates stand for a secret wherever they appear: `$VAR`, `${VAR}`, `%(name)s`, `{{ x }}`,
 # `<token>`, `{name}`, `***`, and environment lookups.
@@ -183,6 +187,54 @@ _CODE_REFERENCE = re.compile(
     r"^[A-Za-z_][A-Za-z0-9_.]*[(\[]|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+[,)]*$"
 )
 _REDACTED = "«redacted:"
+_MIN_PASSWORD_LEN = 6
+#: A value made only of these is a masked password (`****`, `xxxx`), not a password.
+_MASK_CHARS = frozenset("*xX.•")
+_PASSWORD_ENDINGS = ("password", "passwd", "pass", "pwd", "passphrase")
+_PATH_VARIABLES = frozenset({"pwd", "oldpwd"})
+
+# Credentials written into commands and URLs (the forms `psql`, `mysql`, `curl` and connection
+# strings take). Only the password part is replaced; a reference (`$PW`, `<password>`, `${X}`)
+# stays. Every quantifier is bounded, and each pattern starts at a literal that is rare in text.
+#: `scheme://user:password@host`: the password of a URL's user-info.
+_URL_USERINFO = re.compile(
+    r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^\s:/?#@'\"<>«]{0,256}:([^\s/?#@'\"<>]{1,256})@"
+)
+#: `--password pw`, `--password=pw`, `--db-password pw`, `--token pw`, `--api-key pw`, ...
+_OPTION_VALUE = re.compile(
+    r"(?i)(?<![\w-])--(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|passphrase|token|secret"
+    r"|api-?key)(?:=|[ \t]{1,8})(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'`;|&]{1,256})"
+)
+#: `mysql -ppw` (the MySQL clients take the password glued to `-p`), `sshpass -p pw`,
+#: `redis-cli -a pw`: the option of a program known to take a password that way.
+_PROGRAM_PASSWORD = re.compile(
+    r"(?<![\w-])(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb"
+    r"|mariadb-dump)(?![\w-])[^\n|;&]{0,256}?[ \t]-p|(?:sshpass)(?![\w-])[^\n|;&]{0,64}?[ \t]-p"
+    r"[ \t]{0,8}|redis-cli(?![\w-])[^\n|;&]{0,256}?[ \t]-a[ \t]{1,8})"
+    r"(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'`;|&]{1,256})"
+)
+#: `curl -u user:pw`, `curl --user user:pw`, `wget --password pw` (the latter via _OPTION_VALUE).
+_USER_COLON_PASSWORD = re.compile(
+    r"(?i)(?<![\w-])(?:curl|wget|http|https|xh)(?![\w-])[^\n|;&]{0,512}?[ \t]"
+    r"(?:-u|-U|--user|--proxy-user)(?:=|[ \t]{0,8})[\"']?[^\s:\"'«]{1,256}:([^\s\"']{1,256})"
+)
+#: `.netrc`: `machine host login user password pw`.
+_NETRC = re.compile(r"(?i)(?<![\w-])login[ \t]{1,8}\S{1,256}[ \t]{1,8}password[ \t]{1,8}(\S{1,256})")
+#: `aws_secret_access_key <value>` (`aws configure set`, config dumps): a compound secret name
+#: and a random-looking value separated by blanks only.
+_BLANK_SEPARATED = re.compile(
+    r"(?i)(?<![\w.-])((?:[a-z0-9]{1,20}[_-]){1,4}(?:key|secret|token|password|passwd))[ \t]{1,8}"
+    r"([A-Za-z0-9/+=_.~-]{16,256})(?![^\s,;\"'\\\]})])"
+)
+_COMMAND_NEEDLES = ("://", "--", "mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget",
+                    "login", "key", "secret", "token", "passw")
+_COMMAND_PATTERNS: tuple[tuple[re.Pattern[str], int], ...] = (
+    (_URL_USERINFO, 1),
+    (_OPTION_VALUE, 1),
+    (_PROGRAM_PASSWORD, 1),
+    (_USER_COLON_PASSWORD, 1),
+    (_NETRC, 1),
+)
 
 
 def marker(kind: str) -> str:
@@ -190,11 +242,12 @@ def marker(kind: str) -> str:
     return f"«redacted:{kind}»"
 
 
-def is_placeholder(value: str, *, quoted: bool = False) -> bool:
-    """True for values that only stand for a secret: short, repetitive, templates, dummies, and
-    (unless `quoted`: a quoted value is a literal string) code that computes one."""
+def is_placeholder(value: str, *, quoted: bool = False, min_len: int = _MIN_SECRET_LEN) -> bool:
+    """True for values that only stand for a secret: short (under `min_len`), repetitive,
+    templates, dummies, and (unless `quoted`: a quoted value is a literal string) code that
+    computes one."""
     stripped = value.strip().strip("\"'`").rstrip(",;)")
-    if len(stripped) < _MIN_SECRET_LEN:
+    if len(stripped) < min_len:
         return True
     if len(set(stripped)) <= 2:
         return True
@@ -288,11 +341,50 @@ def _redact_headers(text: str) -> str:
     return text
 
 
+def _is_reference(value: str) -> bool:
+    """A command-line or URL password that only stands for one: `$PW`, `${PW}`, `<password>`,
+    `****`, `%(pw)s`, an earlier marker, a dummy word."""
+    stripped = value.strip("\"'")
+    if not stripped or stripped.startswith(_REDACTED) or set(stripped) <= _MASK_CHARS:
+        return True
+    return stripped.lower() in _DUMMY_WORDS or _TEMPLATE.search(stripped) is not None
+
+
+def _redact_commands(text: str) -> str:
+    """Passwords in URLs, command options and `.netrc` lines, and blank-separated secrets."""
+    spans: list[tuple[int, int, str]] = [
+        (match.start(group), match.end(group), marker("password"))
+        for pattern, group in _COMMAND_PATTERNS
+        for match in pattern.finditer(text)
+        if not _is_reference(match.group(group))
+    ]
+    for match in _BLANK_SEPARATED.finditer(text):
+        value = match.group(2)
+        if _looks_random(value) and not is_placeholder(value, quoted=True):
+            spans.append((match.start(2), match.end(2), marker("secret")))
+    if not spans:
+        return text
+    spans.sort()
+    kept: list[tuple[int, int, str]] = []
+    for span in spans:
+        if kept and span[0] < kept[-1][1]:
+            continue  # two patterns found the same value
+        kept.append(span)
+    return _splice(text, kept)
+
+
 def _name_before(text: str, end: int) -> str:
     start = end
     while start > 0 and end - start < _MAX_NAME and text[start - 1] in _NAME_CHARS:
         start -= 1
     return text[start:end]
+
+
+def _min_len_for(name: str) -> int:
+    """A password-named value is a secret from 6 characters (`DB_PASS=hunter`); any other
+    secret-named value from 8 (`primary_key=id` is not a key)."""
+    low = name.lower()
+    return _MIN_PASSWORD_LEN if low.endswith(_PASSWORD_ENDINGS) else _MIN_SECRET_LEN
 
 
 def _redact_assignments(text: str) -> str:
@@ -302,10 +394,14 @@ def _redact_assignments(text: str) -> str:
         low, pattern = text, re.compile(_ASSIGNMENT.pattern, re.IGNORECASE)
     spans: list[tuple[int, int, str]] = []
     for match in pattern.finditer(low):
-        group = 2 if match.group(2) is not None else 3 if match.group(3) is not None else 4
+        group = next(g for g in (2, 3, 4, 5) if match.group(g) is not None)
         name = _name_before(text, match.start()) + text[match.start(1) : match.end(1)]
         value = text[match.start(group) : match.end(group)]
-        if not _SECRET_KEY_NAME.fullmatch(name) or is_placeholder(value, quoted=group != 4):
+        if not _SECRET_KEY_NAME.fullmatch(name):
+            continue
+        if name.lower() in _PATH_VARIABLES and value.startswith(("/", "~")):
+            continue  # `PWD=/home/x` is the working directory, not a password
+        if is_placeholder(value, quoted=group != 5, min_len=_min_len_for(name)):
             continue
         spans.append((match.start(group), match.end(group), marker("secret")))
     return _splice(text, spans)
@@ -325,6 +421,9 @@ def redact(text: str, *, home: str | None = None) -> str:
     if not short or _TOKEN_TRIGGER.search(text) is not None:
         text = _redact_tokens(text)
     low = text.lower()
+    if any(needle in low for needle in _COMMAND_NEEDLES):
+        text = _redact_commands(text)
+        low = text.lower()
     if short and _WORD_TRIGGER.search(low) is None:
         return text
     if any(needle in low for needle in _HEADER_NEEDLES):
@@ -354,17 +453,20 @@ def _redact_under_key(key: str, value: str, home: str | None) -> str:
     return redact(value, home=home)
 
 
-def redact_obj(obj: object, *, depth: int = 0, home: str | None = None) -> object:
+def redact_obj(
+    obj: object, *, depth: int = 0, home: str | None = None, max_depth: int = MAX_DEPTH
+) -> object:
     """A copy of `obj` with `redact` applied to every string (keys included) in dicts and lists.
 
     Strings stored under a secret-named key (`{"api_key": "..."}`) are replaced whole unless they
     are placeholders. Tuples come back as lists (their JSON form). Other values pass unchanged.
-    Containers nested deeper than MAX_DEPTH are replaced by DEPTH_MARKER. `home`: as in `redact`.
+    Containers nested deeper than `max_depth` (default MAX_DEPTH) are replaced by DEPTH_MARKER.
+    `home`: as in `redact`.
     """
     if isinstance(obj, str):
         return redact(obj, home=home)
     if isinstance(obj, dict):
-        if depth >= MAX_DEPTH:
+        if depth >= max_depth:
             return DEPTH_MARKER
         out: dict[object, object] = {}
         for key, value in obj.items():
@@ -372,10 +474,19 @@ def redact_obj(obj: object, *, depth: int = 0, home: str | None = None) -> objec
             if isinstance(key, str) and isinstance(value, str):
                 out[new_key] = _redact_under_key(key, value, home)
             else:
-                out[new_key] = redact_obj(value, depth=depth + 1, home=home)
+                out[new_key] = redact_obj(value, depth=depth + 1, home=home, max_depth=max_depth)
         return out
     if isinstance(obj, list | tuple):
-        if depth >= MAX_DEPTH:
+        if depth >= max_depth:
             return DEPTH_MARKER
-        return [redact_obj(item, depth=depth + 1, home=home) for item in obj]
+        return [redact_obj(item, depth=depth + 1, home=home, max_depth=max_depth) for item in obj]
     return obj
+
+
+#: Replies are redacted like stored records, but nest deeper (graph walks, status).
+REPLY_MAX_DEPTH = 64
+
+
+def redact_reply(obj: object) -> object:
+    """What a reply may carry out of the daemon: `obj` with every secret replaced (C-20)."""
+    return redact_obj(obj, max_depth=REPLY_MAX_DEPTH)
