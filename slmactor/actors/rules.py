@@ -26,6 +26,7 @@ from typing import Any
 from slmactor.logic.evolve.repair_json import CUT_OFF_GUIDANCE, CUT_OFF_REASON, json_cut_off
 from slmactor.logic.evolve.repairs import Repair
 from slmactor.logic.evolve.rules import Rule
+from slmactor.logic.evolve.suggest import lookup
 from slmactor.logic.evolve.transforms import apply_transform, infer_transform
 from slmactor.logic.failures.fingerprint import Fingerprint, analyze, describe
 from slmactor.logic.text.models import model_family, normalize_language
@@ -128,16 +129,23 @@ class RulesActor(Actor):
             # argument as if the model had meant it. Nothing can repair it; it must be resent.
             advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
             return advice
-        suggestion = self._store(root).book.lookup(fp, msg.message, msg.args or None)
+        book = self._store(root).book
+        suggestion = lookup(book, fp, msg.message, msg.args or None)
         if suggestion is None:
             return advice
         rule = suggestion.rule
+        if suggestion.proposed:
+            rule = book.adopt(rule, self.now())  # so its outcomes teach it (issue 14)
         self._count("advice_found")
+        guidance = rule.repair.guidance
+        if suggestion.ambiguous:
+            guidance = (f"Several repairs fit this call ({', '.join(suggestion.ambiguous)}); "
+                        "none was applied. " + guidance)
         advice.update(found=True, rule_id=rule.id, apply=suggestion.apply,
                       repair=rule.repair.to_dict(), reason=suggestion.reason(),
                       exact=suggestion.exact, confidence=round(suggestion.confidence, 4),
-                      guidance=rule.repair.guidance)
-        if rule.repair.kind == "transform_args" and msg.args:
+                      guidance=guidance)
+        if rule.repair.kind == "transform_args" and msg.args and not suggestion.ambiguous:
             new_args, changed = apply_transform(rule.repair.transform, msg.args)
             if changed:
                 advice["new_args"] = new_args

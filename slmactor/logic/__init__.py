@@ -6,7 +6,7 @@ Grouped by domain, one subpackage each. A domain may import only the domains lis
 
     text/      strings, time formats, model/language names, redaction     → nothing
     failures/  normalize → classify → diagnose → fingerprint of a failure  → text
-    evolve/    repair transforms, JSON repair, repair rules and seeds      → text, failures
+    evolve/    repair transforms, JSON repair, repair rules and seeds      → text, failures, working
     recall/    tokenizer, BM25F, the shared ranker, episodes and the index → text
     working/   working memory of a run: records, runs, digest, tool classes → text
     memory/    facts, distillation, lessons, procedures, the memory block  → text, recall

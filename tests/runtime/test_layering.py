@@ -86,7 +86,7 @@ def test_protocol_uses_only_stdlib_and_msgpack() -> None:
 LOGIC_DOMAINS = {
     "text": set(),
     "failures": {"text"},
-    "evolve": {"text", "failures"},
+    "evolve": {"text", "failures", "working"},
     "recall": {"text"},
     "working": {"text"},
     "memory": {"text", "recall"},

@@ -7,6 +7,7 @@ from pathlib import Path
 
 from slmactor.logic.evolve.repairs import Repair
 from slmactor.logic.evolve.rule_seeds import seed_rules
+from slmactor.logic.evolve.suggest import lookup
 from slmactor.logic.failures.fingerprint import analyze
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.rules import RuleStore
@@ -70,7 +71,7 @@ def test_deleted_seeds_are_re_merged_and_retired_seeds_stay_retired(tmp_path: Pa
     assert len(store.book.rules) == 22
     assert store.book.get(seeds[0].id).retired  # type: ignore[union-attr]
     fp = analyze("edit", "old_str still has a line-number prefix", "go")
-    pick = store.book.lookup(fp, "line-number prefix")
+    pick = lookup(store.book, fp, "line-number prefix")
     assert pick is None or pick.rule.id != seeds[0].id
     # Still retired after a save/load cycle triggered by other changes.
     store.book.observe(seeds[1].id, True, NOW)

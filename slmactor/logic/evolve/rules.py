@@ -15,9 +15,9 @@ in `slmactor/stores/rules.py`.
 
 Changes from the seed:
 
-* **H-S-25** — `lookup(..., args=...)` skips a `transform_args` rule whose transform would not
-  change the failed call's arguments: such a rule cannot repair this failure, so the next best
-  rule is chosen.  (The seed let the "closest text" whitespace rule outrank the re-read rule on
+* **H-S-25** — `lookup(..., args=...)` (`suggest.py`, with the preconditions of issue 14) skips
+  a `transform_args` rule whose transform would not change the failed call's arguments: such a
+  rule cannot repair this failure, so the next best rule is chosen.  (The seed let the "closest text" whitespace rule outrank the re-read rule on
   every not-found failure, whitespace or not.)
 * A rule learned from an *observed* resolution whose repair is deterministic (a transform that
   reproduces the successful retry exactly) starts with that resolution as its first success
@@ -32,9 +32,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from slmactor.logic.evolve.repairs import Repair
-from slmactor.logic.evolve.transforms import apply_transform, is_token_edit
 from slmactor.logic.failures.classify import describe
-from slmactor.logic.failures.fingerprint import Fingerprint, analyze
+from slmactor.logic.failures.fingerprint import Fingerprint
 from slmactor.logic.text.strings import hash_id
 from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
 
@@ -118,6 +117,11 @@ class Rule:
     seeded: bool = False
     retired: bool = False
     note: str = ""
+    #: The Beta prior when it is neither the seeded nor the learned one: a rule proposed from a
+    #: rule of another language starts a little below its source (`transfer.py`).
+    prior: tuple[float, float] | None = None
+    #: The rule this one was proposed from ("" = learned or shipped here).
+    origin: str = ""
 
     @property
     def samples(self) -> int:
@@ -125,7 +129,7 @@ class Rule:
 
     @property
     def confidence(self) -> float:
-        a0, b0 = SEEDED_PRIOR if self.seeded else LEARNED_PRIOR
+        a0, b0 = self.prior or (SEEDED_PRIOR if self.seeded else LEARNED_PRIOR)
         return (a0 + self.successes) / (a0 + b0 + self.samples)
 
     @property
@@ -146,7 +150,9 @@ class Rule:
                 "successes": self.successes, "failures": self.failures,
                 "confidence": round(self.confidence, 4), "created_at": self.created_at,
                 "last_used": self.last_used, "scope": self.scope, "seeded": self.seeded,
-                "retired": self.retired, "note": self.note}
+                "retired": self.retired, "note": self.note,
+                **({"prior": list(self.prior)} if self.prior else {}),
+                **({"origin": self.origin} if self.origin else {})}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Rule:
@@ -162,7 +168,17 @@ class Rule:
                    last_used=str(data.get("last_used", "")),
                    scope=scope if scope in SCOPES else "project",
                    seeded=data.get("seeded") is True, retired=data.get("retired") is True,
-                   note=str(data.get("note", "")))
+                   note=str(data.get("note", "")), prior=_prior(data.get("prior")),
+                   origin=str(data.get("origin", "") or ""))
+
+
+def _prior(value: object) -> tuple[float, float] | None:
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    a0, b0 = value
+    ok = all(isinstance(v, int | float) and not isinstance(v, bool) and 0 < v < 100
+             for v in (a0, b0))
+    return (float(a0), float(b0)) if ok else None
 
 
 def _int(value: object) -> int:
@@ -177,55 +193,12 @@ def _int(value: object) -> int:
 
 
 @dataclass(frozen=True, slots=True)
-class Suggestion:
-    """The best rule for a failure (S-10.8)."""
-
-    rule: Rule
-    fingerprint: Fingerprint
-    exact: bool
-    #: The failed call edits a single token, so "every occurrence" is a plausible intent.
-    token_edit: bool = False
-
-    @property
-    def confidence(self) -> float:
-        return self.rule.confidence
-
-    @property
-    def apply(self) -> bool:
-        rule = self.rule
-        if rule.repair.needs_intent and not rule.seeded and (
-            rule.failures or (rule.successes < INTENT_CONFIRMATIONS and not self.token_edit)
-        ):
-            # One fix with replace_all says nothing about what the next ambiguous *statement*
-            # edit means; for a single token (a rename) it does, and so does a pattern
-            # confirmed by several fixes. A rule that was ever wrong goes back to suggesting.
-            return False
-        return rule.confidence >= MIN_APPLY_CONFIDENCE
-
-    def reason(self) -> str:
-        how = "seen this exact failure before" if self.exact else "matched the failure pattern"
-        origin = {"builtin": "shipped with slmactor", "user":
-                  "learned on another project with this model"}.get(self.rule.scope, "learned here")
-        n = self.rule.samples
-        hint = ("; suggested only: whether it is right depends on what the edit meant, and "
-                f"it needs {INTENT_CONFIRMATIONS} confirming fixes and no failure to be applied"
-                if self.rule.repair.needs_intent and not self.rule.seeded and not self.apply
-                else "")
-        return (f"{how} ({origin}); repair: {self.rule.repair}; confidence "
-                f"{round(100 * self.confidence)}% over {n} outcome{'' if n == 1 else 's'}{hint}")
-
-
-@dataclass(frozen=True, slots=True)
 class RulePolicy:
     """Prune policy (S-10.11)."""
 
     max_rules: int = MAX_RULES
     max_age_days: float = MAX_AGE_DAYS
     drop_retired: bool = True
-
-
-def _best(rules: list[Rule]) -> Rule:
-    return min(rules, key=lambda r: (-r.confidence, -r.trigger.specificity, r.id))
 
 
 @dataclass
@@ -252,23 +225,14 @@ class RuleBook:
         self.dirty = True
         return new
 
-    def lookup(self, fp: Fingerprint, message: str, args: str | None = None) -> Suggestion | None:
-        """Best usable rule: exact fingerprint group first, then trigger matches (S-10.8)."""
-        if fp.is_zero:
-            return None
-        exact: list[Rule] = []
-        pattern: list[Rule] = []
-        for rule in self.rules.values():
-            if not rule.usable or not _can_repair(rule, args):
-                continue
-            if rule.fingerprint and rule.fingerprint == fp.id:
-                exact.append(rule)
-            elif rule.trigger.matches(fp, message):
-                pattern.append(rule)
-        token = bool(args) and is_token_edit(args or "")
-        if exact:
-            return Suggestion(_best(exact), fp, True, token)
-        return Suggestion(_best(pattern), fp, False, token) if pattern else None
+    def adopt(self, rule: Rule, now: float) -> Rule:
+        """Add a rule proposed by `suggest.lookup` (`Suggestion.proposed`), so outcomes teach it."""
+        held = self.rules.get(rule.id)
+        if held is not None:
+            return held
+        rule = dataclasses.replace(rule, created_at=to_rfc3339(now))
+        self.add(rule)
+        return rule
 
     def observe(self, rid: str, ok: bool, now: float) -> Rule | None:
         """Record one outcome of applying a rule; auto-retire a worn-out rule (S-10.9)."""
@@ -356,28 +320,3 @@ class RuleBook:
             self.rules = keep
             self.dirty = True
         return dropped
-
-
-def _can_repair(rule: Rule, args: str | None) -> bool:
-    # H-S-25: a transform that would not change these arguments cannot repair this failure.
-    if args is None or rule.repair.kind != "transform_args":
-        return True
-    return apply_transform(rule.repair.transform, args)[1]
-
-
-def suggest_repair(book: RuleBook, tool: str, message: str, language: str = "",
-                   model_family: str = "", args: str = "") -> tuple[str, str, bool]:
-    """The seed's legacy helper (S-10.13): `(guidance, new_args, ok)` for a failure.
-
-    Ignores the apply bar: any usable rule is suggested.  `new_args` is set only when the rule's
-    transform changed the arguments.
-    """
-    fp = analyze(tool, message, language, model_family=model_family)
-    found = book.lookup(fp, message, args or None)
-    if found is None:
-        return "", "", False
-    new_args = ""
-    if found.rule.repair.kind == "transform_args" and args:
-        changed_args, changed = apply_transform(found.rule.repair.transform, args)
-        new_args = changed_args if changed else ""
-    return found.rule.repair.guidance, new_args, True

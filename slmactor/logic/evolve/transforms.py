@@ -24,6 +24,13 @@ Transforms:
 * `shrink_old_str` — an `old_str` of more than 2 lines becomes its first non-blank line.
 * `set_replace_all` — set `replace_all: true` unless it already is.
 
+Each transform also has a **precondition** (`fits`, issue 14): what the failed call must show for
+that transform to be the repair — a gutter on every line; trailing whitespace in `old_str` (not
+counting a gutter); a value that is exactly one fence; JSON with a syntax slip, not a call cut
+off; an `old_str` that is one token (replacing every occurrence of a statement or a block is a
+guess: such an edit needs more context, never `replace_all`).  `repair_for(name, args)` gives the
+repaired arguments only when the precondition holds and the transform changes them.
+
 Claude Code's Edit tool names the fields `old_string` / `new_string`; they are treated exactly like
 `old_str` / `new_str` (an extension: the seed only knew its own tool's names).
 """
@@ -35,7 +42,7 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from slmactor.logic.evolve.repair_json import repair_json
+from slmactor.logic.evolve.repair_json import json_cut_off, repair_json
 
 #: Every named transform, in the order `infer_transform` tries them.
 TRANSFORMS: tuple[str, ...] = (
@@ -68,11 +75,10 @@ def _gutter_of(lines: list[str]) -> re.Pattern[str] | None:
     """The one gutter format every non-blank line carries, numbered n, n+1, …; None otherwise."""
     for gutter in _GUTTERS:
         expected = -1
-        seen = False
+        seen = False  # a line with the whole gutter: numbers alone ("42") are not a listing
         for line in lines:
-            match = gutter.match(line) or (
-                _BARE_NUMBER.fullmatch(line) if line.strip() else None
-            )
+            full = gutter.match(line)
+            match = full or (_BARE_NUMBER.fullmatch(line) if line.strip() else None)
             if match is None:
                 if line.strip():
                     break
@@ -80,7 +86,7 @@ def _gutter_of(lines: list[str]) -> re.Pattern[str] | None:
             number = int(match.group(1))
             if expected >= 0 and number != expected:
                 break
-            expected, seen = number + 1, True
+            expected, seen = number + 1, seen or full is not None
         else:
             if seen:
                 return gutter
@@ -107,9 +113,12 @@ def strip_gutter(text: str) -> str | None:
     return "\n".join(_strip_line(gutter, line) for line in lines)
 
 
+_GUTTERED = (*_OLD, "patch", "diff", "hunk")
+
+
 def _strip_gutters(args: Args) -> None:
     mirrored: re.Pattern[str] | None = None
-    for key in (*_OLD, "patch", "diff", "hunk"):
+    for key in _GUTTERED:
         value = args.get(key)
         if isinstance(value, str):
             lines = value.split("\n")
@@ -242,3 +251,60 @@ def is_token_edit(args: str) -> bool:
         ch.isspace() for ch in old
     )
 
+
+# --- preconditions (issue 14) --------------------------------------------------------------
+
+
+def _has_gutter(obj: Args) -> bool:
+    return any(isinstance(obj.get(k), str) and strip_gutter(obj[k]) is not None for k in _GUTTERED)
+
+
+def _has_trailing_space(obj: Args) -> bool:
+    for key in _OLD:
+        value = obj.get(key)
+        if isinstance(value, str) and any(
+            line.strip() and line != line.rstrip(" \t\r")
+            for line in (strip_gutter(value) or value).split("\n")
+        ):
+            return True
+    return False
+
+
+def _has_fence(obj: Args) -> bool:
+    for key in (*_OLD, *_NEW, "content", "body"):
+        value = obj.get(key)
+        match = _FENCE.match(value) if isinstance(value, str) else None
+        if match and "```" not in match.group(1):
+            return True
+    return False
+
+
+def _multi_line_old(obj: Args) -> bool:
+    return any(isinstance(obj.get(k), str) and len(obj[k].split("\n")) > 2 for k in _OLD)
+
+
+_PRECONDITIONS: dict[str, Callable[[Args], bool]] = {
+    "strip_line_number_prefix": _has_gutter,
+    "trim_trailing_whitespace": _has_trailing_space,
+    "unfence_code": _has_fence,
+    "shrink_old_str": _multi_line_old,
+    "set_replace_all": lambda obj: obj.get("replace_all") is not True and is_token_edit(
+        dump_args(obj)),
+}
+
+
+def fits(name: str, args: str) -> bool:
+    """True when the failed call shows what transform `name` repairs (see the module docstring)."""
+    if name == "repair_json":
+        return _load_object(args) is None and not json_cut_off(args) and repair_json(args) is not None
+    check = _PRECONDITIONS.get(name)
+    obj = _load_object(args) if check else None
+    return check is not None and obj is not None and check(obj)
+
+
+def repair_for(name: str, args: str) -> str | None:
+    """The arguments repaired by `name`, when its precondition holds and it changes them."""
+    if not fits(name, args):
+        return None
+    new_args, changed = apply_transform(name, args)
+    return new_args if changed else None

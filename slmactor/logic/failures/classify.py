@@ -371,7 +371,10 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "json parse error", "expecting ',' delimiter", "unterminated string",
          "failed to parse tool arguments", "invalid json", "jsondecodeerror", "in json at position",
          "expecting property name enclosed in double quotes", "expecting value: line",
-         "error parsing tool call arguments", "is not valid json"),
+         "error parsing tool call arguments", "is not valid json",
+         # Claude Code: "InputValidationError: Edit was called with input that could not be
+         # parsed as JSON." (anthropics/claude-code issue #85487)
+         "could not be parsed as json"),
     _any("context_overflow", "context length exceeded", "maximum context length",
          "context_length_exceeded", "prompt is too long", "too many tokens",
          "reduce the length of the messages", "context window", "exceeds the context",

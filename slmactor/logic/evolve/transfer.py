@@ -1,0 +1,77 @@
+"""Repairs that carry over to other languages and tools of the same family (issue 14, item 2).
+
+A learned rule is keyed by failure class, tool and language. Some repairs have nothing to do with
+the language of the file: trailing whitespace, a line-number prefix, a code fence, a JSON syntax
+slip in an edit's arguments, or `replace_all` for a one-token rename only rewrite the arguments.
+Such a rule, once it has fixed something, is **proposed** for the same failure class in another
+language (or another edit tool of the same family — `Edit`, `ws_edit`, `str_replace_editor`) when
+its precondition holds on the failed call: a new rule keyed by the new language, starting a little
+below its source's confidence and earning its own from outcomes there (one wrong repair and it is
+no longer applied). A rule whose repair needs the language (guidance, an action, `shrink_old_str`)
+keeps its key. The proposal names the rule and the runs it rests on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from slmactor.logic.evolve.rules import Rule, Trigger, rule_id
+from slmactor.logic.evolve.transforms import fits
+from slmactor.logic.failures.fingerprint import Fingerprint
+from slmactor.logic.working.toolclasses import EDIT, MODE, ToolClasses
+
+#: Transforms that only rewrite the call's arguments (the language of the file plays no part).
+ARGUMENT_ONLY = frozenset({"strip_line_number_prefix", "trim_trailing_whitespace", "unfence_code",
+                           "repair_json", "set_replace_all"})
+#: A proposal starts at this share of its source's confidence, with a prior worth two outcomes:
+#: a source proven once (0.50) gives 0.46 — applied — and one failure then takes it to 0.31.
+TRANSFER_DISCOUNT = 0.92
+TRANSFER_STRENGTH = 2.0
+
+_TOOLS = ToolClasses.default()
+
+
+def tool_family(tool: str) -> str:
+    """`edit`, `read`, `shell` for known tools (mode tools such as str_replace_editor edit), else
+    the tool's own name."""
+    name, cls = _TOOLS.classify(tool)
+    if cls == MODE:
+        return EDIT
+    return cls or name
+
+
+def _can_carry(rule: Rule, fp: Fingerprint, message: str) -> bool:
+    return (not rule.seeded and rule.repair.kind == "transform_args"
+            and rule.repair.transform in ARGUMENT_ONLY and rule.successes >= 1 and rule.applicable
+            and rule.trigger.cls == fp.cls and fp.cls != "unknown"
+            and tool_family(rule.trigger.tool or fp.tool) == tool_family(fp.tool)
+            and rule.fingerprint != fp.id and not rule.trigger.matches(fp, message))
+
+
+def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: str,
+              skip: Iterable[str] = ()) -> list[tuple[Rule, Rule]]:
+    """`(proposed rule, its source)` for each argument-only transform, not in `skip`, that a rule
+    of another language or tool learned and whose precondition holds on `args`; best source first.
+    """
+    done = set(skip)
+    best: dict[str, Rule] = {}
+    for rule in rules:
+        name = rule.repair.transform
+        if name in done or not _can_carry(rule, fp, message):
+            continue
+        held = best.get(name)
+        if held is None or (-rule.confidence, rule.id) < (-held.confidence, held.id):
+            best[name] = rule
+    return [(propose(best[name], fp), best[name]) for name in sorted(best) if fits(name, args)]
+
+
+def propose(source: Rule, fp: Fingerprint) -> Rule:
+    """The rule `source` suggests for `fp`: keyed by `fp`'s class, tool and language."""
+    trigger = Trigger(cls=fp.cls, tool=fp.tool, language=fp.language)
+    start = TRANSFER_DISCOUNT * source.confidence
+    where = "/".join(p for p in (source.trigger.language, source.trigger.tool) if p) or "anywhere"
+    return Rule(id=rule_id(trigger, source.repair), trigger=trigger, repair=source.repair,
+                scope="project", prior=(TRANSFER_STRENGTH * start, TRANSFER_STRENGTH * (1 - start)),
+                origin=source.id,
+                note=f"proposed from {source.id} (learned for {where}): the repair only rewrites "
+                     "the call's arguments")
