@@ -29,7 +29,7 @@ import functools
 import itertools
 from collections import OrderedDict
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -40,6 +40,7 @@ from slmactor.logic.loop.reflect_md import REFLECTION_BYTES, cap_document, enric
 from slmactor.logic.loop.reflection import Reflection
 from slmactor.logic.loop.regressions import CheckResult
 from slmactor.logic.loop.run_report import RunReport
+from slmactor.logic.recall.episode import request_episode_id
 from slmactor.logic.text.strings import hash_id
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
@@ -81,6 +82,15 @@ class _Job:
     document: str
     journal: JsonDoc | None
     wait: bool = False
+
+
+def _name_episode(reflection: Reflection, request_id: str) -> Reflection:
+    """Give the episode of a report without a run id the id of its request (issue 18): a client
+    retry or a replay stores it once, and two such runs in one second are two episodes. With a
+    run id the episode store names it by the run (`episode_id`)."""
+    if reflection.run_id or not request_id.strip() or reflection.episode.get("id"):
+        return reflection
+    return replace(reflection, episode={**reflection.episode, "id": request_episode_id(request_id)})
 
 
 class ReflectorActor(Actor):
@@ -147,9 +157,9 @@ class ReflectorActor(Actor):
 
     def _journal(self, root: Path, msg: RunFinish, at: float) -> JsonDoc:
         key = msg.report.get("run_id") if isinstance(msg.report.get("run_id"), str) else ""
-        name = hash_id("fin_", str(key) or f"{at}:{next(self._serial)}") + ".json"
+        name = hash_id("fin_", str(key) or msg.id or f"{at}:{next(self._serial)}") + ".json"
         doc = JsonDoc(self._pending_dir(root) / name, self.warnings, now=self.now)
-        doc.save({"at": at, "summary": msg.summary, "report": msg.report})
+        doc.save({"at": at, "summary": msg.summary, "report": msg.report, "request_id": msg.id})
         self._inflight.add(doc.path)
         return doc
 
@@ -170,6 +180,10 @@ class ReflectorActor(Actor):
             at = data.get("at")
             when = float(at) if isinstance(at, (int, float)) else self.now()
             reflection = reflect(RunReport.from_dict(data["report"]), when)
+            request_id = data.get("request_id")
+            reflection = _name_episode(
+                reflection, request_id if isinstance(request_id, str) else ""
+            )
             document = cap_document(enrich(reflection.markdown, data.get("summary")))
             self.warn(f"replaying the finish pipeline of run {reflection.run_id or '(no id)'} "
                       "interrupted by a restart")
@@ -189,13 +203,15 @@ class ReflectorActor(Actor):
     async def finish(self, msg: RunFinish) -> dict[str, Any]:
         root = self.project_root(msg)
         report = RunReport.from_dict(msg.report)
-        key = (root, report.run_id)
-        if report.run_id and key in self._finished:
+        # A retry is known by its run id, or, without one, by the client's request id.
+        key = (root, report.run_id or f"request:{msg.id}")
+        if (report.run_id or msg.id) and key in self._finished:
             return {**self._finished[key], "duplicate": True}
         self.stores.get(root)  # first use of the project: recover interrupted pipelines
         at = self.now()
         # Fingerprinting up to 500 failures is CPU work: off the actor's loop.
         reflection = await self.run_sync(reflect, report, at)
+        reflection = _name_episode(reflection, msg.id)
         document = cap_document(enrich(reflection.markdown, msg.summary))
         # Accepted = the report is durable; everything else happens in the pipeline.
         try:
@@ -222,7 +238,7 @@ class ReflectorActor(Actor):
             result["pipeline"] = await self._background(job)
         else:
             self.spawn(functools.partial(self._quiet, job), "finish pipeline")
-        if report.run_id:
+        if report.run_id or msg.id:
             self._finished[key] = result
             while len(self._finished) > MAX_REMEMBERED_RUNS:
                 self._finished.popitem(last=False)

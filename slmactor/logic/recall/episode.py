@@ -245,9 +245,28 @@ def default_verdict(success: bool, files_changed: Iterable[str]) -> str:
     return "partial" if any(f.strip() for f in files_changed) else "failure"
 
 
-def episode_id(at: float, query: str, files: Iterable[str]) -> str:
-    """`hashID("ep_", at RFC 3339, query, join(files, ","))` (S-2.2)."""
+def episode_id(at: float, query: str, files: Iterable[str], run_id: str = "") -> str:
+    """The id of an episode that came without one.
+
+    A run's episode is named by its run id (issue 18): a `run.finish` retried or replayed after a
+    crash lands on the same id (stored once), and two runs of one task in one second get two.
+    Only an episode without a run id falls back to S-2.2's `hashID("ep_", at RFC 3339, query,
+    join(files, ","))`.
+    """
+    if run_id.strip():
+        return run_episode_id(run_id)
     return hash_id("ep_", to_rfc3339(at), query, ",".join(files))
+
+
+def run_episode_id(run_id: str) -> str:
+    """The episode id of run `run_id` (the same for every retry of its `run.finish`)."""
+    return hash_id("ep_", "run", run_id.strip())
+
+
+def request_episode_id(request_id: str) -> str:
+    """The episode id of a `run.finish` without a run id: named by the client's request id,
+    which a client keeps across its retries of one request."""
+    return hash_id("ep_", "request", request_id.strip())
 
 
 def normalize_episode(episode: Episode, now: float) -> Episode:
@@ -279,7 +298,7 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
     verdict = episode.verdict.strip() or default_verdict(episode.success, files)
     return replace(
         episode,
-        id=episode.id.strip() or episode_id(at, query, files),
+        id=episode.id.strip() or episode_id(at, query, files, clip(episode.run_id, NAME_CAP)),
         at=at,
         query=query,
         summary=clip(episode.summary, TEXT_CAP),
