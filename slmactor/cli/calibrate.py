@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, CliContext, exit_code_for
 
 
 def register(sub: Any) -> None:
@@ -49,7 +49,7 @@ def cmd_show(ctx: CliContext) -> int:
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
-        return ctx.fail(f"calibrate show: {exc.reason}", EXIT_USAGE)
+        return ctx.fail(f"calibrate show: {exc.reason}", exit_code_for(exc))
     if args.model:
         profile = result.get("profile")
         profiles = [{**profile, "expired": result.get("expired", False)}] if profile else []

@@ -4,11 +4,11 @@ Exit codes, one meaning each (modelled on the LSB init-script convention: 0 runn
 1 generic failure / not running, 2 invalid arguments, 150–199 reserved for the application):
 
     0    ok; for `status`: the daemon is healthy
-    1    the daemon is unreachable (down, wedged, or it could not be started), or it answered
-         that it could not do the request
-    2    usage error: unknown command, bad option or value
-    150  `status`: the daemon answers but is degraded (an actor down or restarting, a client of
-         another version)
+    1    failed: the daemon is unreachable (down, wedged, or it could not be started), or it
+         answered that it could not carry out the request (a store error, say)
+    2    usage error: unknown command, bad option or value (also when the daemon rejects a value)
+    150  not healthy: `status` — the daemon answers but is degraded (an actor down or restarting,
+         a client of another version); `evolve regressions --run` — a check regressed
     151  bad project: `--project` is missing or not a directory
 """
 
@@ -23,9 +23,28 @@ from typing import Any
 
 EXIT_OK = 0
 EXIT_UNREACHABLE = 1
+EXIT_FAILED = EXIT_UNREACHABLE
 EXIT_USAGE = 2
 EXIT_DEGRADED = 150
 EXIT_BAD_PROJECT = 151
+#: What `slmactor --help` and the README say about them.
+EXIT_CODES_HELP = (
+    "exit codes: 0 ok (status: healthy); 1 daemon unreachable, or the request failed; "
+    "2 usage error; 150 not healthy (status: degraded; evolve regressions: a check regressed); "
+    "151 bad --project"
+)
+#: Error replies that mean the request itself was wrong (the user's to fix), by their code
+#: number in `slmactor.protocol.errors.ErrorCode` (not imported: `status` must stay cheap).
+_USAGE_REPLIES = frozenset({4, 5, 11, 15, 16})  # UNKNOWN_KIND BAD_FIELD NOT_FOUND FORBIDDEN INVALID
+_BAD_PROJECT_REPLY = 12
+
+
+def exit_code_for(error: Any) -> int:
+    """The exit code for a `RequestFailed` (an error reply of the daemon)."""
+    code = getattr(error, "code", None)
+    if code == _BAD_PROJECT_REPLY:
+        return EXIT_BAD_PROJECT
+    return EXIT_USAGE if code in _USAGE_REPLIES else EXIT_FAILED
 
 
 class CliError(Exception):
@@ -138,7 +157,7 @@ class CliContext:
         except DaemonUnavailable as exc:
             return self.fail(str(exc), EXIT_UNREACHABLE)
         except RequestFailed as exc:
-            return self.fail(f"request failed: {exc}", EXIT_USAGE)
+            return self.fail(f"request failed: {exc}", exit_code_for(exc))
 
     def client(self, *, autostart: bool = True, timeout: float | None = None) -> Any:
         """A connected `slmactor.client.Client`, starting the daemon first unless told not to."""

@@ -9,7 +9,7 @@ from typing import Any
 
 from slmactor import __version__
 from slmactor.cli.autostart import start_daemon
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_DEGRADED, EXIT_OK, EXIT_UNREACHABLE, CliContext
 
 
 def register(sub: Any) -> None:
@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_start)
     p = sub.add_parser("stop", help="stop the daemon (drains and flushes first)")
     p.set_defaults(func=cmd_stop)
-    p = sub.add_parser("status", help="daemon health; exit 0 healthy, 1 unreachable, 2 degraded")
+    p = sub.add_parser("status", help="daemon health; exit 0 healthy, 1 unreachable, 150 degraded")
     p.set_defaults(func=cmd_status)
 
 
@@ -153,4 +153,4 @@ def cmd_status(ctx: CliContext) -> int:
     status["version_mismatch"] = status.get("version") != __version__
     ctx.emit(status, render_status(status))
     healthy = status["health"] == "healthy" and not status["version_mismatch"]
-    return EXIT_OK if healthy else EXIT_USAGE
+    return EXIT_OK if healthy else EXIT_DEGRADED

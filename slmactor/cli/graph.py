@@ -25,7 +25,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, CliContext, exit_code_for
 
 MAX_DEPTH = 6
 
@@ -74,7 +74,7 @@ def _ask(ctx: CliContext, msg: Any, timeout: float | None = None) -> tuple[Any, 
     except DaemonUnavailable as exc:
         return None, ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
-        return None, ctx.fail(f"graph {ctx.args.subcommand}: {exc}", EXIT_USAGE)
+        return None, ctx.fail(f"graph {ctx.args.subcommand}: {exc}", exit_code_for(exc))
 
 
 def _bad_types(ctx: CliContext) -> int | None:

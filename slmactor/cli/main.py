@@ -15,7 +15,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from slmactor import __version__
-from slmactor.cli.context import EXIT_OK, EXIT_USAGE, CliContext, CliError, silence_stdout
+from slmactor.cli.context import (
+    EXIT_CODES_HELP,
+    EXIT_OK,
+    EXIT_USAGE,
+    CliContext,
+    CliError,
+    silence_stdout,
+)
 
 #: group name → (help, modules that add its subcommands)
 GROUPS: dict[str, tuple[str, list[str]]] = {
@@ -54,10 +61,6 @@ COMMON_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
 #: Option names whose value is the next token (for finding the command without argparse).
 VALUE_OPTIONS = frozenset(flags[0] for flags, kw in COMMON_OPTIONS if kw.get("action") is None)
 
-EXIT_CODES_HELP = (
-    "exit codes: 0 ok (status: healthy), 1 daemon unreachable or the command failed, "
-    "2 usage error, 150 degraded (status), 151 bad --project"
-)
 
 
 class CommandParser(argparse.ArgumentParser):

@@ -119,7 +119,7 @@ def test_regressions_run_offline_confined_and_never_execute_commands(
         assert regressed["failed"] == 1
     assert not marker.exists()
     cli = _cli(daemon, "evolve", "regressions", "--run")
-    assert cli.returncode == 2 and "no longer contains the fix" in cli.stdout
+    assert cli.returncode == 150 and "no longer contains the fix" in cli.stdout
     assert "never executes commands" in cli.stdout
     assert not marker.exists()
 

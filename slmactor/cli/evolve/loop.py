@@ -12,7 +12,14 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import (
+    EXIT_DEGRADED,
+    EXIT_FAILED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    CliContext,
+    exit_code_for,
+)
 
 
 def register(sub: Any) -> None:
@@ -60,10 +67,10 @@ def cmd_regressions(ctx: CliContext) -> int:
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
-        return ctx.fail(f"evolve regressions: {exc}", EXIT_USAGE)
+        return ctx.fail(f"evolve regressions: {exc}", exit_code_for(exc))
     ctx.emit(result, render_regressions(result, ctx.args.run))
-    # A regressed check is a finding, not an error of this command: exit 2 like "degraded".
-    return EXIT_USAGE if ctx.args.run and result.get("failed") else EXIT_OK
+    # A regressed check is a finding, not an error of this command: "not healthy" (150).
+    return EXIT_DEGRADED if ctx.args.run and result.get("failed") else EXIT_OK
 
 
 def cmd_reset(ctx: CliContext) -> int:
@@ -86,10 +93,10 @@ def cmd_reset(ctx: CliContext) -> int:
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
-        return ctx.fail(f"evolve reset: {exc}", EXIT_USAGE)
+        return ctx.fail(f"evolve reset: {exc}", exit_code_for(exc))
     failed = result.get("failed", [])
     text = f"reset {ctx.project}: {result.get('regressions', 0)} regression check(s) removed"
     if failed:
         text += f"; could not reset: {', '.join(failed)}"
     ctx.emit(result, text)
-    return EXIT_USAGE if failed else EXIT_OK
+    return EXIT_FAILED if failed else EXIT_OK

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, CliContext, exit_code_for
 
 
 def register(sub: Any) -> None:
@@ -42,7 +42,7 @@ def cmd_why(ctx: CliContext) -> int:
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
-        return ctx.fail(f"evolve why: {exc.reason}", EXIT_USAGE)
+        return ctx.fail(f"evolve why: {exc.reason}", exit_code_for(exc))
     known = decision in SHIPPED_PRIORS or result.get("found") or result.get("others")
     if not known:
         known_list = ", ".join(sorted(SHIPPED_PRIORS))

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext, exit_code_for
 
 
 def register(sub: Any) -> None:
@@ -95,7 +95,7 @@ def cmd_fingerprint(ctx: CliContext) -> int:
         except DaemonUnavailable as exc:
             return ctx.fail(str(exc), EXIT_UNREACHABLE)
         except RequestFailed as exc:
-            return ctx.fail(f"evolve fingerprint: {exc}", EXIT_USAGE)
+            return ctx.fail(f"evolve fingerprint: {exc}", exit_code_for(exc))
     ctx.emit(result, render_fingerprint(result))
     return EXIT_OK
 
@@ -139,6 +139,6 @@ def cmd_rules(ctx: CliContext) -> int:
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
-        return ctx.fail(f"evolve rules: {exc}", EXIT_USAGE)
+        return ctx.fail(f"evolve rules: {exc}", exit_code_for(exc))
     ctx.emit(result, render_rules(result, ctx.args.all))
     return EXIT_OK

@@ -11,7 +11,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, CliContext, exit_code_for
 
 
 def register(sub: Any) -> None:
@@ -48,7 +48,7 @@ def _ask(ctx: CliContext, msg: Any) -> tuple[Any, int | None]:
     except DaemonUnavailable as exc:
         return None, ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
-        return None, ctx.fail(str(exc), EXIT_USAGE)
+        return None, ctx.fail(str(exc), exit_code_for(exc))
 
 
 def _files(files: list[str], limit: int = 4) -> str:

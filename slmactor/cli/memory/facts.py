@@ -6,8 +6,9 @@ memory show [--role R] [--run ID] [--budget N] [--query Q] [--files F …] [--ta
 memory facts [--kind K]                     facts by score, pinned ones marked ★
 memory lessons [--query Q] [--max-bytes N]  the lesson lines a worker would see (S-8.10)
 memory forget SCOPE [--run ID] [--yes]      working|episodic|episodes|semantic|facts|
-                                            procedural|project|all; `all` and `procedural`
-                                            ask first unless --yes (--json requires --yes)
+                                            procedural|project|all; every scope asks first
+                                            unless --yes (--json or no terminal: refused
+                                            without --yes), like every destructive command
 """
 
 from __future__ import annotations
@@ -15,10 +16,9 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_FAILED, EXIT_OK, CliContext
 
 SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
-CONFIRM_SCOPES = ("all", "procedural")
 NOTHING_YET = "(nothing remembered yet — finish a run with your harness first)"
 
 
@@ -148,7 +148,7 @@ def cmd_distill(ctx: CliContext) -> int:
             reply = client.ask(MemoryDistill(wait=ctx.args.wait))
         if "error" in reply:
             ctx.emit(reply, f"distillation failed: {reply['error']}")
-            return EXIT_USAGE
+            return EXIT_FAILED
         if ctx.args.wait and reply.get("unchanged"):
             text = f"no new episodes since the last pass ({reply['episodes']} in the window)"
         elif ctx.args.wait:
@@ -178,7 +178,7 @@ def cmd_forget(ctx: CliContext) -> int:
         return ctx.fail(
             f"memory forget: invalid scope {ctx.args.scope!r} (one of {', '.join(SCOPES)})"
         )
-    if scope in CONFIRM_SCOPES and not ctx.args.yes:
+    if not ctx.args.yes:  # one rule for every destructive command, whatever the scope
         if ctx.json:
             return ctx.fail(f"memory forget {scope}: --json requires --yes")
         if not _confirmed(scope):
@@ -191,6 +191,6 @@ def cmd_forget(ctx: CliContext) -> int:
         if reply["errors"]:
             text += "\n" + "\n".join(f"  {k}: {v}" for k, v in reply["errors"].items())
         ctx.emit(reply, text)
-        return EXIT_OK if reply["ok"] else EXIT_USAGE
+        return EXIT_OK if reply["ok"] else EXIT_FAILED
 
     return ctx.call(run)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, CliContext, exit_code_for
 
 
 def _add(sub: Any, name: str, help_text: str) -> None:
@@ -100,5 +100,5 @@ def cmd_working(ctx: CliContext) -> int:
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
-        return ctx.fail(str(exc), EXIT_USAGE)
+        return ctx.fail(str(exc), exit_code_for(exc))
     return EXIT_OK
