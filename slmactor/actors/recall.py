@@ -226,9 +226,9 @@ class RecallActor(Actor):
             item: dict[str, Any] = {"id": hit.entry.id, "score": hit.score,
                                     "entry": hit.entry.to_dict()}
             if rank < HYDRATE_HITS:
-                full = await self._call(store, store.get, hit.entry.id)
+                full = await self._call(store, store.get_dict, hit.entry.id)
                 if full is not None:
-                    item["episode"] = full.to_dict()
+                    item["episode"] = full
             if hit.explanation is not None:
                 item["explanation"] = hit.explanation.to_dict()
                 item["why"] = hit.explanation.render()

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -51,6 +52,8 @@ DEFAULT_MAX_AGE_DAYS = 180.0
 #: The index of a 100k-episode team store is ~100 MB of JSON; the JsonDoc default is lower.
 INDEX_MAX_BYTES = 1 << 30
 STALE_WARNING = "episode index stale; rebuilt from log"
+#: Episodes kept as reply-ready dicts by `get_dict` (~1-3 KB each).
+HYDRATED_CACHE = 1024
 
 
 def resolve_limit(value: float, default: float) -> float | None:
@@ -107,6 +110,9 @@ class EpisodeStore:
         self.read_only = read_only
         self._index = EpisodeIndex(self.options)
         self._memory: dict[str, Episode] = {}
+        # Reply-ready dicts of recently read episodes (see `get_dict`), valid for one index.
+        self._hydrated: OrderedDict[str, dict[str, Any]] = OrderedDict()
+        self._hydrated_for: EpisodeIndex | None = None
         self._dirty = False
         # The owning actor runs slow calls (open, flush, prune) in a worker thread while it keeps
         # answering; one lock keeps the index consistent between the two.
@@ -389,6 +395,32 @@ class EpisodeStore:
                         self._rebuild_locked()
                     return Episode.from_dict(record)
             return None
+
+    def get_dict(self, episode_id: str) -> dict[str, Any] | None:
+        """`get(episode_id).to_dict()`, from a bounded cache when it was read recently.
+
+        A stored episode never changes, so recall's best hits need not be re-read from the log
+        and re-normalised on every ask (a block asked on every prompt hits the same few). The
+        cache belongs to the current index: any rebuild, prune, forget or change on disk that
+        replaces the index empties it. Callers must not mutate the dict they get.
+        """
+        with self._lock:
+            self._sync_with_disk()
+            if self._hydrated_for is not self._index:
+                self._hydrated.clear()
+                self._hydrated_for = self._index
+            cached = self._hydrated.get(episode_id)
+            if cached is not None:
+                self._hydrated.move_to_end(episode_id)
+                return cached
+            episode = self.get(episode_id)
+            if episode is None or self._hydrated_for is not self._index:
+                return None if episode is None else episode.to_dict()
+            record = episode.to_dict()
+            self._hydrated[episode_id] = record
+            if len(self._hydrated) > HYDRATED_CACHE:
+                self._hydrated.popitem(last=False)
+            return record
 
     def entry(self, episode_id: str) -> IndexEntry | None:
         return self._index.get(episode_id)
