@@ -66,11 +66,25 @@ class TrajectoryOutcome:
         return dict(vars(self))
 
 
+@dataclass(frozen=True, slots=True)
+class StepOutcome:
+    """What one failed step of a learning replay came to (for measures per failure kind)."""
+
+    trajectory: str
+    step: int
+    fingerprint: str
+    outcome: str
+    applied: bool
+    wrong_repair: bool
+
+
 @dataclass
 class LearningResult:
     label: str
     tally: LearningTally = field(default_factory=LearningTally)
     runs: list[TrajectoryOutcome] = field(default_factory=list)
+    #: Every failed step, in replay order (not part of `to_dict`: the totals are the report).
+    steps: list[StepOutcome] = field(default_factory=list)
 
     def to_dict(self) -> dict[str, Any]:
         return {"label": self.label, **self.tally.to_dict(),
@@ -105,7 +119,7 @@ def learning_replay(client: Any, trajectories: list[Trajectory], label: str) -> 
         run_id = f"{label}-{batch}-{index:02d}-{traj.id}"[:120]
         _ask(client, RunStart(run_id=run_id, task=traj.query, role="worker"))
         tally = RunTally(traj)
-        for step in traj.steps:
+        for position, step in enumerate(traj.steps):
             if step.kind == "assistant":
                 tally.assistant(step)
                 continue
@@ -116,6 +130,9 @@ def learning_replay(client: Any, trajectories: list[Trajectory], label: str) -> 
                 run_id=run_id, tool=step.tool, message=step.error, language=traj.language,
                 model=traj.model, args=step.args)))
             result = classify(step, advice)
+            out.steps.append(StepOutcome(traj.id, position, advice.fingerprint, result.outcome,
+                                         advice.apply and advice.new_args is not None,
+                                         result.wrong_repair))
             reproducible = bool(step.fixed_args) and step.fixed_args != step.args and bool(
                 infer_transform(step.args, step.fixed_args))
             out.tally.add(advice.fingerprint, result, reproducible)
