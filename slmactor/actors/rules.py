@@ -90,7 +90,7 @@ class RulesActor(Actor):
 
     def _store(self, root: Path) -> RuleStore:
         store = self.stores.get(root)
-        store.refresh_user()
+        store.sync()  # a rules.json edited or deleted by hand is read again, not overwritten
         return store
 
     def _count(self, key: str) -> None:

@@ -20,6 +20,7 @@ from slmactor.logic.loop import regressions as logic
 from slmactor.logic.loop.regressions import MAX_CHECKS, Check, CheckResult
 from slmactor.stores.base.confined import observe
 from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.watched import Signature, signature
 from slmactor.stores.base.warnings import WarningLog
 
 VERSION = 1
@@ -41,11 +42,26 @@ class RegressionStore:
         self.cap = cap
         self._now = now
         self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now)
+        # The file as this store last read or wrote it (see `sync`).
+        self._seen: Signature = None
         self._checks: list[Check] = self._read()
         self._dirty = False
 
+    def sync(self) -> bool:
+        """Re-read the file if it changed or vanished behind our back; True when it did.
+
+        Every public method calls it first: after `rm -rf .slmcode` the checks are gone, and
+        the next save must not write them back from memory (a hand edit is kept the same way).
+        """
+        if signature(self.path) == self._seen:
+            return False
+        self._checks = self._read()
+        self._dirty = False
+        return True
+
     def _read(self) -> list[Check]:
         data: Any = self._doc.load()
+        self._seen = signature(self.path)
         raw = data.get("checks") if isinstance(data, dict) else data
         if not isinstance(raw, list):
             return []
@@ -60,17 +76,21 @@ class RegressionStore:
 
     def checks(self) -> list[Check]:
         """Newest first."""
+        self.sync()
         return logic.newest_first(self._checks)
 
     def command_checks(self) -> list[Check]:
+        self.sync()
         return logic.command_checks(self._checks)
 
     def add(self, check: Check) -> bool:
+        self.sync()
         self._checks, added = logic.add(self._checks, check, self.cap)
         self._dirty = self._dirty or added
         return added
 
     def prune(self, cap: int | None = None) -> int:
+        self.sync()
         before = len(self._checks)
         self._checks = logic.prune(self._checks, self.cap if cap is None else cap)
         dropped = before - len(self._checks)
@@ -79,6 +99,7 @@ class RegressionStore:
 
     def run_offline(self, root: Path) -> list[tuple[Check, CheckResult]]:
         """Evaluate every file check against the files under `root`; commands are not run."""
+        self.sync()
         now = self._now()
         results: list[tuple[Check, CheckResult]] = []
         updated: dict[str, Check] = {}
@@ -99,6 +120,7 @@ class RegressionStore:
             return False
         ordered = logic.prune(self._checks, 0)  # sorted by added_at, nothing dropped
         self._doc.save({"version": VERSION, "checks": [c.to_dict() for c in ordered]})
+        self._seen = signature(self.path)
         self._dirty = False
         return True
 
@@ -108,4 +130,5 @@ class RegressionStore:
         self._checks = []
         self._dirty = False
         self._doc.delete()
+        self._seen = None
         return count

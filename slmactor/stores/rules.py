@@ -27,6 +27,7 @@ from slmactor.logic.evolve.rule_seeds import seed_rules
 from slmactor.logic.evolve.rules import Rule, RuleBook
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.watched import Signature, signature
 from slmactor.stores.base.warnings import WarningLog
 
 VERSION = 1
@@ -64,7 +65,25 @@ class RuleStore:
             if user_path is not None else None
         self.book = RuleBook()
         self._user_sig: tuple[int, int, int] | None = None
+        # The project file as this store last read or wrote it: a file deleted by hand
+        # (`rm -rf .slmcode` while the daemon runs) must not be written back from memory.
+        self._project_sig: Signature = None
         self.reload()
+
+    def _project_signature(self) -> Signature:
+        return signature(self._project.path) if self._project is not None else None
+
+    def sync(self) -> bool:
+        """Catch up with the files before acting; True when the book was re-read.
+
+        The project file changed or removed behind our back (edited, `rm -rf .slmcode`): the
+        whole book is rebuilt from the seeds and what the files now hold, so deleted rules stay
+        deleted. Otherwise the user file is re-read if another project's store rewrote it.
+        """
+        if self._project is not None and self._project_signature() != self._project_sig:
+            self.reload()
+            return True
+        return self.refresh_user()
 
     def _user_signature(self) -> tuple[int, int, int] | None:
         if self._user is None:
@@ -112,6 +131,7 @@ class RuleStore:
         book.dirty = False
         self.book = book
         self._user_sig = self._user_signature()
+        self._project_sig = self._project_signature()
 
     @staticmethod
     def _merge(book: RuleBook, seeds: dict[str, Rule], item: dict[str, Any], scope: str) -> None:
@@ -148,6 +168,7 @@ class RuleStore:
         wrote = self._write(self._user, user)
         self._user_sig = self._user_signature()
         wrote = self._write(self._project, project) or wrote
+        self._project_sig = self._project_signature()
         self.book.dirty = False
         return wrote
 
