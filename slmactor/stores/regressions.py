@@ -20,8 +20,8 @@ from slmactor.logic.loop import regressions as logic
 from slmactor.logic.loop.regressions import MAX_CHECKS, Check, CheckResult
 from slmactor.stores.base.confined import observe
 from slmactor.stores.base.jsondoc import JsonDoc
-from slmactor.stores.base.watched import Signature, signature
 from slmactor.stores.base.warnings import WarningLog
+from slmactor.stores.base.watched import Signature, signature
 
 VERSION = 1
 

@@ -27,8 +27,8 @@ from slmactor.logic.evolve.rule_seeds import seed_rules
 from slmactor.logic.evolve.rules import Rule, RuleBook
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.stores.base.jsondoc import JsonDoc
-from slmactor.stores.base.watched import Signature, signature
 from slmactor.stores.base.warnings import WarningLog
+from slmactor.stores.base.watched import Signature, signature
 
 VERSION = 1
 
