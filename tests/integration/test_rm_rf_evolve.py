@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from pathlib import Path
 from typing import Any
 
 from slmactor.protocol.messages import (
@@ -38,6 +39,15 @@ def _report(run_id: str) -> dict[str, Any]:
     }
 
 
+def rm_rf(path: Path) -> None:
+    """`rm -rf path`, as a user runs it while the daemon may still be writing memory files."""
+    for _ in range(50):
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            return
+    raise AssertionError(f"{path} keeps coming back")
+
+
 def _learned_ids(client: Any) -> set[str]:
     return {r["id"] for r in client.ask(EvolveRules())["rules"] if not r.get("seeded")}
 
@@ -52,7 +62,7 @@ def test_rules_and_checks_deleted_by_hand_are_not_written_back(daemon: DaemonPro
         assert old_rules and layout.rules.exists() and layout.regressions.exists()
         assert len(client.ask(EvolveRegressions())["checks"]) == 1
 
-        shutil.rmtree(daemon.project / ".slmcode")
+        rm_rf(daemon.project / ".slmcode")
 
         # What the daemon shows right away: nothing learned, nothing to check.
         assert _learned_ids(client) == set()
