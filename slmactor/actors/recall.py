@@ -155,12 +155,30 @@ class RecallActor(Actor):
         if not isinstance(msg.episode, dict) or not msg.episode:
             raise RequestError(ErrorCode.BAD_FIELD, "episode must be a non-empty map")
         store = await self._store(msg)
+        root = self.project_root(msg)
+        episode = Episode.from_dict(msg.episode)
         if store.in_memory is False and len(store) == 0:
-            await self.run_sync(ProjectLayout(self.project_root(msg)).ensure)
-        stored, added = await self._call(store, store.append, Episode.from_dict(msg.episode))
+            try:
+                await self.run_sync(ProjectLayout(root).ensure)
+            except (OSError, StoreError) as exc:
+                self._keep_in_memory(store, root, exc)
+        try:
+            stored, added = await self._call(store, store.append, episode)
+        except RequestError:
+            if store.in_memory or ProjectLayout(root).memory_dir.is_dir():
+                raise  # a write error of a usable directory (disk full): nothing acknowledged
+            self._keep_in_memory(store, root, "the memory directory is gone and cannot be made")
+            stored, added = await self._call(store, store.append, episode)
         if added:
             self.ctx.stats.extra["episodes_appended"] += 1
         return {"added": added, "id": stored.id, "episode": stored.to_dict()}
+
+    def _keep_in_memory(self, store: EpisodeStore, root: Path, why: object) -> None:
+        """Degrade like the other layers do: keep serving from memory, and say so in status."""
+        store.keep_in_memory()
+        reason = why.strerror if isinstance(why, OSError) and why.strerror else str(why)
+        self.warn(f"episodes of {root} are kept in memory only (not saved): cannot create "
+                  f"{ProjectLayout(root).memory_dir}: {reason}")
 
     @handles(EpisodeGet)
     async def get(self, msg: EpisodeGet) -> dict[str, Any]:

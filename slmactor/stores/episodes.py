@@ -137,6 +137,15 @@ class EpisodeStore:
     def in_memory(self) -> bool:
         return self._log is None
 
+    def keep_in_memory(self) -> None:
+        """From now on hold episodes in memory only: the store's directory cannot be created
+        (`.slmcode` is a regular file, say). Recall keeps working on what this process sees."""
+        with self._lock:
+            self._log = None
+            self._doc = None
+            self._dirty = False
+            self._disk = None
+
     def __len__(self) -> int:
         return len(self._index)
 
