@@ -70,6 +70,7 @@ from slmactor.runtime.actor import Actor, ActorContext, handles
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
 from slmactor.stores.base.markdown import write_markdown
+from slmactor.stores.base.project_lock import claim_project_store
 
 #: Environment variable naming a TOML file of tool-name classes (`read`, `edit`, `shell` lists,
 #: `modes` table, `replace_defaults`), see `slmactor.logic.working.toolclasses`.
@@ -131,6 +132,7 @@ def _write_mirrors(batch: list[tuple[str, Path, str]]) -> tuple[int, list[str]]:
         if not Path(project).is_dir():
             continue  # the project is gone: nothing to mirror into
         try:
+            claim_project_store(Path(project))  # one writer per project, no symlinked store
             write_markdown(path, text)
             written += 1
         except (StoreError, OSError) as exc:

@@ -33,7 +33,9 @@ class ErrorCode(IntEnum):
     INTERNAL = 10
     #: The thing asked for does not exist.
     NOT_FOUND = 11
-    #: The project directory is missing, not absolute, or not a directory.
+    #: The project directory is missing, not absolute, or not a directory; or its store is
+    #: refused: `.slmcode` is a symlink or another user's, or another daemon writes it (the
+    #: reason names that daemon).
     BAD_PROJECT = 12
     #: A store could not be written (disk full, permissions); nothing was acknowledged.
     STORE_ERROR = 13

@@ -35,6 +35,12 @@ from anyio.streams.memory import MemoryObjectSendStream
 from slmactor.config import Settings
 from slmactor.protocol import ErrorCode, Message, RequestError, codec
 from slmactor.protocol.messages import DebugCrash, Ping
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.project_lock import (
+    ProjectLocked,
+    UnsafeProjectStore,
+    claim_project_store,
+)
 from slmactor.stores.base.warnings import WarningLog
 
 from .router import Router, make_route
@@ -153,7 +159,15 @@ class Actor:
             raise RequestError(ErrorCode.BAD_PROJECT, f"project must be an absolute path: {raw!r}")
         if not path.is_dir():
             raise RequestError(ErrorCode.BAD_PROJECT, f"project directory does not exist: {raw}")
-        return Path(os.path.realpath(path))
+        root = Path(os.path.realpath(path))
+        # One writer per project store, and never a store a repository points elsewhere.
+        try:
+            claim_project_store(root)
+        except (ProjectLocked, UnsafeProjectStore) as exc:
+            raise RequestError(ErrorCode.BAD_PROJECT, str(exc)) from None
+        except StoreError as exc:
+            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from None
+        return root
 
     async def ask(self, msg: Message, timeout: float | None = None) -> Any:  # noqa: ASYNC109
         """Ask the actor that owns `msg`'s kind and wait for its result.
