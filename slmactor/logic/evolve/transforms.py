@@ -17,7 +17,8 @@ Transforms:
   merely contains `x | y` or `12: value` is never touched; text after a `12\\t` gutter keeps its own
   tabs.  From `new_str` only when `old_str` itself carried a gutter (the model mirrored it), and
   there only from the lines that carry one; never from `content`/`body`, so Markdown tables and
-  CSV with `|` survive (H-S-4).
+  CSV with `|` survive (H-S-4).  A Codex `apply_patch` envelope (in `command`, `input` or
+  `patch`) has its gutters stripped after each hunk line's marker (`strip_patch_gutter`).
 * `trim_trailing_whitespace` — right-trim spaces, tabs and `\\r` on every line of `old_str`, `new_str`.
 * `unfence_code` — a value that is exactly one ``` fence (optional language tag) becomes the
   fenced text; fields `old_str`, `new_str`, `content`, `body`.
@@ -114,10 +115,46 @@ def strip_gutter(text: str) -> str | None:
 
 
 _GUTTERED = (*_OLD, "patch", "diff", "hunk")
+#: The first line of a Codex `apply_patch` envelope.
+PATCH_ENVELOPE = "*** Begin Patch"
+
+
+def strip_patch_gutter(patch: str) -> str | None:
+    """A Codex `apply_patch` envelope without the line-number gutters its hunks carry after their
+    ` `/`-`/`+` markers (`-     3\\told line`, copied from `nl -ba` output); None when no hunk has
+    a consistent gutter.  Each hunk (the lines between `@@` / `*** ` headers) is judged alone."""
+    lines = patch.split("\n")
+    changed = False
+    start = 0
+    for end in range(len(lines) + 1):
+        if end < len(lines) and not lines[end].startswith(("@@", "*** ")):
+            continue
+        hunk, start = range(start, end), end + 1
+        found = [i for i in hunk if lines[i][:1] in (" ", "-")]
+        # The lines the hunk expects to find come from the file and count up by one; added lines
+        # are the model's own and lose a gutter only where they mirror one.
+        gutter = _gutter_of([lines[i][1:] for i in found]) if found else None
+        if gutter is None:
+            continue
+        for i in hunk:
+            mark, rest = lines[i][:1], lines[i][1:]
+            if mark in (" ", "-"):
+                lines[i] = mark + _strip_line(gutter, rest)
+            elif mark == "+" and (m := gutter.match(rest)):
+                lines[i] = mark + rest[m.end():]
+        changed = True
+    return "\n".join(lines) if changed else None
 
 
 def _strip_gutters(args: Args) -> None:
     mirrored: re.Pattern[str] | None = None
+    for key in ("command", "input", "patch"):
+        value = args.get(key)
+        if isinstance(value, str) and value.lstrip().startswith(PATCH_ENVELOPE):
+            stripped = strip_patch_gutter(value)
+            if stripped is not None:
+                args[key] = stripped
+            return
     for key in _GUTTERED:
         value = args.get(key)
         if isinstance(value, str):
@@ -256,6 +293,9 @@ def is_token_edit(args: str) -> bool:
 
 
 def _has_gutter(obj: Args) -> bool:
+    if any(isinstance(obj.get(k), str) and obj[k].lstrip().startswith(PATCH_ENVELOPE)
+           and strip_patch_gutter(obj[k]) is not None for k in ("command", "input", "patch")):
+        return True
     return any(isinstance(obj.get(k), str) and strip_gutter(obj[k]) is not None for k in _GUTTERED)
 
 

@@ -49,6 +49,7 @@ _INT_FIELDS = (
     "resolved_from_memory",
     "resolved_from_llm",
     "unresolved",
+    "failures_avoided",
 )
 _TEXT_FIELDS = ("run_id", "model", "provider", "language", "label", "edit_format")
 
@@ -93,6 +94,8 @@ class Run:
     resolved_from_memory: int = 0
     resolved_from_llm: int = 0
     unresolved: int = 0
+    #: Failures a pre-flight hook repaired before the call ran (issue 12).
+    failures_avoided: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"run_id": self.run_id, "at": to_rfc3339(self.at)}
@@ -247,6 +250,12 @@ class Summary:
         """`N run(s), M task(s)` then one `- name  value` row per metric (`–` = no data)."""
         lines = [f"{self.runs} run(s), {self.total('tasks')} task(s)"]
         lines.extend(f"- {m.name:<24} {m.format(m.value(self))}" for m in METRICS)
+        avoided = self.total("failures_avoided")
+        if avoided:
+            # Not one of the compared measures of S-16.3: a count, shown when a harness's
+            # pre-flight hook repaired calls before they ran (of them, the ones fixed from
+            # memory are also in "failures fixed from memory").
+            lines.append(f"- {'failures avoided':<24} {avoided} (repaired before the call ran)")
         return "\n".join(lines) + "\n"
 
 

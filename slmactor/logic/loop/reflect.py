@@ -208,6 +208,7 @@ def metrics_for(report: RunReport, tally: Mapping[Source, int], at: float) -> Ru
         repair_hits=sum(1 for f in report.failures if f.rule_id or f.source == "memory"),
         resolved_from_memory=tally["memory"], resolved_from_llm=tally["llm"],
         unresolved=tally["unresolved"],
+        failures_avoided=sum(1 for f in report.failures if f.avoided and f.source != "unresolved"),
     ))
 
 

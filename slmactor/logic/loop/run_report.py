@@ -100,6 +100,9 @@ class FailureEvent:
     recheck: Mapping[str, Any] | None = None
     failed_args: str = ""
     fixed_args: str = ""
+    #: The call was repaired *before* it ran (a harness's pre-flight hook), so the failure never
+    #: happened; with a resolution it counts as a failure avoided.
+    avoided: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], language: str, model: str) -> FailureEvent:
@@ -120,6 +123,7 @@ class FailureEvent:
             recheck=recheck if isinstance(recheck, Mapping) else None,
             failed_args=_raw_text(data, "failed_args") or _raw_text(data, "args"),
             fixed_args=_raw_text(data, "fixed_args"),
+            avoided=data.get("avoided") is True,
         )
 
     @property
