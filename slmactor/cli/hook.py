@@ -76,8 +76,10 @@ def cmd_hook(ctx: CliContext) -> int:
         payload = _read_payload()
         event = hooks.event_name(fmt, ctx.args.event, payload)
         hook = hooks.parse(fmt, event, payload, os.environ, os.getcwd())
-        context = _act(ctx, hook)
-        _say(hooks.output(fmt, event, context))
+        from slmactor.cli.hook_loop import handle
+
+        out = handle(ctx, hook, payload)  # pre-flight repair, ledger, advice, session end
+        _say(out if out is not None else hooks.output(fmt, event, _act(ctx, hook)))
     except Exception as exc:  # noqa: BLE001 - fail open: the harness must never be blocked by us
         _warn(f"{type(exc).__name__}: {exc}")
         _say({})

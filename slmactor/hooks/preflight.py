@@ -1,0 +1,216 @@
+"""Pre-flight repair of edits in the harness's own process (issue 12, item 4).
+
+On `PreToolUse` (Claude Code, Codex CLI: `updatedInput`) and `BeforeTool` (Gemini CLI:
+`tool_input`), for edit tools only — Claude `Edit`, Gemini `replace`, Codex `apply_patch` — the
+hook reads the file the edit will run on (it runs in the user's repository; the daemon never
+touches it) and, when the text to replace is not there, asks memory how this kind of failure was
+fixed before (`evolve.on_failure` with the harness's own error text) and tries that beside the safe
+generic repairs.  `slmactor.logic.evolve.preflight` decides; the input is rewritten only when
+exactly one repair matches the file exactly once, and the reason says so in one line.
+
+Output shapes (each harness's schema): Claude Code `hookSpecificOutput{hookEventName: PreToolUse,
+permissionDecision, permissionDecisionReason, updatedInput}` — `allow` only when the session
+already lets edits through without asking (`permission_mode` acceptEdits / bypassPermissions /
+dontAsk), else `ask`, so a rewrite never skips a prompt the user would have seen; Codex
+`{permissionDecision: allow, updatedInput}` (it accepts `updatedInput` only with `allow`);
+Gemini `hookSpecificOutput{hookEventName: BeforeTool, tool_input}` (merged over the model's
+arguments) plus `systemMessage`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from slmactor.logic.evolve.preflight import (
+    Candidate,
+    Decision,
+    EditFields,
+    decide,
+    decide_patch,
+    generic_candidates,
+    generic_patch_candidates,
+    patch_paths,
+)
+
+PRE_EVENTS: dict[str, str] = {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
+#: Longest file pre-flight reads; a larger one is left to the tool.
+MAX_FILE_BYTES = 8 << 20
+_NO_PROMPT_MODES = frozenset({"acceptEdits", "bypassPermissions", "dontAsk"})
+
+#: (tool, message, args) → the daemon's `evolve.on_failure` answer, or None.
+AskAdvice = Callable[[str, str, str], Mapping[str, Any] | None]
+
+
+@dataclass(frozen=True, slots=True)
+class EditTool:
+    """How one harness's edit tool names its fields and words its not-found error."""
+
+    fields: EditFields
+    #: The error the harness would report, `{old}` and `{path}` filled in (so the failure is
+    #: fingerprinted as the one a failed call of this tool records).
+    error: str
+    #: The harness compares with the file's line endings normalised to `\n`.
+    normalizes_crlf: bool = True
+
+
+EDIT_TOOLS: dict[str, dict[str, EditTool]] = {
+    # Claude Code's Edit: `String to replace not found in file.\nString: <old_string>`.
+    "claude": {"Edit": EditTool(EditFields(), "String to replace not found in file.\nString: {old}")},
+    # Gemini CLI's replace (packages/core/src/tools/edit.ts, EDIT_NO_OCCURRENCE_FOUND).
+    "gemini": {"replace": EditTool(
+        EditFields(replace_all="allow_multiple", expected="expected_replacements"),
+        "Failed to edit, 0 occurrences found for old_string in {path}. Ensure you're not escaping "
+        "content incorrectly and check whitespace, indentation, and context. Use read_file tool to "
+        "verify.")},
+}
+#: Codex CLI's apply_patch (codex-rs/apply-patch: a hunk whose lines are not in the file).
+CODEX_PATCH_ERROR = "apply_patch verification failed: Failed to find expected lines in {path}:\n{old}"
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What the hook prints, and the ledger entry of a rewrite (None when nothing changed)."""
+
+    output: dict[str, Any]
+    reason: str
+    entry: dict[str, Any] | None = None
+
+
+def _read_text(path: Path) -> str | None:
+    """The file's text, exactly as stored (no newline translation); None if it is not a readable
+    regular UTF-8 file of at most 8 MiB."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_FILE_BYTES:
+            return None
+        with os.fdopen(fd, "rb") as fh:
+            fd = -1
+            data = fh.read(MAX_FILE_BYTES + 1)
+        return data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    finally:
+        if fd >= 0:
+            os.close(fd)
+
+
+def _resolve(name: str, base: Path) -> Path:
+    path = Path(name).expanduser()
+    return path if path.is_absolute() else base / path
+
+
+def _learned(advice: Mapping[str, Any] | None, key: str | None = None) -> list[Candidate]:
+    """The arguments a confident learned rule produced, as a candidate."""
+    if not advice or advice.get("apply") is not True:
+        return []
+    new_args = advice.get("new_args")
+    rule_id = advice.get("rule_id")
+    repair = advice.get("repair")
+    if not isinstance(new_args, str) or not new_args or not isinstance(rule_id, str):
+        return []
+    try:
+        parsed = json.loads(new_args)
+    except ValueError:
+        return []
+    if not isinstance(parsed, dict) or (key is not None and not isinstance(parsed.get(key), str)):
+        return []
+    name = repair.get("transform", "") if isinstance(repair, Mapping) else ""
+    return [Candidate(parsed, str(name) or "rule", rule_id)]
+
+
+def _output(fmt: str, payload: Mapping[str, Any], updated: dict[str, Any], reason: str) -> dict[str, Any]:
+    if fmt == "gemini":
+        return {"systemMessage": reason,
+                "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": updated}}
+    decision = "allow"
+    if fmt == "claude" and payload.get("permission_mode") not in _NO_PROMPT_MODES:
+        decision = "ask"
+    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                   "permissionDecisionReason": reason, "updatedInput": updated}}
+
+
+def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAdvice) -> Outcome:
+    """Pre-flight for one pre-tool event; `{}` output unless the edit is rewritten."""
+    if PRE_EVENTS.get(fmt) != event:
+        return Outcome({}, "not a pre-tool event")
+    tool = payload.get("tool_name")
+    tool_input = payload.get("tool_input")
+    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+        return Outcome({}, "no tool input")
+    cwd = payload.get("cwd")
+    base = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else base
+    if fmt == "codex" and tool == "apply_patch":
+        decision, message, path = _patch(tool, tool_input, base, ask)
+    else:
+        spec = EDIT_TOOLS.get(fmt, {}).get(tool)
+        if spec is None:
+            return Outcome({}, f"{tool} is not an edit tool")
+        decision, message, path = _edit(tool, tool_input, spec, base, ask)
+    if decision.candidate is None:
+        return Outcome({}, decision.reason)
+    cand = decision.candidate
+    updated = {**tool_input, **cand.args}
+    how = f"learned rule {cand.rule_id}" if cand.rule_id else "a safe generic repair"
+    reason = f"slmactor: rewrote the {tool} call before it ran ({cand.transform}, {how}): " \
+             f"{decision.reason}."
+    model = payload.get("model")
+    entry = {"e": "preflight", "tool": tool, "path": path, "message": message,
+             "failed_args": _dump(tool_input), "fixed_args": _dump(updated),
+             "transform": cand.transform, "rule_id": cand.rule_id,
+             "model": model if isinstance(model, str) else ""}
+    return Outcome(_output(fmt, payload, updated, reason), reason, entry)
+
+
+def _dump(args: Mapping[str, Any]) -> str:
+    return json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+
+
+def _edit(tool: str, tool_input: dict[str, Any], spec: EditTool, base: Path,
+          ask: AskAdvice) -> tuple[Decision, str, str]:
+    fields = spec.fields
+    old, name = tool_input.get(fields.old), tool_input.get("file_path")
+    if not isinstance(old, str) or not old or not isinstance(name, str) or not name:
+        return Decision("not a search/replace edit"), "", ""
+    text = _read_text(_resolve(name, base))
+    if text is None:
+        return Decision("the file could not be read"), "", name
+    if spec.normalizes_crlf:
+        text = text.replace("\r\n", "\n")
+    if old in text:  # the common case: no repair needed, no daemon asked
+        return Decision("the text to replace is in the file"), "", name
+    message = spec.error.format(old=old, path=name)
+    candidates = [*_learned(ask(tool, message, _dump(tool_input))),
+                  *generic_candidates(tool_input, text, fields)]
+    return decide(tool_input, text, candidates, fields), message, name
+
+
+def _patch(tool: str, tool_input: dict[str, Any], base: Path,
+           ask: AskAdvice) -> tuple[Decision, str, str]:
+    patch = tool_input.get("command")
+    if not isinstance(patch, str) or not patch.strip():
+        return Decision("no patch"), "", ""
+    files: dict[str, str] = {}
+    for name in patch_paths(patch):
+        text = _read_text(_resolve(name, base))
+        if text is not None:
+            files[name] = text
+    first = next(iter(files), "")
+    generic = generic_patch_candidates(patch)
+    if not generic and not files:
+        return Decision("no patched file could be read"), "", first
+    message = CODEX_PATCH_ERROR.format(path=first, old="")
+    decision = decide_patch(patch, files, generic)
+    if decision.reason == "every hunk of the patch is in its file" or not files:
+        return decision, message, first
+    candidates = [*_learned(ask(tool, message, _dump(tool_input)), "command"), *generic]
+    return decide_patch(patch, files, candidates), message, first

@@ -1,0 +1,184 @@
+"""A hook-driven session's ledger, and the `run.finish` that turns the session into memory
+(issue 12, item 2).
+
+Each hook is a one-shot process, so what a session did is written down as it happens: every tool
+event appends one line to the session's **ledger** — the call with its full arguments (working
+memory keeps only 200 bytes of them, too little to learn a transform from), its outcome, the
+model when the payload names it — and so do the first prompts and each pre-flight rewrite.  The
+ledger lives in the runtime directory (`hook-sessions/<hash of project and session>.jsonl`,
+mode 0600, at most 8 MiB: past that, calls are noted without their arguments), never in the
+project.
+
+When the session ends — `SessionEnd` (Claude Code, Gemini CLI, OpenHands), or `Stop` for a
+harness that has no end event (Codex CLI) — the hook takes the ledger, asks the daemon for the
+run's working memory, reads the transcript when the payload names one, builds the run report
+(`slmactor.logic.loop.session_report`) and sends `run.finish`.  `Stop` is debounced per session:
+it finishes only the part of the session not yet reported, and only when that part made a tool
+call (a `Stop` after a turn without tools, or a repeated `Stop`, sends nothing); each part after
+the first is its own run, `<session>#2`, `<session>#3`, …  Claude Code and Gemini CLI say
+`SessionEnd`, so their `Stop` (every turn) finishes nothing.
+
+Everything here fails open: a ledger that cannot be written or read costs the session its
+learning, never the harness its call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from slmactor.hooks.dialects import ToolCall
+
+#: Events that end a session, per harness.  Codex CLI has no end event: its `Stop` (end of a
+#: turn) ends a segment instead.
+END_EVENTS: dict[str, frozenset[str]] = {
+    "claude": frozenset({"SessionEnd"}),
+    "gemini": frozenset({"SessionEnd"}),
+    "openhands": frozenset({"SessionEnd"}),
+    "codex": frozenset({"Stop"}),
+}
+LEDGER_DIR = "hook-sessions"
+MAX_LEDGER_BYTES = 8 << 20
+#: Longest transcript read (a longer one is read up to this size).
+MAX_TRANSCRIPT_BYTES = 64 << 20
+#: Longest prompt kept in the ledger.
+MAX_PROMPT = 4000
+
+
+def ledger_path(runtime_dir: Path, project: str, run_id: str) -> Path:
+    from slmactor.logic.text.strings import hash_id
+
+    return runtime_dir / LEDGER_DIR / f"{hash_id('s_', project, run_id)}.jsonl"
+
+
+def append(path: Path, entry: Mapping[str, Any]) -> None:
+    """Add one entry to a ledger (created 0600 in a 0700 directory); OSError propagates."""
+    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    try:
+        data = dict(entry)
+        if os.fstat(fd).st_size > MAX_LEDGER_BYTES:
+            if data.get("e") != "call":
+                return
+            data.pop("args", None)  # past the cap a call still counts, without its arguments
+        line = json.dumps(data, ensure_ascii=False, separators=(",", ":")) + "\n"
+        os.write(fd, line.encode("utf-8", errors="replace"))  # one write: concurrent hooks interleave whole lines
+    finally:
+        os.close(fd)
+
+
+def call_entry(call: ToolCall, model: str, now: float) -> dict[str, Any]:
+    optional = {"path": call.path, "args": call.args, "command": call.command,
+                "error": call.error, "model": model}
+    return {"e": "call", "at": now, "tool": call.tool, "ok": call.ok,
+            **{key: value for key, value in optional.items() if value}}
+
+
+def prompt_entry(text: str, now: float) -> dict[str, Any]:
+    return {"e": "prompt", "at": now, "text": text[:MAX_PROMPT]}
+
+
+def _read(path: Path) -> list[dict[str, Any]]:
+    entries: list[dict[str, Any]] = []
+    with open(path, "rb") as fh:
+        for raw in fh:
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                continue  # a line cut by a crash: the rest of the ledger still counts
+            if isinstance(value, dict):
+                entries.append(value)
+    return entries
+
+
+def read_ledger(path: Path) -> list[dict[str, Any]]:
+    """The ledger's entries ([] when there is none)."""
+    try:
+        return _read(path)
+    except FileNotFoundError:
+        return []
+
+
+def drop(path: Path, count: int) -> None:
+    """Remove the first `count` entries (the ones just reported); entries a concurrent hook
+    appended meanwhile stay for the next report."""
+    try:
+        rest = _read(path)[count:]
+        if not rest:
+            path.unlink()
+            return
+        tmp = path.with_suffix(f".tmp-{os.getpid()}")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.writelines(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n"
+                          for e in rest)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _segment(path: Path) -> int:
+    """How many parts of this session were already reported (0 for the first finish)."""
+    try:
+        return int(path.with_suffix(".finished").read_text().strip() or 0)
+    except (OSError, ValueError):
+        return 0
+
+
+def _mark_segment(path: Path, n: int) -> None:
+    with contextlib.suppress(OSError):
+        path.with_suffix(".finished").write_text(str(n))
+
+
+def transcript_stats(payload: Mapping[str, Any]) -> Any:
+    """`TranscriptStats` of a Claude Code transcript named by the payload, or None."""
+    from slmactor.logic.loop.session_report import claude_transcript_stats
+
+    name = payload.get("transcript_path")
+    if not isinstance(name, str) or not name.endswith(".jsonl"):
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the hook
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        import stat
+
+        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
+            return None
+        data = fh.read(MAX_TRANSCRIPT_BYTES)
+    return claude_transcript_stats(data.decode("utf-8", errors="replace").splitlines())
+
+
+def finish(client: Any, *, fmt: str, event: str, payload: Mapping[str, Any], path: Path,
+           run_id: str) -> dict[str, Any] | None:
+    """Build and send the session's (or segment's) `run.finish`; the daemon's reply, or None
+    when there was nothing to report.  Daemon errors propagate (the caller fails open)."""
+    from slmactor.logic.loop.session_report import session_report
+
+    if event == "Stop" and payload.get("stop_hook_active") is True:
+        return None
+    entries = read_ledger(path)
+    if not any(e.get("e") in ("call", "preflight") for e in entries):
+        return None
+    done = _segment(path)
+    report_id = run_id if done == 0 else f"{run_id}#{done + 1}"
+    snapshot: dict[str, Any] | None = None
+    if done == 0:
+        reply = client.working_snapshot(run_id, wait=False)
+        if isinstance(reply, dict) and isinstance(reply.get("snapshot"), dict):
+            snapshot = reply["snapshot"]
+    transcript = transcript_stats(payload) if fmt == "claude" and done == 0 else None
+    report = session_report(report_id, fmt, entries, snapshot, transcript, time.time(),
+                            first_segment=done == 0)
+    # `wait`: reply after the pipeline, so the memory a harness sees next already holds this
+    # session (a slow pipeline only costs this hook its deadline; the daemon finishes anyway).
+    reply = client.ask_raw("run.finish", {"report": report, "wait": True})
+    drop(path, len(entries))
+    _mark_segment(path, done + 1)
+    return reply if isinstance(reply, dict) else {}

@@ -1,0 +1,231 @@
+"""Pre-flight repair of an edit: fix a search/replace call *before* it fails (issue 12, item 4).
+
+A harness's pre-tool hook hands us the edit it is about to run and the file it will run on.
+When the text to replace does not occur in the file, the call is going to fail; this module tries
+the candidate repairs — the arguments a learned rule produced, and the safe generic transforms
+(a read tool's line-number gutter in every real format, trailing whitespace, CRLF line endings) —
+and picks one only when it is unambiguous:
+
+* exactly one distinct candidate occurs in the file, and it occurs exactly once (or as many times
+  as the call asks to replace: `replace_all`, Gemini's `expected_replacements`);
+* the original text does not occur (a call that would work is never touched);
+* otherwise nothing is rewritten and the reason says why (no candidate, several candidates,
+  several places).
+
+Pure: the caller reads the file and asks the daemon; this module only compares strings.
+Codex edits are patches (`apply_patch`): `decide_patch` does the same for every hunk of a patch's
+`*** Update File:` sections, on the lines each hunk expects to find (context and removed lines).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slmactor.logic.evolve.transforms import apply_transform, dump_args, strip_patch_gutter
+
+#: Generic transforms tried on every not-found edit, safest first.  Each is checked against the
+#: file, so a transform that is wrong for this call simply finds nothing.
+GENERIC_TRANSFORMS: tuple[str, ...] = ("strip_line_number_prefix", "trim_trailing_whitespace")
+#: Label of the file-aware line-ending repair (not a named transform: it depends on the file).
+CRLF = "line_endings"
+
+
+@dataclass(frozen=True, slots=True)
+class EditFields:
+    """Where a harness's edit tool keeps its fields."""
+
+    old: str = "old_string"
+    new: str = "new_string"
+    #: A boolean "replace every occurrence" flag ("" when the tool has none).
+    replace_all: str = "replace_all"
+    #: An integer "this many occurrences" field ("" when the tool has none).
+    expected: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Arguments that might make the call succeed, and where they came from."""
+
+    args: dict[str, Any]
+    transform: str
+    #: The learned rule that produced them ("" for a generic transform).
+    rule_id: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Decision:
+    """What pre-flight concluded: `candidate` is set only when the call is to be rewritten."""
+
+    reason: str
+    candidate: Candidate | None = None
+
+    @property
+    def rewrite(self) -> bool:
+        return self.candidate is not None
+
+
+def _wanted(args: Mapping[str, Any], fields: EditFields) -> int:
+    """How many occurrences the call may replace (0 = any number ≥ 1)."""
+    if fields.replace_all and args.get(fields.replace_all) is True:
+        return 0
+    expected = args.get(fields.expected) if fields.expected else None
+    if isinstance(expected, int) and not isinstance(expected, bool) and expected > 0:
+        return expected
+    return 1
+
+
+def _fits(count: int, wanted: int) -> bool:
+    return count >= 1 if wanted == 0 else count == wanted
+
+
+def generic_candidates(args: Mapping[str, Any], text: str, fields: EditFields) -> list[Candidate]:
+    """The safe generic repairs of `args` for a file whose content is `text`."""
+    out: list[Candidate] = []
+    encoded = dump_args(_named(dict(args), fields, to_claude=True))
+    for name in GENERIC_TRANSFORMS:
+        fixed, changed = apply_transform(name, encoded)
+        if changed:
+            out.append(Candidate(_named(json.loads(fixed), fields, to_claude=False), name))
+    old, new = args.get(fields.old), args.get(fields.new)
+    if isinstance(old, str) and "\n" in old:
+        if "\r\n" in text and "\r\n" not in old:
+            swap = {fields.old: old.replace("\n", "\r\n")}
+            if isinstance(new, str):
+                swap[fields.new] = new.replace("\r\n", "\n").replace("\n", "\r\n")
+            out.append(Candidate({**args, **swap}, CRLF))
+        elif "\r\n" in old and "\r\n" not in text:
+            swap = {fields.old: old.replace("\r\n", "\n")}
+            if isinstance(new, str):
+                swap[fields.new] = new.replace("\r\n", "\n")
+            out.append(Candidate({**args, **swap}, CRLF))
+    return out
+
+
+def _named(args: dict[str, Any], fields: EditFields, *, to_claude: bool) -> dict[str, Any]:
+    """Rename the harness's old/new fields to the names the transforms know, and back."""
+    pairs = ((fields.old, "old_string"), (fields.new, "new_string"))
+    out = dict(args)
+    for theirs, ours in pairs:
+        src, dst = (theirs, ours) if to_claude else (ours, theirs)
+        if src != dst and src in out:
+            out[dst] = out.pop(src)
+    return out
+
+
+def decide(args: Mapping[str, Any], text: str, candidates: Sequence[Candidate],
+           fields: EditFields = EditFields()) -> Decision:
+    """Rewrite only when exactly one distinct candidate fits the file (see module docstring)."""
+    old = args.get(fields.old)
+    if not isinstance(old, str) or not old:
+        return Decision("not a search/replace edit")
+    wanted = _wanted(args, fields)
+    if old in text:
+        return Decision("the text to replace is in the file")
+    fitting: dict[tuple[str, str], Candidate] = {}
+    crowded = 0
+    for cand in candidates:
+        cand_old = cand.args.get(fields.old)
+        if not isinstance(cand_old, str) or not cand_old or cand_old == old:
+            continue
+        count = text.count(cand_old)
+        if _fits(count, wanted):
+            key = (cand_old, str(cand.args.get(fields.new, "")))
+            # A learned rule and a generic transform that agree are one candidate; keep the rule.
+            if key not in fitting or (cand.rule_id and not fitting[key].rule_id):
+                fitting[key] = cand
+        elif count > 1:
+            crowded += 1
+    if len(fitting) == 1:
+        return Decision("one repair matches the file exactly once", next(iter(fitting.values())))
+    if len(fitting) > 1:
+        return Decision(f"{len(fitting)} different repairs match the file: ambiguous")
+    if crowded:
+        return Decision("a repair matches several places in the file: ambiguous")
+    return Decision("no repair matches the file")
+
+
+# ---------------------------------------------------------------------------- apply_patch (Codex)
+
+_UPDATE = "*** Update File: "
+
+
+def _hunks(patch: str) -> list[tuple[str, str]]:
+    """(path, the text the hunk expects to find) for every hunk of every `*** Update File:`."""
+    out: list[tuple[str, str]] = []
+    path = ""
+    expected: list[str] = []
+
+    def flush() -> None:
+        if path and expected:
+            out.append((path, "\n".join(expected)))
+        expected.clear()
+
+    for line in patch.split("\n"):
+        if line.startswith(("@@", "*** ")):
+            flush()
+            if line.startswith("*** "):
+                path = line[len(_UPDATE):].strip() if line.startswith(_UPDATE) else ""
+        elif path and line[:1] in (" ", "-"):
+            expected.append(line[1:])
+    flush()
+    return out
+
+
+def patch_paths(patch: str) -> list[str]:
+    """The files a patch updates (`*** Update File:` headers), in order, without repeats."""
+    seen: dict[str, None] = {}
+    for line in patch.split("\n"):
+        if line.startswith(_UPDATE) and line[len(_UPDATE):].strip():
+            seen[line[len(_UPDATE):].strip()] = None
+    return list(seen)
+
+
+def _applies(patch: str, files: Mapping[str, str], *, once: bool) -> bool | None:
+    """Whether every hunk's expected text is in its file (exactly once when `once`); None when a
+    file could not be read, so the patch cannot be judged."""
+    for path, expected in _hunks(patch):
+        text = files.get(path)
+        if text is None:
+            return None
+        count = text.count(expected)
+        if count == 0 or (once and count != 1):
+            return False
+    return True
+
+
+def decide_patch(patch: str, files: Mapping[str, str], candidates: Sequence[Candidate],
+                 key: str = "command") -> Decision:
+    """`decide` for a Codex `apply_patch` call: `files` maps each patched path to its text.
+
+    A candidate is taken only when every one of its hunks finds its expected text exactly once,
+    while the original patch has a hunk that finds nothing; any unreadable file means no rewrite.
+    """
+    if not _hunks(patch):
+        return Decision("the patch updates no file")
+    original = _applies(patch, files, once=False)
+    if original is None:
+        return Decision("a patched file could not be read")
+    if original:
+        return Decision("every hunk of the patch is in its file")
+    fitting: dict[str, Candidate] = {}
+    for cand in candidates:
+        fixed = cand.args.get(key)
+        if not (isinstance(fixed, str) and fixed != patch and _applies(fixed, files, once=True)):
+            continue
+        if fixed not in fitting or (cand.rule_id and not fitting[fixed].rule_id):
+            fitting[fixed] = cand
+    if len(fitting) == 1:
+        return Decision("the repaired patch matches each file exactly once",
+                        next(iter(fitting.values())))
+    if fitting:
+        return Decision(f"{len(fitting)} different repairs match the files: ambiguous")
+    return Decision("no repair makes every hunk match exactly once")
+
+
+def generic_patch_candidates(patch: str, key: str = "command") -> list[Candidate]:
+    """The safe generic repairs of a patch: its line-number gutters stripped."""
+    fixed = strip_patch_gutter(patch)
+    return [Candidate({key: fixed}, "strip_line_number_prefix")] if fixed is not None else []

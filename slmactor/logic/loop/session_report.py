@@ -1,0 +1,300 @@
+"""The run report of a hook-driven session (issue 12, item 2): what a harness's hooks saw, turned
+into the `run.finish` report of docs/LOOP.md so episodes, rules, lessons, bandit and metrics
+learn from sessions of Claude Code, Codex CLI, Gemini CLI and the rest.
+
+Three sources, each for what only it knows:
+
+* the session **ledger** the hook processes keep (one JSON object per line, see
+  `slmactor/hooks/session.py`): every tool call with its full arguments and outcome, the first
+  prompt, the model when the payload names it, and each pre-flight rewrite;
+* the daemon's **working memory** of the run (a `working.snapshot`): its counters (calls, errors,
+  redundant calls), the files edited and the commands run with their outcome;
+* the harness's **transcript** when the payload names one (`claude_transcript_stats`): model,
+  number of LLM calls, tokens.
+
+Failures are paired with their fix: a failed call is resolved by the next successful call of the
+same tool on the same file (or, for a call without a file, with the same command), and reported
+with the succeeding arguments as `fixed_args` — so the reflector can recognise the named transform
+that turned one into the other and learn it.  Consecutive failures of one call count as attempts
+of one failure.  A pre-flight rewrite followed by a successful call is a failure *avoided*:
+resolved by the rule that produced the rewrite (`rule:<id>`, fixed from memory) or, for a generic
+transform, by `preflight` (the reflector then learns it as a rule).  Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slmactor.logic.text.timefmt import parse_rfc3339
+from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, EDIT
+
+#: Cap on the failures one session reports (the report reader keeps 500).
+MAX_FAILURES = 200
+MAX_LIST = 64
+#: A transcript line longer than this is a tool result, never an assistant message's usage.
+MAX_TRANSCRIPT_LINE = 1 << 20
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptStats:
+    """What a Claude Code transcript says about the session's model use."""
+
+    model: str = ""
+    llm_calls: int = 0
+    tokens_in: int = 0
+    tokens_out: int = 0
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    first_prompt: str = ""
+
+
+def _int(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    return int(value) if math.isfinite(value) and value > 0 else 0
+
+
+def _prompt_text(message: Any) -> str:
+    """A user entry's typed text (a string, or its text blocks); "" for tool results."""
+    content = message.get("content") if isinstance(message, Mapping) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text", "") for b in content
+                 if isinstance(b, Mapping) and b.get("type") == "text"]
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return ""
+
+
+def claude_transcript_stats(lines: Iterable[str]) -> TranscriptStats:
+    """Model, LLM calls and tokens of a Claude Code JSONL transcript.
+
+    Format (Claude Code 2.x, `~/.claude/projects/<project>/<session>.jsonl`): one entry per line
+    with `type` (`user`, `assistant`, `system`, `summary`, …), `timestamp`, `isSidechain`,
+    `isMeta`; an assistant entry's `message` is the Messages API response (`id`, `model`,
+    `usage` with `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`,
+    `output_tokens`, `stop_reason`).  A streamed response is written as several entries sharing
+    one `message.id`, each repeating the usage: the last entry of an id counts, once.  Tokens in
+    are all input tokens the model processed (cached or not); `<synthetic>` entries (written by
+    Claude Code itself, not a model) are skipped.
+    """
+    usage_by_id: dict[str, tuple[int, int]] = {}
+    models: dict[str, int] = {}
+    started = ended = 0.0
+    prompt = ""
+    for line in lines:
+        if len(line) > MAX_TRANSCRIPT_LINE or not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict):
+            continue
+        stamp = entry.get("timestamp")
+        at = parse_rfc3339(stamp) if isinstance(stamp, str) else None
+        if at:
+            started = at if not started else min(started, at)
+            ended = max(ended, at)
+        kind, message = entry.get("type"), entry.get("message")
+        if kind == "user" and not prompt and not entry.get("isMeta") and not entry.get("isSidechain"):
+            prompt = _prompt_text(message).strip()
+        if kind != "assistant" or not isinstance(message, Mapping):
+            continue
+        model = message.get("model")
+        if not isinstance(model, str) or not model or model == "<synthetic>":
+            continue
+        mid = message.get("id")
+        key = mid if isinstance(mid, str) and mid else f"line-{len(usage_by_id)}"
+        usage = message.get("usage")
+        usage = usage if isinstance(usage, Mapping) else {}
+        tokens_in = (_int(usage.get("input_tokens")) + _int(usage.get("cache_creation_input_tokens"))
+                     + _int(usage.get("cache_read_input_tokens")))
+        if key not in usage_by_id:
+            models[model] = models.get(model, 0) + 1
+        usage_by_id[key] = (tokens_in, _int(usage.get("output_tokens")))
+    main_model = max(models, key=lambda m: (models[m], m)) if models else ""
+    return TranscriptStats(
+        model=main_model,
+        llm_calls=len(usage_by_id),
+        tokens_in=sum(i for i, _ in usage_by_id.values()),
+        tokens_out=sum(o for _, o in usage_by_id.values()),
+        started_at=started,
+        ended_at=ended,
+        first_prompt=prompt,
+    )
+
+
+# ------------------------------------------------------------------------------------ the ledger
+
+
+def _s(entry: Mapping[str, Any], key: str) -> str:
+    value = entry.get(key, "")
+    return value if isinstance(value, str) else ""
+
+
+def _at(entry: Mapping[str, Any]) -> float:
+    value = entry.get("at")
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    return 0.0
+
+
+def _same_call(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
+    """Same tool on the same file; for a call without a file, the same command."""
+    if _s(a, "tool").lower() != _s(b, "tool").lower():
+        return False
+    if _s(a, "path") or _s(b, "path"):
+        return _s(a, "path") == _s(b, "path")
+    return bool(_s(a, "command")) and _s(a, "command") == _s(b, "command")
+
+
+@dataclass
+class _Open:
+    """A failure waiting for its fix."""
+
+    call: Mapping[str, Any]
+    attempts: int = 1
+    rule_id: str = ""
+    preflight: Mapping[str, Any] | None = None
+
+
+def _failure(open_: _Open, fix: Mapping[str, Any] | None) -> dict[str, Any]:
+    call = open_.call
+    out: dict[str, Any] = {"tool": _s(call, "tool"), "message": _s(call, "error"),
+                           "attempts": open_.attempts}
+    if _s(call, "args"):
+        out["failed_args"] = _s(call, "args")
+    if _s(call, "model"):
+        out["model"] = _s(call, "model")
+    if open_.rule_id:
+        out["rule_id"] = open_.rule_id
+    if fix is None:
+        return out
+    fixed_args = _s(fix, "args")
+    if fixed_args:
+        out["fixed_args"] = fixed_args
+    where = _s(call, "path") or _s(call, "command")
+    if fixed_args and fixed_args != _s(call, "args"):
+        out["resolved_by"] = "llm"
+        out["resolution"] = f"the next {_s(fix, 'tool')} call on {where} succeeded with other arguments"
+    else:
+        out["resolved_by"] = "retry"
+        out["resolution"] = f"the same {_s(fix, 'tool')} call on {where} succeeded when run again"
+    return out
+
+
+def _avoided(pre: Mapping[str, Any], ok: bool) -> dict[str, Any]:
+    """A pre-flight rewrite: the failure the original call would have met, and who avoided it."""
+    rule = _s(pre, "rule_id")
+    out: dict[str, Any] = {"tool": _s(pre, "tool"), "message": _s(pre, "message"),
+                           "failed_args": _s(pre, "failed_args"), "fixed_args": _s(pre, "fixed_args"),
+                           "avoided": True}
+    if _s(pre, "model"):
+        out["model"] = _s(pre, "model")
+    if rule:
+        out["rule_id"] = rule
+    if ok:
+        out["resolved_by"] = f"rule:{rule}" if rule else "preflight"
+        out["resolution"] = f"rewritten before the call ({_s(pre, 'transform')}); the call succeeded"
+    return out
+
+
+def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The session's failures as run-report failure events, each paired with its fix if any."""
+    pending: list[_Open] = []
+    rewritten: list[Mapping[str, Any]] = []
+    done: list[dict[str, Any]] = []
+    for entry in entries:
+        kind = entry.get("e")
+        if kind == "preflight":
+            rewritten.append(entry)
+            continue
+        if kind != "call":
+            continue
+        pre = next((p for p in rewritten if _same_call(p, entry)), None)
+        if pre is not None:
+            rewritten.remove(pre)
+            if entry.get("ok") is True:
+                done.append(_avoided(pre, ok=True))
+                continue
+        if entry.get("ok") is True:
+            fixed = [o for o in pending if _same_call(o.call, entry)]
+            for open_ in fixed:
+                pending.remove(open_)
+                done.append(_failure(open_, entry))
+            continue
+        same = next((o for o in pending if _same_call(o.call, entry)), None)
+        if same is not None:
+            # Another attempt of the same call: the newest arguments are the ones to compare
+            # with the fix.
+            same.call, same.attempts = entry, same.attempts + 1
+        else:
+            pending.append(_Open(entry, rule_id=_s(pre, "rule_id") if pre else "", preflight=pre))
+    done.extend(_failure(o, None) for o in pending)
+    done.extend(_avoided(p, ok=False) for p in rewritten if _s(p, "rule_id"))
+    return done[:MAX_FAILURES]
+
+
+def _snapshot_list(snapshot: Mapping[str, Any] | None, key: str) -> list[Any]:
+    value = snapshot.get(key) if snapshot else None
+    return value if isinstance(value, list) else []
+
+
+def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any]],
+                   snapshot: Mapping[str, Any] | None, transcript: TranscriptStats | None,
+                   now: float, *, first_segment: bool = True) -> dict[str, Any]:
+    """The `run.finish` report of one session (or, for a harness that only says `Stop`, of the
+    part of it since the last report: `first_segment` False leaves out the daemon's cumulative
+    counters and the transcript, which cover the whole session)."""
+    calls = [e for e in entries if e.get("e") == "call"]
+    tools = list(dict.fromkeys(_s(c, "tool") for c in calls if _s(c, "tool")))
+    edits = [c for c in calls if DEFAULT_TOOL_CLASSES.classify(_s(c, "tool"))[1] == EDIT]
+    failures = pair_failures(entries)
+    failed_edits = sum(1 for f in failures if not f.get("avoided")
+                       and DEFAULT_TOOL_CLASSES.classify(str(f.get("tool", "")))[1] == EDIT)
+    edits_ok = sum(1 for c in edits if c.get("ok") is True)
+    prompts = [_s(e, "text") for e in entries if e.get("e") == "prompt" and _s(e, "text").strip()]
+    models = [_s(e, "model") for e in entries if _s(e, "model")]
+    stamps = [_at(e) for e in entries if _at(e) > 0]
+    report: dict[str, Any] = {
+        "run_id": run_id,
+        "query": prompts[0] if prompts else "",
+        "model": models[-1] if models else "",
+        "started_at": min(stamps) if stamps else 0.0,
+        "ended_at": max([now, *stamps]),
+        "tool_calls": len(calls),
+        "tool_errors": sum(1 for c in calls if c.get("ok") is not True),
+        "tools_used": tools[:MAX_LIST],
+        "files_changed": list(dict.fromkeys(_s(c, "path") for c in edits
+                                            if c.get("ok") is True and _s(c, "path")))[:MAX_LIST],
+        "commands": [{"cmd": _s(c, "command"), "ok": c.get("ok") is True}
+                     for c in calls if _s(c, "command")][-MAX_LIST:],
+        "edits_attempted": len(edits),
+        "edits_applied": edits_ok,
+        "edits_first_attempt": max(0, edits_ok - failed_edits),
+        "failures": failures,
+        "tags": ["hook", harness] if harness else ["hook"],
+    }
+    counters = snapshot.get("counters") if snapshot else None
+    if first_segment and isinstance(counters, Mapping):
+        # The daemon saw every call of the session (also those of hooks that could not write
+        # the ledger) and knows which were redundant.
+        report["tool_calls"] = max(report["tool_calls"], _int(counters.get("calls")))
+        report["tool_errors"] = max(report["tool_errors"], _int(counters.get("errors")))
+        report["redundant_calls"] = _int(counters.get("redundant"))
+        edited = [p for p in _snapshot_list(snapshot, "files_edited") if isinstance(p, str)]
+        report["files_changed"] = list(dict.fromkeys([*report["files_changed"], *edited]))[:MAX_LIST]
+    if first_segment and transcript is not None:
+        report["llm_calls"] = transcript.llm_calls
+        report["tokens_in"] = transcript.tokens_in
+        report["tokens_out"] = transcript.tokens_out
+        report["model"] = report["model"] or transcript.model
+        report["query"] = report["query"] or transcript.first_prompt
+        if transcript.started_at:
+            report["started_at"] = min(x for x in (report["started_at"], transcript.started_at) if x)
+    return report

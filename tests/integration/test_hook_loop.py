@@ -1,0 +1,338 @@
+"""The loop through the harnesses' hooks, end to end (issue 12, items 2–4 and its acceptance):
+a real daemon, a real temporary git repository, the real `slmactor hook` command fed the payloads
+each harness sends, and the real CLI to look at what was learned.
+
+Session 1: the agent reads a file, an edit fails because `old_string` carries the read output's
+line-number gutter, the clean edit succeeds, the session ends → `memory episodes` lists the
+session and `evolve rules` shows the learned repair.  Session 2: the same kind of broken edit →
+the pre-tool hook returns the rewritten input, applying it to the file succeeds, and
+`metrics show` counts a failure avoided from memory.
+
+Payload shapes, per harness (the fields a hook reads; values are this test's):
+* Claude Code — `PreToolUseHookInput`, `PostToolUseHookInput`, `PostToolUseFailureHookInput`
+  (`error`), `BaseHookInput` (`session_id, transcript_path, cwd, permission_mode`) in
+  anthropics/claude-agent-sdk-python 0.2.143 `src/claude_agent_sdk/types.py`; `SessionEnd`
+  `reason`; Edit's not-found error `String to replace not found in file.\\nString: <old>`;
+  the transcript lines of `claude_transcript` follow Claude Code 2.x's JSONL (see
+  `slmactor/logic/loop/session_report.py`).
+* Gemini CLI — `BeforeToolInput` / `AfterToolInput` (`tool_response` with `error{message,
+  type}`) and `SessionEndInput` in google-gemini/gemini-cli `packages/core/src/hooks/types.ts`;
+  the `replace` tool's EDIT_NO_OCCURRENCE_FOUND text in `packages/core/src/tools/edit.ts`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slmactor.protocol.messages import EpisodeGet
+from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
+
+SOURCE = (
+    "def price(total, discount):\n"
+    "    if discount > 100:\n"
+    "        raise ValueError(discount)\n"
+    "    return total - total * discount / 100\n"
+    "\n"
+    "\n"
+    "def tax(amount):\n"
+    "    return amount * 0.2\n"
+)
+
+
+def cat_n(start: int, lines: list[str]) -> str:
+    """How `cat -n` / `nl -ba` print lines: six columns, a tab (Claude Code's Read: `N\\t`)."""
+    return "\n".join(f"{start + i:>6}\t{line}" for i, line in enumerate(lines))
+
+
+def arrow(start: int, lines: list[str]) -> str:
+    """Claude Code's older Read output: six columns and `→`."""
+    return "\n".join(f"{start + i:>6}\u2192{line}" for i, line in enumerate(lines))
+
+
+@pytest.fixture(scope="module")
+def daemon() -> Iterator[DaemonProcess]:
+    proc = spawn_daemon()
+    try:
+        yield proc
+    finally:
+        stop_quietly(proc)
+
+
+def _repo(daemon: DaemonProcess, name: str) -> Path:
+    """A fresh git repository inside the daemon's project directory's parent."""
+    repo = daemon.base / name
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / "shop.py").write_text(SOURCE)
+    return repo
+
+
+def hook(daemon: DaemonProcess, fmt: str, event: str, payload: dict[str, Any]) -> tuple[Any, str]:
+    proc = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "hook", fmt, event],
+        input=json.dumps(payload).encode(), capture_output=True, timeout=60, env=daemon.env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout), proc.stderr.decode(errors="replace")
+
+
+def cli(daemon: DaemonProcess, repo: Path, *argv: str) -> Any:
+    proc = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "--project",
+         str(repo), "--json", *argv], capture_output=True, timeout=60, env=daemon.env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def cli_text(daemon: DaemonProcess, repo: Path, *argv: str) -> str:
+    proc = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "--project",
+         str(repo), *argv], capture_output=True, timeout=60, env=daemon.env, check=False)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout.decode()
+
+
+def apply_edit(path: Path, old: str, new: str) -> None:
+    """What the harness's edit tool does with the (possibly rewritten) input."""
+    text = path.read_text()
+    assert text.count(old) == 1, f"{old!r} is not in the file exactly once"
+    path.write_text(text.replace(old, new))
+
+
+def claude_transcript(path: Path, session: str, prompt: str) -> None:
+    """A Claude Code 2.x transcript: a prompt, then two model responses, the first streamed as
+    two entries sharing one message id (its usage counts once)."""
+    entries = [
+        {"type": "user", "sessionId": session, "timestamp": "2026-12-01T09:00:00.000Z",
+         "isSidechain": False, "message": {"role": "user", "content": prompt}},
+        *[{"type": "assistant", "sessionId": session, "requestId": "req_1",
+           "timestamp": f"2026-12-01T09:00:0{i}.000Z", "isSidechain": False,
+           "message": {"id": "msg_1", "model": "claude-sonnet-4-5-20250929", "role": "assistant",
+                       "content": [], "stop_reason": None,
+                       "usage": {"input_tokens": 10, "cache_creation_input_tokens": 100,
+                                 "cache_read_input_tokens": 1000, "output_tokens": 20}}}
+          for i in (1, 2)],
+        {"type": "assistant", "sessionId": session, "requestId": "req_2",
+         "timestamp": "2026-12-01T09:00:05.000Z", "isSidechain": False,
+         "message": {"id": "msg_2", "model": "claude-sonnet-4-5-20250929", "role": "assistant",
+                     "content": [], "stop_reason": "end_turn",
+                     "usage": {"input_tokens": 5, "cache_creation_input_tokens": 0,
+                               "cache_read_input_tokens": 1110, "output_tokens": 40}}},
+    ]
+    path.write_text("".join(json.dumps(e) + "\n" for e in entries))
+
+
+# ------------------------------------------------------------------------------- Claude Code
+
+
+def _claude(daemon: DaemonProcess, repo: Path, session: str) -> dict[str, Any]:
+    transcript = repo.parent / f"{session}.jsonl"
+    return {"session_id": session, "transcript_path": str(transcript), "cwd": str(repo),
+            "permission_mode": "acceptEdits"}
+
+
+def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonProcess) -> None:
+    repo = _repo(daemon, "claude-repo")
+    target = repo / "shop.py"
+    lines = SOURCE.split("\n")
+    # ---- session 1
+    base = _claude(daemon, repo, "cc-1")
+    claude_transcript(Path(base["transcript_path"]), "cc-1", "reject discounts over 100")
+    hook(daemon, "claude", "UserPromptSubmit", {**base, "hook_event_name": "UserPromptSubmit",
+                                                "prompt": "reject discounts over 100"})
+    hook(daemon, "claude", "PostToolUse", {
+        **base, "hook_event_name": "PostToolUse", "tool_name": "Read", "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(target)},
+        "tool_response": {"type": "text", "file": {"filePath": str(target), "content": SOURCE,
+                                                   "numLines": 8, "startLine": 1, "totalLines": 8}}})
+    broken = {"file_path": str(target), "old_string": cat_n(2, lines[1:3]),
+              "new_string": cat_n(2, ["    if discount < 0 or discount > 100:", lines[2]]),
+              "replace_all": False}
+    out, _ = hook(daemon, "claude", "PostToolUseFailure", {
+        **base, "hook_event_name": "PostToolUseFailure", "tool_name": "Edit", "tool_use_id": "toolu_2",
+        "tool_input": broken, "error": f"String to replace not found in file.\nString: {broken['old_string']}"})
+    assert out == {}  # nothing learned yet
+    clean = {"file_path": str(target), "old_string": "\n".join(lines[1:3]),
+             "new_string": "\n".join(["    if discount < 0 or discount > 100:", lines[2]]),
+             "replace_all": False}
+    apply_edit(target, clean["old_string"], clean["new_string"])
+    hook(daemon, "claude", "PostToolUse", {
+        **base, "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "toolu_3",
+        "tool_input": clean, "tool_response": {"filePath": str(target), "oldString": clean["old_string"],
+                                               "newString": clean["new_string"], "replaceAll": False,
+                                               "userModified": False, "structuredPatch": []}})
+    out, err = hook(daemon, "claude", "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    assert out == {}, err
+
+    listed = _episodes(cli(daemon, repo, "memory", "episodes"))
+    entry = next(e for e in listed if e["query"] == "reject discounts over 100")
+    assert "hook" in entry["tags"] and "claude" in entry["tags"] and entry["files"] == ["shop.py"]
+    with daemon.client(project=repo) as client:
+        episode = client.ask(EpisodeGet(episode_id=entry["id"]))
+    assert episode["run_id"] == "cc-1"
+    assert episode["model"] == "claude-sonnet-4-5-20250929" and episode["llm_calls"] == 2
+    assert episode["tokens_in"] == 1110 + 1115 and episode["tokens_out"] == 60
+    assert episode["files_changed"] == ["shop.py"]
+    assert [f["resolved_by"] for f in episode["failures"]] == ["llm"]
+    rules = _learned(cli(daemon, repo, "evolve", "rules"))
+    assert [r["repair"]["transform"] for r in rules] == ["strip_line_number_prefix"]
+    assert rules[0]["trigger"]["tool"] == "edit"
+
+    # ---- session 2: the same kind of broken edit, another place, the older arrow gutter
+    base = _claude(daemon, repo, "cc-2")
+    broken = {"file_path": str(target), "old_string": arrow(7, lines[6:8]),
+              "new_string": arrow(7, ["def tax(amount, rate=0.2):", "    return amount * rate"]),
+              "replace_all": False}
+    out, err = hook(daemon, "claude", "PreToolUse", {
+        **base, "hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": "toolu_9",
+        "tool_input": broken})
+    spec = out["hookSpecificOutput"]
+    assert spec["hookEventName"] == "PreToolUse" and spec["permissionDecision"] == "allow"
+    assert rules[0]["id"] in spec["permissionDecisionReason"]
+    updated = spec["updatedInput"]
+    assert updated == {**broken, "old_string": "\n".join(lines[6:8]),
+                       "new_string": "def tax(amount, rate=0.2):\n    return amount * rate"}
+    apply_edit(target, updated["old_string"], updated["new_string"])
+    assert "def tax(amount, rate=0.2):" in target.read_text()
+    hook(daemon, "claude", "PostToolUse", {
+        **base, "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "toolu_9",
+        "tool_input": updated, "tool_response": {"filePath": str(target), "structuredPatch": []}})
+    hook(daemon, "claude", "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "other"})
+
+    shown = cli(daemon, repo, "metrics", "show", "--last", "1")
+    totals = _totals(shown)
+    assert totals["failures_avoided"] == 1 and totals["resolved_from_memory"] == 1
+    assert "failures avoided" in cli_text(daemon, repo, "metrics", "show", "--last", "1")
+    rule = next(r for r in _learned(cli(daemon, repo, "evolve", "rules")) if r["id"] == rules[0]["id"])
+    assert rule["successes"] == rules[0]["successes"] + 1  # the rewrite counted as the rule's success
+
+
+def test_claude_failure_advice_names_claudes_own_tools(daemon: DaemonProcess) -> None:
+    repo = _repo(daemon, "claude-advice")
+    base = _claude(daemon, repo, "cc-advice")
+    out, err = hook(daemon, "claude", "PostToolUseFailure", {
+        **base, "hook_event_name": "PostToolUseFailure", "tool_name": "Edit", "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(repo / "shop.py"), "old_string": "x", "new_string": "y"},
+        "error": "File has not been read yet. Read it first before writing to it."})
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUseFailure", err
+    assert "(Read)" in context and "ws_" not in context
+
+
+# ------------------------------------------------------------------------------- Gemini CLI
+
+
+def _gemini(repo: Path, session: str, event: str) -> dict[str, Any]:
+    return {"session_id": session, "transcript_path": str(repo.parent / f"{session}.json"),
+            "cwd": str(repo), "hook_event_name": event, "timestamp": "2026-12-01T09:00:00.000Z"}
+
+
+def test_gemini_cli_session_learns_then_repairs_before_the_call(daemon: DaemonProcess) -> None:
+    repo = _repo(daemon, "gemini-repo")
+    target = repo / "shop.py"
+    lines = SOURCE.split("\n")
+    hook(daemon, "gemini", "AfterTool", {
+        **_gemini(repo, "gm-1", "AfterTool"), "tool_name": "run_shell_command",
+        "tool_input": {"command": "cat -n shop.py"},
+        "tool_response": {"llmContent": cat_n(1, lines), "returnDisplay": ""}})
+    broken = {"file_path": str(target), "old_string": cat_n(2, lines[1:3]),
+              "new_string": cat_n(2, ["    if discount < 0 or discount > 100:", lines[2]])}
+    error = (f"Failed to edit, 0 occurrences found for old_string in {target}. Ensure you're not "
+             "escaping content incorrectly and check whitespace, indentation, and context. Use "
+             "read_file tool to verify.")
+    hook(daemon, "gemini", "AfterTool", {
+        **_gemini(repo, "gm-1", "AfterTool"), "tool_name": "replace", "tool_input": broken,
+        "tool_response": {"llmContent": error, "returnDisplay": "Failed to edit, could not find the string to replace.",
+                          "error": {"message": error, "type": "edit_no_occurrence_found"}}})
+    clean = {"file_path": str(target), "old_string": "\n".join(lines[1:3]),
+             "new_string": "\n".join(["    if discount < 0 or discount > 100:", lines[2]])}
+    apply_edit(target, clean["old_string"], clean["new_string"])
+    hook(daemon, "gemini", "AfterTool", {
+        **_gemini(repo, "gm-1", "AfterTool"), "tool_name": "replace", "tool_input": clean,
+        "tool_response": {"llmContent": f"Successfully modified file: {target} (1 replacements).",
+                          "returnDisplay": ""}})
+    hook(daemon, "gemini", "SessionEnd", {**_gemini(repo, "gm-1", "SessionEnd"), "reason": "exit"})
+    assert any("gemini" in e["tags"] for e in _episodes(cli(daemon, repo, "memory", "episodes")))
+    rules = _learned(cli(daemon, repo, "evolve", "rules"))
+    assert [(r["trigger"]["tool"], r["repair"]["transform"]) for r in rules] == [
+        ("replace", "strip_line_number_prefix")]
+
+    broken = {"file_path": str(target), "old_string": cat_n(7, lines[6:8]),
+              "new_string": cat_n(7, ["def tax(amount, rate=0.2):", "    return amount * rate"])}
+    out, _ = hook(daemon, "gemini", "BeforeTool", {
+        **_gemini(repo, "gm-2", "BeforeTool"), "tool_name": "replace", "tool_input": broken})
+    assert rules[0]["id"] in out["systemMessage"]
+    assert out["hookSpecificOutput"]["hookEventName"] == "BeforeTool"
+    updated = {**broken, **out["hookSpecificOutput"]["tool_input"]}  # Gemini merges it over the call
+    apply_edit(target, updated["old_string"], updated["new_string"])
+    hook(daemon, "gemini", "AfterTool", {
+        **_gemini(repo, "gm-2", "AfterTool"), "tool_name": "replace", "tool_input": updated,
+        "tool_response": {"llmContent": "Successfully modified file", "returnDisplay": ""}})
+    hook(daemon, "gemini", "SessionEnd", {**_gemini(repo, "gm-2", "SessionEnd"), "reason": "exit"})
+    totals = _totals(cli(daemon, repo, "metrics", "show", "--last", "1"))
+    assert totals["failures_avoided"] == 1 and totals["resolved_from_memory"] == 1
+
+
+# ------------------------------------------------------------------------------- no rewrite
+
+
+@pytest.mark.parametrize(("old", "why"), [
+    (cat_n(40, ["    return amount * 0.3"]), "no repair matches"),       # zero places
+    (cat_n(1, ["x = 1"]), "several places"),                              # two places
+])
+def test_no_rewrite_when_the_repair_matches_zero_or_several_places(
+        daemon: DaemonProcess, old: str, why: str) -> None:
+    repo = _repo(daemon, f"norewrite-{why[:2].strip()}")
+    (repo / "dup.py").write_text("x = 1\ny = 2\nx = 1\n")
+    out, err = hook(daemon, "claude", "PreToolUse", {
+        **_claude(daemon, repo, "cc-none"), "hook_event_name": "PreToolUse", "tool_name": "Edit",
+        "tool_use_id": "toolu_1",
+        "tool_input": {"file_path": str(repo / "dup.py"), "old_string": old, "new_string": "z"}})
+    assert out == {}, err
+
+
+def test_no_rewrite_for_other_tools_or_a_matching_edit(daemon: DaemonProcess) -> None:
+    repo = _repo(daemon, "norewrite-tools")
+    base = {**_claude(daemon, repo, "cc-tools"), "hook_event_name": "PreToolUse", "tool_use_id": "t"}
+    numbered = cat_n(2, SOURCE.split("\n")[1:3])
+    for tool, tool_input in (
+        ("Write", {"file_path": str(repo / "shop.py"), "content": numbered}),
+        ("Bash", {"command": f"printf '{numbered}'"}),
+        ("Read", {"file_path": str(repo / "shop.py")}),
+        ("Edit", {"file_path": str(repo / "shop.py"), "old_string": "def tax(amount):", "new_string": "def tax(a):"}),
+    ):
+        out, err = hook(daemon, "claude", "PreToolUse", {**base, "tool_name": tool, "tool_input": tool_input})
+        assert out == {}, (tool, err)
+    out, _ = hook(daemon, "gemini", "BeforeTool", {
+        **_gemini(repo, "gm-tools", "BeforeTool"), "tool_name": "write_file",
+        "tool_input": {"file_path": str(repo / "shop.py"), "content": numbered}})
+    assert out == {}
+
+
+def _episodes(data: Any) -> list[dict[str, Any]]:
+    items = data.get("episodes", data) if isinstance(data, dict) else data
+    return [e for e in items if isinstance(e, dict)]
+
+
+def _learned(data: Any) -> list[dict[str, Any]]:
+    items = data.get("rules", data) if isinstance(data, dict) else data
+    return [r for r in items if isinstance(r, dict) and r.get("scope") != "builtin"]
+
+
+def _totals(data: Any) -> dict[str, Any]:
+    summary = data.get("summary", data) if isinstance(data, dict) else {}
+    totals = summary.get("totals", {}) if isinstance(summary, dict) else {}
+    assert isinstance(totals, dict), data
+    return totals
+
+
+# Keep the hook subprocesses from picking up a harness's project variables of the developer.
+for _var in ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR", "CODEX_PROJECT_DIR"):
+    os.environ.pop(_var, None)
