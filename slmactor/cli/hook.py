@@ -78,7 +78,8 @@ def cmd_hook(ctx: CliContext) -> int:
         hook = hooks.parse(fmt, event, payload, os.environ, os.getcwd())
         from slmactor.cli.hook_loop import handle
 
-        out = handle(ctx, hook, payload)  # pre-flight repair, ledger, advice, session end
+        # Pre-flight repair, the session ledger, advice on failures, the session's end.
+        out = handle(ctx, hook, payload, min(ctx.args.timeout, HOOK_TIMEOUT))
         _say(out if out is not None else hooks.output(fmt, event, _act(ctx, hook)))
     except Exception as exc:  # noqa: BLE001 - fail open: the harness must never be blocked by us
         _warn(f"{type(exc).__name__}: {exc}")

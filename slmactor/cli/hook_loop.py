@@ -19,21 +19,26 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from slmactor.cli.context import CliContext, find_project_root
-from slmactor.cli.hook import (
-    HOOK_TIMEOUT,
-    RECORD_TOOL_DEFAULTS,
-    _warn,
-    without_defaults,
-)
 from slmactor.hooks import session
 
 
-def handle(ctx: CliContext, hook: Any, payload: dict[str, Any]) -> dict[str, Any] | None:
+def _warn(text: str) -> None:
+    try:
+        print(f"slmactor hook: {text}", file=sys.stderr)
+    except OSError:
+        pass
+
+
+def handle(ctx: CliContext, hook: Any, payload: dict[str, Any], timeout: float) -> dict[str, Any] | None:
+    """The JSON to print for this event, or None when `cli/hook.py`'s usual path applies.
+    `timeout`: seconds to wait for the daemon per ask."""
     from slmactor.hooks.preflight import PRE_EVENTS
 
     fmt, event = hook.format, hook.event
@@ -45,16 +50,17 @@ def handle(ctx: CliContext, hook: Any, payload: dict[str, Any]) -> dict[str, Any
     ledger = session.ledger_path(ctx.runtime_dir, str(project), hook.run_id)
     raw_model = payload.get("model")
     model = raw_model if isinstance(raw_model, str) else ""
+    connect = _connector(ctx, project, timeout)
     if pre:
-        return _preflight(ctx, hook, payload, project, ledger, model)
+        return _preflight(connect, hook, payload, project, ledger, model)
     if hook.wants_context:
         if hook.query:
             _note(ledger, session.prompt_entry(hook.query, time.time()))
         return None
     if ending:
-        _finish(ctx, hook, payload, project, ledger)
+        _finish(connect, hook, payload, ledger)
         return {}
-    return _tool(ctx, hook, project, ledger, model)
+    return _tool(connect, hook, project, ledger, model)
 
 
 def _note(ledger: Path, entry: dict[str, Any]) -> None:
@@ -71,14 +77,17 @@ def _relative(path: str, project: Path) -> str:
     return path
 
 
-def _client(ctx: CliContext, project: Path) -> Any:
-    from slmactor.client import Client
+def _connector(ctx: CliContext, project: Path, timeout: float) -> Callable[[], Any]:
+    def connect() -> Any:
+        from slmactor.client import Client
 
-    return Client(ctx.runtime_dir, project=project, timeout=min(ctx.args.timeout, HOOK_TIMEOUT),
-                  retries=1)
+        return Client(ctx.runtime_dir, project=project, timeout=timeout, retries=1)
+
+    return connect
 
 
-def _tool(ctx: CliContext, hook: Any, project: Path, ledger: Path, model: str) -> dict[str, Any]:
+def _tool(connect: Callable[[], Any], hook: Any, project: Path, ledger: Path,
+          model: str) -> dict[str, Any]:
     from slmactor.client import DaemonUnavailable, RequestFailed
     from slmactor.hooks.advice import advice_text, tool_event_output
 
@@ -92,7 +101,7 @@ def _tool(ctx: CliContext, hook: Any, project: Path, ledger: Path, model: str) -
     _note(ledger, session.call_entry(call, model, time.time()))
     text, key = "", ""
     try:
-        with _client(ctx, project) as client:
+        with connect() as client:
             if not call.ok:
                 advice = client.ask_raw("evolve.on_failure", {
                     "run_id": hook.run_id, "tool": call.tool, "message": call.error,
@@ -102,23 +111,24 @@ def _tool(ctx: CliContext, hook: Any, project: Path, ledger: Path, model: str) -
                     fp = advice.get("fingerprint")
                     key = str(fp.get("id", "")) if isinstance(fp, dict) else ""
             # One key for the failure the call opens and the one evolve.on_failure opened.
-            client.ask_raw("record_tool", without_defaults({
-                "run_id": hook.run_id, "tool": call.tool, "path": call.path, "args": call.args,
-                "command": call.command, "ok": call.ok, "error": call.error, "key": key,
-            }, {**RECORD_TOOL_DEFAULTS, "key": ""}))
+            fields = {"run_id": hook.run_id, "tool": call.tool, "path": call.path,
+                      "args": call.args, "command": call.command, "error": call.error, "key": key}
+            # Raw, and without the fields at their default, as the codec would send it.
+            client.ask_raw("record_tool", {**{k: v for k, v in fields.items() if v},
+                                           **({} if call.ok else {"ok": False})})
     except (DaemonUnavailable, RequestFailed) as exc:
         _warn(str(exc))
     return tool_event_output(hook.format, hook.event, text)
 
 
-def _preflight(ctx: CliContext, hook: Any, payload: dict[str, Any], project: Path, ledger: Path,
-               model: str) -> dict[str, Any]:
+def _preflight(connect: Callable[[], Any], hook: Any, payload: dict[str, Any], project: Path,
+               ledger: Path, model: str) -> dict[str, Any]:
     from slmactor.client import DaemonUnavailable, RequestFailed
     from slmactor.hooks.preflight import run
 
     def ask(tool: str, message: str, args: str) -> dict[str, Any] | None:
         try:
-            with _client(ctx, project) as client:
+            with connect() as client:
                 answer = client.ask_raw("evolve.on_failure", {
                     "run_id": hook.run_id, "tool": tool, "message": message, "args": args,
                     "model": model})
@@ -135,11 +145,11 @@ def _preflight(ctx: CliContext, hook: Any, payload: dict[str, Any], project: Pat
     return outcome.output
 
 
-def _finish(ctx: CliContext, hook: Any, payload: dict[str, Any], project: Path, ledger: Path) -> None:
+def _finish(connect: Callable[[], Any], hook: Any, payload: dict[str, Any], ledger: Path) -> None:
     from slmactor.client import DaemonUnavailable, RequestFailed
 
     try:
-        with _client(ctx, project) as client:
+        with connect() as client:
             session.finish(client, fmt=hook.format, event=hook.event, payload=payload,
                            path=ledger, run_id=hook.run_id)
     except (DaemonUnavailable, RequestFailed) as exc:

@@ -174,7 +174,12 @@ def finish(client: Any, *, fmt: str, event: str, payload: Mapping[str, Any], pat
         if isinstance(reply, dict) and isinstance(reply.get("snapshot"), dict):
             snapshot = reply["snapshot"]
     transcript = transcript_stats(payload) if fmt == "claude" and done == 0 else None
-    report = session_report(report_id, fmt, entries, snapshot, transcript, time.time(),
+    from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, EDIT
+
+    def is_edit(tool: str) -> bool:
+        return DEFAULT_TOOL_CLASSES.classify(tool)[1] == EDIT
+
+    report = session_report(report_id, fmt, entries, snapshot, transcript, time.time(), is_edit,
                             first_segment=done == 0)
     # `wait`: reply after the pipeline, so the memory a harness sees next already holds this
     # session (a slow pipeline only costs this hook its deadline; the daemon finishes anyway).

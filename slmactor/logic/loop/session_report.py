@@ -25,12 +25,11 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from slmactor.logic.text.timefmt import parse_rfc3339
-from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, EDIT
 
 #: Cap on the failures one session reports (the report reader keeps 500).
 MAX_FAILURES = 200
@@ -247,16 +246,17 @@ def _snapshot_list(snapshot: Mapping[str, Any] | None, key: str) -> list[Any]:
 
 def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any]],
                    snapshot: Mapping[str, Any] | None, transcript: TranscriptStats | None,
-                   now: float, *, first_segment: bool = True) -> dict[str, Any]:
+                   now: float, is_edit: Callable[[str], bool], *,
+                   first_segment: bool = True) -> dict[str, Any]:
     """The `run.finish` report of one session (or, for a harness that only says `Stop`, of the
     part of it since the last report: `first_segment` False leaves out the daemon's cumulative
-    counters and the transcript, which cover the whole session)."""
+    counters and the transcript, which cover the whole session).  `is_edit(tool)` says which
+    tools edit files (the working memory's tool classes)."""
     calls = [e for e in entries if e.get("e") == "call"]
     tools = list(dict.fromkeys(_s(c, "tool") for c in calls if _s(c, "tool")))
-    edits = [c for c in calls if DEFAULT_TOOL_CLASSES.classify(_s(c, "tool"))[1] == EDIT]
+    edits = [c for c in calls if is_edit(_s(c, "tool"))]
     failures = pair_failures(entries)
-    failed_edits = sum(1 for f in failures if not f.get("avoided")
-                       and DEFAULT_TOOL_CLASSES.classify(str(f.get("tool", "")))[1] == EDIT)
+    failed_edits = sum(1 for f in failures if not f.get("avoided") and is_edit(str(f.get("tool", ""))))
     edits_ok = sum(1 for c in edits if c.get("ok") is True)
     prompts = [_s(e, "text") for e in entries if e.get("e") == "prompt" and _s(e, "text").strip()]
     models = [_s(e, "model") for e in entries if _s(e, "model")]
