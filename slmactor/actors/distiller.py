@@ -1,14 +1,18 @@
 """The distiller actor: semantic facts, lessons, procedural memory and the memory block (issue 5).
 
-Owns: per project `.slmcode/memory/facts.json` + `SEMANTIC.md` and `.slmcode/MEMORY.md`; per user
+Owns: per project `.slmcode/memory/facts.json` + `SEMANTIC.md`, `.slmcode/MEMORY.md`, the polar
+lessons `.slmcode/memory/lessons.jsonl` and `phase_budgets.jsonl`; per user
 `~/.slmcode/memory/procedures.json` + `PROCEDURES.md`, `latency.json` + `LATENCY.md` and the global
 `~/.slmcode/MEMORY.md`.
 Consumes: memory.block, fact.observe, fact.refute, fact.list, lesson.add, lessons.render,
-procedure.observe, procedure.best, latency.observe, memory.distill, memory.prune, memory.forget.
+procedure.observe, procedure.best, latency.observe, memory.distill, memory.prune, memory.forget,
+and (in `distiller_lessons.py`) lessons.parse_reflection/recall/format/boost/penalize/import/meta,
+budgets.record, budgets.compute.
 Emits (asks): working.render and memory.recall (sections of the block), episode.recent (input of
 distillation), episode.prune, episode.forget and run.reset (prune / forget fan-out).
 
-The `memory.block` ask lives in `distiller_block.py` (a mixin of this actor).
+The `memory.block` ask lives in `distiller_block.py`, the polar lessons in `distiller_lessons.py`
+(mixins of this actor).
 
 Slow work never blocks an ask: distillation (S-5) is a background job (one per project, passes
 at least `distill_interval` apart; requests meanwhile are coalesced into the next pass) that
@@ -66,9 +70,11 @@ from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.watched import MirroredBook, remove_file
 from slmactor.stores.facts import FactStore
 from slmactor.stores.lessons import LessonStore, global_read_paths
+from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
 
 from .distiller_block import MemoryBlockMixin
+from .distiller_lessons import PolarLessonsMixin
 
 SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
 
@@ -78,6 +84,8 @@ class _Project:
     root: Path
     facts: FactStore
     lessons: LessonStore
+    polar: PolarLessonStore
+    budgets: PhaseBudgetStore
     distilling: bool = False
     again: bool = False
     idle: anyio.Event = field(default_factory=anyio.Event)
@@ -94,7 +102,7 @@ class _Project:
     hurry: anyio.Event = field(default_factory=anyio.Event)
 
 
-class DistillerActor(MemoryBlockMixin):
+class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     name = "distiller"
     #: Shortest pause after a step of a distill pass (an episode lookup, a chunk of counting or
     #: of folding facts; see `_breathe`) ...
@@ -120,6 +128,7 @@ class DistillerActor(MemoryBlockMixin):
         self._flushed.set()
         for key in ("distills", "distill_facts", "distill_fetched", "blocks", "flush_errors"):
             self.ctx.stats.extra[key] = 0
+        self._init_polar()
 
     async def on_stop(self) -> None:
         # Let running background flushes finish first: two writers of one file could land the
@@ -145,6 +154,8 @@ class DistillerActor(MemoryBlockMixin):
                 self.warnings,
                 now=self.now,
             ),
+            PolarLessonStore(layout.lessons, self.warnings, now=self.now),
+            PhaseBudgetStore(layout.phase_budgets, self.warnings, now=self.now),
         )
 
     def _close(self, project: _Project) -> None:
@@ -252,11 +263,12 @@ class DistillerActor(MemoryBlockMixin):
                     written = await self.run_sync(project.lessons.add_project, lessons)
             except StoreError as exc:
                 raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
-        facts = 0
+        facts = polar = 0
         if scope == "project" and written:
             facts = record_facts(project.facts.book, written, msg.run_id, self.now())
             self._changed(project.facts, project.root)
-        return {"added": len(written), "facts": facts, "scope": scope}
+            polar = await self.add_prose_twins(project, written, msg.task)
+        return {"added": len(written), "facts": facts, "polar": polar, "scope": scope}
 
     @handles(LessonsRender)
     async def lessons_render(self, msg: LessonsRender) -> dict[str, Any]:
@@ -463,6 +475,7 @@ class DistillerActor(MemoryBlockMixin):
             "facts_removed": project.facts.book.prune(now),
             "procedures_removed": self.procedures.book.prune(now),
             "latency_removed": self.latency.book.prune(now),
+            "lessons_removed": await self._store_op(project, project.polar.prune),
         }
         for store, removed in (
             (project.facts, report["facts_removed"]),
@@ -512,6 +525,9 @@ class DistillerActor(MemoryBlockMixin):
             await self.run_sync(remove_file, layout.working_md)
             await self.run_sync(remove_file, layout.reflection_md)
             done.append("mirrors")
+            await self._store_op(project, project.polar.forget)
+            await self._store_op(project, project.budgets.forget)
+            done.append("lessons")
         if scope in ("procedural", "all"):
             await self.run_sync(self.procedures.forget)
             await self.run_sync(self.latency.forget)

@@ -3,7 +3,8 @@
 A mixin of `DistillerActor`, kept apart because it is the one ask that combines every layer: it
 asks the working actor for the run's block (`working.render`, and `working.snapshot` for the run's
 task when the request brings no query), renders the semantic section from the facts, asks the
-recall actor for similar episodes (`memory.recall`) and renders the procedural section — each
+recall actor for similar episodes (`memory.recall`) and renders the procedural section; the
+semantic section ends with the project's do/don't lessons for the task when there are any — each
 within what `logic.memory.block.BlockBuilder` allows, leftovers flowing on to later sections.
 Another actor failing costs its section, never the block.
 """
@@ -21,13 +22,22 @@ from slmactor.protocol.messages import MemoryBlock, MemoryRecall, WorkingRender,
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.stores.procedures import ProcedureStore
 
+#: The share of the semantic section's allowance the do/don't lessons may use.
+BLOCK_SHARE = 0.5
+
 
 class MemoryBlockMixin(Actor):
-    """`memory.block`; the host actor provides `procedures` and `_project(msg)`."""
+    """`memory.block`; the host actor provides `procedures`, `_project(msg)` and
+    `lessons_block_text` (the polar-lessons mixin)."""
 
     procedures: ProcedureStore
     #: The host actor's project lookup (its `_project` method).
     _project: Callable[[Message], Any]
+
+    async def lessons_block_text(self, project: Any, query: str, run_id: str,
+                                 allowance: int) -> str:
+        """The do/don't lessons of the semantic section (the polar-lessons mixin's)."""
+        return ""
 
     @handles(MemoryBlock)
     async def block(self, msg: MemoryBlock) -> dict[str, Any]:
@@ -53,9 +63,15 @@ class MemoryBlockMixin(Actor):
             # the semantic and episodic sections.
             query_text, files = await self._run_context(root, msg.run_id)
         query = " ".join([query_text, *files, *msg.tags]).strip()
-        builder.add(
-            "semantic", project.facts.book.render_for(query, builder.allowance("semantic"), now)
-        )
+        # The semantic section: facts, then the do/don't lessons for the task (at most half of
+        # the section's allowance, whole lines; none → the facts alone, byte-identical).
+        allowance = builder.allowance("semantic")
+        lessons = await self.lessons_block_text(
+            project, query, msg.run_id, int(allowance * BLOCK_SHARE))
+        if lessons:
+            allowance -= count_tokens_chars(lessons + "\n\n")
+        facts = project.facts.book.render_for(query, allowance, now)
+        builder.add("semantic", "\n\n".join(part for part in (facts, lessons) if part))
         episodic = ""
         if (query_text.strip() or files or msg.tags) and builder.allowance("episodic") > 0:
             reply = await self._quiet_ask(

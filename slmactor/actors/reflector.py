@@ -3,7 +3,8 @@
 Owns: <project>/.slmcode/memory/REFLECTION.md and <project>/.slmcode/evolve/regressions.json.
 Consumes: run.finish, evolve.regressions, evolve.reset.
 Emits (asks, in the S-11.5 order, in the background): episode.append → recall; evolve.observe /
-evolve.learn → rules; policy.update → bandit; lesson.add / procedure.observe → distiller;
+evolve.learn → rules; policy.update → bandit; lesson.add, lessons.penalize / lessons.boost
+(outcome feedback on the do/don't lessons shown to the run) and procedure.observe → distiller;
 metrics.record → metrics; working.mirror → working; then memory.distill and memory.prune (at
 most every 30 s per project; a burst of runs is distilled once, by a timer).
 
@@ -51,6 +52,8 @@ from slmactor.protocol.messages import (
     EvolveRegressions,
     EvolveReset,
     LessonAdd,
+    LessonsBoost,
+    LessonsPenalize,
     MemoryDistill,
     MemoryForget,
     MemoryPrune,
@@ -71,6 +74,13 @@ from slmactor.stores.regressions import RegressionStore
 
 #: Finished run ids remembered for de-duplicating client retries.
 MAX_REMEMBERED_RUNS = 256
+
+
+def run_error_text(report: RunReport) -> str:
+    """The errors a run met: its failures' messages and its failed gates."""
+    parts = [f.message for f in report.failures if f.message.strip()]
+    parts += [f"{g.name} {g.detail}" for g in report.gates if not g.passed]
+    return "\n".join(parts)
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,7 +322,17 @@ class ReflectorActor(Actor):
             if r.lessons:
                 await step("lesson.add", LessonAdd(
                     project=project, lessons=[lesson.to_dict() for lesson in r.lessons],
-                    run_id=rep.run_id))
+                    run_id=rep.run_id, task=rep.query))
+            if rep.run_id:
+                # Outcome feedback on the do/don't lessons shown to this run (C-12, C-13): those
+                # whose trigger words are in its errors backfired; the rest of a passing run's
+                # were applied and held up.
+                errors = run_error_text(rep)
+                if errors:
+                    await step("lessons.penalize", LessonsPenalize(
+                        project=project, run_id=rep.run_id, error_text=errors))
+                if r.success:
+                    await step("lessons.boost", LessonsBoost(project=project, run_id=rep.run_id))
             if r.procedure is not None:
                 await step("procedure.observe", ProcedureObserve(
                     project=project, topic=r.procedure["topic"], option=r.procedure["option"],

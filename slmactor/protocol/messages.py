@@ -57,6 +57,15 @@ class Kind(StrEnum):
     FACT_LIST = "fact.list"
     LESSON_ADD = "lesson.add"
     LESSONS_RENDER = "lessons.render"
+    LESSONS_PARSE_REFLECTION = "lessons.parse_reflection"
+    LESSONS_RECALL = "lessons.recall"
+    LESSONS_FORMAT = "lessons.format"
+    LESSONS_BOOST = "lessons.boost"
+    LESSONS_PENALIZE = "lessons.penalize"
+    LESSONS_IMPORT = "lessons.import"
+    LESSONS_META = "lessons.meta"
+    BUDGETS_RECORD = "budgets.record"
+    BUDGETS_COMPUTE = "budgets.compute"
     PROCEDURE_OBSERVE = "procedure.observe"
     PROCEDURE_BEST = "procedure.best"
     LATENCY_OBSERVE = "latency.observe"
@@ -432,6 +441,8 @@ class LessonAdd(Message):
     #: "project" or "global".
     scope: str = "project"
     run_id: str = ""
+    #: The run's task: the source task of the polar (do/don't) twins of project lessons.
+    task: str = ""
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
@@ -441,6 +452,109 @@ class LessonsRender(Message):
     KIND: ClassVar[Kind] = Kind.LESSONS_RENDER
     query: str = ""
     max_bytes: int = 0
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class LessonsParseReflection(Message):
+    """Polar lessons from `TYPE | TRIGGER | FIX` lines (ANTI = a don't) (C-15); kept unless
+    `save` is false. Tags are inferred from each line unless given."""
+
+    KIND: ClassVar[Kind] = Kind.LESSONS_PARSE_REFLECTION
+    text: str = ""
+    tags: list[str] = field(default_factory=list)
+    source_task: str = ""
+    save: bool = True
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class LessonsRecall(Message):
+    """The polar lessons for `task`, best first (C-10); `limit` 0 = 10. With `run_id` they count
+    as shown to that run (outcome feedback at run.finish). `tags` keeps lessons carrying all."""
+
+    KIND: ClassVar[Kind] = Kind.LESSONS_RECALL
+    task: str = ""
+    limit: int = 0
+    tags: list[str] = field(default_factory=list)
+    run_id: str = ""
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class LessonsFormat(Message):
+    """The prompt text (C-11) for `lessons` as given, or else for those recalled for `task`."""
+
+    KIND: ClassVar[Kind] = Kind.LESSONS_FORMAT
+    CAPS: ClassVar[dict[str, int]] = {"lessons": 256}
+    lessons: list[dict[str, Any]] = field(default_factory=list)
+    task: str = ""
+    limit: int = 0
+    run_id: str = ""
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class LessonsBoost(Message):
+    """+0.1 confidence and one more use for these triggers (C-12); with `run_id` and no
+    triggers: the lessons shown to that run, except those it penalized."""
+
+    KIND: ClassVar[Kind] = Kind.LESSONS_BOOST
+    triggers: list[str] = field(default_factory=list)
+    run_id: str = ""
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class LessonsPenalize(Message):
+    """−0.1 (floor 0.1) for those of these triggers (or of the lessons shown to `run_id`) whose
+    words make up more than half of a trigger found in `error_text` (C-13)."""
+
+    KIND: ClassVar[Kind] = Kind.LESSONS_PENALIZE
+    triggers: list[str] = field(default_factory=list)
+    run_id: str = ""
+    error_text: str = ""
+    #: 0 = 0.1.
+    max_penalty: float = 0.0
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class LessonsImport(Message):
+    """Lines of a lesson corpus in the seed's JSONL format; bad lines are counted, not fatal."""
+
+    KIND: ClassVar[Kind] = Kind.LESSONS_IMPORT
+    lines: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class LessonsMeta(Message):
+    """An improvement cycle's result: a meta-lesson when `delta` ≥ 0.05 (C-17)."""
+
+    KIND: ClassVar[Kind] = Kind.LESSONS_META
+    weakness_id: str = ""
+    target_file: str = ""
+    delta: float = 0.0
+    iteration: int = 0
+    commit: str = ""
+    reason: str = ""
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class BudgetsRecord(Message):
+    """One finished phase: how many rounds it took (C-18); tags from `task` unless given."""
+
+    KIND: ClassVar[Kind] = Kind.BUDGETS_RECORD
+    phase: str = ""
+    rounds: int = 0
+    n_files: int = 0
+    tags: list[str] = field(default_factory=list)
+    task: str = ""
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class BudgetsCompute(Message):
+    """Round budgets per phase: max(default, p90 · 1.2 of tag-matching history) (C-18).
+    `defaults` maps phase → rounds (empty = the seed's DEFAULT_BUDGETS)."""
+
+    KIND: ClassVar[Kind] = Kind.BUDGETS_COMPUTE
+    task: str = ""
+    tags: list[str] = field(default_factory=list)
+    defaults: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

@@ -141,7 +141,7 @@ def test_lessons_reach_memory_md_facts_and_prompts(daemon: DaemonProcess) -> Non
     ]
     with daemon.client() as client:
         added = client.ask(LessonAdd(lessons=lessons, run_id="run-42"))
-        assert added == {"added": 2, "facts": 2, "scope": "project"}
+        assert added == {"added": 2, "facts": 2, "polar": 2, "scope": "project"}
         client.ask(
             LessonAdd(
                 lessons=[{"kind": "convention", "text": "Never commit secrets"}],

@@ -237,6 +237,8 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     headings = [line for line in lines if line.startswith("## ")]
     assert headings == [
         "## What we know about this project",
+        # the failure lesson's don't-twin, in the semantic section (issue 15)
+        "## Anti-patterns from past builds (NEVER do these):",
         "## Similar work done before",
         "## What works for this model",
     ]
@@ -287,6 +289,7 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
         "graph",
         "semantic",
         "mirrors",
+        "lessons",
         "procedural",
     ]
     empty = cli(daemon, "memory", "show", "--role", "worker", "--query", "graph walker")

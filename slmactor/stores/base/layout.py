@@ -107,6 +107,15 @@ class ProjectLayout:
         return self.memory_dir / "SEMANTIC.md"
 
     @property
+    def lessons(self) -> Path:
+        """Polar lessons (do/don't, tagged, scored) in the seed's JSONL format."""
+        return self.memory_dir / "lessons.jsonl"
+
+    @property
+    def phase_budgets(self) -> Path:
+        return self.memory_dir / "phase_budgets.jsonl"
+
+    @property
     def working_md(self) -> Path:
         return self.memory_dir / "WORKING.md"
 

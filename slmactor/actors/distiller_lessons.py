@@ -1,0 +1,254 @@
+"""The polar-lesson and phase-budget asks of the distiller actor (issue 15; SPEC C-*).
+
+A mixin of `DistillerActor`, the one owner of every lesson: MEMORY.md bullets and their polar,
+scored form in `.slmcode/memory/lessons.jsonl` (see docs/MEMORY.md, "Polar lessons"), plus the
+phase-budget history. Consumes: lessons.parse_reflection, lessons.recall, lessons.format,
+lessons.boost, lessons.penalize, lessons.import, lessons.meta, budgets.record, budgets.compute.
+
+Writes run in a worker thread, one at a time per project (the project's lesson lock, shared with
+`lesson.add`). The lessons recalled into a run (`lessons.recall`/`lessons.format`/`memory.block`
+with a `run_id`) are remembered, so that the reflector can, when the run finishes, penalize those
+whose trigger words show up in its errors and boost the others if it passed.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+from slmactor.logic.memory import polar_lessons as polar
+from slmactor.logic.memory.budgets import PhaseOutcome, compute_budgets, phase_name
+from slmactor.logic.memory.lesson_recall import Scored, format_for_prompt, recall, render_within
+from slmactor.logic.memory.lesson_tags import infer_task_tags, normalize_tags
+from slmactor.logic.memory.lessons import Lesson
+from slmactor.protocol import ErrorCode, Message, RequestError
+from slmactor.protocol.messages import (
+    BudgetsCompute,
+    BudgetsRecord,
+    LessonsBoost,
+    LessonsFormat,
+    LessonsImport,
+    LessonsMeta,
+    LessonsParseReflection,
+    LessonsPenalize,
+    LessonsRecall,
+)
+from slmactor.runtime.actor import Actor, handles
+from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore, redact_lesson
+
+#: Runs whose shown lessons are remembered for outcome feedback (oldest forgotten first).
+MAX_TRACKED_RUNS = 512
+MAX_LIMIT = 100
+#: A block shows at most this many lessons (within the share `distiller_block` gives them).
+BLOCK_LESSONS = 8
+
+
+class PolarLessonsMixin(Actor):
+    """The host provides `_project(msg)` → an object with `root`, `polar`, `budgets` and
+    `lesson_lock`."""
+
+    _project: Callable[[Message], Any]
+
+    def _init_polar(self) -> None:
+        #: (project root, run id) → keys of the lessons shown to that run, and those penalized.
+        self._shown: OrderedDict[tuple[Path, str], set[str]] = OrderedDict()
+        self._penalized: dict[tuple[Path, str], set[str]] = {}
+        for key in ("lessons_added", "lessons_merged", "lessons_boosted", "lessons_penalized"):
+            self.ctx.stats.extra[key] = 0
+
+    # ---------------------------------------------------------------- helpers
+
+    async def _store_op(self, project: Any, fn: Callable[..., Any], *args: Any) -> Any:
+        async with project.lesson_lock:
+            try:
+                return await self.run_sync(fn, *args)
+            except (StoreError, OSError) as exc:
+                raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+
+    async def _write_polar(self, project: Any, fn: Callable[..., Any], *args: Any) -> Any:
+        """`_store_op` for a write: the store directories and `.gitignore` exist first."""
+
+        def run() -> Any:
+            ProjectLayout(project.root).ensure()
+            return fn(*args)
+
+        return await self._store_op(project, run)
+
+    async def _lessons(self, project: Any) -> list[polar.PolarLesson]:
+        store: PolarLessonStore = project.polar
+        await self._store_op(project, store.sync)
+        return list(store.book.lessons)
+
+    async def add_polar(self, project: Any, lessons: Sequence[polar.PolarLesson]) -> dict[str, int]:
+        """Keep new lessons (merging near-duplicates); used by every ask that adds lessons."""
+        if not lessons:
+            return {"added": 0, "merged": 0}
+        added, merged = await self._write_polar(project, project.polar.add, lessons)
+        self.ctx.stats.extra["lessons_added"] += len(added)
+        self.ctx.stats.extra["lessons_merged"] += merged
+        return {"added": len(added), "merged": merged}
+
+    async def add_prose_twins(self, project: Any, lessons: Iterable[Lesson], task: str) -> int:
+        """The polar twins of prose lessons (`lesson.add`): one lesson family, two forms."""
+        now = self.now()
+        twins = [t for t in (polar.from_prose(le, task, now) for le in lessons) if t]
+        return (await self.add_polar(project, twins))["added"] if twins else 0
+
+    def _remember_shown(self, root: Path, run_id: str, lessons: Iterable[polar.PolarLesson]) -> None:
+        if not run_id.strip():
+            return
+        key = (root, run_id.strip())
+        self._shown.setdefault(key, set()).update(le.key for le in lessons)
+        self._shown.move_to_end(key)
+        while len(self._shown) > MAX_TRACKED_RUNS:
+            old, _ = self._shown.popitem(last=False)
+            self._penalized.pop(old, None)
+
+    async def _recall(self, project: Any, task: str, limit: int, tags: Iterable[str] = (),
+                      run_id: str = "") -> list[Scored]:
+        if limit < 0:
+            raise RequestError(ErrorCode.BAD_FIELD, "limit must be 0 (default) or positive")
+        lessons = await self._lessons(project)
+        hits = recall(lessons, task, self.now(), min(limit or 10, MAX_LIMIT), tags=tags)
+        self._remember_shown(project.root, run_id, (s.lesson for s in hits))
+        return hits
+
+    async def lessons_block_text(self, project: Any, query: str, run_id: str, allowance: int) -> str:
+        """Do/don't lessons for the memory block, within `allowance` tokens (whole lines)."""
+        if allowance <= 0:
+            return ""
+        lessons = await self._lessons(project)
+        if not lessons:
+            return ""
+        hits = recall(lessons, query, self.now(), BLOCK_LESSONS)
+        text, shown = render_within([s.lesson for s in hits], allowance)
+        self._remember_shown(project.root, run_id, shown)
+        return text
+
+    # ---------------------------------------------------------------- asks
+
+    @handles(LessonsParseReflection)
+    async def lessons_parse_reflection(self, msg: LessonsParseReflection) -> dict[str, Any]:
+        project = self._project(msg)
+        parsed = polar.parse_reflection(msg.text, self.now(), msg.tags or None, msg.source_task)
+        counts = await self.add_polar(project, parsed) if msg.save else {"added": 0, "merged": 0}
+        # Answered as kept: redacted, like everything the store holds.
+        return {"lessons": [redact_lesson(le).to_dict() for le in parsed], **counts}
+
+    @handles(LessonsRecall)
+    async def lessons_recall(self, msg: LessonsRecall) -> dict[str, Any]:
+        project = self._project(msg)
+        hits = await self._recall(project, msg.task, msg.limit, msg.tags, msg.run_id)
+        return {"lessons": [s.to_dict() for s in hits],
+                "task_tags": sorted(infer_task_tags(msg.task)),
+                "total": len(project.polar.book)}
+
+    @handles(LessonsFormat)
+    async def lessons_format(self, msg: LessonsFormat) -> dict[str, Any]:
+        project = self._project(msg)
+        if msg.lessons:
+            now = self.now()
+            given = [polar.lesson_from_record(raw, now) for raw in msg.lessons]
+            lessons = [le for le in given if le is not None]
+        else:
+            lessons = [s.lesson for s in await self._recall(project, msg.task, msg.limit,
+                                                            run_id=msg.run_id)]
+        text = format_for_prompt(lessons)
+        return {"text": text, "lessons": len(lessons),
+                "dont": sum(1 for le in lessons if le.polarity == "dont")}
+
+    def _triggers(self, root: Path, triggers: Sequence[str], run_id: str) -> set[str]:
+        if triggers:
+            return {t.strip().lower() for t in triggers if t.strip()}
+        return set(self._shown.get((root, run_id.strip()), set()))
+
+    @handles(LessonsPenalize)
+    async def lessons_penalize(self, msg: LessonsPenalize) -> dict[str, Any]:
+        project = self._project(msg)
+        wanted = self._triggers(project.root, msg.triggers, msg.run_id)
+        if not wanted or not msg.error_text.strip():
+            return {"penalized": []}
+        lessons = await self._lessons(project)
+        updated, penalized = polar.penalize_backfired(
+            lessons, wanted, msg.error_text, msg.max_penalty or polar.PENALTY_STEP)
+        if penalized:
+            await self._write_polar(project, project.polar.replace, updated)
+            self.ctx.stats.extra["lessons_penalized"] += len(penalized)
+            if msg.run_id.strip():
+                key = (project.root, msg.run_id.strip())
+                self._penalized.setdefault(key, set()).update(t.lower() for t in penalized)
+        return {"penalized": penalized}
+
+    @handles(LessonsBoost)
+    async def lessons_boost(self, msg: LessonsBoost) -> dict[str, Any]:
+        project = self._project(msg)
+        wanted = self._triggers(project.root, msg.triggers, msg.run_id)
+        if not msg.triggers:
+            wanted -= self._penalized.get((project.root, msg.run_id.strip()), set())
+        if not wanted:
+            return {"boosted": []}
+        lessons = await self._lessons(project)
+        updated, boosted = polar.boost_confidence(lessons, wanted)
+        if boosted:
+            await self._write_polar(project, project.polar.replace, updated)
+            self.ctx.stats.extra["lessons_boosted"] += len(boosted)
+        return {"boosted": boosted}
+
+    @handles(LessonsImport)
+    async def lessons_import(self, msg: LessonsImport) -> dict[str, Any]:
+        project = self._project(msg)
+        now = self.now()
+        lessons, bad = [], 0
+        for line in msg.lines:
+            lesson = polar.lesson_from_json_line(line, now)
+            if lesson is None:
+                bad += int(bool(line.strip()))
+            else:
+                lessons.append(lesson)
+        counts = await self.add_polar(project, lessons)
+        return {"read": len(msg.lines), "bad": bad, **counts, "total": len(project.polar.book)}
+
+    @handles(LessonsMeta)
+    async def lessons_meta(self, msg: LessonsMeta) -> dict[str, Any]:
+        project = self._project(msg)
+        lesson = polar.meta_lesson(msg.weakness_id, msg.target_file, msg.delta, msg.iteration,
+                                   msg.commit, msg.reason, self.now())
+        if lesson is None:
+            return {"recorded": False, "added": 0, "merged": 0}
+        return {"recorded": True, **await self.add_polar(project, [lesson])}
+
+    # ---------------------------------------------------------------- phase budgets
+
+    @handles(BudgetsRecord)
+    async def budgets_record(self, msg: BudgetsRecord) -> dict[str, Any]:
+        project = self._project(msg)
+        if not phase_name(msg.phase):
+            raise RequestError(ErrorCode.BAD_FIELD, "budgets.record needs a phase")
+        if msg.rounds < 0 or msg.n_files < 0:
+            raise RequestError(ErrorCode.BAD_FIELD, "rounds and n_files must not be negative")
+        tags = normalize_tags(msg.tags) or sorted(infer_task_tags(msg.task))
+        row = PhaseOutcome(self.now(), phase_name(msg.phase), msg.rounds, msg.n_files, tuple(tags))
+        await self._write_polar(project, project.budgets.record, row)
+        return {"recorded": True, "row": row.to_dict()}
+
+    @handles(BudgetsCompute)
+    async def budgets_compute(self, msg: BudgetsCompute) -> dict[str, Any]:
+        project = self._project(msg)
+        defaults: dict[str, int] | None = None
+        if msg.defaults:
+            defaults = {}
+            for name, value in msg.defaults.items():
+                if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                    raise RequestError(ErrorCode.BAD_FIELD,
+                                       f"defaults[{name!r}] must be a non-negative integer")
+                defaults[name] = value
+        store: PhaseBudgetStore = project.budgets
+        await self._store_op(project, store.sync)
+        tags = normalize_tags(msg.tags) or sorted(infer_task_tags(msg.task))
+        budgets, stats = compute_budgets(store.rows, tags, defaults)
+        return {"budgets": budgets, "task_tags": tags,
+                "history": {phase: s.to_dict() for phase, s in stats.items()}}
