@@ -32,6 +32,7 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
     "calibrate": ("model calibration profiles", ["calibrate"]),
     "hook": ("adapters for harness hook systems", ["hook"]),
     "graph": ("the knowledge graph over memory", ["graph"]),
+    "import": ("bring in memory kept elsewhere (a lesson corpus)", ["importing"]),
 }
 #: commands of `daemon_cmds`, parsed without loading anything else
 DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})

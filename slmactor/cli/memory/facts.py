@@ -4,7 +4,11 @@ memory show [--role R] [--run ID] [--budget N] [--query Q] [--files F …] [--ta
             [--model M] [--language L]      the memory block a role receives (S-7.4);
                                             with --run and no --role: that run's working block
 memory facts [--kind K]                     facts by score, pinned ones marked ★
-memory lessons [--query Q] [--max-bytes N]  the lesson lines a worker would see (S-8.10)
+memory lessons [--query Q] [--max-bytes N]  the lesson lines a worker would see (S-8.10), then
+                                            the do/don't lessons when there are any
+memory lessons --task TEXT [--tag T …] [--limit N]
+                                            the do/don't lessons in recall order for that task
+                                            (C-10); --tag alone lists those carrying the tags
 memory forget SCOPE [--run ID] [--yes]      working|episodic|episodes|semantic|facts|
                                             procedural|project|all; every scope asks first
                                             unless --yes (--json or no terminal: refused
@@ -49,6 +53,12 @@ def register(sub: Any) -> None:
     lessons = sub.add_parser("lessons", help="the lesson lines a worker would see")
     lessons.add_argument("--query", default="", help="the task text the lessons are ranked against")
     lessons.add_argument("--max-bytes", type=int, default=0, metavar="N", help="0 = 1600")
+    lessons.add_argument("--task", default="", metavar="TEXT",
+                         help="the do/don't lessons in recall order for this task")
+    lessons.add_argument("--tag", action="append", default=[], metavar="T",
+                         help="only lessons carrying this tag (repeatable)")
+    lessons.add_argument("--limit", type=int, default=0, metavar="N",
+                         help="how many do/don't lessons (0 = 10, at most 100)")
     lessons.set_defaults(func=cmd_lessons)
 
     distill = sub.add_parser("distill", help="distil facts from the newest episodes now")
@@ -125,16 +135,42 @@ def cmd_facts(ctx: CliContext) -> int:
     return ctx.call(run)
 
 
-def cmd_lessons(ctx: CliContext) -> int:
-    from slmactor.protocol.messages import LessonsRender
+def polar_lines(lessons: list[dict[str, Any]]) -> list[str]:
+    """One line per do/don't lesson: score, confidence, uses, then the lesson as a prompt sees it."""
+    lines = []
+    for le in lessons:
+        what = (f"NEVER: {le['trigger']} (Reason: {le['fix']})" if le["polarity"] == "dont"
+                else f"[{le['type']}] When: {le['trigger']} -> Do: {le['fix']}")
+        tags = f"  [{', '.join(le['tags'])}]" if le["tags"] else ""
+        lines.append(f"{le['score']:6.3f}  {le['confidence']:.2f}  {le['used']:>3}×  {what}{tags}")
+    return lines
 
-    if ctx.args.max_bytes < 0:
+
+def cmd_lessons(ctx: CliContext) -> int:
+    from slmactor.protocol.messages import LessonsRecall, LessonsRender
+
+    args = ctx.args
+    if args.max_bytes < 0:
         return ctx.fail("memory lessons: --max-bytes must be 0 (default) or positive")
+    if args.limit < 0:
+        return ctx.fail("memory lessons: --limit must be 0 (default) or positive")
+    polar_only = bool(args.task.strip() or args.tag)
 
     def run() -> int:
         with ctx.client() as client:
-            reply = client.ask(LessonsRender(query=ctx.args.query, max_bytes=ctx.args.max_bytes))
-        ctx.emit(reply, reply["text"] or "(no lessons yet)")
+            recalled = client.ask(LessonsRecall(task=args.task, tags=list(args.tag),
+                                                limit=args.limit))
+            if polar_only:
+                ctx.emit(recalled, "\n".join(polar_lines(recalled["lessons"]))
+                         or "(no do/don't lessons for this task)")
+                return EXIT_OK
+            reply = client.ask(LessonsRender(query=args.query, max_bytes=args.max_bytes))
+        reply = {**reply, "polar": recalled["lessons"]}
+        text = reply["text"] or "(no lessons yet)"
+        if recalled["lessons"]:
+            text += "\n\nDo/don't lessons (score, confidence, uses):\n"
+            text += "\n".join(polar_lines(recalled["lessons"]))
+        ctx.emit(reply, text)
         return EXIT_OK
 
     return ctx.call(run)

@@ -6,8 +6,9 @@ task's budget for a phase is
 
     budget = max(default, int(p90(rounds of matching history) · 1.2))
 
-where *matching* means rows of that phase sharing a stack tag with the task (`infer_task_tags`),
-and only with at least 3 such rows. History can only raise a budget, never shrink it below the
+where *matching* means rows of that phase sharing a stack tag with the task (`infer_task_tags`;
+phase words such as `build` do not count — every BUILD row would share them), and only with at
+least 3 such rows. History can only raise a budget, never shrink it below the
 default. There is **no fallback** to rows of other stacks: the seed once fell back to every row
 when no tagged row matched and gave a TypeScript build 78 rounds from pygame history (H-C-4); its
 docstring kept describing that fallback (H-C-6). A task without stack tags gets the defaults.
@@ -22,7 +23,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slmactor.logic.memory.lesson_tags import normalize_tags
+from slmactor.logic.memory.lesson_tags import normalize_tags, stack_tags
 
 #: C-18 `DEFAULT_BUDGETS` (rounds per phase).
 DEFAULT_BUDGETS: dict[str, int] = {
@@ -96,10 +97,10 @@ def recall_phase_stats(
     history), never the rows of other stacks.
     """
     wanted = phase_name(phase)
-    tag_set = set(normalize_tags(tags)) if tags is not None else None
+    tag_set = stack_tags(normalize_tags(tags)) if tags is not None else None
     rounds = sorted(
         row.rounds for row in history
-        if row.phase == wanted and (tag_set is None or tag_set & set(row.tags))
+        if phase_name(row.phase) == wanted and (tag_set is None or tag_set & set(row.tags))
     )
     n = len(rounds)
     if n < max(min_samples, 1):
@@ -113,7 +114,7 @@ def compute_budgets(
 ) -> tuple[dict[str, int], dict[str, PhaseStats]]:
     """(budget per phase, the stats that raised it) for a task with `task_tags`."""
     base = {phase_name(k): max(0, int(v)) for k, v in (defaults or DEFAULT_BUDGETS).items()}
-    tags = set(normalize_tags(task_tags))
+    tags = stack_tags(normalize_tags(task_tags))
     budgets = dict(base)
     used: dict[str, PhaseStats] = {}
     if not tags:

@@ -18,6 +18,11 @@ decay) through three layers, all keyed on `task_tags = infer_task_tags(task)`:
 3. **content-tag decay ÷ 2** — an untagged lesson without a source task whose trigger + fix imply a
    disjoint stack (`tsconfig.json` in a Python task).
 
+"Stack" means the tags without the phase words (`lesson_tags.stack_tags`): in the seed a lesson
+from "Build a Rust CLI" shared the tag `build` with "Build a Python Flask REST API" and escaped
+every layer; here it is decayed (and a lesson tagged `rust, build` is filtered out). A lesson
+tagged with phase words only counts as untagged.
+
 `format_for_prompt` renders do-lessons and don'ts in separate sections, the don'ts with the NEVER
 framing so an anti-pattern is never read as advice; `render_within` does the same within a token
 budget, dropping whole lines.
@@ -28,7 +33,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
-from slmactor.logic.memory.lesson_tags import infer_tags_from_text, infer_task_tags
+from slmactor.logic.memory.lesson_tags import infer_tags_from_text, infer_task_tags, stack_tags
 from slmactor.logic.memory.polar_lessons import PolarLesson, decayed_confidence
 from slmactor.logic.text.strings import count_tokens_chars
 
@@ -55,7 +60,8 @@ class Scored:
 def score_lesson(
     lesson: PolarLesson, task_words: set[str], task_tags: set[str], now: float
 ) -> Scored:
-    """The C-10 score of one lesson for a task, with layers 2 and 3 applied."""
+    """The C-10 score of one lesson for a task (`task_tags`: its stack tags), with layers 2
+    and 3 applied."""
     lesson_words = set(lesson.trigger.lower().split()) | set(lesson.fix.lower().split())
     keyword = len(task_words & lesson_words) / max(len(task_words), 1)
     age_days = max(0.0, now - lesson.ts) / _DAY
@@ -63,12 +69,12 @@ def score_lesson(
              + 0.1 * lesson.used)
     decays: list[str] = []
     if task_tags and lesson.source_task:
-        source_tags = infer_tags_from_text(lesson.source_task)
+        source_tags = stack_tags(infer_tags_from_text(lesson.source_task))
         if source_tags and not source_tags & task_tags:
             total /= SOURCE_TASK_PENALTY
             decays.append("source_task")
-    if task_tags and not lesson.tags and not lesson.source_task:
-        content_tags = infer_tags_from_text(f"{lesson.trigger} {lesson.fix}")
+    if task_tags and not stack_tags(lesson.tags) and not lesson.source_task:
+        content_tags = stack_tags(infer_tags_from_text(f"{lesson.trigger} {lesson.fix}"))
         if content_tags and not content_tags & task_tags:
             total /= CONTENT_TAG_PENALTY
             decays.append("content_tags")
@@ -84,12 +90,13 @@ def recall(
     `tags` (optional) further keeps only lessons carrying every one of them — an inspection
     filter (`slmactor memory lessons --tag`), not part of the seed's scoring.
     """
-    task_tags = infer_task_tags(task)
+    task_tags = stack_tags(infer_task_tags(task))
     task_words = set(task.lower().split())
     required = {t.strip().lower() for t in tags if t.strip()}
     scored = []
     for lesson in lessons:
-        if task_tags and lesson.tags and not set(lesson.tags) & task_tags:
+        own = stack_tags(lesson.tags)
+        if task_tags and own and not own & task_tags:
             continue  # layer 1: a tagged lesson of another stack
         if required and not required <= set(lesson.tags):
             continue

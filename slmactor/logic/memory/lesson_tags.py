@@ -9,7 +9,10 @@ Two readings of a text, as in the seed:
   python, asyncio; …), plus file-extension and tool hints (`.py`/`pytest` → python, `.ts`/`.tsx`/
   `tsconfig` → typescript, `.rs`/`cargo` → rust, `.go` → go).
 
-One deliberate difference: the seed matched extension hints as bare substrings, so `x.pyc`,
+Stack comparisons (recall's tag filter and decays, budget matching) use `stack_tags`: the tags
+without the phase words (`build`, `plan`, …), which every task of that phase shares.
+
+One more deliberate difference: the seed matched extension hints as bare substrings, so `x.pyc`,
 `results.tsv` or `foo.gofmt` counted; here an extension must end its word (`\\.py\\b`).
 """
 
@@ -27,6 +30,12 @@ _KNOWN_TAG_TEXT = """
     validate package
 """
 KNOWN_TAGS: frozenset[str] = frozenset(_KNOWN_TAG_TEXT.split())
+
+#: Known tags that name a phase of work, not a stack. Every "Build a …" task carries `build`, so
+#: a stack comparison that counted phase words would find every such pair of tasks "the same
+#: stack" — the seed's decay layers and budget matching did, and so never fired for them.
+PHASE_TAGS: frozenset[str] = frozenset(
+    ("plan", "deps", "scaffold", "review", "build", "integrate", "wiring", "validate", "package"))
 
 #: The 23 synonym expansions of the seed (`_TAG_SYNONYMS`); an empty set means "no stack".
 TAG_SYNONYMS: dict[str, frozenset[str]] = {
@@ -87,6 +96,11 @@ def infer_tags_from_text(text: str) -> set[str]:
         if pattern.search(lowered):
             tags.add(tag)
     return tags
+
+
+def stack_tags(tags: Iterable[str]) -> set[str]:
+    """The tags that name a stack (phase words dropped): what "same stack" compares."""
+    return set(tags) - PHASE_TAGS
 
 
 def normalize_tags(tags: Iterable[object]) -> list[str]:
