@@ -11,7 +11,6 @@ imported (new lessons), merged (into an existing lesson) and bad.
 
 from __future__ import annotations
 
-import argparse
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -29,11 +28,6 @@ MAX_LINE_BYTES = 32 * 1024
 def register(sub: Any) -> None:
     lessons = sub.add_parser("lessons", help="import a lesson corpus (the seed's JSONL format)")
     lessons.add_argument("file", metavar="FILE.jsonl", help="one lesson object per line")
-    # Also accepted after the subcommand; SUPPRESS keeps the global options when absent.
-    lessons.add_argument("--project", metavar="DIR", default=argparse.SUPPRESS,
-                         help="project root (default: git root of cwd)")
-    lessons.add_argument("--json", action="store_true", default=argparse.SUPPRESS,
-                         help="machine-readable summary")
     lessons.set_defaults(func=cmd_import_lessons)
 
 
