@@ -29,6 +29,7 @@ import msgpack
 import zmq
 
 from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
+from slmactor.verbs import AsyncVerbs, SyncVerbs
 
 if TYPE_CHECKING:
     from zmq import asyncio as zmq_asyncio
@@ -58,6 +59,8 @@ def _ping_fields(actor: str) -> dict[str, Any]:
 
 #: Milliseconds queued tells may take to leave when the client closes.
 CLOSE_LINGER_MS = 100
+#: Milliseconds the first tell waits for the connection to a daemon whose socket exists.
+CONNECT_WAIT_MS = 200
 
 class DaemonUnavailable(Exception):
     """No reply from the daemon within the deadline and retries (not running, or wedged)."""
@@ -80,7 +83,12 @@ class _Teller:
         self._sock: zmq.Socket[Any] = zctx.socket(zmq.PUSH)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.SNDHWM, hwm)
+        # Queue only on a completed connection: with the daemon down a tell fails at once
+        # (EAGAIN) and is counted in `dropped`, instead of filling a queue that close() discards.
+        self._sock.setsockopt(zmq.IMMEDIATE, 1)
         self._sock.connect(endpoint)
+        self._socket_file = endpoint.removeprefix("ipc://")
+        self._connecting = True
         self.client_id = client_id
         self.project = project
         self.seq = 0
@@ -99,15 +107,25 @@ class _Teller:
             body["project"] = self.project
         try:
             data = self._pack(body)
+            if self._connecting:
+                self._await_connection()
             self._sock.send(kind, _NOBLOCK_MORE)
             self._sock.send(data, zmq.NOBLOCK)
-        except zmq.ZMQError:  # EAGAIN at the high-water mark, or the context is gone
+        except zmq.ZMQError:  # EAGAIN (no daemon, or the high-water mark), or the context is gone
             self.dropped += 1
             self._unreported += 1
             return False
         if self._unreported:
             self._report_drops()
         return True
+
+    def _await_connection(self) -> None:
+        """Once, before the first tell: give the connection to a daemon whose socket exists up to
+        CONNECT_WAIT_MS to complete (ipc takes well under a millisecond), so the first tells of
+        a new client are not dropped for being sent before it."""
+        self._connecting = False
+        if os.path.exists(self._socket_file):
+            self._sock.poll(CONNECT_WAIT_MS, zmq.POLLOUT)
 
     def _report_drops(self) -> None:
         body = {"v": PROTOCOL_VERSION, "client": self.client_id, "count": self._unreported}
@@ -269,11 +287,13 @@ class _Base(abc.ABC):
             changes["project"] = self.project
         return request_id, codec.dump(dataclasses.replace(msg, **changes))
 
-    def _raw_frames(self, kind: str, fields: dict[str, Any]) -> tuple[str, list[bytes]]:
-        """`[kind, body]` for an ask built without its message class (what `_frames` would give)."""
+    def _raw_frames(self, kind: str, fields: dict[str, Any],
+                    project: bool = True) -> tuple[str, list[bytes]]:
+        """`[kind, body]` for an ask built without its message class (what `_frames` would give);
+        without `project` for the daemon-wide kinds (ping, status), which are about no project."""
         request_id = f"{self._client_id}.{next(self._ids)}"
         body: dict[str, Any] = {"v": PROTOCOL_VERSION, "id": request_id}
-        if self.project:
+        if self.project and project:
             body["project"] = self.project
         body.update(fields)
         return request_id, [kind.encode("ascii"), codec.pack(body)]
@@ -295,8 +315,8 @@ class _Base(abc.ABC):
         return True, reply.result
 
 
-class Client(_Base):
-    """Blocking client. Safe to use from one thread at a time."""
+class Client(SyncVerbs, _Base):
+    """Blocking client. Safe to use from one thread at a time. Verbs: `slmactor.verbs`."""
 
     def __init__(
         self,
@@ -367,11 +387,11 @@ class Client(_Base):
         return self._ask_frames(*self._raw_frames(kind, fields), timeout=timeout, retries=retries)
 
     def ping(self, actor: str = "control") -> dict[str, Any]:
-        result: dict[str, Any] = self._ask_frames(*self._raw_frames("ping", _ping_fields(actor)))
+        result: dict[str, Any] = self._ask_frames(*self._raw_frames("ping", _ping_fields(actor), False))
         return result
 
     def status(self) -> dict[str, Any]:
-        result: dict[str, Any] = self._ask_frames(*self._raw_frames("status", {}))
+        result: dict[str, Any] = self._ask_frames(*self._raw_frames("status", {}, False))
         return result
 
     # ---- working memory asks (SPEC S-1)
@@ -427,7 +447,7 @@ class Client(_Base):
         self.close()
 
 
-class AsyncClient(_Base):
+class AsyncClient(AsyncVerbs, _Base):
     """asyncio client: asks are awaited; tells stay synchronous and non-blocking."""
 
     def __init__(
@@ -515,11 +535,11 @@ class AsyncClient(_Base):
         return await self._ask_frames(*self._raw_frames(kind, fields), timeout=timeout, retries=retries)
 
     async def ping(self, actor: str = "control") -> dict[str, Any]:
-        result: dict[str, Any] = await self._ask_frames(*self._raw_frames("ping", _ping_fields(actor)))
+        result: dict[str, Any] = await self._ask_frames(*self._raw_frames("ping", _ping_fields(actor), False))
         return result
 
     async def status(self) -> dict[str, Any]:
-        result: dict[str, Any] = await self._ask_frames(*self._raw_frames("status", {}))
+        result: dict[str, Any] = await self._ask_frames(*self._raw_frames("status", {}, False))
         return result
 
     # ---- working memory asks (SPEC S-1); see `Client` for the semantics

@@ -1,7 +1,9 @@
 """Daemon settings: where things live and how big things may get.
 
 Settings come from (lowest to highest priority) built-in defaults, `~/.config/slmactor/config.toml`
-(or `$SLMACTOR_CONFIG`), environment variables, and CLI flags. Only stdlib and platformdirs here.
+(or `$SLMACTOR_CONFIG`), environment variables, and CLI flags. Only stdlib and platformdirs here;
+platformdirs is imported where it is used, so the client (which needs `default_runtime_dir`)
+works in a client-only install (`pip install slmactor`, no `[daemon]` extra).
 """
 
 from __future__ import annotations
@@ -10,8 +12,6 @@ import os
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
-
-import platformdirs
 
 #: Environment variables that override a setting.
 ENV_RUNTIME_DIR = "SLMACTOR_RUNTIME_DIR"
@@ -41,10 +41,14 @@ def default_config_path() -> Path:
     override = os.environ.get(ENV_CONFIG)
     if override:
         return Path(override)
+    import platformdirs
+
     return Path(platformdirs.user_config_dir("slmactor")) / "config.toml"
 
 
 def default_log_dir() -> Path:
+    import platformdirs
+
     return Path(platformdirs.user_state_dir("slmactor"))
 
 

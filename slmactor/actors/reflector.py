@@ -40,6 +40,7 @@ from slmactor.logic.loop.reflect import reflect
 from slmactor.logic.loop.reflect_md import REFLECTION_BYTES, cap_document, enrich
 from slmactor.logic.loop.reflection import Reflection
 from slmactor.logic.loop.regressions import CheckResult
+from slmactor.logic.loop.run_merge import merge_report, seen_report
 from slmactor.logic.loop.run_report import RunReport
 from slmactor.logic.recall.episode import request_episode_id
 from slmactor.logic.text.strings import hash_id
@@ -63,6 +64,7 @@ from slmactor.protocol.messages import (
     ProcedureObserve,
     RunFinish,
     WorkingMirror,
+    WorkingSnapshot,
 )
 from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
@@ -165,11 +167,11 @@ class ReflectorActor(Actor):
     def _pending_dir(root: Path) -> Path:
         return ProjectLayout(root).evolve_dir / "pending"
 
-    def _journal(self, root: Path, msg: RunFinish, at: float) -> JsonDoc:
-        key = msg.report.get("run_id") if isinstance(msg.report.get("run_id"), str) else ""
+    def _journal(self, root: Path, msg: RunFinish, report: dict[str, Any], at: float) -> JsonDoc:
+        key = report.get("run_id") if isinstance(report.get("run_id"), str) else ""
         name = hash_id("fin_", str(key) or msg.id or f"{at}:{next(self._serial)}") + ".json"
         doc = JsonDoc(self._pending_dir(root) / name, self.warnings, now=self.now)
-        doc.save({"at": at, "summary": msg.summary, "report": msg.report, "request_id": msg.id})
+        doc.save({"at": at, "summary": msg.summary, "report": report, "request_id": msg.id})
         self._inflight.add(doc.path)
         return doc
 
@@ -212,7 +214,8 @@ class ReflectorActor(Actor):
     @handles(RunFinish)
     async def finish(self, msg: RunFinish) -> dict[str, Any]:
         root = self.project_root(msg)
-        report = RunReport.from_dict(msg.report)
+        merged = await self._with_working_memory(root, msg)
+        report = RunReport.from_dict(merged)
         # A retry is known by its run id, or, without one, by the client's request id.
         key = (root, report.run_id or f"request:{msg.id}")
         if (report.run_id or msg.id) and key in self._finished:
@@ -225,7 +228,7 @@ class ReflectorActor(Actor):
         document = cap_document(enrich(reflection.markdown, msg.summary))
         # Accepted = the report is durable; everything else happens in the pipeline.
         try:
-            journal: JsonDoc | None = await self.run_sync(self._journal, root, msg, at)
+            journal: JsonDoc | None = await self.run_sync(self._journal, root, msg, merged, at)
         except (OSError, StoreError) as exc:
             # Memory never fails a run: reflect anyway, only without the crash safety net.
             self.warn(f"run.finish: report not journalled ({exc}); a crash would lose it")
@@ -253,6 +256,24 @@ class ReflectorActor(Actor):
             while len(self._finished) > MAX_REMEMBERED_RUNS:
                 self._finished.popitem(last=False)
         return result
+
+    async def _with_working_memory(self, root: Path, msg: RunFinish) -> dict[str, Any]:
+        """The report completed with the run's working memory (issue 13): a harness that told
+        the daemon its tool calls need not count them again, and a given count is not doubled."""
+        given = msg.report.get("run_id")
+        run_id = msg.run_id.strip() or (given.strip() if isinstance(given, str) else "")
+        if not run_id:
+            return dict(msg.report)
+        try:
+            reply = await self.ask(WorkingSnapshot(project=str(root), run_id=run_id,
+                                                   client=msg.client, seq=msg.seq))
+        except (RequestError, ActorDead) as exc:
+            # Memory never fails a run: reflect on the report as sent.
+            self.warn(f"run.finish: working memory of {run_id} not read ({exc})")
+            return {**msg.report, "run_id": run_id}
+        snapshot = reply.get("snapshot") if isinstance(reply, dict) else None
+        seen = seen_report(snapshot if isinstance(snapshot, dict) else {}, run_id)
+        return {**merge_report(msg.report, seen), "run_id": run_id}
 
     def _persist(self, job: _Job, store: RegressionStore) -> int:
         """What this actor owns: the regression checks and REFLECTION.md."""

@@ -67,6 +67,7 @@ from slmactor.protocol.messages import (
     WorkingSnapshot,
 )
 from slmactor.runtime.actor import Actor, ActorContext, handles
+from slmactor.runtime.projects import project_problem
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
 from slmactor.stores.base.markdown import write_markdown
@@ -247,7 +248,7 @@ class WorkingActor(Actor):
                 memory = memories.get(run_key)
                 if memory is None:
                     evicted_before = self.runs.evicted
-                    memory = self._ensure(project, run_id, now)
+                    memory = self._ensure(self._canonical(project), run_id, now)
                     if self.runs.evicted != evicted_before:
                         memories.clear()  # a run cached in this batch may have just left
                     memories[run_key] = memory
@@ -293,19 +294,26 @@ class WorkingActor(Actor):
         self._apply_tell(tell_cls(**fields), now)
 
     def _canonical(self, project: str) -> str:
-        """The project root as other actors name it (`realpath`), memoised: one filesystem look-up
-        per distinct project string, not per event."""
+        """A tell's project root as other actors name it (`realpath`), memoised: one filesystem
+        look-up per distinct project string, not per event.
+
+        The project rule (clients/PROTOCOL.md §3) holds for tells as for asks: a tell without a
+        project, or naming one that is not an existing absolute directory, is dropped and
+        counted — filed under it, it would sit where no project-scoped read ever looks."""
         known = self._projects.get(project)
         if known is not None:
             return known
-        canonical = os.path.realpath(project) if os.path.isabs(project) else project
+        problem = project_problem(project)
+        if problem:
+            raise _BadEvent(problem)
+        canonical = os.path.realpath(project)
         if len(self._projects) >= MAX_PROJECT_NAMES:
             self._projects.clear()
         self._projects[project] = canonical
         return canonical
 
     def _ensure(self, project: str, run_id: str, now: float) -> WorkingMemory:
-        project = self._canonical(project)
+        """The run's memory; `project` is canonical (`_canonical` or `project_root`)."""
         memory, evicted = self.runs.ensure(project, run_id, now)
         self._latest_per_project[project] = (project, run_id)
         if evicted:
@@ -341,7 +349,7 @@ class WorkingActor(Actor):
         run_id = getattr(msg, "run_id", "")
         if not run_id:
             raise _BadEvent(f"{msg.KIND}: missing run_id")
-        memory = self._ensure(msg.project, run_id, now)
+        memory = self._ensure(self._canonical(msg.project), run_id, now)
         if isinstance(msg, RecordTool):
             at = msg.at if 0 < msg.at < _FAR_FUTURE else now
             if not memory.record_tool(
@@ -400,14 +408,18 @@ class WorkingActor(Actor):
     async def _on_run_start(self, msg: RunStart) -> dict[str, Any]:
         run_id = self._run_id(msg)
         now = self.now()
-        memory = self._ensure(msg.project, run_id, now)
+        memory = self._ensure(str(self.project_root(msg)), run_id, now)
+        restarted = not memory.is_blank()
+        if not msg.keep:
+            memory.reset()  # a re-sent run.start is a new run: nothing of the old one counts
         memory.start(run_id, msg.task, msg.role, now)
-        return {"run_id": run_id, "counters": memory.counters().to_dict()}
+        return {"run_id": run_id, "restarted": restarted and not msg.keep,
+                "counters": memory.counters().to_dict()}
 
     @handles(RunReset)
     async def _on_run_reset(self, msg: RunReset) -> dict[str, Any]:
         """Forget one run, or with run_id "*" every run of the project (forget scope project)."""
-        project = self._canonical(msg.project)
+        project = str(self.project_root(msg))
         run_id = self._run_id(msg)
         if run_id == "*":
             count = self.runs.drop_project(project)
@@ -423,8 +435,9 @@ class WorkingActor(Actor):
         run_id = self._run_id(msg)
         if msg.budget < 0:
             raise RequestError(ErrorCode.BAD_FIELD, "budget must be 0 (default) or positive")
+        root = str(self.project_root(msg))
         caught_up = await self._caught_up(msg.client, msg.seq)
-        memory = self.runs.get(self._canonical(msg.project), run_id)
+        memory = self.runs.get(root, run_id)
         text = memory.render(msg.budget) if memory is not None else ""
         return {
             "run_id": run_id,
@@ -439,8 +452,9 @@ class WorkingActor(Actor):
     @handles(WorkingSnapshot)
     async def _on_snapshot(self, msg: WorkingSnapshot) -> dict[str, Any]:
         run_id = self._run_id(msg)
+        root = str(self.project_root(msg))
         caught_up = await self._caught_up(msg.client, msg.seq)
-        memory = self.runs.get(self._canonical(msg.project), run_id)
+        memory = self.runs.get(root, run_id)
         snap = memory.snapshot().to_dict() if memory is not None else {}
         return {"run_id": run_id, "live": memory is not None, "caught_up": caught_up, "snapshot": snap}
 
@@ -449,7 +463,7 @@ class WorkingActor(Actor):
         run_id = self._run_id(msg)
         root = self.project_root(msg)
         await self._caught_up(msg.client, msg.seq)
-        memory = self.runs.get(self._canonical(msg.project), run_id)
+        memory = self.runs.get(str(root), run_id)
         path = ProjectLayout(root).working_md
         text = working_markdown(memory, self.now()) if memory is not None else ""
         if not text:  # not live (finished long ago, reset, expired) or nothing known: no file

@@ -176,6 +176,10 @@ def _status_fast_path(argv: Sequence[str]) -> argparse.Namespace | None:
     return argparse.Namespace(**values) if values["command"] == "status" else None
 
 
+#: What `pip install 'slmactor[daemon]'` adds to the client-only install (pyproject.toml).
+_DAEMON_DEPENDENCIES = frozenset({"anyio", "aiofiles", "platformdirs", "psutil", "numpy"})
+
+
 def _run(args_list: list[str]) -> int:
     fast = _status_fast_path(args_list)
     if fast is not None:
@@ -201,6 +205,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return exc.report()
     except KeyboardInterrupt:
         return 130
+    except ModuleNotFoundError as exc:
+        if exc.name not in _DAEMON_DEPENDENCIES:
+            raise
+        # A client-only install (`pip install slmactor`) has the client, not the daemon.
+        print(f"slmactor: this command needs the daemon's dependencies ({exc.name} is missing):"
+              " pip install 'slmactor[daemon]'", file=sys.stderr)
+        return EXIT_USAGE
     except BrokenPipeError:
         # The reader went away (`slmactor status | head -1`): nothing more to say to it, and
         # the interpreter's final flush must not fail on the same pipe either.

@@ -189,12 +189,14 @@ class DebugCrash(Message):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class RunStart(Message):
-    """Start (or re-start) a run's working memory (S-1.6)."""
+    """Start a run's working memory; a run id already live starts over (counters, files and
+    failures cleared) unless `keep` (a new task within the same run, S-1.6)."""
 
     KIND: ClassVar[Kind] = Kind.RUN_START
     run_id: str = ""
     task: str = ""
     role: str = ""
+    keep: bool = False
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
@@ -801,7 +803,7 @@ class CalibrationGet(Message):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class RunFinish(Message):
-    """A run ended: its report (S-14.1) and an optional model-written summary."""
+    """A run ended: its report (S-14.1, optional) merged with what the daemon saw of the run."""
 
     KIND: ClassVar[Kind] = Kind.RUN_FINISH
     report: dict[str, Any] = field(default_factory=dict)
@@ -809,6 +811,11 @@ class RunFinish(Message):
     #: Reply only after the whole finish pipeline ran (replays, tests); default: reply once the
     #: report is reflected and persisted, and run the pipeline in the background.
     wait: bool = False
+    #: The run whose working memory completes the report (default: the report's `run_id`).
+    run_id: str = ""
+    #: With `client` and `seq`: that client's tells up to `seq` are applied before the merge.
+    client: str = ""
+    seq: int = 0
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

@@ -43,6 +43,7 @@ from slmactor.stores.base.project_lock import (
 )
 from slmactor.stores.base.warnings import WarningLog
 
+from .projects import project_problem
 from .router import Router, make_route
 from .stats import ActorStats
 
@@ -151,15 +152,10 @@ class Actor:
     @staticmethod
     def project_root(msg: Message) -> Path:
         """The request's project directory, checked. Raises RequestError(BAD_PROJECT)."""
-        raw = msg.project
-        if not raw:
-            raise RequestError(ErrorCode.BAD_PROJECT, "this request needs 'project' (an absolute path)")
-        path = Path(raw)
-        if not path.is_absolute() or "\x00" in raw:
-            raise RequestError(ErrorCode.BAD_PROJECT, f"project must be an absolute path: {raw!r}")
-        if not path.is_dir():
-            raise RequestError(ErrorCode.BAD_PROJECT, f"project directory does not exist: {raw}")
-        root = Path(os.path.realpath(path))
+        problem = project_problem(msg.project)
+        if problem:
+            raise RequestError(ErrorCode.BAD_PROJECT, problem)
+        root = Path(os.path.realpath(msg.project))
         # One writer per project store, and never a store a repository points elsewhere.
         try:
             claim_project_store(root)

@@ -16,9 +16,10 @@ import zmq.asyncio
 from slmactor.config import Settings
 from slmactor.logic.text.redact import redact
 from slmactor.protocol import ErrorCode, ProtocolError, codec
-from slmactor.protocol.messages import DebugCrash, Ping
+from slmactor.protocol.messages import ClientDropped, DebugCrash, Ping
 
 from .control import INLINE_KINDS, ROUTED_BY_FIELD, DaemonInfo
+from .projects import project_problem
 from .router import FRONT, Router, make_route
 from .stats import ActorState
 
@@ -92,6 +93,12 @@ class FrontDoor:
             return
         kind = str(cls.KIND)
         request_id: str = fields["id"]
+        project = fields.get("project", "")
+        if project or (cls.TELL and cls is not ClientDropped):
+            problem = project_problem(project)  # the project rule, the same for every kind
+            if problem:
+                self._reject(token, request_id, ErrorCode.BAD_PROJECT, problem)
+                return
         route = make_route(FRONT, token)
         if kind in ROUTED_BY_FIELD:
             owner = str(fields.get("actor", "control" if cls is Ping else ""))
