@@ -11,7 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, CliContext
+from slmactor.cli.context import EXIT_FAILED, EXIT_OK, CliContext
+
+#: Newest episodes whose failures the report counts by class (the store's default cap).
+REPORT_EPISODES = 300
 
 
 def register(sub: Any) -> None:
@@ -101,31 +104,48 @@ def cmd_replay(ctx: CliContext) -> int:
     return ctx.call(run)
 
 
+def _episode(client: Any, ask: Any) -> dict[str, Any] | None:
+    """One episode, or None when it was pruned between the listing and the read."""
+    from slmactor.client import RequestFailed
+
+    try:
+        reply = client.ask(ask)
+    except RequestFailed:
+        return None
+    return reply if isinstance(reply, dict) else None
+
+
 def cmd_report(ctx: CliContext) -> int:
     import time
 
+    from slmactor.cli.files import write_text_atomically
     from slmactor.logic.loop.metrics import Run
     from slmactor.logic.loop.metrics_compare import compare_last
-    from slmactor.logic.loop.report_html import render_html
-    from slmactor.protocol.messages import MetricsShow
-    from slmactor.stores.base.markdown import write_markdown
+    from slmactor.logic.loop.report_html import failure_classes, render_html
+    from slmactor.protocol.messages import EpisodeGet, EpisodeRecent, EvolveRules, MetricsShow
 
     def run() -> int:
         with ctx.client() as client:
             shown = client.ask(MetricsShow(last=0))
+            rules = client.ask(EvolveRules())["rules"]
+            # Failures by class come from the remembered episodes (each failure has its class).
+            ids = client.ask(EpisodeRecent(n=REPORT_EPISODES, ids_only=True))["ids"]
+            episodes = [e for e in (_episode(client, EpisodeGet(episode_id=i)) for i in ids) if e]
         runs = [Run.from_dict(r) for r in shown["runs"]]
         comparison = compare_last(runs, ctx.args.n)
-        page = render_html(runs, comparison, project=str(ctx.project), generated_at=time.time())
+        page = render_html(runs, comparison, project=str(ctx.project), generated_at=time.time(),
+                           rules=rules, failures=failure_classes(episodes))
         target: Path = ctx.args.html
         try:
-            # Atomic replace, like every other file this tool writes; no truncation cap.
-            write_markdown(target, page, cap_bytes=64 * 1024 * 1024, redact=False)
+            # Atomic replace; the mode follows the umask (a report is meant to be shared).
+            write_text_atomically(target, page)
         except OSError as exc:
-            return ctx.fail(f"metrics report: cannot write {target}: {exc}")
-        data = {"html": str(target.resolve()), "runs": len(runs),
+            return ctx.fail(f"metrics report: cannot write {target}: {exc.strerror or exc}",
+                            EXIT_FAILED)
+        data = {"html": str(target.resolve()), "runs": len(runs), "rules": len(rules),
+                "episodes": len(episodes),
                 "verdict": comparison.verdict() if comparison else "not enough runs"}
-        ctx.emit(data, f"wrote {target} ({len(runs)} run(s))")
+        ctx.emit(data, f"wrote {target} ({len(runs)} run(s), {len(rules)} rule(s))")
         return EXIT_OK
 
     return ctx.call(run)
-

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
+from slmactor.cli.files import write_text_atomically
 
 UNIT_NAME = "slmactor.service"
 LAUNCHD_LABEL = "dev.slmactor"
@@ -220,22 +221,6 @@ def _run(commands: list[list[str]]) -> tuple[list[dict[str, Any]], bool]:
     return results, True
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
 def _manager(ctx: CliContext) -> str:
     return str(ctx.args.manager or default_manager())
 
@@ -262,7 +247,7 @@ def cmd_install(ctx: CliContext) -> int:
     try:
         previous = path.read_text(encoding="utf-8") if path.exists() else None
         if previous != text:
-            _write_atomically(path, text)
+            write_text_atomically(path, text, mode=0o644)
         if manager == "launchd":
             launchd_log_dir(Path.home()).mkdir(parents=True, exist_ok=True)  # launchd won't
     except OSError as exc:

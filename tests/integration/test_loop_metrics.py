@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -69,20 +71,46 @@ def test_cli_show_compare_and_html_report(daemon: DaemonProcess, tmp_path: Path)
     assert made.returncode == 0, made.stderr
     assert json.loads(made.stdout)["runs"] == 4
     html = page.read_text()
-    assert html.count("<svg") == 4 and "<script" not in html and "Latest comparison" in html
+    assert html.count("<svg") == 5 and "<script" not in html and "Latest comparison" in html
+    assert "Failures by class" in html and "What the loop learned" in html
+
+
+@pytest.mark.parametrize("umask,mode", [(0o022, 0o644), (0o027, 0o640), (0o077, 0o600)])
+def test_html_report_mode_follows_the_umask(daemon: DaemonProcess, tmp_path: Path, umask: int,
+                                            mode: int) -> None:
+    page = tmp_path / "shared" / "report.html"
+    made = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+         "--project", str(daemon.project), "--no-autostart", "metrics", "report", "--html",
+         str(page)],
+        check=False, env=daemon.env, capture_output=True, text=True, timeout=60,
+        preexec_fn=lambda: os.umask(umask),
+    )
+    assert made.returncode == 0, made.stderr
+    assert stat.S_IMODE(page.stat().st_mode) == mode
+    assert not [p for p in page.parent.iterdir() if p != page]  # no temp file left behind
 
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="needs Debian's chromium")
 def test_html_report_renders_in_headless_chromium(tmp_path: Path) -> None:
     from slmactor.logic.loop.metrics import Run
     from slmactor.logic.loop.metrics_compare import compare
-    from slmactor.logic.loop.report_html import render_html
+    from slmactor.logic.loop.report_html import failure_classes, render_html
 
-    runs = [Run.from_dict(_run(i, "a" if i < 3 else "b", i % 2, 5 - i, min(i, 2)))
-            for i in range(6)]
+    runs = [Run.from_dict(_run(i, "baseline" if i < 6 else "learning", i % 2, 5 - i % 4,
+                               min(i // 4, 2))) for i in range(14)]
+    rules = [{"id": "rule_0123456789ab", "trigger": {"class": "edit_no_match", "tool": "edit"},
+              "repair": {"kind": "transform_args", "transform": "strip_line_number_prefix"},
+              "successes": 4, "failures": 1, "confidence": 0.71, "scope": "project",
+              "created_at": "2026-12-01T08:00:00Z"}]
+    failures = failure_classes([{"failures": [{"class": "edit_no_match", "resolved_by": "rule_x"},
+                                              {"class": "test_failure", "resolved_by": "llm"},
+                                              {"class": "test_failure", "resolved_by": ""}]}])
     page = tmp_path / "report.html"
-    page.write_text(render_html(runs, compare(runs[:3], runs[3:]), project="p",
-                                generated_at=1_767_225_600))
+    html = render_html(runs, compare(runs[:6], runs[6:]), project="p",
+                       generated_at=1_767_225_600, rules=rules, failures=failures)
+    assert html.count('class="rolling-mean"') == 4 and html.count('class="pass-start"') == 8
+    page.write_text(html)
     shot = tmp_path / "shot.png"
     done = subprocess.run(
         ["chromium", "--headless", "--no-sandbox", "--disable-gpu", "--window-size=1400,1800",

@@ -1,24 +1,25 @@
 """`slmactor metrics report --html FILE`: one self-contained page people can look at.
 
 Trend charts (task pass rate, edit-format apply rate, failures fixed from memory, LLM calls per
-task — each run on its own, oldest to newest) drawn as inline SVG, followed by the latest compare
-table and a summary. No scripts, no fonts, no CDN, no external request of any kind: the file opens
-offline and from a mail attachment alike. A run without data for a series leaves a gap in that
-line (no fabricated zero), and every point has a `<title>` tooltip with the run id and value.
+task — each run on its own, oldest to newest, with a rolling mean and a mark where each labelled
+pass begins; drawn by `report_svg`), the loop's product — the rules it learned and the failures
+it met, by class and by who fixed them — then the latest compare table and a summary. No
+scripts, no fonts, no CDN, no external request of any kind: the file opens offline and from a
+mail attachment alike. A run without data for a series leaves a gap in that line (no fabricated
+zero), and every point has a `<title>` tooltip with the run id and value.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from html import escape
+from typing import Any
 
-from slmactor.logic.loop.metrics import METRICS, Run, aggregate, per_run_series, sort_runs
+from slmactor.logic.loop.metrics import METRICS, MINUS, Metric, Run, aggregate
 from slmactor.logic.loop.metrics_compare import Comparison
+from slmactor.logic.loop.report_svg import bar_chart, line_chart, plain_number
 from slmactor.logic.text.timefmt import to_rfc3339
-
-WIDTH, HEIGHT = 640, 220
-PAD_LEFT, PAD_RIGHT, PAD_TOP, PAD_BOTTOM = 52, 16, 16, 34
 
 CHARTS: tuple[tuple[str, str, str], ...] = (
     ("task_pass_rate", "Task pass rate", "#2563eb"),
@@ -43,81 +44,111 @@ th{background:#f9fafb}
 .better{color:#047857}.worse{color:#b91c1c}.nodata{color:#9ca3af}
 .verdict{font-weight:700;margin-top:.75rem}
 .empty{color:#6b7280;font-style:italic}
+.legend{color:#6b7280;font-size:.85rem;margin:.25rem 0}
+.swatch{display:inline-block;width:.8em;height:.8em;margin:0 .25em 0 .75em;vertical-align:-.05em}
 """
 
-
-def _y_max(key: str, values: Sequence[float | None]) -> float:
-    if key != "llm_calls_per_task":
-        return 1.0
-    top = max((v for v in values if v is not None), default=0.0)
-    # Whole-number ceiling divisible by 4, so the five grid lines fall on round values.
-    return float(max(4, math.ceil(top * 1.1 / 4) * 4))
+#: Colours of the failure-class bars: fixed from memory, fixed otherwise, still open.
+FIXED_FROM_MEMORY, FIXED_OTHERWISE, UNRESOLVED = "#059669", "#93c5fd", "#f87171"
+#: Rows of the rules table (newest learned first).
+MAX_RULE_ROWS = 50
+MAX_CLASS_ROWS = 15
 
 
-def _fmt(key: str, value: float) -> str:
-    return f"{value:.2f}" if key == "llm_calls_per_task" else f"{value * 100:.1f}%"
+@dataclass(frozen=True, slots=True)
+class ClassCount:
+    """Failures of one class in the remembered episodes, by who fixed them."""
+
+    cls: str
+    from_memory: int = 0
+    otherwise: int = 0
+    unresolved: int = 0
+
+    @property
+    def total(self) -> int:
+        return self.from_memory + self.otherwise + self.unresolved
 
 
-def _tick(key: str, value: float) -> str:
-    return f"{value:g}" if key == "llm_calls_per_task" else f"{value * 100:.0f}%"
+def failure_classes(episodes: Iterable[Mapping[str, Any]]) -> list[ClassCount]:
+    """Count the failures of episode records by class and outcome, most frequent first."""
+    counts: dict[str, list[int]] = {}
+    for episode in episodes:
+        failures = episode.get("failures")
+        for failure in failures if isinstance(failures, list) else []:
+            if not isinstance(failure, Mapping):
+                continue
+            cls = str(failure.get("class") or "unknown")
+            by = str(failure.get("resolved_by") or "").strip().lower()
+            slot = 2 if not by else 1 if by in ("llm", "human", "retry") else 0
+            counts.setdefault(cls, [0, 0, 0])[slot] += 1
+    rows = [ClassCount(cls, *c) for cls, c in counts.items()]
+    return sorted(rows, key=lambda r: (-r.total, r.cls))
 
 
-def chart_svg(key: str, title: str, color: str, runs: Sequence[Run]) -> str:
-    """One line chart; consecutive runs with data are joined, a run without data breaks the line."""
-    values = per_run_series(runs, key)
-    ordered = sort_runs(runs)
-    inner_w = WIDTH - PAD_LEFT - PAD_RIGHT
-    inner_h = HEIGHT - PAD_TOP - PAD_BOTTOM
-    top = _y_max(key, values)
-    n = len(values)
+def failures_section(classes: Sequence[ClassCount]) -> str:
+    bars = [(c.cls, (("fixed from memory", c.from_memory, FIXED_FROM_MEMORY),
+                     ("fixed otherwise", c.otherwise, FIXED_OTHERWISE),
+                     ("unresolved", c.unresolved, UNRESOLVED)))
+            for c in classes[:MAX_CLASS_ROWS]]
+    legend = "".join(f'<span class=swatch style="background:{color}"></span>{name}'
+                     for name, color in (("fixed from memory", FIXED_FROM_MEMORY),
+                                         ("fixed otherwise", FIXED_OTHERWISE),
+                                         ("unresolved", UNRESOLVED)))
+    more = len(classes) - MAX_CLASS_ROWS
+    note = f'<p class="legend">…and {more} more class(es)</p>' if more > 0 else ""
+    return (f'<figure><figcaption>Failures by class</figcaption><p class="legend">{legend}</p>'
+            f"{bar_chart('Failures by class', bars)}{note}</figure>")
 
-    def x(i: int) -> float:
-        return PAD_LEFT + (inner_w / 2 if n == 1 else inner_w * i / (n - 1))
 
-    def y(v: float) -> float:
-        return PAD_TOP + inner_h * (1 - min(max(v / top, 0.0), 1.0))
+def _repair_text(repair: Mapping[str, Any]) -> str:
+    for field in ("transform", "command", "action", "edit_format", "tool", "config_key"):
+        if repair.get(field):
+            return f"{repair.get('kind', '')}: {repair[field]}"
+    return str(repair.get("kind", "")) or "–"
 
-    parts = [
-        (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {WIDTH} {HEIGHT}" '
-        f'width="100%" role="img" aria-label="{escape(title)}">')
-    ]
-    for frac in (0.0, 0.25, 0.5, 0.75, 1.0):
-        gy = PAD_TOP + inner_h * (1 - frac)
-        parts.append(f'<line x1="{PAD_LEFT}" y1="{gy:.1f}" x2="{WIDTH - PAD_RIGHT}" '
-                     f'y2="{gy:.1f}" stroke="#e5e7eb"/>')
-        parts.append(f'<text x="{PAD_LEFT - 6}" y="{gy + 4:.1f}" text-anchor="end">'
-                     f"{escape(_tick(key, top * frac))}</text>")
-    if n == 0 or all(v is None for v in values):
-        parts.append(f'<text x="{WIDTH / 2}" y="{HEIGHT / 2}" text-anchor="middle">'
-                     "no data yet</text></svg>")
-        return "".join(parts)
-    segment: list[str] = []
-    segments: list[list[str]] = []
-    for i, value in enumerate(values):
-        if value is None:
-            if segment:
-                segments.append(segment)
-            segment = []
-            continue
-        segment.append(f"{x(i):.1f},{y(value):.1f}")
-    if segment:
-        segments.append(segment)
-    parts.extend(
-        f'<polyline fill="none" stroke="{color}" stroke-width="2" points="{" ".join(s)}"/>'
-        for s in segments
-    )
-    for i, value in enumerate(values):
-        if value is None:
-            continue
-        label = escape(f"{ordered[i].run_id or f'run {i + 1}'} ({ordered[i].label or 'no label'})"
-                       f": {_fmt(key, value)}")
-        parts.append(f'<circle cx="{x(i):.1f}" cy="{y(value):.1f}" r="3" fill="{color}">'
-                     f"<title>{label}</title></circle>")
-    parts.append(f'<text x="{PAD_LEFT}" y="{HEIGHT - 8}">run 1</text>')
-    parts.append(f'<text x="{WIDTH - PAD_RIGHT}" y="{HEIGHT - 8}" text-anchor="end">'
-                 f"run {n}</text>")
-    parts.append("</svg>")
-    return "".join(parts)
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def rules_section(rules: Sequence[Mapping[str, Any]]) -> str:
+    """The rules the loop learned (and shipped ones it used), newest first."""
+    if not rules:
+        return '<p class="empty">No rules learned yet.</p>'
+    ordered = sorted(rules, key=lambda r: str(r.get("created_at", "")), reverse=True)
+    rows = []
+    for rule in ordered[:MAX_RULE_ROWS]:
+        trigger = _mapping(rule.get("trigger"))
+        repair = _mapping(rule.get("repair"))
+        origin = "shipped" if rule.get("seeded") else str(rule.get("scope", "")) or "learned"
+        confidence = rule.get("confidence")
+        rows.append(
+            f"<tr><td>{escape(str(rule.get('id', '')))}</td>"
+            f"<td>{escape(str(trigger.get('class', '')) or '–')}</td>"
+            f"<td>{escape(str(trigger.get('tool', '')) or 'any')}</td>"
+            f"<td>{escape(_repair_text(repair))}</td><td>{escape(origin)}</td>"
+            f"<td>{int(rule.get('successes', 0) or 0)} / {int(rule.get('failures', 0) or 0)}</td>"
+            f"<td>{plain_number(float(confidence)) if isinstance(confidence, (int, float)) else '–'}"
+            f"</td><td>{escape(str(rule.get('created_at', '')) or '–')}</td></tr>")
+    more = len(ordered) - MAX_RULE_ROWS
+    tail = f'<p class="legend">…and {more} more</p>' if more > 0 else ""
+    return ("<table><thead><tr><th>Rule</th><th>Failure class</th><th>Tool</th><th>Repair</th>"
+            "<th>Origin</th><th>Worked / failed</th><th>Confidence</th><th>Learned</th></tr>"
+            f"</thead><tbody>{''.join(rows)}</tbody></table>{tail}")
+
+
+def _value(metric: Metric, value: float | None) -> str:
+    """`metric.format`, without the decimals a count per task does not have (5,933 not 5933.33)."""
+    if value is None or metric.unit != "number":
+        return metric.format(value)
+    return plain_number(value)
+
+
+def _change(metric: Metric, delta: float) -> str:
+    if metric.unit != "number":
+        return metric.format_change(delta)
+    text = plain_number(abs(delta))
+    return text if delta == 0 else ("+" if delta > 0 else MINUS) + text
 
 
 def compare_table(cmp: Comparison) -> str:
@@ -133,14 +164,14 @@ def compare_table(cmp: Comparison) -> str:
                         "<td class=nodata>–</td><td class=nodata>no data</td></tr>")
             continue
         delta = row.change or 0.0
-        change = row.metric.format_change(0.0 if row.judgement == "same" else delta)
+        change = _change(row.metric, 0.0 if row.judgement == "same" else delta)
         css = {"better": "better", "worse": "worse"}.get(row.judgement, "")
         # Text glyphs, not emoji: they render without an emoji font (headless, minimal hosts).
         mark = {"better": " ✓", "worse": " ⚠"}.get(row.judgement, "")
         rows.append(
             f"<tr><td>{escape(row.metric.name)}</td>"
-            f"<td>{escape(row.metric.format(row.baseline))}</td>"
-            f"<td>{escape(row.metric.format(row.current))}</td>"
+            f"<td>{escape(_value(row.metric, row.baseline))}</td>"
+            f"<td>{escape(_value(row.metric, row.current))}</td>"
             f'<td class="{css}">{escape(change)}{mark}</td></tr>'
         )
     rows.append("</tbody></table>")
@@ -149,20 +180,24 @@ def compare_table(cmp: Comparison) -> str:
 
 
 def render_html(runs: Sequence[Run], comparison: Comparison | None, *, project: str,
-                generated_at: float) -> str:
-    """The whole page."""
+                generated_at: float, rules: Sequence[Mapping[str, Any]] = (),
+                failures: Sequence[ClassCount] = ()) -> str:
+    """The whole page (`rules`: rule records as `evolve rules` lists them; `failures`: see
+    `failure_classes`)."""
     summary = aggregate(runs)
     charts = "".join(
         f"<figure><figcaption>{escape(title)}</figcaption>"
-        f"{chart_svg(key, title, color, runs)}</figure>"
+        f"{line_chart(key, title, color, runs)}</figure>"
         for key, title, color in CHARTS
     )
+    legend = ('<p class="legend">Faint: each run on its own · bold: mean of the last 5 runs of '
+              "the same pass · dashed: where a labelled pass begins</p>")
     if comparison is None:
         table = '<p class="empty">Compare needs at least two recorded runs.</p>'
     else:
         table = compare_table(comparison)
     summary_rows = "".join(
-        f"<tr><td>{escape(m.name)}</td><td>{escape(m.format(m.value(summary)))}</td></tr>"
+        f"<tr><td>{escape(m.name)}</td><td>{escape(_value(m, m.value(summary)))}</td></tr>"
         for m in METRICS
     )
     return (
@@ -172,7 +207,9 @@ def render_html(runs: Sequence[Run], comparison: Comparison | None, *, project: 
         f"<h1>slmactor metrics</h1><p class=meta>{escape(project)} · "
         f"{summary.runs} run(s), {summary.total('tasks')} task(s) · generated "
         f"{to_rfc3339(generated_at)}</p>"
-        f"<h2>Trends over runs</h2><div class=charts>{charts}</div>"
+        f"<h2>Trends over runs</h2>{legend}<div class=charts>{charts}</div>"
+        f"<h2>What the loop learned</h2><div class=charts>{failures_section(failures)}</div>"
+        f"<h3>Rules</h3>{rules_section(rules)}"
         f"<h2>Latest comparison</h2>{table}"
         f"<h2>All runs, pooled</h2><table><thead><tr><th>Metric</th><th>Value</th></tr>"
         f"</thead><tbody>{summary_rows}</tbody></table>"
