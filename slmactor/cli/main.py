@@ -37,7 +37,7 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
 #: commands of `daemon_cmds`, parsed without loading anything else
 DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})
 #: modules that add top-level commands (beside serve/start/stop/status)
-TOP_LEVEL = ["demo", "service"]
+TOP_LEVEL = ["demo", "service", "mcp"]
 
 
 def _exists(module: str) -> bool:

@@ -17,6 +17,7 @@ FORBIDDEN = {
     "protocol": {"logic", "runtime", "stores", "actors", "cli", "client", "config", "testing"},
     "stores": {"actors", "runtime", "cli", "client", "testing"},
     "runtime": {"actors", "cli"},
+    "adapters": {"runtime", "actors", "stores", "cli"},
 }
 #: third-party imports a room may use (anything else must be stdlib).
 PROTOCOL_THIRD_PARTY = {"msgpack"}

@@ -1,0 +1,109 @@
+"""`slmactor mcp` spoken to by the MCP SDK's own client, over stdio, against a real daemon.
+
+The server is the real command in its own process (`python -m slmactor ... mcp`), exactly as an
+agent starts it from its MCP settings; the client is `mcp.Client` with `StdioServerParameters`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from slmactor.protocol.messages import EpisodeRecent, FactList, LessonsRender, MetricsShow
+from slmactor.testing import DaemonProcess
+
+mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
+
+TOOLS = {"recall", "memory_block", "remember", "repair", "report_outcome"}
+
+
+def _server(daemon: DaemonProcess, *extra: str) -> Any:
+    from mcp import StdioServerParameters
+
+    env = {**os.environ, "SLMACTOR_HOME": str(daemon.home)}
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "slmactor", "mcp", "--runtime-dir", str(daemon.runtime_dir),
+              "--project", str(daemon.project), *extra],
+        env=env,
+        cwd=str(daemon.project),
+    )
+
+
+def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.02)  # polling a condition the daemon reports, not a timed wait
+
+
+def _text(result: Any) -> str:
+    return "".join(getattr(part, "text", "") for part in result.content)
+
+
+async def test_tools_list_and_every_tool_through_the_sdk_client(daemon: DaemonProcess) -> None:
+    async with mcp.Client(_server(daemon)) as client:
+        listed = await client.list_tools()
+        assert {tool.name for tool in listed.tools} == TOOLS
+        schema = {tool.name: tool.input_schema for tool in listed.tools}
+        assert schema["repair"]["required"] == ["tool", "error"]
+
+        remembered = await client.call_tool(
+            "remember", {"text": "Run make lint before every push", "kind": "convention",
+                         "subject": "lint"})
+        assert not remembered.is_error and "convention fact" in _text(remembered)
+        lesson = await client.call_tool("remember", {"text": "The parser tests need UTC"})
+        assert not lesson.is_error
+
+        advice = json.loads(_text(await client.call_tool("repair", {
+            "tool": "Edit",
+            "error": "String to replace not found in file.",
+            "arguments": json.dumps({"file_path": "app.py", "old_string": "x", "new_string": "y"}),
+        })))
+        assert set(advice) >= {"apply", "reason", "guidance"}
+
+        reported = await client.call_tool("report_outcome", {
+            "task": "fix the pagination off-by-one", "success": True,
+            "files_changed": ["app/pagination.py"]})
+        assert not reported.is_error and "Recorded the outcome" in _text(reported)
+        # run.finish answers once the report is safe; the episode is stored by its pipeline.
+        with daemon.client() as c:
+            _wait_for(lambda: bool(c.ask(EpisodeRecent(n=5))["episodes"]), "the episode stored")
+
+        recalled = _text(await client.call_tool("recall", {"query": "pagination off-by-one"}))
+        block = _text(await client.call_tool("memory_block", {"task": "pagination off-by-one"}))
+        resource = await client.read_resource("slmactor://memory-block")
+
+    # What the tools said was stored is in the daemon, read through the ordinary client.
+    with daemon.client() as c:
+        facts = c.ask(FactList())
+        assert any("make lint" in f["text"] for f in facts["facts"])
+        assert "UTC" in c.ask(LessonsRender(query="parser tests"))["text"]
+        episodes = c.ask(EpisodeRecent(n=5))["episodes"]
+        assert [e["query"] for e in episodes] == ["fix the pagination off-by-one"]
+        _wait_for(lambda: bool(c.ask(MetricsShow())["runs"]), "the run's metrics recorded")
+    assert "[succeeded] fix the pagination off-by-one" in recalled
+    assert "app/pagination.py" in recalled
+    assert "pagination" in block
+    assert "make lint" in "".join(getattr(c, "text", "") for c in resource.contents)
+
+
+async def test_a_daemon_that_is_down_makes_tool_errors_not_a_dead_server(
+    daemon: DaemonProcess, tmp_path: Any
+) -> None:
+    down = dataclasses.replace(daemon, runtime_dir=tmp_path / "nothing-here")
+    async with mcp.Client(_server(down, "--no-autostart", "--timeout", "0.3")) as client:
+        first = await client.call_tool("recall", {"query": "anything"})
+        second = await client.call_tool("memory_block", {"task": "anything"})
+        tools = await client.list_tools()
+    assert first.is_error and "not reachable" in _text(first)
+    assert second.is_error
+    assert {tool.name for tool in tools.tools} == TOOLS
