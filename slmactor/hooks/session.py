@@ -28,7 +28,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +48,9 @@ MAX_LEDGER_BYTES = 8 << 20
 MAX_TRANSCRIPT_BYTES = 64 << 20
 #: Longest prompt kept in the ledger.
 MAX_PROMPT = 4000
+#: A ledger untouched this long belongs to a session that never ended (or whose end the daemon
+#: never heard): removed at the next session end of any session, so the directory stays bounded.
+STALE_SECONDS = 7 * 86400
 
 
 def ledger_path(runtime_dir: Path, project: str, run_id: str) -> Path:
@@ -155,11 +158,13 @@ def transcript_stats(payload: Mapping[str, Any]) -> Any:
     return claude_transcript_stats(data.decode("utf-8", errors="replace").splitlines())
 
 
-def finish(client: Any, *, fmt: str, event: str, payload: Mapping[str, Any], path: Path,
-           run_id: str) -> dict[str, Any] | None:
-    """Build and send the session's (or segment's) `run.finish`; the daemon's reply, or None
-    when there was nothing to report.  Daemon errors propagate (the caller fails open)."""
+def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
+           payload: Mapping[str, Any], path: Path, run_id: str) -> dict[str, Any] | None:
+    """Build and send the session's (or segment's) `run.finish`; the daemon's reply, or None when
+    there was nothing to report or no reply (then the ledger stays for the next end event).
+    `ask(kind, fields)` returns the daemon's reply or None, and never raises."""
     from slmactor.logic.loop.session_report import session_report
+    from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, EDIT
 
     if event == "Stop" and payload.get("stop_hook_active") is True:
         return None
@@ -170,11 +175,10 @@ def finish(client: Any, *, fmt: str, event: str, payload: Mapping[str, Any], pat
     report_id = run_id if done == 0 else f"{run_id}#{done + 1}"
     snapshot: dict[str, Any] | None = None
     if done == 0:
-        reply = client.working_snapshot(run_id, wait=False)
+        reply = ask("working.snapshot", {"run_id": run_id})
         if isinstance(reply, dict) and isinstance(reply.get("snapshot"), dict):
             snapshot = reply["snapshot"]
     transcript = transcript_stats(payload) if fmt == "claude" and done == 0 else None
-    from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, EDIT
 
     def is_edit(tool: str) -> bool:
         return DEFAULT_TOOL_CLASSES.classify(tool)[1] == EDIT
@@ -183,7 +187,25 @@ def finish(client: Any, *, fmt: str, event: str, payload: Mapping[str, Any], pat
                             first_segment=done == 0)
     # `wait`: reply after the pipeline, so the memory a harness sees next already holds this
     # session (a slow pipeline only costs this hook its deadline; the daemon finishes anyway).
-    reply = client.ask_raw("run.finish", {"report": report, "wait": True})
+    reply = ask("run.finish", {"report": report, "wait": True})
+    if not isinstance(reply, dict):
+        return None
     drop(path, len(entries))
     _mark_segment(path, done + 1)
-    return reply if isinstance(reply, dict) else {}
+    prune(path.parent, time.time())
+    return reply
+
+
+def prune(directory: Path, now: float) -> int:
+    """Remove ledgers (and their markers) untouched for `STALE_SECONDS`; how many were removed."""
+    removed = 0
+    try:
+        names = list(directory.iterdir())
+    except OSError:
+        return 0
+    for name in names:
+        with contextlib.suppress(OSError):
+            if now - name.stat().st_mtime > STALE_SECONDS:
+                name.unlink()
+                removed += 1
+    return removed

@@ -1,0 +1,133 @@
+"""The self-improvement loop on the hook path (issue 12, items 2–4): what a hook does beyond
+recording a call and fetching the memory block.  Independent of how the command line was parsed
+and how the daemon is reached: the caller passes the project root, the runtime directory and an
+`ask(kind, fields)` that returns the daemon's reply or None (daemon down, timeout, error — it
+never raises), so every step here fails open.
+
+* pre-tool events (`PreToolUse`, `BeforeTool`): pre-flight repair of an edit
+  (`slmactor.hooks.preflight`); a rewrite goes into the session's ledger;
+* tool events: the call goes into the ledger and to the daemon (`record_tool`); a failed call
+  also asks `evolve.on_failure` and gets the advice back as the harness's context for that tool
+  event (`slmactor.hooks.advice`), in the harness's own tool names;
+* prompt events: the prompt goes into the ledger (the session's query); the caller then fetches
+  the memory block as before;
+* end events (`SessionEnd`; Codex `Stop`): the session becomes a run report and `run.finish`
+  (`slmactor.hooks.session`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+from slmactor.hooks import session
+
+#: (kind, raw fields) → the daemon's reply, or None when there is none (never raises).
+Ask = Callable[[str, dict[str, Any]], Any]
+
+
+def warn(text: str) -> None:
+    try:
+        print(f"slmactor hook: {text}", file=sys.stderr)
+    except OSError:
+        pass
+
+
+def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Path,
+           ask: Ask) -> dict[str, Any] | None:
+    """The harness JSON to print for this event, or None when the caller's usual path applies
+    (context events, and events the loop has nothing to do with)."""
+    from slmactor.hooks.preflight import PRE_EVENTS
+
+    fmt, event = hook.format, hook.event
+    pre = PRE_EVENTS.get(fmt) == event
+    ending = event in session.END_EVENTS.get(fmt, frozenset())
+    if not (pre or ending or hook.tool_call is not None or hook.wants_context):
+        return None
+    ledger = session.ledger_path(runtime_dir, str(project), hook.run_id)
+    raw_model = payload.get("model")
+    model = raw_model if isinstance(raw_model, str) else ""
+    if pre:
+        return preflight(hook, payload, project, ledger, model, ask)
+    if hook.wants_context:
+        if hook.query:
+            note(ledger, session.prompt_entry(hook.query, time.time()))
+        return None
+    if ending:
+        finish(hook, payload, ledger, ask)
+        return {}
+    return tool_event(hook, project, ledger, model, ask)
+
+
+def note(ledger: Path, entry: dict[str, Any]) -> None:
+    try:
+        session.append(ledger, entry)
+    except OSError as exc:
+        warn(f"session ledger: {exc}")
+
+
+def relative(path: str, project: Path) -> str:
+    """A path inside the project relative to its root (episodes and rules name files so)."""
+    if path and os.path.isabs(path) and Path(path).is_relative_to(project):
+        return str(Path(path).relative_to(project))
+    return path
+
+
+def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> dict[str, Any]:
+    """Ledger, advice on a failure, `record_tool`; the harness JSON carrying the advice."""
+    from slmactor.hooks.advice import advice_text, tool_event_output
+
+    call = hook.tool_call
+    call = dataclasses.replace(call, path=relative(call.path, project))
+    if not call.path and call.tool == "apply_patch" and call.command:
+        from slmactor.logic.evolve.preflight import patch_paths
+
+        paths = patch_paths(call.command)
+        call = dataclasses.replace(call, path=relative(paths[0], project) if paths else "")
+    note(ledger, session.call_entry(call, model, time.time()))
+    text, key = "", ""
+    if not call.ok:
+        advice = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": call.tool,
+                                           "message": call.error, "args": call.args, "model": model})
+        if isinstance(advice, dict):
+            text = advice_text(hook.format, call.tool, advice)
+            fp = advice.get("fingerprint")
+            key = str(fp.get("id", "")) if isinstance(fp, dict) else ""
+    # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
+    # without the fields at their default, as the codec would send it.
+    fields = {"run_id": hook.run_id, "tool": call.tool, "path": call.path, "args": call.args,
+              "command": call.command, "error": call.error, "key": key}
+    ask("record_tool", {**{k: v for k, v in fields.items() if v},
+                        **({} if call.ok else {"ok": False})})
+    return tool_event_output(hook.format, hook.event, text)
+
+
+def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path, model: str,
+              ask: Ask) -> dict[str, Any]:
+    """Pre-flight repair of an edit; the harness JSON with the rewritten input, or `{}`."""
+    from slmactor.hooks.preflight import run
+
+    def advise(tool: str, message: str, args: str) -> dict[str, Any] | None:
+        answer = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": tool,
+                                           "message": message, "args": args, "model": model})
+        return answer if isinstance(answer, dict) else None
+
+    outcome = run(hook.format, hook.event, payload, project, advise)
+    if outcome.entry is not None:
+        note(ledger, {**outcome.entry, "at": time.time(),
+                      "path": relative(outcome.entry["path"], project)})
+        warn(outcome.reason)
+    return outcome.output
+
+
+def finish(hook: Any, payload: Mapping[str, Any], ledger: Path, ask: Ask) -> None:
+    """The session's (or segment's) `run.finish`; kept for the next end event if unsent."""
+    reply = session.finish(ask, fmt=hook.format, event=hook.event, payload=payload, path=ledger,
+                           run_id=hook.run_id)
+    if reply is None and ledger.exists():
+        warn("the session was not reported (the daemon did not answer); it will be at its next end")
