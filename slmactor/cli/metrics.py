@@ -76,6 +76,37 @@ def cmd_compare(ctx: CliContext) -> int:
     return ctx.call(run)
 
 
+def _on_terminal() -> bool:
+    """Progress goes to stderr, and only to a person watching it (not to a log or a pipe)."""
+    import sys
+
+    return sys.stderr is not None and sys.stderr.isatty()
+
+
+def _say_progress(line: str) -> None:
+    import sys
+
+    print(line, file=sys.stderr, flush=True)
+
+
+def _learning_progress() -> Any:
+    def show(index: int, total: int, outcome: Any) -> None:
+        _say_progress(
+            f"[{index}/{total}] {outcome.trajectory}: {'passed' if outcome.passed else 'failed'}"
+            f", fixed from memory {outcome.memory}, by the model {outcome.llm}, "
+            f"unresolved {outcome.unresolved}"
+            + (f", wrong repairs {outcome.wrong_repairs}" if outcome.wrong_repairs else ""))
+
+    return show
+
+
+def _ab_progress() -> Any:
+    def show(index: int, total: int, trajectory: Any) -> None:
+        _say_progress(f"[{index}/{total}] {trajectory.id}: replayed with the current rules")
+
+    return show
+
+
 def cmd_replay(ctx: CliContext) -> int:
     from slmactor.stores.trajectories import load_trajectories
 
@@ -91,10 +122,11 @@ def cmd_replay(ctx: CliContext) -> int:
 
         with ctx.client(timeout=max(ctx.args.timeout, 10.0)) as client:
             if ctx.args.learn:
-                learned = learning_replay(client, trajectories, ctx.args.label)
+                learned = learning_replay(client, trajectories, ctx.args.label,
+                                          _learning_progress() if _on_terminal() else None)
                 data, text = learned.to_dict(), learned.render()
             else:
-                data = ab_replay(client, trajectories)
+                data = ab_replay(client, trajectories, _ab_progress() if _on_terminal() else None)
                 text = data["text"]
         data["skipped_files"] = skipped
         notes = "".join(f"skipped {s}\n" for s in skipped)

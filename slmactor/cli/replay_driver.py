@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ from slmactor.logic.evolve.transforms import infer_transform
 from slmactor.logic.loop.replay import (
     Advice,
     LearningTally,
+    Progress,
     RunTally,
     StepResult,
     Trajectory,
@@ -109,7 +111,12 @@ def _ask(client: Any, message: Any, timeout: float | None = None) -> Any:
     return client.ask(message, timeout=timeout) if timeout else client.ask(message)
 
 
-def learning_replay(client: Any, trajectories: list[Trajectory], label: str) -> LearningResult:
+#: Told after each trajectory of a learning replay: (1-based index, count, its outcome).
+LearningProgress = Callable[[int, int, "TrajectoryOutcome"], None]
+
+
+def learning_replay(client: Any, trajectories: list[Trajectory], label: str,
+                    progress: LearningProgress | None = None) -> LearningResult:
     """Replay `trajectories` in order through the daemon with learning on."""
     from slmactor.protocol.messages import EvolveOnFailure, EvolveResolved, RunFinish, RunStart
 
@@ -150,6 +157,8 @@ def learning_replay(client: Any, trajectories: list[Trajectory], label: str) -> 
         out.tally.trajectories += 1
         out.runs.append(TrajectoryOutcome(traj.id, run_id, tally.passed, tally.memory,
                                           tally.llm, tally.unresolved, tally.wrong_repairs))
+        if progress is not None:
+            progress(index, len(trajectories), out.runs[-1])
     return out
 
 
@@ -176,10 +185,11 @@ class DaemonRepairer:
             self.client.ask(RunReset(run_id=self.run_id))
 
 
-def ab_replay(client: Any, trajectories: list[Trajectory]) -> dict[str, Any]:
+def ab_replay(client: Any, trajectories: list[Trajectory],
+              progress: Progress | None = None) -> dict[str, Any]:
     repairer = DaemonRepairer(client)
     try:
-        cmp = ab_test(trajectories, repairer)
+        cmp = ab_test(trajectories, repairer, progress)
     finally:
         repairer.close()
     return {**cmp.to_dict(), "text": cmp.render()}

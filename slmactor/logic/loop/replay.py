@@ -20,7 +20,7 @@ Both arms land the same edits: a repair saves cost, it never changes correctness
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
@@ -304,15 +304,28 @@ def replay(traj: Trajectory, repairer: Repairer | None = None, label: str = "",
     return tally.run(label, at)
 
 
+#: Called after each replayed trajectory with (its 1-based index, the count, the trajectory).
+Progress = Callable[[int, int, Trajectory], None]
+
+
 def replay_all(trajs: Sequence[Trajectory], repairer: Repairer | None = None,
-               label: str = "") -> list[Run]:
+               label: str = "", progress: Progress | None = None) -> list[Run]:
     """S-17.3: replay each in order, stamping `at` = i seconds after the epoch."""
-    return [replay(t, repairer, label, float(i)) for i, t in enumerate(trajs)]
+    runs: list[Run] = []
+    for i, traj in enumerate(trajs):
+        runs.append(replay(traj, repairer, label, float(i)))
+        if progress is not None:
+            progress(i + 1, len(trajs), traj)
+    return runs
 
 
-def ab_test(trajs: Sequence[Trajectory], repairer: Repairer) -> Comparison:
-    """Every trajectory without repairs (`baseline`) and with them (`with-repairs`), compared."""
-    return compare(replay_all(trajs, None, "baseline"), replay_all(trajs, repairer, "with-repairs"))
+def ab_test(trajs: Sequence[Trajectory], repairer: Repairer,
+            progress: Progress | None = None) -> Comparison:
+    """Every trajectory without repairs (`baseline`) and with them (`with-repairs`), compared.
+
+    `progress` follows the pass with repairs (the one that asks the daemon)."""
+    return compare(replay_all(trajs, None, "baseline"),
+                   replay_all(trajs, repairer, "with-repairs", progress))
 
 
 @dataclass
