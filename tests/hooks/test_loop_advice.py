@@ -1,0 +1,32 @@
+"""Advice on a failed tool call, in the harness's own words and output shape (issue 12, item 3)."""
+
+from __future__ import annotations
+
+from slmactor.hooks.advice import advice_text, localize, tool_event_output
+
+SEED_GUIDANCE = ("old_str did not match. ws_read the file again and copy 2-3 lines VERBATIM "
+                 "(same indentation and whitespace) as old_str.")
+
+
+def test_tool_names_are_the_harness_own() -> None:
+    assert localize("claude", SEED_GUIDANCE).startswith("old_string did not match. Read the file")
+    assert "read_file the file" in localize("gemini", SEED_GUIDANCE)
+    assert "ws_" not in localize("codex", SEED_GUIDANCE)
+    assert localize("claude", "ws_readme and old_strings stay") == "ws_readme and old_strings stay"
+
+
+def test_advice_text_only_when_memory_knows_something() -> None:
+    assert advice_text("claude", "Edit", {"found": False}) == ""
+    advice = {"found": True, "apply": True, "confidence": 0.8, "guidance": SEED_GUIDANCE,
+              "repair": {"kind": "transform_args", "transform": "strip_line_number_prefix"},
+              "new_args": '{"old_string":"x"}'}
+    text = advice_text("claude", "Edit", advice)
+    assert "confidence 80%" in text and "Read the file" in text and '{"old_string":"x"}' in text
+
+
+def test_output_only_on_events_that_take_context() -> None:
+    assert tool_event_output("claude", "PostToolUseFailure", "hint") == {
+        "hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": "hint"}}
+    assert tool_event_output("gemini", "AfterTool", "hint")["hookSpecificOutput"]["hookEventName"] == "AfterTool"
+    assert tool_event_output("openhands", "PostToolUse", "hint") == {}
+    assert tool_event_output("claude", "PostToolUse", "") == {}

@@ -1,0 +1,162 @@
+"""The run report of a hook-driven session: failures paired with their fix, failures avoided
+before the call, the daemon's counters and a Claude Code transcript's model use (issue 12)."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slmactor.logic.evolve.transforms import infer_transform
+from slmactor.logic.loop.reflect import reflect
+from slmactor.logic.loop.run_report import RunReport
+from slmactor.logic.loop.session_report import (
+    claude_transcript_stats,
+    pair_failures,
+    session_report,
+)
+
+EDITS = {"edit", "replace", "apply_patch", "write"}
+
+
+def is_edit(tool: str) -> bool:
+    return tool.lower() in EDITS
+
+
+def call(tool: str, ok: bool, path: str = "", args: dict[str, Any] | None = None,
+         error: str = "", command: str = "", at: float = 100.0) -> dict[str, Any]:
+    entry: dict[str, Any] = {"e": "call", "at": at, "tool": tool, "ok": ok}
+    if path:
+        entry["path"] = path
+    if args is not None:
+        entry["args"] = json.dumps(args, sort_keys=True, separators=(",", ":"))
+    if error:
+        entry["error"] = error
+    if command:
+        entry["command"] = command
+    return entry
+
+
+BROKEN = {"file_path": "/r/a.py", "old_string": "     3\tx = 1", "new_string": "     3\tx = 2"}
+CLEAN = {"file_path": "/r/a.py", "old_string": "x = 1", "new_string": "x = 2"}
+NOT_FOUND = "String to replace not found in file.\nString:      3\tx = 1"
+
+
+def test_a_failed_edit_is_resolved_by_the_next_success_on_the_same_file() -> None:
+    entries = [
+        call("Read", True, "a.py"),
+        call("Edit", False, "a.py", BROKEN, NOT_FOUND),
+        call("Edit", True, "b.py", CLEAN),          # another file: not the fix
+        call("Edit", False, "a.py", BROKEN, NOT_FOUND),  # the same failure again: an attempt
+        call("Edit", True, "a.py", CLEAN),
+    ]
+    [failure] = pair_failures(entries)
+    assert failure["resolved_by"] == "llm" and failure["attempts"] == 2
+    assert infer_transform(failure["failed_args"], failure["fixed_args"]) == "strip_line_number_prefix"
+
+
+def test_commands_pair_by_command_and_unresolved_failures_stay_open() -> None:
+    entries = [
+        call("Bash", False, command="pytest -q", error="1 failed"),
+        call("Bash", False, command="make lint", error="E501"),
+        call("Bash", True, command="pytest -q"),
+    ]
+    failures = pair_failures(entries)
+    assert [(f["message"], f.get("resolved_by", "")) for f in failures] == [
+        ("1 failed", "retry"), ("E501", "")]
+
+
+def test_a_preflight_rewrite_followed_by_success_is_a_failure_avoided_from_memory() -> None:
+    pre = {"e": "preflight", "tool": "Edit", "path": "a.py", "message": NOT_FOUND,
+           "failed_args": json.dumps(BROKEN), "fixed_args": json.dumps(CLEAN),
+           "transform": "strip_line_number_prefix", "rule_id": "rule_abc"}
+    [avoided] = pair_failures([pre, call("Edit", True, "a.py", CLEAN)])
+    assert avoided["resolved_by"] == "rule:rule_abc" and avoided["avoided"] is True
+    generic = {**pre, "rule_id": ""}
+    [learned] = pair_failures([generic, call("Edit", True, "a.py", CLEAN)])
+    assert learned["resolved_by"] == "preflight"  # the reflector learns a rule from it
+    # The rewritten call failed anyway: the rule did not fix it (its outcome is a failure).
+    [failed] = pair_failures([pre, call("Edit", False, "a.py", CLEAN, NOT_FOUND)])
+    assert failed["rule_id"] == "rule_abc" and "resolved_by" not in failed
+
+
+def test_session_report_reflects_into_episode_rule_and_metrics() -> None:
+    entries = [
+        {"e": "prompt", "at": 90.0, "text": "fix the discount"},
+        call("Read", True, "a.py", at=95.0),
+        call("Edit", False, "a.py", BROKEN, NOT_FOUND, at=96.0),
+        call("Edit", True, "a.py", CLEAN, at=97.0),
+    ]
+    snapshot = {"counters": {"calls": 5, "errors": 1, "redundant": 1}, "files_edited": ["a.py"]}
+    report = session_report("s-1", "claude", entries, snapshot, None, 120.0, is_edit)
+    assert report["query"] == "fix the discount" and report["tags"] == ["hook", "claude"]
+    assert (report["tool_calls"], report["tool_errors"], report["redundant_calls"]) == (5, 1, 1)
+    assert report["files_changed"] == ["a.py"]
+    assert (report["edits_attempted"], report["edits_applied"], report["edits_first_attempt"]) == (2, 1, 0)
+    assert (report["started_at"], report["ended_at"]) == (90.0, 120.0)
+    reflection = reflect(RunReport.from_dict(report), 120.0)
+    assert reflection.episode["run_id"] == "s-1" and reflection.episode["success"] is True
+    [candidate] = reflection.candidates
+    assert candidate.repair["transform"] == "strip_line_number_prefix"
+    assert reflection.metrics.failures == 1 and reflection.metrics.resolved_from_llm == 1
+
+
+def test_a_later_segment_leaves_out_the_sessions_cumulative_counts() -> None:
+    entries = [call("Bash", True, command="ls")]
+    snapshot = {"counters": {"calls": 40, "errors": 3, "redundant": 7}}
+    report = session_report("s-1#2", "codex", entries, snapshot, None, 1.0, is_edit,
+                            first_segment=False)
+    assert report["tool_calls"] == 1 and "redundant_calls" not in report
+
+
+def test_avoided_failures_are_counted_in_metrics() -> None:
+    pre = {"e": "preflight", "tool": "Edit", "path": "a.py", "message": NOT_FOUND,
+           "failed_args": json.dumps(BROKEN), "fixed_args": json.dumps(CLEAN),
+           "transform": "strip_line_number_prefix", "rule_id": "rule_abc"}
+    report = session_report("s-2", "claude", [pre, call("Edit", True, "a.py", CLEAN)], None, None,
+                            5.0, is_edit)
+    metrics = reflect(RunReport.from_dict(report), 5.0).metrics
+    assert (metrics.failures_avoided, metrics.resolved_from_memory) == (1, 1)
+    assert metrics.tool_errors == 0
+
+
+# ------------------------------------------------------------------------ Claude Code transcript
+
+
+def _assistant(mid: str, model: str, tin: int, tout: int, stamp: str = "2026-12-01T10:00:00Z") -> str:
+    return json.dumps({"type": "assistant", "timestamp": stamp, "isSidechain": False,
+                       "message": {"id": mid, "model": model, "role": "assistant", "content": [],
+                                   "usage": {"input_tokens": tin, "cache_creation_input_tokens": 1,
+                                             "cache_read_input_tokens": 2, "output_tokens": tout}}})
+
+
+def test_transcript_counts_each_response_once_and_skips_synthetic_ones() -> None:
+    lines = [
+        json.dumps({"type": "user", "timestamp": "2026-12-01T09:59:00Z",
+                    "message": {"role": "user", "content": [{"type": "text", "text": "add tax"}]}}),
+        json.dumps({"type": "user", "isMeta": True, "message": {"role": "user", "content": "meta"}}),
+        _assistant("msg_1", "claude-opus-4-5", 10, 1),
+        _assistant("msg_1", "claude-opus-4-5", 10, 7),  # the same response, streamed further
+        _assistant("msg_2", "claude-opus-4-5", 20, 3, "2026-12-01T10:01:00Z"),
+        _assistant("msg_3", "<synthetic>", 0, 0),
+        "not json", "", json.dumps([1, 2]),
+    ]
+    stats = claude_transcript_stats(lines)
+    assert (stats.model, stats.llm_calls, stats.tokens_in, stats.tokens_out) == (
+        "claude-opus-4-5", 2, 13 + 23, 7 + 3)
+    assert stats.first_prompt == "add tax" and stats.ended_at - stats.started_at == 120.0
+
+
+@settings(derandomize=True, max_examples=100)
+@given(st.lists(st.one_of(st.text(max_size=40), st.builds(json.dumps, st.dictionaries(
+    st.sampled_from(["type", "message", "timestamp", "isMeta"]),
+    st.one_of(st.none(), st.integers(), st.text(max_size=10), st.just("assistant"),
+              st.dictionaries(st.sampled_from(["id", "model", "usage", "content"]),
+                              st.one_of(st.integers(), st.text(max_size=5),
+                                        st.dictionaries(st.text(max_size=20), st.integers()))))))),
+    max_size=20))
+def test_transcript_reader_never_raises_and_never_counts_negative(lines: list[str]) -> None:
+    stats = claude_transcript_stats(lines)
+    assert stats.llm_calls >= 0 and stats.tokens_in >= 0 and stats.tokens_out >= 0
