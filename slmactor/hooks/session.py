@@ -41,6 +41,8 @@ END_EVENTS: dict[str, frozenset[str]] = {
     "gemini": frozenset({"SessionEnd"}),
     "openhands": frozenset({"SessionEnd"}),
     "codex": frozenset({"Stop"}),
+    # Cline: executables named after the event; a task ends completed or cancelled.
+    "cline": frozenset({"TaskComplete", "TaskCancel"}),
 }
 LEDGER_DIR = "hook-sessions"
 MAX_LEDGER_BYTES = 8 << 20
