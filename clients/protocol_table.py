@@ -115,6 +115,10 @@ def render_limits() -> str:
         ("largest body frame", (f"{codec.MAX_MESSAGE_BYTES:,} bytes (1 MiB); larger → `TOO_LARGE`, "
                                "much larger frames are cut off by the socket (disconnect, no reply)")),
         ("items in any one map or array", f"{codec.MAX_CONTAINER:,} (else `BAD_MSGPACK`)"),
+        ("maps and arrays in one body, in all", f"{codec.MAX_CONTAINERS:,} (else `BAD_MSGPACK`)"),
+        ("any integer, anywhere in a body", f"±{codec.MAX_SAFE_INT:,} (2⁵³ − 1; else `BAD_FIELD`)"),
+        ("any float, anywhere in a body", f"finite and within ±{codec.MAX_SAFE_INT:,} (NaN, ±inf → `BAD_FIELD`)"),
+        ("any string or map key, anywhere in a body", "no NUL (U+0000) character (else `BAD_FIELD`)"),
         ("nesting inside map / list[map] fields", f"{codec.MAX_DEPTH} levels (else `BAD_FIELD`)"),
         ("a `str` field, unless its row says otherwise", f"{codec.MAX_TEXT:,} characters"),
         ("a list field, unless its row says otherwise", f"{codec.MAX_LIST:,} items"),

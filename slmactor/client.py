@@ -69,11 +69,44 @@ class DaemonUnavailable(Exception):
 class RequestFailed(Exception):
     """The daemon answered with an error reply."""
 
-    def __init__(self, code: int, reason: str) -> None:
+    def __init__(self, code: int, reason: str, retry_ms: int = 0) -> None:
         name = ErrorCode(code).name if code in ErrorCode._value2member_map_ else str(code)
         super().__init__(f"{name}: {reason}")
         self.code = code
         self.reason = reason
+        #: For BUSY: how long the daemon suggested waiting before a retry.
+        self.retry_ms = retry_ms
+
+
+#: Longest wait a BUSY retry hint can impose (milliseconds).
+MAX_BUSY_WAIT_MS = 1000
+
+
+def listener_alive(path: Path) -> bool:
+    """Whether a process listens on the unix socket `path` (False for a file left by a crash).
+
+    A connect to a socket file nobody listens on fails at once with ECONNREFUSED, so a stale
+    `ctl.sock` is told from a live one without waiting for a reply.
+    """
+    import socket
+
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.settimeout(0.5)
+        probe.connect(str(path))
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return True
+
+
+def _busy_wait(exc: RequestFailed, deadline: float) -> float:
+    """Seconds to wait before resending after BUSY, or -1 when the overall deadline is too near."""
+    if exc.code != ErrorCode.BUSY:
+        return -1.0
+    pause = min(max(exc.retry_ms, 10), MAX_BUSY_WAIT_MS) / 1000
+    return pause if time.monotonic() + pause < deadline else -1.0
 
 
 class _Teller:
@@ -311,8 +344,15 @@ class _Base(abc.ABC):
         if reply.id != request_id:
             return False, None  # a late reply to an earlier attempt or ask
         if not reply.ok:
-            raise RequestFailed(reply.code, reply.reason)
+            raise RequestFailed(reply.code, reply.reason, reply.retry_ms)
         return True, reply.result
+
+    def _check_listener(self) -> None:
+        """Fail fast when nothing listens on ctl.sock (missing, or stale after a crash)."""
+        if not self.ctl_path.exists():
+            raise self._unavailable("no socket (is the daemon running?)")
+        if not listener_alive(self.ctl_path):
+            raise self._unavailable("no daemon listening (a socket file left by a crash?)")
 
 
 class Client(SyncVerbs, _Base):
@@ -356,10 +396,13 @@ class Client(SyncVerbs, _Base):
     def _ask_frames(
         self, request_id: str, frames: list[bytes], *, timeout: float | None = None, retries: int | None = None
     ) -> Any:
-        if not self.ctl_path.exists():
-            raise self._unavailable("no socket (is the daemon running?)")
+        self._check_listener()
         wait = self.timeout if timeout is None else timeout
-        for _ in range(self.retries if retries is None else max(retries, 1)):
+        attempts = self.retries if retries is None else max(retries, 1)
+        overall = time.monotonic() + wait * attempts  # BUSY retries fit in the same budget
+        for attempt in range(attempts):
+            if attempt:
+                self._check_listener()  # the daemon died meanwhile: say so now, not after `wait`
             sock = self._socket()
             try:
                 sock.send_multipart(frames, zmq.NOBLOCK)
@@ -370,7 +413,16 @@ class Client(SyncVerbs, _Base):
             while (left := deadline - time.monotonic()) > 0:
                 if not sock.poll(int(left * 1000) + 1, zmq.POLLIN):
                     break
-                matched, result = self._result(request_id, sock.recv_multipart())
+                try:
+                    matched, result = self._result(request_id, sock.recv_multipart())
+                except RequestFailed as exc:
+                    pause = _busy_wait(exc, overall)
+                    if pause < 0:
+                        raise
+                    time.sleep(pause)  # the daemon's hint: its inbox is full, try again later
+                    sock.send_multipart(frames, zmq.NOBLOCK)
+                    deadline = time.monotonic() + wait
+                    continue
                 if matched:
                     return result
             self._reset()  # Lazy Pirate: a fresh socket drops whatever the old one had queued
@@ -503,10 +555,15 @@ class AsyncClient(AsyncVerbs, _Base):
         timeout: float | None = None,  # noqa: ASYNC109 - the per-attempt Lazy-Pirate deadline
         retries: int | None = None,
     ) -> Any:
-        if not self.ctl_path.exists():
-            raise self._unavailable("no socket (is the daemon running?)")
+        import asyncio
+
+        self._check_listener()
         wait = self.timeout if timeout is None else timeout
-        for _ in range(self.retries if retries is None else max(retries, 1)):
+        attempts = self.retries if retries is None else max(retries, 1)
+        overall = time.monotonic() + wait * attempts
+        for attempt in range(attempts):
+            if attempt:
+                self._check_listener()
             sock = self._socket()
             try:
                 await sock.send_multipart(frames, zmq.NOBLOCK)
@@ -517,7 +574,16 @@ class AsyncClient(AsyncVerbs, _Base):
             while (left := deadline - time.monotonic()) > 0:
                 if not await sock.poll(int(left * 1000) + 1):
                     break
-                matched, result = self._result(request_id, await sock.recv_multipart())
+                try:
+                    matched, result = self._result(request_id, await sock.recv_multipart())
+                except RequestFailed as exc:
+                    pause = _busy_wait(exc, overall)
+                    if pause < 0:
+                        raise
+                    await asyncio.sleep(pause)
+                    await sock.send_multipart(frames, zmq.NOBLOCK)
+                    deadline = time.monotonic() + wait
+                    continue
                 if matched:
                     return result
             self._reset()

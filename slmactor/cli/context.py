@@ -161,10 +161,11 @@ class CliContext:
 
     def client(self, *, autostart: bool = True, timeout: float | None = None) -> Any:
         """A connected `slmactor.client.Client`, starting the daemon first unless told not to."""
-        from slmactor.client import Client
+        from slmactor.client import Client, listener_alive
 
         project = self.project  # a bad --project fails before anything is started
-        if autostart and not self.args.no_autostart and not (self.runtime_dir / "ctl.sock").exists():
+        # A ctl.sock nobody listens on (left by a crash) counts as no daemon: start one.
+        if autostart and not self.args.no_autostart and not listener_alive(self.runtime_dir / "ctl.sock"):
             from slmactor.cli.autostart import AutostartFailed, start_daemon
 
             try:

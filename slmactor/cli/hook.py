@@ -94,13 +94,14 @@ def _act(ctx: CliContext, hook: Any) -> str:
     from pathlib import Path
 
     from slmactor.cli.context import find_project_root
-    from slmactor.client import Client, DaemonUnavailable, RequestFailed
+    from slmactor.client import Client, DaemonUnavailable, RequestFailed, listener_alive
 
     if hook.tool_call is None and not hook.wants_context:
         return ""
     project = Path(ctx.args.project).resolve() if ctx.args.project else find_project_root(Path(hook.project_dir))
     runtime_dir = ctx.runtime_dir
-    if hook.event == "SessionStart" and not ctx.args.no_autostart and not (runtime_dir / "ctl.sock").exists():
+    if (hook.event == "SessionStart" and not ctx.args.no_autostart
+            and not listener_alive(runtime_dir / "ctl.sock")):
         from slmactor.cli.autostart import start_daemon
 
         try:

@@ -34,6 +34,14 @@ MAX_CONTAINER = 10_000
 MAX_DEPTH = 16
 #: Longest request id accepted.
 MAX_ID = 128
+#: Largest integer (and float) magnitude a message may carry: 2**53 - 1, the largest integer a
+#: JSON reader that uses doubles (JavaScript, jq) reads exactly. Stores keep what a message said
+#: as JSON, and a sum of up to 2**10 such values still fits msgpack's int64, so no stored record
+#: or reply built from accepted values can overflow the codec.
+MAX_SAFE_INT = (1 << 53) - 1
+#: Maps and arrays one body may hold in all: bounds the decode cost of a frame of nested empty
+#: containers (a 1 MiB frame of empty arrays decodes to ~65 MiB and 2 s of CPU otherwise).
+MAX_CONTAINERS = 20_000
 #: The kind frame of every reply.
 REPLY_KIND = b"reply"
 
@@ -47,6 +55,25 @@ def _reject_ext(code: int, data: bytes) -> Any:
 
 
 def _unpack(raw: bytes) -> Any:
+    if len(raw) <= MAX_CONTAINERS:  # every container takes at least one byte: no count needed
+        return msgpack.unpackb(
+            raw,
+            raw=False,
+            strict_map_key=True,
+            use_list=True,
+            max_array_len=MAX_CONTAINER,
+            max_map_len=MAX_CONTAINER,
+            ext_hook=_reject_ext,
+        )
+    left = MAX_CONTAINERS
+
+    def count(value: Any) -> Any:
+        nonlocal left
+        left -= 1
+        if left < 0:
+            raise ValueError(f"more than {MAX_CONTAINERS} maps and arrays in one body")
+        return value
+
     return msgpack.unpackb(
         raw,
         raw=False,
@@ -55,6 +82,8 @@ def _unpack(raw: bytes) -> Any:
         max_array_len=MAX_CONTAINER,
         max_map_len=MAX_CONTAINER,
         ext_hook=_reject_ext,
+        list_hook=count,
+        object_hook=count,
     )
 
 
@@ -65,20 +94,40 @@ def pack(value: Any) -> bytes:
     return msgpack.packb(value, use_bin_type=True)  # type: ignore[no-any-return]
 
 
-#: Leaf types a map field may hold. msgpack decodes its timestamp extension (type -1) itself,
-#: without calling `ext_hook`, so a `Timestamp` can only be refused here.
-_PLAIN_LEAVES = (str, int, float, bool, bytes, type(None))
+def _number_ok(value: float) -> bool:
+    """An integer or a finite float within ±MAX_SAFE_INT (NaN fails both comparisons)."""
+    return -MAX_SAFE_INT <= value <= MAX_SAFE_INT
 
 
-def _depth_ok(value: Any, depth: int) -> bool:
-    """Nested at most MAX_DEPTH deep, and holding only plain msgpack values."""
+def _plain_problem(value: Any, depth: int) -> str:
+    """Why a free-form value cannot be accepted ("" when it can): nested at most MAX_DEPTH deep,
+    plain msgpack values only (msgpack decodes its timestamp extension without calling
+    `ext_hook`, so a `Timestamp` can only be refused here), no NUL in a string or key, numbers
+    finite and within ±MAX_SAFE_INT."""
     if depth > MAX_DEPTH:
-        return False
-    if isinstance(value, dict):
-        return all(_depth_ok(v, depth + 1) for v in value.values())
-    if isinstance(value, list):
-        return all(_depth_ok(v, depth + 1) for v in value)
-    return isinstance(value, _PLAIN_LEAVES)
+        return f"nested deeper than {MAX_DEPTH}"
+    kind = type(value)
+    if kind is str:
+        return "a string holds a NUL byte" if "\x00" in value else ""
+    if kind is int or kind is float:
+        return "" if _number_ok(value) else f"a number is not finite or outside ±{MAX_SAFE_INT}"
+    if kind is dict:
+        for key, item in value.items():
+            if "\x00" in key:
+                return "a key holds a NUL byte"
+            problem = _plain_problem(item, depth + 1)
+            if problem:
+                return problem
+        return ""
+    if kind is list:
+        for item in value:
+            problem = _plain_problem(item, depth + 1)
+            if problem:
+                return problem
+        return ""
+    if kind is bool or kind is bytes or value is None:
+        return ""
+    return f"holds a {kind.__name__} value"
 
 
 def _bad(name: str, what: str) -> ProtocolError:
@@ -90,19 +139,23 @@ def _check_str(name: str, value: Any, cap: int) -> Any:
         raise _bad(name, f"expected a string, got {type(value).__name__}")
     if len(value) > cap:
         raise _bad(name, f"longer than {cap} characters")
+    if "\x00" in value:
+        raise _bad(name, "holds a NUL byte")
     return value
 
 
 def _check_int(name: str, value: Any, cap: int) -> Any:
     if type(value) is not int:
         raise _bad(name, f"expected an integer, got {type(value).__name__}")
+    if not _number_ok(value):
+        raise _bad(name, f"outside ±{MAX_SAFE_INT}")
     return value
 
 
 def _check_float(name: str, value: Any, cap: int) -> Any:
-    if type(value) is float:
-        return value
-    if type(value) is int:
+    if type(value) is float or type(value) is int:
+        if not _number_ok(value):
+            raise _bad(name, f"not a finite number within ±{MAX_SAFE_INT}")
         return float(value)
     raise _bad(name, f"expected a number, got {type(value).__name__}")
 
@@ -119,8 +172,8 @@ def _check_str_list(name: str, value: Any, cap: int) -> Any:
     if len(value) > cap:
         raise _bad(name, f"more than {cap} items")
     for item in value:
-        if type(item) is not str or len(item) > MAX_TEXT:
-            raise _bad(name, "every item must be a string of at most 64 KiB")
+        if type(item) is not str or len(item) > MAX_TEXT or "\x00" in item:
+            raise _bad(name, "every item must be a string of at most 64 KiB without NUL bytes")
     return value
 
 
@@ -130,16 +183,20 @@ def _check_dict_list(name: str, value: Any, cap: int) -> Any:
     if len(value) > cap:
         raise _bad(name, f"more than {cap} items")
     for item in value:
-        if type(item) is not dict or not _depth_ok(item, 1):
-            raise _bad(name, f"every item must be a map of plain values nested at most {MAX_DEPTH} deep")
+        if type(item) is not dict:
+            raise _bad(name, "every item must be a map")
+        problem = _plain_problem(item, 1)
+        if problem:
+            raise _bad(name, problem)
     return value
 
 
 def _check_dict(name: str, value: Any, cap: int) -> Any:
     if type(value) is not dict:
         raise _bad(name, f"expected a map, got {type(value).__name__}")
-    if not _depth_ok(value, 1):
-        raise _bad(name, f"nested deeper than {MAX_DEPTH} or holding an ext/timestamp value")
+    problem = _plain_problem(value, 1)
+    if problem:
+        raise _bad(name, problem)
     return value
 
 
@@ -282,7 +339,7 @@ def load_fields(frames: Sequence[bytes]) -> tuple[type[Message], dict[str, Any]]
     cls, schema = entry
     if "project" in body:
         project = body["project"]
-        if type(project) is not str or len(project) > 4096:
+        if type(project) is not str or len(project) > 4096 or "\x00" in project:
             raise ProtocolError(ErrorCode.BAD_FIELD, "field 'project': expected a path string", rid)
     body["id"] = rid
     unknown: list[str] | None = None
@@ -295,7 +352,7 @@ def load_fields(frames: Sequence[bytes]) -> tuple[type[Message], dict[str, Any]]
         checker, cap = spec
         # Strings and booleans are most fields on the hot path: check them inline.
         if checker is _check_str:
-            if type(value) is not str or len(value) > cap:
+            if type(value) is not str or len(value) > cap or "\x00" in value:
                 raise _with_id(_check_failure(name, value, cap), rid)
         elif checker is _check_bool:
             if type(value) is not bool:
@@ -345,16 +402,56 @@ class Reply(NamedTuple):
     result: Any = None
     code: int = 0
     reason: str = ""
+    #: For BUSY: milliseconds the daemon suggests waiting before the retry (0 = no hint).
+    retry_ms: int = 0
+
+
+_INT64_MIN, _INT64_MAX = -(1 << 63), (1 << 63) - 1
+#: How deep `encodable` copies a result before it cuts the rest off.
+_ENCODABLE_DEPTH = 64
+
+
+def encodable(value: Any, depth: int = 0) -> Any:
+    """`value` as plain msgpack values that always encode: integers saturate at the int64
+    bounds, keys become strings, tuples and sets lists, other objects their `str`, and nesting
+    past 64 levels is cut to "…"."""
+    kind = type(value)
+    if kind is int:
+        return min(max(value, _INT64_MIN), _INT64_MAX)
+    if kind in (str, float, bool, bytes) or value is None:
+        return value
+    if depth >= _ENCODABLE_DEPTH:
+        return "…"
+    if isinstance(value, dict):
+        return {k if type(k) is str else str(k): encodable(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [encodable(v, depth + 1) for v in value]
+    if isinstance(value, int):  # bool handled above; an IntEnum and the like
+        return encodable(int(value), depth)
+    return str(value)
 
 
 def dump_result(request_id: str, result: Any) -> list[bytes]:
-    """A success reply."""
-    return [REPLY_KIND, pack({"v": PROTOCOL_VERSION, "id": request_id, "ok": True, "result": result})]
+    """A success reply. Always encodable: a result msgpack refuses (an integer past int64, an
+    unknown type) is sent as `encodable(result)`; if even that fails, an INTERNAL error."""
+    body = {"v": PROTOCOL_VERSION, "id": request_id, "ok": True, "result": result}
+    try:
+        return [REPLY_KIND, pack(body)]
+    except (OverflowError, ValueError, TypeError):
+        pass
+    try:
+        body["result"] = encodable(result)
+        return [REPLY_KIND, pack(body)]
+    except (OverflowError, ValueError, TypeError, RecursionError) as exc:
+        return dump_error(request_id, ErrorCode.INTERNAL, f"the result could not be encoded: {exc}")
 
 
-def dump_error(request_id: str, code: ErrorCode, reason: str) -> list[bytes]:
-    """An error reply with a numbered code and a human-readable reason."""
-    error = {"code": int(code), "name": code.name, "reason": reason[:4096]}
+def dump_error(request_id: str, code: ErrorCode, reason: str, retry_ms: int = 0) -> list[bytes]:
+    """An error reply with a numbered code, a human-readable reason and, for BUSY, a hint of how
+    long to wait before retrying."""
+    error: dict[str, Any] = {"code": int(code), "name": code.name, "reason": reason[:4096]}
+    if retry_ms > 0:
+        error["retry_ms"] = int(retry_ms)
     return [REPLY_KIND, pack({"v": PROTOCOL_VERSION, "id": request_id, "ok": False, "error": error})]
 
 
@@ -363,7 +460,8 @@ def load_reply(frames: Sequence[bytes]) -> Reply:
     if len(frames) != 2 or bytes(frames[0]) != REPLY_KIND:
         raise ProtocolError(ErrorCode.BAD_FRAMES, "not a reply")
     try:
-        body = msgpack.unpackb(bytes(frames[1]), raw=False, ext_hook=_reject_ext)
+        # Keys of a result may be integers (a handler's dict); they are read, not refused.
+        body = msgpack.unpackb(bytes(frames[1]), raw=False, ext_hook=_reject_ext, strict_map_key=False)
     except Exception as exc:  # noqa: BLE001 - as above: any decode failure is a bad reply
         raise ProtocolError(ErrorCode.BAD_MSGPACK, f"reply is not valid msgpack: {exc}") from None
     if type(body) is not dict or type(body.get("ok")) is not bool:
@@ -375,4 +473,6 @@ def load_reply(frames: Sequence[bytes]) -> Reply:
     if type(error) is not dict:
         return Reply(rid, False, None, int(ErrorCode.INTERNAL), "malformed error reply")
     code = error.get("code")
-    return Reply(rid, False, None, code if type(code) is int else 0, str(error.get("reason", "")))
+    retry = error.get("retry_ms")
+    return Reply(rid, False, None, code if type(code) is int else 0, str(error.get("reason", "")),
+                 retry if type(retry) is int and retry > 0 else 0)

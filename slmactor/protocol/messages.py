@@ -176,7 +176,9 @@ class DebugCrash(Message):
     """Test hook (daemon started with debug hooks only): make `actor` fail.
 
     `how="tell"` delivers a failing tell (the actor crashes and is restarted);
-    `how="ask"` a failing ask (an error reply; the actor keeps running).
+    `how="ask"` a failing ask (an error reply; the actor keeps running);
+    `how="stall"` an ask that holds the actor's mailbox until `how="release"` (answered by the
+    front door itself) or 60 s, so a test can fill an inbox.
     """
 
     KIND: ClassVar[Kind] = Kind.DEBUG_CRASH

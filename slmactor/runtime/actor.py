@@ -132,8 +132,14 @@ class Actor:
         return {"actor": self.name, "pong": True, "state": str(self.ctx.stats.state)}
 
     @handles(DebugCrash)
-    async def _on_debug_crash(self, msg: DebugCrash) -> None:
+    async def _on_debug_crash(self, msg: DebugCrash) -> Any:
         # Only reachable when the daemon runs with debug hooks (the front door checks).
+        if msg.how == "stall":
+            # Hold the mailbox until `how="release"` (answered by the front door) or 60 s, so a
+            # test can fill this actor's inbox deterministically.
+            with anyio.move_on_after(60.0):
+                await self.ctx.daemon.stall_event(self.name).wait()
+            return {"stalled": self.name}
         raise RuntimeError(f"debug crash requested ({msg.how})")
 
     # ---------------------------------------------------------------- services

@@ -197,6 +197,7 @@ class ActorCell:
             stats.record_error(f"malformed mailbox message with {len(frames)} frames")
             return
         route, kind, body = frames
+        self.ctx.router.dequeued(body)
         reply = self.ctx.router.reply
         try:
             msg = codec.load([kind, body])

@@ -39,6 +39,15 @@ class DaemonInfo:
     restart_window: float = 60.0
     requests: int = 0
     requests_rejected: int = 0
+    #: Asks answered BUSY because the owner's inbox was full (also in `requests_rejected`).
+    requests_busy: int = 0
+    #: Replies dropped because the client was gone or not reading.
+    replies_dropped: int = 0
+    #: Requests whose handling in the front door raised (answered INTERNAL).
+    door_errors: int = 0
+    last_door_error: str = ""
+    #: Debug `stall` asks waiting for their `release` (actor name → event).
+    stalls: dict[str, Any] = field(default_factory=dict)
     _process: Any = None  # psutil.Process, imported on the first status (10 ms off start-up)
 
     def answer(self, kind: str) -> Any:
@@ -50,6 +59,20 @@ class DaemonInfo:
             self.request_stop()
             return {"stopping": True, "pid": os.getpid()}
         return {"actor": "control", "pong": True, "state": str(self.router.stats["control"].state)}
+
+    def stall_event(self, actor: str) -> Any:
+        """The event a debug `stall` of `actor` waits on (an anyio.Event)."""
+        import anyio
+
+        event = self.stalls.get(actor)
+        if event is None:
+            event = self.stalls[actor] = anyio.Event()
+        return event
+
+    def release_stall(self, actor: str) -> None:
+        event = self.stalls.pop(actor, None)
+        if event is not None:
+            event.set()
 
     def warn(self, actor: str, text: str) -> None:
         self.warnings.append({"actor": actor, "text": redact(text), "at": time.time()})
@@ -94,6 +117,11 @@ class DaemonInfo:
             },
             "requests": self.requests,
             "requests_rejected": self.requests_rejected,
+            "requests_busy": self.requests_busy,
+            "mailbox_bytes": self.router.queued_bytes,
+            "replies_dropped": self.replies_dropped,
+            "door_errors": self.door_errors,
+            **({"last_door_error": self.last_door_error} if self.last_door_error else {}),
             "warnings": list(self.warnings),
         }
 

@@ -42,6 +42,11 @@ log = logging.getLogger("slmactor.daemon")
 SWITCH_INTERVAL = 0.001
 #: Allocations between first-generation collections (CPython default 700).
 GC_GEN0_THRESHOLD = 10_000
+#: High-water marks of ctl.sock per client, both ways: asks waiting for the front door and
+#: replies waiting for the client to read them. The door drains asks at once (into a mailbox or a
+#: BUSY answer), so the receive side stays short; a client that sends a burst of asks gets its
+#: burst of answers (a reply past the mark is dropped and counted as `replies_dropped`).
+CTL_HWM = 1000
 #: Exit status for a start-up problem (already running, unsafe runtime dir, ...).
 EXIT_STARTUP = 2
 
@@ -128,7 +133,7 @@ async def serve(
         request_stop=stop.set,
         restart_window=settings.restart_window,
     )
-    ctl = _socket(zctx, zmq.ROUTER, settings.inbox_size)
+    ctl = _socket(zctx, zmq.ROUTER, CTL_HWM)
     ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
     events = _socket(zctx, zmq.PULL, settings.events_hwm)
     cells: list[ActorCell] = []

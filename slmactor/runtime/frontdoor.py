@@ -26,6 +26,8 @@ from .stats import ActorState
 log = logging.getLogger("slmactor.frontdoor")
 
 REQUEST_BATCH = 64
+#: The retry hint sent with BUSY (milliseconds); `Client` waits this long before resending.
+BUSY_RETRY_MS = 100
 _REQ_STYLE = b"R"  # the client sent an empty delimiter frame (REQ socket): echo it back
 _DEALER_STYLE = b"D"
 
@@ -41,19 +43,18 @@ class FrontDoor:
         self._sink = router.add_front()
         self._info = info
         self.accepting = True
-        self.replies_dropped = 0
 
     async def serve_requests(self) -> None:
         sock = self._ctl
         while True:
             frames = await sock.recv_multipart()
-            self._on_request(frames)
+            self._guarded(frames)
             for _ in range(REQUEST_BATCH):
                 try:
                     frames = self._ctl_shadow.recv_multipart(zmq.NOBLOCK)
                 except zmq.Again:
                     break
-                self._on_request(frames)
+                self._guarded(frames)
 
     async def serve_replies(self) -> None:
         while True:
@@ -63,6 +64,17 @@ class FrontDoor:
             token, kind, body = frames
             self._send(token, [kind, body])
 
+    def _guarded(self, frames: list[bytes]) -> None:
+        """`_on_request`, never raising: the front door's task must outlive any request."""
+        try:
+            self._on_request(frames)
+        except Exception as exc:  # noqa: BLE001 - a bug on one request must not stop the door
+            self._info.door_errors += 1
+            self._info.last_door_error = f"{type(exc).__name__}: {exc}"[:500]
+            if len(frames) >= 2:
+                style = _REQ_STYLE if frames[1] == b"" else _DEALER_STYLE
+                self._send(style + frames[0], codec.dump_error("", ErrorCode.INTERNAL, "front door error"))
+
     def _send(self, token: bytes, frames: list[bytes]) -> None:
         style, identity = token[:1], token[1:]
         out = [identity, b"", *frames] if style == _REQ_STYLE else [identity, *frames]
@@ -70,11 +82,11 @@ class FrontDoor:
             self._ctl_shadow.send_multipart(out, flags=zmq.NOBLOCK)
         except zmq.ZMQError:
             # EHOSTUNREACH (client gone) or EAGAIN (client not reading): drop, never block.
-            self.replies_dropped += 1
+            self._info.replies_dropped += 1
 
-    def _reject(self, token: bytes, request_id: str, code: ErrorCode, reason: str) -> None:
+    def _reject(self, token: bytes, request_id: str, code: ErrorCode, reason: str, retry_ms: int = 0) -> None:
         self._info.requests_rejected += 1
-        self._send(token, codec.dump_error(request_id, code, redact(reason)))
+        self._send(token, codec.dump_error(request_id, code, redact(reason), retry_ms))
 
     def _on_request(self, frames: list[bytes]) -> None:
         self._info.requests += 1
@@ -106,8 +118,13 @@ class FrontDoor:
                 if not self._settings.debug_hooks:
                     self._reject(token, request_id, ErrorCode.FORBIDDEN, "debug hooks are disabled")
                     return
-                if fields.get("how", "tell") == "tell":
+                how = fields.get("how", "tell")
+                if how == "tell":
                     route = b""  # deliver as a failing tell; answer for the actor
+                elif how == "release":  # end a `stall` without going through the full inbox
+                    self._info.release_stall(owner)
+                    self._send(token, codec.dump_result(request_id, {"released": owner}))
+                    return
         else:
             owner = self._router.owners.get(kind, "")
             if not owner:
@@ -121,12 +138,18 @@ class FrontDoor:
             self._reject(token, request_id, ErrorCode.UNAVAILABLE, f"actor {owner} is {stats.state}")
             return
         if owner == "control" and kind in INLINE_KINDS:
-            self._send(token, codec.dump_result(request_id, self._info.answer(kind)))
+            try:
+                answer = codec.dump_result(request_id, self._info.answer(kind))
+            except Exception as exc:  # noqa: BLE001 - answer an error, keep the door open
+                answer = codec.dump_error(request_id, ErrorCode.INTERNAL, f"{type(exc).__name__}: {exc}")
+            self._send(token, answer)
             return
         if cls.TELL:
             route = b""  # a tell sent on ctl.sock: deliver it, acknowledge receipt
         if not self._router.deliver(owner, route, rest[0], rest[1]):
-            self._reject(token, request_id, ErrorCode.BUSY, f"actor {owner} inbox is full; retry")
+            self._info.requests_busy += 1
+            self._reject(token, request_id, ErrorCode.BUSY, f"actor {owner} inbox is full; retry",
+                         BUSY_RETRY_MS)
             return
         if not route:
             self._send(token, codec.dump_result(request_id, {"accepted": True}))

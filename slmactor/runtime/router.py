@@ -15,6 +15,10 @@ import zmq.asyncio
 from .stats import ActorStats
 
 FRONT = "front"
+#: Bytes of message bodies all mailboxes together may hold; past it a delivery is refused (BUSY)
+#: even when the actor's inbox has room, so a flood of large asks cannot grow the process without
+#: bound (1,000 queued 1 MiB asks per actor would be gigabytes).
+MAILBOX_BUDGET_BYTES = 64 << 20
 _SEP = b"\x00"
 
 
@@ -37,18 +41,28 @@ def split_route(route: bytes) -> tuple[str, bytes]:
 
 
 class Router:
-    """Binds every mailbox and reply sink, and sends frames to them (one asyncio thread)."""
+    """Binds every mailbox and reply sink, and sends frames to them (one asyncio thread).
+
+    The sending sockets are plain (synchronous) sockets on the same context: a NOBLOCK send on
+    an asyncio socket reports EAGAIN through a future nobody awaits, so a full inbox looked
+    like a delivered message (the ask went unanswered and the future's error went to the log).
+    A plain send raises at once, and the caller answers BUSY.
+    """
 
     def __init__(self, zctx: zmq.asyncio.Context, inbox_size: int) -> None:
         self._zctx = zctx
+        self._sync: zmq.Context[zmq.Socket[bytes]] = zmq.Context.shadow(zctx.underlying)
         self._inbox_size = inbox_size
+        #: Body bytes in all mailboxes now (added on delivery, taken off when a cell dequeues).
+        self.queued_bytes = 0
+        self.budget_bytes = MAILBOX_BUDGET_BYTES
         self.stats: dict[str, ActorStats] = {}
         #: kind name → owning actor name.
         self.owners: dict[str, str] = {}
         self.mailboxes: dict[str, zmq.asyncio.Socket] = {}
         self.reply_sinks: dict[str, zmq.asyncio.Socket] = {}
-        self._to_mailbox: dict[str, zmq.asyncio.Socket] = {}
-        self._to_replies: dict[str, zmq.asyncio.Socket] = {}
+        self._to_mailbox: dict[str, zmq.Socket[bytes]] = {}
+        self._to_replies: dict[str, zmq.Socket[bytes]] = {}
 
     def add_actor(self, name: str, kinds: list[str]) -> ActorStats:
         """Register an actor, bind its mailbox and reply sink, and claim its kinds."""
@@ -64,7 +78,7 @@ class Router:
         mailbox.bind(mailbox_endpoint(name))
         self.mailboxes[name] = mailbox
         self._add_reply_sink(name)
-        push = self._zctx.socket(zmq.PUSH)
+        push = self._sync.socket(zmq.PUSH)
         push.setsockopt(zmq.LINGER, 0)
         push.setsockopt(zmq.SNDHWM, self._inbox_size)
         push.connect(mailbox_endpoint(name))
@@ -81,7 +95,7 @@ class Router:
         sink.setsockopt(zmq.RCVHWM, 0)  # replies are never refused: the asker is waiting
         sink.bind(replies_endpoint(name))
         self.reply_sinks[name] = sink
-        push = self._zctx.socket(zmq.PUSH)
+        push = self._sync.socket(zmq.PUSH)
         push.setsockopt(zmq.LINGER, 0)
         push.setsockopt(zmq.SNDHWM, 0)
         push.connect(replies_endpoint(name))
@@ -91,12 +105,22 @@ class Router:
     def deliver(self, actor: str, route: bytes, kind: bytes, body: bytes) -> bool:
         """Put a message in an actor's mailbox; False when the inbox is full (caller says BUSY)."""
         push = self._to_mailbox[actor]
+        size = len(body)
+        if self.queued_bytes + size > self.budget_bytes:
+            self.stats[actor].busy += 1
+            return False
         try:
             push.send_multipart([route, kind, body], flags=zmq.NOBLOCK, copy=False)
         except zmq.Again:
+            self.stats[actor].busy += 1
             return False
+        self.queued_bytes += size
         self.stats[actor].enqueued += 1
         return True
+
+    def dequeued(self, body: bytes) -> None:
+        """A cell took a message out of its mailbox: its bytes leave the budget."""
+        self.queued_bytes = max(self.queued_bytes - len(body), 0)
 
     def reply(self, route: bytes, frames: list[bytes]) -> None:
         """Send reply frames back along `route`; unknown destinations are dropped."""

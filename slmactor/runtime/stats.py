@@ -34,6 +34,8 @@ class ActorStats:
     #: Messages put into the mailbox / taken out of it; the difference is the inbox depth.
     enqueued: int = 0
     dequeued: int = 0
+    #: Messages refused because the inbox was full (asks answered BUSY, tells dropped).
+    busy: int = 0
     #: Messages handled (asks and tells, including each event of a batch).
     processed: int = 0
     #: Failed asks, failed background jobs and crashes.
@@ -60,6 +62,7 @@ class ActorStats:
             "name": self.name,
             "state": str(self.state),
             "inbox_depth": self.inbox_depth,
+            "busy": self.busy,
             "processed": self.processed,
             "errors": self.errors,
             "restarts": self.restarts,

@@ -215,11 +215,12 @@ def test_error_codes_never_change_number() -> None:
 
 # ---------------------------------------------------------------- round trip of every kind
 
-_text = st.text(max_size=24)
-_plain = st.one_of(
-    st.none(), st.booleans(), st.integers(min_value=-(2**63), max_value=2**64 - 1),
-    st.floats(allow_nan=False), _text,
-)
+# The accepted domain: no NUL in a string, numbers finite and within ±MAX_SAFE_INT (values outside
+# it are refused with BAD_FIELD; see tests/protocol/test_codec_limits.py).
+_text = st.text(st.characters(blacklist_characters="\x00"), max_size=24)
+_int = st.integers(min_value=-codec.MAX_SAFE_INT, max_value=codec.MAX_SAFE_INT)
+_float = st.floats(min_value=-codec.MAX_SAFE_INT, max_value=codec.MAX_SAFE_INT, allow_nan=False)
+_plain = st.one_of(st.none(), st.booleans(), _int, _float, _text)
 
 
 def _depth(value: Any) -> int:
@@ -244,9 +245,9 @@ def _strategy_for(tp: Any) -> st.SearchStrategy[Any]:
     if tp is bool:
         return st.booleans()
     if tp is int:
-        return st.integers(min_value=-(2**63), max_value=2**63 - 1)
+        return _int
     if tp is float:
-        return st.floats(allow_nan=False)
+        return _float
     origin, args = typing.get_origin(tp), typing.get_args(tp)
     if origin is list and args == (str,):
         return st.lists(_text, max_size=5)
@@ -411,9 +412,15 @@ def test_mutated_golden_bytes_raise_only_protocol_errors() -> None:
 
 
 def test_floats_cross_the_wire_bit_exact() -> None:
-    for value in (0.1, 1e-300, 5e-324, 1.7976931348623157e308, -2.5, math.inf, -math.inf):
+    for value in (0.1, 1e-300, 5e-324, float(codec.MAX_SAFE_INT), -2.5, 1.7e9):
         decoded = typing.cast(RecordTool, load(dump(RecordTool(run_id="r", tool="t", at=value)))).at
         assert struct.pack(">d", decoded) == struct.pack(">d", value)
+    # Past ±MAX_SAFE_INT, infinities and NaN are refused (a stored or summed value must stay
+    # representable in every reply).
+    for value in (1.7976931348623157e308, math.inf, -math.inf, math.nan, -2.0**60):
+        with pytest.raises(ProtocolError) as refused:
+            load(dump(RecordTool(run_id="r", tool="t", at=value)))
+        assert refused.value.code == ErrorCode.BAD_FIELD
     # A field equal to its default is left out, so -0.0 (== 0.0) arrives as 0.0 (documented).
     assert typing.cast(RecordTool, load(dump(RecordTool(run_id="r", tool="t", at=-0.0)))).at == 0.0
 

@@ -1,0 +1,227 @@
+"""The fault suite of the front door (issue 17), on a real daemon and real sockets.
+
+Each case failed on the code before issue 17: two huge counters killed the daemon, NUL bytes
+crashed actors past their restart budget, a full inbox left asks unanswered (and the log full of
+tracebacks), a stale socket made clients wait out their deadline.
+"""
+
+from __future__ import annotations
+
+import math
+import socket
+import threading
+import time
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import msgpack
+import pytest
+import zmq
+
+from slmactor.client import Client, DaemonUnavailable, RequestFailed
+from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, codec
+from slmactor.protocol.messages import CalibrationGet, MetricsShow, Ping, RunReset
+from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
+
+pytestmark = pytest.mark.timeout(120)
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
+    """Poll a real query (each poll is a round trip to the daemon) until it holds."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+
+
+def restarts(client: Client) -> int:
+    return sum(row["restarts"] for row in client.status()["actors"])
+
+
+def body(**fields: Any) -> bytes:
+    return msgpack.packb({"v": PROTOCOL_VERSION, **fields})
+
+
+_sockets: list[zmq.Socket[Any]] = []
+
+
+@pytest.fixture
+def zctx() -> Iterator[zmq.Context[Any]]:
+    ctx: zmq.Context[Any] = zmq.Context()
+    yield ctx
+    while _sockets:
+        _sockets.pop().close(linger=0)
+    ctx.destroy(linger=0)
+
+
+def dealer(ctx: zmq.Context[Any], daemon: DaemonProcess) -> zmq.Socket[Any]:
+    sock = ctx.socket(zmq.DEALER)
+    _sockets.append(sock)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.setsockopt(zmq.RCVHWM, 0)
+    sock.setsockopt(zmq.SNDHWM, 0)
+    sock.connect(f"ipc://{daemon.runtime_dir / 'ctl.sock'}")
+    return sock
+
+
+def collect(socks: list[zmq.Socket[Any]], expected: int, timeout: float = 30.0) -> list[codec.Reply]:
+    """Every reply the sockets receive until `expected` arrived (or the deadline)."""
+    poller = zmq.Poller()
+    for sock in socks:
+        poller.register(sock, zmq.POLLIN)
+    replies: list[codec.Reply] = []
+    deadline = time.monotonic() + timeout
+    while len(replies) < expected and time.monotonic() < deadline:
+        for sock, _ in poller.poll(200):
+            while True:
+                try:
+                    frames = sock.recv_multipart(zmq.NOBLOCK)
+                except zmq.Again:
+                    break
+                replies.append(codec.load_reply(frames))
+    return replies
+
+
+def test_huge_counters_cannot_make_status_unencodable(daemon: DaemonProcess, zctx: zmq.Context[Any]) -> None:
+    push = zctx.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 2000)
+    push.connect(f"ipc://{daemon.runtime_dir / 'events.sock'}")
+    for _ in range(2):
+        push.send_multipart([b"client.dropped", body(client="x", count=2**63)])
+    push.close()
+    with daemon.client() as client:
+        wait_for(lambda: client.status()["events"]["invalid"] >= 2, "two invalid events counted")
+        status = client.status()
+        assert status["events"]["dropped_by_clients"] == 0
+        assert status["health"] == "healthy"
+    assert daemon.proc.poll() is None
+
+
+def test_nul_bytes_and_bad_numbers_are_refused_before_any_actor(daemon: DaemonProcess,
+                                                                zctx: zmq.Context[Any]) -> None:
+    project = str(daemon.project)
+    # 1,000 tells with NUL bytes on events.sock, every kind of working-memory tell.
+    push = zctx.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 5000)
+    push.connect(f"ipc://{daemon.runtime_dir / 'events.sock'}")
+    shapes: list[tuple[bytes, dict[str, Any]]] = [
+        (b"focus", {"project": project + "\x00x", "run_id": "r", "paths": ["a"]}),
+        (b"focus", {"project": project, "run_id": "r\x00", "paths": ["a\x00"]}),
+        (b"fail", {"project": project, "run_id": "r", "key": "k\x00"}),
+        (b"decide", {"project": project, "run_id": "r\x00", "text": "t"}),
+        (b"record_tool", {"project": "/nope\x00", "run_id": "r", "tool": "Bash"}),
+    ]
+    for i in range(1000):
+        kind, fields = shapes[i % len(shapes)]
+        push.send_multipart([kind, body(**fields)])
+    push.close()
+    # 1,000 asks with numbers out of range, NaN, or NUL bytes, through the front door.
+    sock = dealer(zctx, daemon)
+    bad_asks: list[tuple[bytes, dict[str, Any]]] = [
+        (b"metrics.record", {"run": {"run_id": "a", "tokens_in": 2**64 - 1}}),
+        (b"metrics.record", {"run": {"run_id": "b", "cost": math.nan}}),
+        (b"calibration.get", {"model": "m", "context_window": 2**63}),
+        (b"calibration.report", {"profile": {"model": "m", "p50_ms": math.inf}}),
+        (b"run.reset", {"run_id": "x\x00"}),
+        (b"focus", {"run_id": "r", "paths": ["\x00"]}),
+    ]
+    for i in range(1000):
+        kind, fields = bad_asks[i % len(bad_asks)]
+        sock.send_multipart([kind, body(id=f"b.{i}", project=project, **fields)])
+    replies = collect([sock], 1000)
+    assert len(replies) == 1000
+    assert {r.id for r in replies} == {f"b.{i}" for i in range(1000)}
+    assert {(r.ok, r.code) for r in replies} == {(False, int(ErrorCode.BAD_FIELD))}
+    with daemon.client() as client:
+        wait_for(lambda: client.status()["events"]["received"] >= 1000, "1,000 events received")
+        status = client.status()
+        assert status["events"]["invalid"] >= 1000
+        assert restarts(client) == 0
+        assert status["health"] == "healthy"
+        assert client.ask(MetricsShow(last=0)) is not None
+        assert client.ask(CalibrationGet(model="m")) is not None
+        with pytest.raises(RequestFailed) as refused:
+            client.run_reset("x\x00")
+        assert refused.value.code == ErrorCode.BAD_FIELD
+
+
+def test_full_inbox_answers_busy_to_every_excess_ask(zctx: zmq.Context[Any]) -> None:
+    daemon = spawn_daemon(env={"SLMACTOR_INBOX_SIZE": "8"})
+    try:
+        with daemon.client() as client:
+            before = {row["name"]: row for row in client.status()["actors"]}["metrics"]["processed"]
+            stall = dealer(zctx, daemon)
+            stall.send_multipart([b"debug.crash", body(id="stall", actor="metrics", how="stall")])
+            wait_for(lambda: {r["name"]: r for r in client.status()["actors"]}["metrics"]["processed"] > before,
+                     "the metrics actor stalled")
+            baseline = client.status()["requests"]
+            socks = [dealer(zctx, daemon) for _ in range(3)]
+            for n, sock in enumerate(socks):
+                for i in range(1000):
+                    sock.send_multipart([b"ping", body(id=f"p{n}.{i}", actor="metrics")])
+            # Every ask reached the door (BUSY answers are already on their way), then let go.
+            wait_for(lambda: client.status()["requests"] >= baseline + 3000, "3,000 asks at the door")
+            client.ask(Ping(actor="control"))
+            release = dealer(zctx, daemon)
+            release.send_multipart([b"debug.crash", body(id="rel", actor="metrics", how="release")])
+            replies = collect(socks, 3000)
+            assert len(replies) == 3000
+            assert len({r.id for r in replies}) == 3000
+            busy = [r for r in replies if not r.ok]
+            assert {r.code for r in busy} == {int(ErrorCode.BUSY)}
+            assert all(r.retry_ms > 0 for r in busy)
+            assert 3000 - 2 * 8 - 64 <= len(busy) < 3000  # all but what fits in the inbox
+            assert client.status()["requests_busy"] == len(busy)
+            assert collect([stall], 1)[0].ok
+        log = daemon.log()
+        assert "Traceback" not in log and "never retrieved" not in log
+    finally:
+        stop_quietly(daemon)
+
+
+def test_the_client_waits_out_busy_with_the_daemons_hint(zctx: zmq.Context[Any]) -> None:
+    daemon = spawn_daemon(env={"SLMACTOR_INBOX_SIZE": "4"})
+    try:
+        with daemon.client() as client:
+            stall = dealer(zctx, daemon)
+            stall.send_multipart([b"debug.crash", body(id="stall", actor="metrics", how="stall")])
+            filler = dealer(zctx, daemon)
+            for i in range(64):
+                filler.send_multipart([b"ping", body(id=f"f.{i}", actor="metrics")])
+            wait_for(lambda: client.status()["requests_busy"] > 0, "the inbox is full")
+            busy_before = client.status()["requests_busy"]
+            answer: list[Any] = []
+
+            def ask() -> None:
+                with daemon.client(timeout=20.0, retries=1) as asker:
+                    try:
+                        answer.append(asker.ask(Ping(actor="metrics")))
+                    except Exception as exc:  # noqa: BLE001 - shown by the assertion below
+                        answer.append(exc)
+
+            thread = threading.Thread(target=ask)
+            thread.start()
+            # The asker is refused, waits the hinted 100 ms, and asks again: twice at least.
+            wait_for(lambda: client.status()["requests_busy"] >= busy_before + 2, "the client retried")
+            release = dealer(zctx, daemon)
+            release.send_multipart([b"debug.crash", body(id="rel", actor="metrics", how="release")])
+            thread.join(30)
+            assert answer and isinstance(answer[0], dict) and answer[0]["pong"] is True, answer
+    finally:
+        stop_quietly(daemon)
+
+
+def test_an_ask_to_a_stale_socket_fails_at_once(tmp_path: Any) -> None:
+    runtime = tmp_path / "rt"
+    runtime.mkdir()
+    stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    stale.bind(str(runtime / "ctl.sock"))
+    stale.close()  # the file stays, nobody listens: what SIGKILL leaves behind
+    with Client(runtime, timeout=5.0, retries=3) as client:
+        started = time.monotonic()
+        with pytest.raises(DaemonUnavailable, match="no daemon listening"):
+            client.ask(RunReset(run_id="r"))
+        assert time.monotonic() - started < 1.0  # not 3 × 5 s
