@@ -63,7 +63,7 @@ from slmactor.protocol.messages import (
     ProcedureObserve,
     RunReset,
 )
-from slmactor.runtime.actor import ActorDead, handles
+from slmactor.runtime.actor import ActorDead, Later, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
@@ -126,6 +126,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         self._flushing: set[int] = set()
         self._flushed = anyio.Event()  # set whenever no background flush is running
         self._flushed.set()
+        self._forgetting = anyio.Lock()  # one forget fan-out at a time
         for key in ("distills", "distill_facts", "distill_fetched", "blocks", "flush_errors"):
             self.ctx.stats.extra[key] = 0
         self._init_polar()
@@ -489,7 +490,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         return report
 
     @handles(MemoryForget)
-    async def forget(self, msg: MemoryForget) -> dict[str, Any]:
+    async def forget(self, msg: MemoryForget) -> Later:
         scope = msg.scope.strip().lower()
         if scope not in SCOPES:
             raise RequestError(ErrorCode.BAD_FIELD, f"memory: unknown scope {msg.scope}")
@@ -497,6 +498,15 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         project.generation += 1
         project.window = ()
         project.episodes.clear()
+        # The fan-out asks the graph, which asks this actor (fact.list) during a backfill: it
+        # runs beside the mailbox, or the two would each hold their mailbox for the other.
+        return self.later(self._forget(project, scope, msg))
+
+    async def _forget(self, project: _Project, scope: str, msg: MemoryForget) -> dict[str, Any]:
+        async with self._forgetting:
+            return await self._forget_scope(project, scope, msg)
+
+    async def _forget_scope(self, project: _Project, scope: str, msg: MemoryForget) -> dict[str, Any]:
         await self._settle()  # a flush landing after the delete would write the memory back
         root = str(project.root)
         done: list[str] = []

@@ -15,10 +15,18 @@ Failure semantics (after pykka): an exception in an **ask** handler becomes an e
 the actor keeps running; an exception in a **tell** handler crashes the actor and the supervisor
 restarts it (a fresh instance, `on_start` again). Background jobs started with `spawn` record
 their errors without crashing the actor.
+
+Waits between actors: a handler that awaits `self.ask(...)` holds its mailbox until the answer
+comes. If the other actor is (directly or through others) waiting for this one, neither would
+ever answer: `ask` sees that cycle in the router's table of who waits for whom and fails at once
+with UNAVAILABLE instead of waiting out the ask timeout. A handler whose asks may go "up" to an
+actor that asks it (e.g. a fan-out such as `memory.forget`) returns `self.later(work)`: the
+mailbox goes on serving while `work` runs, and its result becomes the reply (docs/ACTORS.md).
 """
 
 from __future__ import annotations
 
+import contextvars
 import inspect
 import itertools
 import os
@@ -51,6 +59,20 @@ HandlerT = TypeVar("HandlerT", bound=Callable[..., Awaitable[Any]])
 T = TypeVar("T")
 
 _HANDLES_ATTR = "__slmactor_handles__"
+
+#: The actor whose mailbox handler is running in this task ("" in background jobs and `later`
+#: work, which do not hold the mailbox).
+IN_HANDLER: contextvars.ContextVar[str] = contextvars.ContextVar("slmactor_in_handler", default="")
+
+
+class Later:
+    """A handler's answer that is not ready yet: the cell runs `work` beside the mailbox and
+    replies with its result (or its error) when it is done."""
+
+    __slots__ = ("work",)
+
+    def __init__(self, work: Coroutine[Any, Any, Any]) -> None:
+        self.work = work
 
 
 def handles(*messages: type[Message]) -> Callable[[HandlerT], HandlerT]:
@@ -176,9 +198,25 @@ class Actor:
 
         Raises RequestError with the other actor's error code, or ActorDead.
         """
-        owner = self.ctx.router.owners.get(str(msg.KIND))
+        router = self.ctx.router
+        owner = router.owners.get(str(msg.KIND))
         if owner is None:
             raise ActorDead(f"no actor handles {msg.KIND}")
+        holding = IN_HANDLER.get() == self.name  # this wait holds our mailbox
+        if holding:
+            cycle = router.wait_cycle(self.name, owner)
+            if cycle:
+                self.ctx.stats.extra["waits_refused"] = self.ctx.stats.extra.get("waits_refused", 0) + 1
+                raise RequestError(ErrorCode.UNAVAILABLE, f"{msg.KIND}: {' → '.join(cycle)} would wait "
+                                   "in a cycle (each holds its mailbox for the other); refused")
+            router.waiting[self.name] = owner
+        try:
+            return await self._ask(owner, msg, timeout)
+        finally:
+            if holding:
+                router.waiting.pop(self.name, None)
+
+    async def _ask(self, owner: str, msg: Message, timeout: float | None) -> Any:  # noqa: ASYNC109
         token = f"{next(self._ask_ids)}".encode()
         send, receive = anyio.create_memory_object_stream[list[bytes]](1)
         self._pending[token] = send
@@ -214,12 +252,30 @@ class Actor:
             raise RuntimeError("spawn() before the actor started")
 
         async def guarded() -> None:
+            IN_HANDLER.set("")  # a background job does not hold the mailbox
             try:
                 await job()
             except Exception as exc:  # noqa: BLE001 - a failed background job must not kill the actor
                 self.ctx.stats.record_error(f"{what}: {type(exc).__name__}: {exc}")
 
         self._task_group.start_soon(guarded, name=f"{self.name}:{what}")
+
+    def spawn_reply(self, work: Coroutine[Any, Any, None], what: str) -> None:
+        """Run the cell's reply for a `later` answer beside the mailbox (the runtime's use)."""
+        if self._task_group is None:  # pragma: no cover - handlers run only once started
+            work.close()
+            raise RuntimeError("spawn_reply() before the actor started")
+
+        async def run() -> None:
+            IN_HANDLER.set("")  # `later` work does not hold the mailbox
+            await work
+
+        self._task_group.start_soon(run, name=f"{self.name}:{what}")
+
+    def later(self, work: Coroutine[Any, Any, Any]) -> Later:
+        """Return this from an ask handler to answer with `work`'s result once it is done, while
+        the mailbox keeps serving (use it when `work` asks an actor that may ask this one)."""
+        return Later(work)
 
     async def run_sync(self, fn: Callable[..., T], *args: Any) -> T:
         """Run blocking or CPU-heavy `fn` in a worker thread (slow work off the actor's loop)."""

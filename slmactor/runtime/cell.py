@@ -19,7 +19,7 @@ import zmq.asyncio
 from slmactor.logic.text.redact import redact, redact_reply
 from slmactor.protocol import ErrorCode, ProtocolError, RequestError, codec
 
-from .actor import Actor, ActorContext
+from .actor import IN_HANDLER, Actor, ActorContext, Later
 from .stats import ActorState
 
 #: Messages taken from a socket per wake-up before yielding to the event loop.
@@ -52,6 +52,15 @@ def _fill(batch: list[list[bytes]], recv: Callable[..., Any]) -> None:
             append(parts)
     except zmq.Again:
         return
+
+
+def _result_frames(msg: Any, result: Any) -> list[bytes]:
+    # Every reply leaves through the redactor (C-20): working memory, blocks and errors can quote
+    # what a harness sent, secrets included.
+    try:
+        return codec.dump_result(msg.id, redact_reply(result))
+    except Exception as exc:  # noqa: BLE001 - still exactly one reply, and the actor lives on
+        return codec.dump_error(msg.id, ErrorCode.INTERNAL, f"the result could not be sent: {type(exc).__name__}")
 
 
 def describe(exc: BaseException) -> str:
@@ -215,20 +224,41 @@ class ActorCell:
             else:
                 stats.extra["tells_invalid"] = stats.extra.get("tells_invalid", 0) + 1
             return
-        if not route:
-            await handler(msg)  # a failing tell crashes the actor: the supervisor restarts it
-            stats.processed += 1
-            return
-        stats.processed += 1
-        # Every reply leaves through the redactor (C-20): working memory, blocks and errors
-        # can quote what a harness sent, secrets included.
+        marker = IN_HANDLER.set(self.name)  # our asks from here on hold the mailbox
         try:
-            result: Any = await handler(msg)
-            frames_out = codec.dump_result(msg.id, redact_reply(result))
-        except RequestError as exc:
-            frames_out = codec.dump_error(msg.id, exc.code, redact(exc.reason))
-        except Exception as exc:  # noqa: BLE001 - a failing ask answers an error; the actor lives on
-            text = redact(describe(exc))
-            stats.record_error(f"{msg.KIND}: {text}")
-            frames_out = codec.dump_error(msg.id, ErrorCode.INTERNAL, text)
-        reply(route, frames_out)
+            if not route:
+                await handler(msg)  # a failing tell crashes the actor: the supervisor restarts it
+                stats.processed += 1
+                return
+            stats.processed += 1
+            try:
+                result: Any = await handler(msg)
+            except Exception as exc:  # noqa: BLE001 - a failing ask answers an error; the actor lives on
+                reply(route, self._error_frames(msg, exc))
+                return
+        finally:
+            IN_HANDLER.reset(marker)
+        if isinstance(result, Later):
+            actor.spawn_reply(self._finish_later(msg, route, result), f"{msg.KIND} (later)")
+            return
+        reply(route, _result_frames(msg, result))
+
+    def _error_frames(self, msg: Any, exc: Exception) -> list[bytes]:
+        if isinstance(exc, RequestError):
+            return codec.dump_error(msg.id, exc.code, redact(exc.reason))
+        text = redact(describe(exc))
+        self.ctx.stats.record_error(f"{msg.KIND}: {text}")
+        return codec.dump_error(msg.id, ErrorCode.INTERNAL, text)
+
+    async def _finish_later(self, msg: Any, route: bytes, later: Later) -> None:
+        """Run a handler's `later` work beside the mailbox; its outcome is the one reply."""
+        reply = self.ctx.router.reply
+        try:
+            result = await later.work
+        except Exception as exc:  # noqa: BLE001 - as for any ask: an error reply, the actor lives on
+            reply(route, self._error_frames(msg, exc))
+            return
+        except BaseException:  # cancelled: the actor is stopping — still exactly one reply
+            reply(route, codec.dump_error(msg.id, ErrorCode.SHUTTING_DOWN, "the actor stopped first"))
+            raise
+        reply(route, _result_frames(msg, result))

@@ -56,6 +56,8 @@ class Router:
         #: Body bytes in all mailboxes now (added on delivery, taken off when a cell dequeues).
         self.queued_bytes = 0
         self.budget_bytes = MAILBOX_BUDGET_BYTES
+        #: actor → the actor whose answer its running handler awaits (the mailbox is held).
+        self.waiting: dict[str, str] = {}
         self.stats: dict[str, ActorStats] = {}
         #: kind name → owning actor name.
         self.owners: dict[str, str] = {}
@@ -117,6 +119,18 @@ class Router:
         self.queued_bytes += size
         self.stats[actor].enqueued += 1
         return True
+
+    def wait_cycle(self, asker: str, owner: str) -> list[str]:
+        """The chain asker → owner → … → asker if `asker` waiting for `owner` closes a cycle of
+        held mailboxes (nobody in it could ever answer), else []."""
+        chain = [asker, owner]
+        current = owner
+        while current != asker:
+            current = self.waiting.get(current, "")
+            if not current or current in chain[1:]:
+                return []
+            chain.append(current)
+        return chain
 
     def dequeued(self, body: bytes) -> None:
         """A cell took a message out of its mailbox: its bytes leave the budget."""
