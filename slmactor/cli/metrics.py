@@ -2,7 +2,9 @@
 
     metrics show [--last N] [--label L]          pooled summary of the newest N runs (default 1)
     metrics compare [N] [--baseline-label A --current-label B]
-    metrics replay DIR [--learn] [--label L]     offline A/B, or the learning replay
+    metrics replay PATH [--learn] [--label L]    offline A/B, or the learning replay; PATH is a
+                                                 trajectory file or directory (our format,
+                                                 mini-swe-agent, SWE-agent .traj, OpenHands)
     metrics report --html FILE                   self-contained page with trend charts
 """
 
@@ -30,7 +32,9 @@ def register(sub: Any) -> None:
     cmp.set_defaults(func=cmd_compare)
 
     rep = sub.add_parser("replay", help="replay recorded trajectories (offline A/B or --learn)")
-    rep.add_argument("dir", type=Path, help="directory of trajectory *.json files")
+    rep.add_argument("dir", type=Path, metavar="PATH",
+                     help="a trajectory file or a directory of them (*.json, *.traj): slmactor, "
+                          "mini-swe-agent, SWE-agent .traj or OpenHands events")
     rep.add_argument("--learn", action="store_true",
                      help="replay in order with the loop on, so later runs use what earlier taught")
     rep.add_argument("--label", default="replay", help="metrics label of learned runs")
@@ -108,14 +112,14 @@ def _ab_progress() -> Any:
 
 
 def cmd_replay(ctx: CliContext) -> int:
-    from slmactor.stores.trajectories import load_trajectories
+    from slmactor.stores.trajectories import TrajectoryFormatError, load_trajectories
 
     try:
         trajectories, skipped = load_trajectories(ctx.args.dir)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, TrajectoryFormatError) as exc:
         return ctx.fail(f"metrics replay: {exc}")
     if not trajectories:
-        return ctx.fail(f"metrics replay: no trajectories (*.json) in {ctx.args.dir}")
+        return ctx.fail(f"metrics replay: no trajectories (*.json, *.traj) in {ctx.args.dir}")
 
     def run() -> int:
         from slmactor.cli.replay_driver import ab_replay, learning_replay

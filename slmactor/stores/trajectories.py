@@ -1,8 +1,12 @@
-"""Loading recorded trajectories from a directory (SPEC S-17.1).
+"""Loading recorded trajectories from a directory or one file (SPEC S-17.1, issue 13).
 
-`*.json` files sorted by name; a file that cannot be read or parsed (or is not a JSON object) is
-skipped and named in the returned list of problems; a missing directory is an error. Files are
-read with a size bound so a stray multi-gigabyte file cannot exhaust memory.
+`*.json` and `*.traj` files sorted by name (or the one file given); each is read in whichever
+format it is — slmactor's own, mini-swe-agent, SWE-agent `.traj`, OpenHands events
+(`logic.loop.importers`). A file that cannot be read or parsed is skipped and named in the
+returned list of problems; a file that parses but is none of those formats raises
+`TrajectoryFormatError` (a foreign file is refused, never replayed as an empty run); a missing
+path is an error. Files are read with a size bound so a stray multi-gigabyte file cannot exhaust
+memory.
 """
 
 from __future__ import annotations
@@ -10,28 +14,39 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from slmactor.logic.loop.importers import UnknownTrajectoryFormat, to_trajectory
 from slmactor.logic.loop.replay import Trajectory
 
 MAX_TRAJECTORY_BYTES = 4 * 1024 * 1024
+#: File names read from a directory.
+PATTERNS = ("*.json", "*.traj")
 
 
-def load_trajectories(directory: Path) -> tuple[list[Trajectory], list[str]]:
+class TrajectoryFormatError(ValueError):
+    """A file parsed as JSON but is no trajectory format we read; the message names it."""
+
+
+def load_trajectories(path: Path) -> tuple[list[Trajectory], list[str]]:
     """Trajectories in file-name order, and one message per skipped file."""
-    if not directory.is_dir():
-        raise FileNotFoundError(f"trajectory directory not found: {directory}")
+    if path.is_file():
+        files = [path]
+    elif path.is_dir():
+        files = sorted({p for pattern in PATTERNS for p in path.glob(pattern)})
+    else:
+        raise FileNotFoundError(f"trajectory file or directory not found: {path}")
     out: list[Trajectory] = []
     skipped: list[str] = []
-    for path in sorted(directory.glob("*.json")):
+    for file in files:
         try:
-            if path.stat().st_size > MAX_TRAJECTORY_BYTES:
-                skipped.append(f"{path.name}: larger than {MAX_TRAJECTORY_BYTES} bytes")
+            if file.stat().st_size > MAX_TRAJECTORY_BYTES:
+                skipped.append(f"{file.name}: larger than {MAX_TRAJECTORY_BYTES} bytes")
                 continue
-            data = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(file.read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            skipped.append(f"{path.name}: {exc}")
+            skipped.append(f"{file.name}: {exc}")
             continue
-        if not isinstance(data, dict):
-            skipped.append(f"{path.name}: not a JSON object")
-            continue
-        out.append(Trajectory.from_dict(data, default_id=path.stem))
+        try:
+            out.append(to_trajectory(data, default_id=file.stem))
+        except UnknownTrajectoryFormat as exc:
+            raise TrajectoryFormatError(f"{file}: {exc}") from None
     return out, skipped

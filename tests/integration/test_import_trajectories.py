@@ -1,0 +1,64 @@
+"""`metrics replay` on other harnesses' trajectories, against a real daemon (issue 13): each
+real-format fixture becomes a run (`run.finish` → metrics), a foreign JSON file exits 2."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from slmactor.protocol.messages import MetricsShow
+from slmactor.testing import DaemonProcess
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "trajectories"
+FORMATS = ("mini-swe-agent.traj.json", "swe-agent-missing-colon.traj", "openhands-events.json")
+
+
+def replay(daemon: DaemonProcess, path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+         "--project", str(daemon.project), "--no-autostart", "--json", "metrics", "replay",
+         str(path), *extra],
+        check=False, env=daemon.env, capture_output=True, text=True, timeout=120,
+    )
+
+
+def test_each_format_replays_into_a_finished_run(daemon: DaemonProcess, tmp_path: Path) -> None:
+    directory = tmp_path / "trajectories"
+    directory.mkdir()
+    for name in FORMATS:
+        shutil.copy(FIXTURES / name, directory / name)
+    done = replay(daemon, directory, "--learn", "--label", "imported")
+    assert done.returncode == 0, done.stdout + done.stderr
+    result: dict[str, Any] = json.loads(done.stdout)
+    assert result["trajectories"] == 3 and result["skipped_files"] == []
+    assert result["failures"] == 1 + 2 + 1  # pytest; syntax error + bad edit; pytest
+    with daemon.client() as c:
+        runs = c.ask(MetricsShow(last=0, label="imported"))["runs"]
+    assert len(runs) == 3
+    assert sorted(r["tool_calls"] for r in runs) == [3, 4, 6]
+    assert {r["model"] for r in runs} == {"deterministic", "instant_empty_submit",
+                                          "claude-sonnet-4-5"}
+
+
+def test_one_file_replays_offline(daemon: DaemonProcess) -> None:
+    done = replay(daemon, FIXTURES / "swe-agent-missing-colon.traj")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["baseline"]["runs"] == 1
+
+
+def test_a_foreign_json_file_is_refused_with_exit_2(daemon: DaemonProcess, tmp_path: Path) -> None:
+    directory = tmp_path / "mixed"
+    directory.mkdir()
+    shutil.copy(FIXTURES / "mini-swe-agent.traj.json", directory / "a.json")
+    shutil.copy(FIXTURES / "foreign-package.json", directory / "b.json")
+    for target in (FIXTURES / "foreign-package.json", directory):
+        done = replay(daemon, target, "--learn")
+        assert done.returncode == 2, done.stdout + done.stderr
+        error = json.loads(done.stdout)
+        assert "not a trajectory this tool reads" in json.dumps(error)
+    with daemon.client() as c:
+        assert c.ask(MetricsShow(last=0))["runs"] == []  # nothing was replayed, not even a.json
