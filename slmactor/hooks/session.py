@@ -127,25 +127,27 @@ def drop(path: Path, count: int) -> None:
         pass
 
 
-def _segment(path: Path) -> int:
-    """How many parts of this session were already reported (0 for the first finish)."""
+def _segment(path: Path) -> tuple[int, float]:
+    """How many parts of this session were already reported, and when the last one was."""
     try:
-        return int(path.with_suffix(".finished").read_text().strip() or 0)
+        count, _, at = path.with_suffix(".finished").read_text().strip().partition(" ")
+        return int(count or 0), float(at or 0)
     except (OSError, ValueError):
-        return 0
+        return 0, 0.0
 
 
-def _mark_segment(path: Path, n: int) -> None:
+def _mark_segment(path: Path, n: int, at: float) -> None:
     with contextlib.suppress(OSError):
-        path.with_suffix(".finished").write_text(str(n))
+        path.with_suffix(".finished").write_text(f"{n} {at}")
 
 
-def transcript_stats(payload: Mapping[str, Any]) -> Any:
-    """`TranscriptStats` of a Claude Code transcript named by the payload, or None."""
-    from slmactor.logic.loop.session_report import claude_transcript_stats
+def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float) -> Any:
+    """`TranscriptStats` of the transcript the payload names (Claude Code's JSONL, Codex CLI's
+    rollout), of what happened after `since`; None when there is none to read."""
+    from slmactor.logic.loop.transcripts import claude_transcript_stats, codex_rollout
 
     name = payload.get("transcript_path")
-    if not isinstance(name, str) or not name.endswith(".jsonl"):
+    if fmt not in ("claude", "codex") or not isinstance(name, str) or not name.endswith(".jsonl"):
         return None
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the hook
@@ -157,7 +159,10 @@ def transcript_stats(payload: Mapping[str, Any]) -> Any:
         if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
             return None
         data = fh.read(MAX_TRANSCRIPT_BYTES)
-    return claude_transcript_stats(data.decode("utf-8", errors="replace").splitlines())
+    lines = data.decode("utf-8", errors="replace").splitlines()
+    if fmt == "codex":
+        return codex_rollout(lines, since)
+    return claude_transcript_stats(lines) if not since else None
 
 
 def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
@@ -171,30 +176,35 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     if event == "Stop" and payload.get("stop_hook_active") is True:
         return None
     entries = read_ledger(path)
+    recorded = len(entries)
     if not any(e.get("e") in ("call", "preflight") for e in entries):
         return None
-    done = _segment(path)
+    done, since = _segment(path)
     report_id = run_id if done == 0 else f"{run_id}#{done + 1}"
     snapshot: dict[str, Any] | None = None
     if done == 0:
         reply = ask("working.snapshot", {"run_id": run_id})
         if isinstance(reply, dict) and isinstance(reply.get("snapshot"), dict):
             snapshot = reply["snapshot"]
-    transcript = transcript_stats(payload) if fmt == "claude" and done == 0 else None
+    transcript = transcript_stats(fmt, payload, since)
+    if transcript is not None and transcript.calls:
+        # Calls no hook saw (Codex: patches that did not apply), in the order they happened.
+        entries = sorted([*entries, *transcript.calls], key=lambda e: e.get("at") or 0.0)
 
     def is_edit(tool: str) -> bool:
         return DEFAULT_TOOL_CLASSES.classify(tool)[1] == EDIT
 
-    report = session_report(report_id, fmt, entries, snapshot, transcript, time.time(), is_edit,
+    now = time.time()
+    report = session_report(report_id, fmt, entries, snapshot, transcript, now, is_edit,
                             first_segment=done == 0)
     # `wait`: reply after the pipeline, so the memory a harness sees next already holds this
     # session (a slow pipeline only costs this hook its deadline; the daemon finishes anyway).
     reply = ask("run.finish", {"report": report, "wait": True})
     if not isinstance(reply, dict):
         return None
-    drop(path, len(entries))
-    _mark_segment(path, done + 1)
-    prune(path.parent, time.time())
+    drop(path, recorded)
+    _mark_segment(path, done + 1, now)
+    prune(path.parent, now)
     return reply
 
 

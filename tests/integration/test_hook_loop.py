@@ -15,6 +15,11 @@ Payload shapes, per harness (the fields a hook reads; values are this test's):
   `reason`; Edit's not-found error `String to replace not found in file.\\nString: <old>`;
   the transcript lines of `claude_transcript` follow Claude Code 2.x's JSONL (see
   `slmactor/logic/loop/session_report.py`).
+* Codex CLI — `pre-tool-use.command.input.schema.json` (and its output schema, whose
+  `hookSpecificOutput` allows only the keys checked below) in openai/codex
+  `codex-rs/hooks/schema/generated/`; `apply_patch` reaches hooks as `tool_input.command` (the
+  patch) and a string `tool_response`; a patch that does not apply runs no `PostToolUse`, so it
+  is known from the rollout (`transcript_path`, codex-rs `RolloutLine` JSONL).
 * Gemini CLI — `BeforeToolInput` / `AfterToolInput` (`tool_response` with `error{message,
   type}`) and `SessionEndInput` in google-gemini/gemini-cli `packages/core/src/hooks/types.ts`;
   the `replace` tool's EDIT_NO_OCCURRENCE_FOUND text in `packages/core/src/tools/edit.ts`.
@@ -27,6 +32,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -276,6 +282,120 @@ def test_gemini_cli_session_learns_then_repairs_before_the_call(daemon: DaemonPr
         **_gemini(repo, "gm-2", "AfterTool"), "tool_name": "replace", "tool_input": updated,
         "tool_response": {"llmContent": "Successfully modified file", "returnDisplay": ""}})
     hook(daemon, "gemini", "SessionEnd", {**_gemini(repo, "gm-2", "SessionEnd"), "reason": "exit"})
+    totals = _totals(cli(daemon, repo, "metrics", "show", "--last", "1"))
+    assert totals["failures_avoided"] == 1 and totals["resolved_from_memory"] == 1
+
+
+# ------------------------------------------------------------------------------- Codex CLI
+
+
+def _codex(repo: Path, session: str, event: str, rollout: Path) -> dict[str, Any]:
+    """Codex's common hook input (codex-rs/hooks/schema/generated/*.command.input.schema.json)."""
+    return {"session_id": session, "turn_id": "turn-1", "transcript_path": str(rollout),
+            "cwd": str(repo), "hook_event_name": event, "model": "gpt-5-codex",
+            "permission_mode": "default"}
+
+
+def _stamp(seconds_ago: float) -> str:
+    at = datetime.now(UTC) - timedelta(seconds=seconds_ago)
+    return at.strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
+
+
+def codex_rollout(path: Path, broken: str, clean: str) -> None:
+    """A Codex rollout (codex-rs `RolloutLine` {timestamp, type, payload}): the model's turn
+    context, a read through the shell, a patch that did not apply, the clean patch, tokens."""
+    lines = [
+        ("turn_context", {"cwd": str(path.parent), "model": "gpt-5-codex"}),
+        ("response_item", {"type": "function_call", "name": "shell_command", "call_id": "c1",
+                           "arguments": json.dumps({"command": "nl -ba shop.py"})}),
+        ("response_item", {"type": "function_call_output", "call_id": "c1",
+                           "output": "Exit code: 0\nOutput:\n" + cat_n(1, SOURCE.split("\n"))}),
+        ("event_msg", {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 900, "cached_input_tokens": 0, "output_tokens": 40, "total_tokens": 940},
+            "last_token_usage": {"input_tokens": 900, "cached_input_tokens": 0, "output_tokens": 40, "total_tokens": 940}}}),
+        ("response_item", {"type": "custom_tool_call", "status": "completed", "call_id": "c2",
+                           "name": "apply_patch", "input": broken}),
+        ("response_item", {"type": "custom_tool_call_output", "call_id": "c2",
+                           "output": "apply_patch verification failed: Failed to find expected lines in "
+                                     "shop.py:\n     2\t    if discount > 100:"}),
+        ("event_msg", {"type": "token_count", "info": {
+            "total_token_usage": {"input_tokens": 1900, "cached_input_tokens": 800, "output_tokens": 100, "total_tokens": 2000},
+            "last_token_usage": {"input_tokens": 1000, "cached_input_tokens": 800, "output_tokens": 60, "total_tokens": 1060}}}),
+        ("response_item", {"type": "custom_tool_call", "status": "completed", "call_id": "c3",
+                           "name": "apply_patch", "input": clean}),
+    ]
+    path.write_text("".join(json.dumps({"timestamp": _stamp(30 - i), "type": kind, "payload": body}) + "\n"
+                            for i, (kind, body) in enumerate(lines)))
+
+
+def apply_patch(repo: Path, patch: str) -> None:
+    """What Codex's apply_patch does with one `*** Update File:` hunk (enough for this test)."""
+    body = [line for line in patch.split("\n") if line[:1] in (" ", "-", "+")]
+    old = "\n".join(line[1:] for line in body if line[:1] in (" ", "-"))
+    new = "\n".join(line[1:] for line in body if line[:1] in (" ", "+"))
+    apply_edit(repo / "shop.py", old, new)
+
+
+def test_codex_cli_session_learns_from_its_rollout_then_repairs_the_patch(daemon: DaemonProcess) -> None:
+    repo = _repo(daemon, "codex-repo")
+    lines = SOURCE.split("\n")
+    rollout = repo.parent / "rollout-codex-1.jsonl"
+
+    def patch(start: int, old: list[str], new: list[str], gutter: bool) -> str:
+        number = (lambda i, text: f"{start + i:>6}\t{text}") if gutter else (lambda i, text: text)
+        body = [f"-{number(i, t)}" for i, t in enumerate(old)] + [f"+{number(i, t)}" for i, t in enumerate(new)]
+        return "\n".join(["*** Begin Patch", "*** Update File: shop.py", "@@", *body, "*** End Patch"])
+
+    new_check = ["    if discount < 0 or discount > 100:"]
+    broken, clean = patch(2, lines[1:2], new_check, True), patch(2, lines[1:2], new_check, False)
+    codex_rollout(rollout, broken, clean)
+    hook(daemon, "codex", "UserPromptSubmit", {**_codex(repo, "cx-1", "UserPromptSubmit", rollout),
+                                               "prompt": "reject negative discounts"})
+    hook(daemon, "codex", "PostToolUse", {
+        **_codex(repo, "cx-1", "PostToolUse", rollout), "tool_name": "Bash", "tool_use_id": "c1",
+        "tool_input": {"command": "nl -ba shop.py"}, "tool_response": cat_n(1, lines)})
+    apply_patch(repo, clean)
+    hook(daemon, "codex", "PostToolUse", {
+        **_codex(repo, "cx-1", "PostToolUse", rollout), "tool_name": "apply_patch", "tool_use_id": "c3",
+        "tool_input": {"command": clean},
+        "tool_response": "Exit code: 0\nOutput:\nSuccess. Updated the following files:\nM shop.py\n"})
+    out, err = hook(daemon, "codex", "Stop", {**_codex(repo, "cx-1", "Stop", rollout),
+                                             "stop_hook_active": False, "last_assistant_message": "done"})
+    assert out == {}, err
+    listed = _episodes(cli(daemon, repo, "memory", "episodes"))
+    entry = next(e for e in listed if e["query"] == "reject negative discounts")
+    with daemon.client(project=repo) as client:
+        episode = client.ask(EpisodeGet(episode_id=entry["id"]))
+    assert (episode["model"], episode["llm_calls"], episode["tokens_in"], episode["tokens_out"]) == (
+        "gpt-5-codex", 2, 1900, 100)
+    assert [f["resolved_by"] for f in episode["failures"]] == ["llm"]
+    rules = _learned(cli(daemon, repo, "evolve", "rules"))
+    assert [(r["trigger"]["tool"], r["repair"]["transform"]) for r in rules] == [
+        ("apply_patch", "strip_line_number_prefix")]
+    # A second Stop of the same turn has nothing new: no second report.
+    assert hook(daemon, "codex", "Stop", {**_codex(repo, "cx-1", "Stop", rollout),
+                                          "stop_hook_active": False})[0] == {}
+    assert len([e for e in _episodes(cli(daemon, repo, "memory", "episodes")) if "codex" in e["tags"]]) == 1
+
+    # ---- session 2: the same kind of broken patch elsewhere in the file
+    broken = patch(8, lines[7:8], ["    return amount * 0.25"], True)
+    out, err = hook(daemon, "codex", "PreToolUse", {
+        **_codex(repo, "cx-2", "PreToolUse", repo.parent / "rollout-codex-2.jsonl"),
+        "tool_name": "apply_patch", "tool_use_id": "c9", "tool_input": {"command": broken}})
+    spec = out["hookSpecificOutput"]
+    assert set(spec) <= {"hookEventName", "permissionDecision", "permissionDecisionReason",
+                         "updatedInput", "additionalContext"}, spec  # Codex's output schema
+    assert (spec["hookEventName"], spec["permissionDecision"]) == ("PreToolUse", "allow")
+    assert rules[0]["id"] in spec["permissionDecisionReason"], err
+    fixed = spec["updatedInput"]["command"]
+    assert fixed == patch(8, lines[7:8], ["    return amount * 0.25"], False)
+    apply_patch(repo, fixed)
+    hook(daemon, "codex", "PostToolUse", {
+        **_codex(repo, "cx-2", "PostToolUse", repo.parent / "rollout-codex-2.jsonl"),
+        "tool_name": "apply_patch", "tool_use_id": "c9", "tool_input": {"command": fixed},
+        "tool_response": "Exit code: 0\nOutput:\nSuccess. Updated the following files:\nM shop.py\n"})
+    hook(daemon, "codex", "Stop", {**_codex(repo, "cx-2", "Stop", repo.parent / "rollout-codex-2.jsonl"),
+                                   "stop_hook_active": False})
     totals = _totals(cli(daemon, repo, "metrics", "show", "--last", "1"))
     assert totals["failures_avoided"] == 1 and totals["resolved_from_memory"] == 1
 

@@ -9,8 +9,9 @@ Three sources, each for what only it knows:
   prompt, the model when the payload names it, and each pre-flight rewrite;
 * the daemon's **working memory** of the run (a `working.snapshot`): its counters (calls, errors,
   redundant calls), the files edited and the commands run with their outcome;
-* the harness's **transcript** when the payload names one (`claude_transcript_stats`): model,
-  number of LLM calls, tokens.
+* the harness's **transcript** when the payload names one (`transcripts.py`): model, number of
+  LLM calls, tokens; for Codex CLI also the `apply_patch` calls that failed (Codex runs no hook
+  after a tool call that did not produce an output).
 
 Failures are paired with their fix: a failed call is resolved by the next successful call of the
 same tool on the same file (or, for a call without a file, with the same command), and reported
@@ -23,111 +24,16 @@ transform, by `preflight` (the reflector then learns it as a rule).  Pure: no I/
 
 from __future__ import annotations
 
-import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slmactor.logic.text.timefmt import parse_rfc3339
+from slmactor.logic.loop.transcripts import TranscriptStats, as_count
 
 #: Cap on the failures one session reports (the report reader keeps 500).
 MAX_FAILURES = 200
 MAX_LIST = 64
-#: A transcript line longer than this is a tool result, never an assistant message's usage.
-MAX_TRANSCRIPT_LINE = 1 << 20
-
-
-@dataclass(frozen=True, slots=True)
-class TranscriptStats:
-    """What a Claude Code transcript says about the session's model use."""
-
-    model: str = ""
-    llm_calls: int = 0
-    tokens_in: int = 0
-    tokens_out: int = 0
-    started_at: float = 0.0
-    ended_at: float = 0.0
-    first_prompt: str = ""
-
-
-def _int(value: Any) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return 0
-    return int(value) if math.isfinite(value) and value > 0 else 0
-
-
-def _prompt_text(message: Any) -> str:
-    """A user entry's typed text (a string, or its text blocks); "" for tool results."""
-    content = message.get("content") if isinstance(message, Mapping) else None
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        texts = [b.get("text", "") for b in content
-                 if isinstance(b, Mapping) and b.get("type") == "text"]
-        return "\n".join(t for t in texts if isinstance(t, str))
-    return ""
-
-
-def claude_transcript_stats(lines: Iterable[str]) -> TranscriptStats:
-    """Model, LLM calls and tokens of a Claude Code JSONL transcript.
-
-    Format (Claude Code 2.x, `~/.claude/projects/<project>/<session>.jsonl`): one entry per line
-    with `type` (`user`, `assistant`, `system`, `summary`, …), `timestamp`, `isSidechain`,
-    `isMeta`; an assistant entry's `message` is the Messages API response (`id`, `model`,
-    `usage` with `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`,
-    `output_tokens`, `stop_reason`).  A streamed response is written as several entries sharing
-    one `message.id`, each repeating the usage: the last entry of an id counts, once.  Tokens in
-    are all input tokens the model processed (cached or not); `<synthetic>` entries (written by
-    Claude Code itself, not a model) are skipped.
-    """
-    usage_by_id: dict[str, tuple[int, int]] = {}
-    models: dict[str, int] = {}
-    started = ended = 0.0
-    prompt = ""
-    for line in lines:
-        if len(line) > MAX_TRANSCRIPT_LINE or not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
-            continue
-        stamp = entry.get("timestamp")
-        at = parse_rfc3339(stamp) if isinstance(stamp, str) else None
-        if at:
-            started = at if not started else min(started, at)
-            ended = max(ended, at)
-        kind, message = entry.get("type"), entry.get("message")
-        if kind == "user" and not prompt and not entry.get("isMeta") and not entry.get("isSidechain"):
-            prompt = _prompt_text(message).strip()
-        if kind != "assistant" or not isinstance(message, Mapping):
-            continue
-        model = message.get("model")
-        if not isinstance(model, str) or not model or model == "<synthetic>":
-            continue
-        mid = message.get("id")
-        key = mid if isinstance(mid, str) and mid else f"line-{len(usage_by_id)}"
-        usage = message.get("usage")
-        usage = usage if isinstance(usage, Mapping) else {}
-        tokens_in = (_int(usage.get("input_tokens")) + _int(usage.get("cache_creation_input_tokens"))
-                     + _int(usage.get("cache_read_input_tokens")))
-        if key not in usage_by_id:
-            models[model] = models.get(model, 0) + 1
-        usage_by_id[key] = (tokens_in, _int(usage.get("output_tokens")))
-    main_model = max(models, key=lambda m: (models[m], m)) if models else ""
-    return TranscriptStats(
-        model=main_model,
-        llm_calls=len(usage_by_id),
-        tokens_in=sum(i for i, _ in usage_by_id.values()),
-        tokens_out=sum(o for _, o in usage_by_id.values()),
-        started_at=started,
-        ended_at=ended,
-        first_prompt=prompt,
-    )
-
-
 # ------------------------------------------------------------------------------------ the ledger
 
 
@@ -249,8 +155,8 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
                    now: float, is_edit: Callable[[str], bool], *,
                    first_segment: bool = True) -> dict[str, Any]:
     """The `run.finish` report of one session (or, for a harness that only says `Stop`, of the
-    part of it since the last report: `first_segment` False leaves out the daemon's cumulative
-    counters and the transcript, which cover the whole session).  `is_edit(tool)` says which
+    part of it since the last report: `first_segment` False leaves out the daemon's counters,
+    which cover the whole session; the transcript's figures are the segment's own).  `is_edit(tool)` says which
     tools edit files (the working memory's tool classes)."""
     calls = [e for e in entries if e.get("e") == "call"]
     tools = list(dict.fromkeys(_s(c, "tool") for c in calls if _s(c, "tool")))
@@ -284,12 +190,12 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
     if first_segment and isinstance(counters, Mapping):
         # The daemon saw every call of the session (also those of hooks that could not write
         # the ledger) and knows which were redundant.
-        report["tool_calls"] = max(report["tool_calls"], _int(counters.get("calls")))
-        report["tool_errors"] = max(report["tool_errors"], _int(counters.get("errors")))
-        report["redundant_calls"] = _int(counters.get("redundant"))
+        report["tool_calls"] = max(report["tool_calls"], as_count(counters.get("calls")))
+        report["tool_errors"] = max(report["tool_errors"], as_count(counters.get("errors")))
+        report["redundant_calls"] = as_count(counters.get("redundant"))
         edited = [p for p in _snapshot_list(snapshot, "files_edited") if isinstance(p, str)]
         report["files_changed"] = list(dict.fromkeys([*report["files_changed"], *edited]))[:MAX_LIST]
-    if first_segment and transcript is not None:
+    if transcript is not None:  # already limited to this segment by its reader
         report["llm_calls"] = transcript.llm_calls
         report["tokens_in"] = transcript.tokens_in
         report["tokens_out"] = transcript.tokens_out

@@ -12,11 +12,8 @@ from hypothesis import strategies as st
 from slmactor.logic.evolve.transforms import infer_transform
 from slmactor.logic.loop.reflect import reflect
 from slmactor.logic.loop.run_report import RunReport
-from slmactor.logic.loop.session_report import (
-    claude_transcript_stats,
-    pair_failures,
-    session_report,
-)
+from slmactor.logic.loop.session_report import pair_failures, session_report
+from slmactor.logic.loop.transcripts import claude_transcript_stats
 
 EDITS = {"edit", "replace", "apply_patch", "write"}
 
