@@ -45,6 +45,9 @@ MAX_TRACKED_RUNS = 512
 MAX_LIMIT = 100
 #: A block shows at most this many lessons (within the share `distiller_block` gives them).
 BLOCK_LESSONS = 8
+#: Up to this many lessons are ranked on the actor's loop (well under a millisecond), more in a
+#: worker thread.
+RECALL_ON_LOOP = 500
 
 
 class PolarLessonsMixin(Actor):
@@ -80,8 +83,18 @@ class PolarLessonsMixin(Actor):
 
     async def _lessons(self, project: Any) -> list[polar.PolarLesson]:
         store: PolarLessonStore = project.polar
-        await self._store_op(project, store.sync)
+        if store.stale():  # one stat; the file is read only when it changed behind our back
+            await self._store_op(project, store.sync)
         return list(store.book.lessons)
+
+    async def _ranked(self, project: Any, task: str, limit: int,
+                      tags: Iterable[str] = ()) -> list[Scored]:
+        lessons = await self._lessons(project)
+        now = self.now()
+        if len(lessons) <= RECALL_ON_LOOP:
+            return recall(lessons, task, now, limit, tags=tags)
+        # Scoring thousands of lessons takes milliseconds: off the loop the block shares.
+        return list(await self.run_sync(lambda: recall(lessons, task, now, limit, tags=tags)))
 
     async def add_polar(self, project: Any, lessons: Sequence[polar.PolarLesson]) -> dict[str, int]:
         """Keep new lessons (merging near-duplicates); used by every ask that adds lessons."""
@@ -112,8 +125,7 @@ class PolarLessonsMixin(Actor):
                       run_id: str = "") -> list[Scored]:
         if limit < 0:
             raise RequestError(ErrorCode.BAD_FIELD, "limit must be 0 (default) or positive")
-        lessons = await self._lessons(project)
-        hits = recall(lessons, task, self.now(), min(limit or 10, MAX_LIMIT), tags=tags)
+        hits = await self._ranked(project, task, min(limit or 10, MAX_LIMIT), tags)
         self._remember_shown(project.root, run_id, (s.lesson for s in hits))
         return hits
 
@@ -121,10 +133,9 @@ class PolarLessonsMixin(Actor):
         """Do/don't lessons for the memory block, within `allowance` tokens (whole lines)."""
         if allowance <= 0:
             return ""
-        lessons = await self._lessons(project)
-        if not lessons:
+        hits = await self._ranked(project, query, BLOCK_LESSONS)
+        if not hits:
             return ""
-        hits = recall(lessons, query, self.now(), BLOCK_LESSONS)
         text, shown = render_within([s.lesson for s in hits], allowance)
         self._remember_shown(project.root, run_id, shown)
         return text

@@ -82,6 +82,10 @@ class PolarLessonStore:
     def path(self) -> Path:
         return self._file.path
 
+    def stale(self) -> bool:
+        """True when `sync` would reload (first use, or the file changed behind our back)."""
+        return self._file.stale()
+
     def sync(self) -> bool:
         """Reload when the file changed behind our back (or on first use); True if reloaded."""
         if not self._file.stale():

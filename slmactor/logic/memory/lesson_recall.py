@@ -30,8 +30,10 @@ budget, dropping whole lines.
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 from slmactor.logic.memory.lesson_tags import infer_tags_from_text, infer_task_tags, stack_tags
 from slmactor.logic.memory.polar_lessons import PolarLesson, decayed_confidence
@@ -43,6 +45,8 @@ CONTENT_TAG_PENALTY = 2.0
 DO_HEADER = "## Lessons from past builds (apply these):"
 DONT_HEADER = "## Anti-patterns from past builds (NEVER do these):"
 _DAY = 86400.0
+#: Texts whose words and stack tags are remembered (a store holds at most 10,000 lessons).
+CACHE_SIZE = 16_384
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,28 +61,55 @@ class Scored:
         return {**self.lesson.to_dict(), "score": round(self.score, 6), "decays": list(self.decays)}
 
 
+@dataclass(frozen=True, slots=True)
+class _Profile:
+    """What a lesson's text implies, for scoring: its words and the stacks it names."""
+
+    words: frozenset[str]
+    own: frozenset[str]  # stack tags of the lesson's own tags
+    source: frozenset[str]  # stacks of its source task (broad reader)
+    content: frozenset[str]  # stacks of trigger + fix (broad reader)
+
+
+# Recall scores every stored lesson on every ask, and what a lesson's text implies never changes:
+# it is worked out once per (trigger, fix, tags, source task), not once per ask.
+@lru_cache(maxsize=CACHE_SIZE)
+def _profile(trigger: str, fix: str, tags: tuple[str, ...], source_task: str) -> _Profile:
+    return _Profile(
+        frozenset(trigger.lower().split()) | frozenset(fix.lower().split()),
+        frozenset(stack_tags(tags)),
+        frozenset(stack_tags(infer_tags_from_text(source_task))) if source_task else frozenset(),
+        frozenset(stack_tags(infer_tags_from_text(f"{trigger} {fix}"))),
+    )
+
+
+def _score(lesson: PolarLesson, profile: _Profile, task_words: set[str], task_tags: set[str],
+           now: float) -> tuple[float, tuple[str, ...]]:
+    keyword = len(task_words & profile.words) / max(len(task_words), 1)
+    age_days = max(0.0, now - lesson.ts) / _DAY
+    total = (2 * keyword + 1 / (1 + age_days) + decayed_confidence(lesson, now)
+             + 0.1 * lesson.used)
+    if not task_tags:
+        return total, ()
+    decays: tuple[str, ...] = ()
+    if lesson.source_task:
+        if profile.source and not profile.source & task_tags:
+            total /= SOURCE_TASK_PENALTY
+            decays = ("source_task",)
+    elif not profile.own and profile.content and not profile.content & task_tags:
+        total /= CONTENT_TAG_PENALTY
+        decays = ("content_tags",)
+    return total, decays
+
+
 def score_lesson(
     lesson: PolarLesson, task_words: set[str], task_tags: set[str], now: float
 ) -> Scored:
     """The C-10 score of one lesson for a task (`task_tags`: its stack tags), with layers 2
     and 3 applied."""
-    lesson_words = set(lesson.trigger.lower().split()) | set(lesson.fix.lower().split())
-    keyword = len(task_words & lesson_words) / max(len(task_words), 1)
-    age_days = max(0.0, now - lesson.ts) / _DAY
-    total = (2 * keyword + 1 / (1 + age_days) + decayed_confidence(lesson, now)
-             + 0.1 * lesson.used)
-    decays: list[str] = []
-    if task_tags and lesson.source_task:
-        source_tags = stack_tags(infer_tags_from_text(lesson.source_task))
-        if source_tags and not source_tags & task_tags:
-            total /= SOURCE_TASK_PENALTY
-            decays.append("source_task")
-    if task_tags and not stack_tags(lesson.tags) and not lesson.source_task:
-        content_tags = stack_tags(infer_tags_from_text(f"{lesson.trigger} {lesson.fix}"))
-        if content_tags and not content_tags & task_tags:
-            total /= CONTENT_TAG_PENALTY
-            decays.append("content_tags")
-    return Scored(lesson, total, tuple(decays))
+    profile = _profile(lesson.trigger, lesson.fix, lesson.tags, lesson.source_task)
+    total, decays = _score(lesson, profile, task_words, task_tags, now)
+    return Scored(lesson, total, decays)
 
 
 def recall(
@@ -93,16 +124,19 @@ def recall(
     task_tags = stack_tags(infer_task_tags(task))
     task_words = set(task.lower().split())
     required = {t.strip().lower() for t in tags if t.strip()}
-    scored = []
+    ranked: list[tuple[float, float, str, int, tuple[str, ...]]] = []
+    kept: list[PolarLesson] = []
     for lesson in lessons:
-        own = stack_tags(lesson.tags)
-        if task_tags and own and not own & task_tags:
+        profile = _profile(lesson.trigger, lesson.fix, lesson.tags, lesson.source_task)
+        if task_tags and profile.own and not profile.own & task_tags:
             continue  # layer 1: a tagged lesson of another stack
         if required and not required <= set(lesson.tags):
             continue
-        scored.append(score_lesson(lesson, task_words, task_tags, now))
-    scored.sort(key=lambda s: (-s.score, -s.lesson.confidence, s.lesson.trigger))
-    return scored[: max(limit, 0)]
+        total, decays = _score(lesson, profile, task_words, task_tags, now)
+        ranked.append((-total, -lesson.confidence, lesson.trigger, len(kept), decays))
+        kept.append(lesson)
+    best = heapq.nsmallest(max(limit, 0), ranked)
+    return [Scored(kept[i], -neg, decays) for neg, _c, _t, i, decays in best]
 
 
 def _do_line(lesson: PolarLesson) -> str:

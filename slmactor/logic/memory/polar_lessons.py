@@ -4,7 +4,7 @@
 polarity, tags, source_task}`, one JSON object per line of `.slmcode/memory/lessons.jsonl` in the
 seed's own format (so an existing corpus is read as is). It belongs to the same family as the prose
 `Lesson` of `lessons.py` (MEMORY.md bullets): `from_prose` turns the reflector's prose lessons
-into polar ones (a failure is a *don't*, a fix that worked is a *do*), `as_prose` goes back.
+into polar ones (a failure is a *don't*, a fix that worked is a *do*).
 
 What lives here, all pure (time comes in as `now`):
 
@@ -22,7 +22,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -90,12 +89,6 @@ class PolarLesson:
     def key(self) -> str:
         """Identity for boost/penalize: the trigger, compared case-insensitively (C-12)."""
         return self.trigger.strip().lower()
-
-    def as_prose(self) -> Lesson:
-        """The MEMORY.md form of this lesson (a don't reads as a failure bullet)."""
-        if self.polarity == "dont":
-            return Lesson("", "failure", f"NEVER: {self.trigger} (Reason: {self.fix})")
-        return Lesson("", "convention", f"When: {self.trigger} -> Do: {self.fix}")
 
 
 def normalize_type(raw: str) -> tuple[str, str]:
@@ -266,26 +259,23 @@ def word_overlap(a: str, b: str) -> float:
 
 def _merges(wa: frozenset[str], wb: frozenset[str]) -> bool:
     """Overlap strictly above 7/10, in integers (0.7 · 10 is 7.000000000000001 in floats)."""
-    if not wa or not wb:
+    small, large = sorted((len(wa), len(wb)))
+    # |a ∩ b| ≤ the smaller set and |a ∪ b| ≥ the larger: sizes alone rule most pairs out.
+    if not small or small * MERGE_DENOMINATOR <= large * MERGE_NUMERATOR:
         return False
-    return len(wa & wb) * MERGE_DENOMINATOR > len(wa | wb) * MERGE_NUMERATOR
+    shared = len(wa & wb)
+    return shared * MERGE_DENOMINATOR > (small + large - shared) * MERGE_NUMERATOR
 
 
-def _order(token: str) -> tuple[int, int, str]:
-    # One fixed order for prefix filtering: long words (the seed's buckets) before short ones,
-    # then a stable hash, so frequent short words rarely land in a prefix.
-    return (0 if len(token) >= 4 else 1, zlib.crc32(token.encode()), token)
+def probe_size(n: int) -> int:
+    """How many of a trigger's n words any kept trigger overlapping it by more than 70 % must
+    share at least one of: n − ⌊0.7 · n⌋.
 
-
-def _prefix(words: frozenset[str]) -> list[str]:
-    """Words that any trigger overlapping by more than 70 % must share with this one.
-
-    Overlap > 0.7 · |a ∪ b| ≥ 0.7 · |a| words, so the first |a| − ⌊0.7 · |a|⌋ words of `a` in one
-    global order meet the same prefix of `b` (prefix filtering: exact, not a heuristic).
+    Overlap > 0.7 · |a ∪ b| ≥ 0.7 · n words of the new trigger are in the kept one, so at most
+    n − ⌊0.7 · n⌋ − 1 are not, and *any* n − ⌊0.7 · n⌋ of its words include a shared one. The
+    search is exact (it finds what the pairwise scan finds), not a heuristic.
     """
-    n = len(words)
-    keep = n - (n * MERGE_NUMERATOR) // MERGE_DENOMINATOR
-    return sorted(words, key=_order)[:keep]
+    return n - (n * MERGE_NUMERATOR) // MERGE_DENOMINATOR
 
 
 @dataclass(slots=True)
@@ -300,17 +290,26 @@ class LessonBook:
         return len(self.lessons)
 
     def _register(self, slot: int, lesson: PolarLesson, words: frozenset[str]) -> None:
-        for token in _prefix(words):
+        for token in words:
             bucket = self._index.setdefault((lesson.type, token), [])
             if not bucket or bucket[-1] != slot:
                 bucket.append(slot)
 
     def match(self, lesson: PolarLesson) -> int | None:
-        """The first kept lesson this one merges into, or None."""
+        """The first kept lesson this one merges into, or None.
+
+        Every word of every kept trigger is indexed under (type, word); a new trigger looks up
+        only its `probe_size` rarest words, so frequent words ("when", "with") cost nothing
+        unless a trigger is made of nothing else.
+        """
         words = word_set(lesson.trigger)
+        if not words:
+            return None
+        index = self._index
+        rarest = sorted(words, key=lambda w: (len(index.get((lesson.type, w), ())), w))
         candidates: set[int] = set()
-        for token in _prefix(words):
-            candidates.update(self._index.get((lesson.type, token), ()))
+        for token in rarest[: probe_size(len(words))]:
+            candidates.update(index.get((lesson.type, token), ()))
         for slot in sorted(candidates):
             if self.lessons[slot].type == lesson.type and _merges(words, self._words[slot]):
                 return slot

@@ -318,4 +318,3 @@ def test_prose_lessons_have_polar_twins() -> None:
     assert dont is not None and dont.polarity == "dont"
     assert dont.trigger == "repeat what led to: Gate tests failed: 3 failing"
     assert from_prose(Lesson("r1", "success", "T1 done"), "", NOW) is None
-    assert dont.as_prose().kind == "failure" and do.as_prose().kind == "convention"
