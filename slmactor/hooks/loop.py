@@ -17,7 +17,6 @@ never raises), so every step here fails open.
 
 from __future__ import annotations
 
-import dataclasses
 import os
 import sys
 import time
@@ -47,14 +46,15 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
     fmt, event = hook.format, hook.event
     pre = PRE_EVENTS.get(fmt) == event
     ending = event in session.END_EVENTS.get(fmt, frozenset())
-    if not (pre or ending or hook.tool_call is not None or hook.wants_context):
+    wants_context = _wants_context(hook)
+    if not (pre or ending or hook.tool_call is not None or wants_context):
         return None
     ledger = session.ledger_path(runtime_dir, str(project), hook.run_id)
     raw_model = payload.get("model")
     model = raw_model if isinstance(raw_model, str) else ""
     if pre:
         return preflight(hook, payload, project, ledger, model, ask)
-    if hook.wants_context:
+    if wants_context:
         if hook.query:
             note(ledger, session.prompt_entry(hook.query, time.time()))
         return None
@@ -62,6 +62,12 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
         finish(hook, payload, ledger, ask)
         return {}
     return tool_event(hook, project, ledger, model, ask)
+
+
+def _wants_context(hook: Any) -> bool:
+    """A context event (session start, prompt), in either shape of the normalised event."""
+    action = getattr(hook, "action", None)
+    return action == "context" if action is not None else bool(getattr(hook, "wants_context", False))
 
 
 def note(ledger: Path, entry: dict[str, Any]) -> None:
@@ -83,13 +89,14 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
     from slmactor.hooks.advice import advice_text, tool_event_output
 
     call = hook.tool_call
-    call = dataclasses.replace(call, path=relative(call.path, project))
-    if not call.path and call.tool == "apply_patch" and call.command:
+    path = relative(call.path, project)
+    if not path and call.tool == "apply_patch" and call.command:
         from slmactor.logic.evolve.preflight import patch_paths
 
         paths = patch_paths(call.command)
-        call = dataclasses.replace(call, path=relative(paths[0], project) if paths else "")
-    note(ledger, session.call_entry(call, model, time.time()))
+        path = relative(paths[0], project) if paths else ""
+    note(ledger, session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,
+                                    model, time.time()))
     text, key = "", ""
     if not call.ok:
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": call.tool,
@@ -100,7 +107,7 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
             key = str(fp.get("id", "")) if isinstance(fp, dict) else ""
     # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
     # without the fields at their default, as the codec would send it.
-    fields = {"run_id": hook.run_id, "tool": call.tool, "path": call.path, "args": call.args,
+    fields = {"run_id": hook.run_id, "tool": call.tool, "path": path, "args": call.args,
               "command": call.command, "error": call.error, "key": key}
     ask("record_tool", {**{k: v for k, v in fields.items() if v},
                         **({} if call.ok else {"ok": False})})

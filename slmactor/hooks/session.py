@@ -32,8 +32,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from slmactor.hooks.dialects import ToolCall
-
 #: Events that end a session, per harness.  Codex CLI has no end event: its `Stop` (end of a
 #: turn) ends a segment instead.
 END_EVENTS: dict[str, frozenset[str]] = {
@@ -77,10 +75,10 @@ def append(path: Path, entry: Mapping[str, Any]) -> None:
         os.close(fd)
 
 
-def call_entry(call: ToolCall, model: str, now: float) -> dict[str, Any]:
-    optional = {"path": call.path, "args": call.args, "command": call.command,
-                "error": call.error, "model": model}
-    return {"e": "call", "at": now, "tool": call.tool, "ok": call.ok,
+def call_entry(tool: str, path: str, args: str, command: str, ok: bool, error: str, model: str,
+               now: float) -> dict[str, Any]:
+    optional = {"path": path, "args": args, "command": command, "error": error, "model": model}
+    return {"e": "call", "at": now, "tool": tool, "ok": ok,
             **{key: value for key, value in optional.items() if value}}
 
 

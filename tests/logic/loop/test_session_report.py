@@ -13,7 +13,8 @@ from slmactor.logic.evolve.transforms import infer_transform
 from slmactor.logic.loop.reflect import reflect
 from slmactor.logic.loop.run_report import RunReport
 from slmactor.logic.loop.session_report import pair_failures, session_report
-from slmactor.logic.loop.transcripts import claude_transcript_stats
+from slmactor.logic.loop.transcripts import claude_transcript_stats, codex_rollout
+from slmactor.logic.text.timefmt import parse_rfc3339
 
 EDITS = {"edit", "replace", "apply_patch", "write"}
 
@@ -157,3 +158,50 @@ def test_transcript_counts_each_response_once_and_skips_synthetic_ones() -> None
 def test_transcript_reader_never_raises_and_never_counts_negative(lines: list[str]) -> None:
     stats = claude_transcript_stats(lines)
     assert stats.llm_calls >= 0 and stats.tokens_in >= 0 and stats.tokens_out >= 0
+
+
+# ------------------------------------------------------------------------ Codex CLI rollout
+
+
+def _line(kind: str, payload: dict[str, Any], stamp: str = "2026-12-01T10:00:00.000Z") -> str:
+    return json.dumps({"timestamp": stamp, "type": kind, "payload": payload})
+
+
+def test_codex_rollout_gives_failed_patches_and_model_use_after_a_time() -> None:
+    patch = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-     3\tx = 1\n+x = 2\n*** End Patch"
+    usage = {"input_tokens": 100, "cached_input_tokens": 40, "output_tokens": 7, "total_tokens": 107}
+    lines = [
+        _line("turn_context", {"model": "gpt-5-codex"}),
+        _line("event_msg", {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage}}),
+        _line("event_msg", {"type": "token_count", "info": {"total_token_usage": usage, "last_token_usage": usage}}),
+        _line("response_item", {"type": "custom_tool_call", "call_id": "c1", "name": "apply_patch", "input": patch}),
+        _line("response_item", {"type": "custom_tool_call_output", "call_id": "c1",
+                                "output": "apply_patch verification failed: Failed to find expected lines"}),
+        _line("response_item", {"type": "custom_tool_call", "call_id": "c2", "name": "apply_patch", "input": patch}),
+        _line("response_item", {"type": "custom_tool_call_output", "call_id": "c2",
+                                "output": "Exit code: 0\nOutput:\nSuccess. Updated the following files:"}),
+        _line("response_item", {"type": "function_call", "call_id": "c3", "name": "shell", "arguments": "{}"}),
+        _line("response_item", {"type": "function_call_output", "call_id": "c3", "output": "Exit code: 1"}),
+        "{broken", "",
+    ]
+    stats = codex_rollout(lines)
+    assert (stats.model, stats.llm_calls, stats.tokens_in, stats.tokens_out) == ("gpt-5-codex", 1, 100, 7)
+    [failed] = stats.calls
+    assert (failed["tool"], failed["path"], failed["ok"]) == ("apply_patch", "src/a.py", False)
+    assert json.loads(failed["args"]) == {"command": patch}
+    later = codex_rollout(lines, since=parse_rfc3339("2026-12-01T10:00:00Z") or 0.0)
+    assert later.calls == () and later.llm_calls == 0
+
+
+@settings(derandomize=True, max_examples=100)
+@given(st.lists(st.builds(lambda kind, payload: json.dumps({"type": kind, "payload": payload}),
+                          st.sampled_from(["turn_context", "event_msg", "response_item", "x"]),
+                          st.dictionaries(st.sampled_from(["type", "model", "info", "call_id", "name",
+                                                           "input", "output"]),
+                                          st.one_of(st.text(max_size=8), st.integers(), st.none(),
+                                                    st.sampled_from(["apply_patch", "token_count",
+                                                                     "custom_tool_call"])))),
+                max_size=20))
+def test_codex_rollout_reader_never_raises(lines: list[str]) -> None:
+    stats = codex_rollout(lines)
+    assert stats.llm_calls >= 0 and all(not c["ok"] for c in stats.calls)
