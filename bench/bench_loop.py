@@ -11,7 +11,9 @@ Measured against a real daemon in a private temp dir, with floors from the same 
    harness) and paced at one every 100 ms. No ask waits on a pipeline, but the pipelines still
    compete for the CPU and the GIL of the one daemon process.
 3. The learning replay of the bundled trajectories (one pass): wall seconds, and
-   failures fixed from memory / wrong repairs — the figures `slmactor demo` prints.
+   failures fixed from memory / wrong repairs — the figures `slmactor demo` prints — and the
+   share of the worker's memory block items that say something new (no rule, task or claim
+   twice, numbers aside; issue 14, target 1.0).
 
     .venv/bin/python -m bench loop [--quick]
 """
@@ -24,7 +26,15 @@ import threading
 import time
 from typing import Any
 
-from slmactor.protocol.messages import MetricsRecord, MetricsShow, Ping, RunFinish
+from slmactor.logic.memory.block import distinct_items
+from slmactor.protocol.messages import (
+    MemoryBlock,
+    MemoryDistill,
+    MetricsRecord,
+    MetricsShow,
+    Ping,
+    RunFinish,
+)
 from slmactor.testing import spawn_daemon, stop_quietly
 
 REPORT_FAILURES = 6
@@ -131,6 +141,11 @@ def _replay_rows(daemon: Any) -> list[dict[str, Any]]:
         start = time.perf_counter()
         result = learning_replay(client, trajectories, "bench")
         seconds = time.perf_counter() - start
+        client.ask(MemoryDistill(wait=True), timeout=60)
+        last = trajectories[-1]
+        block = client.ask(MemoryBlock(role="worker", query=last.query, budget=600,
+                                       language=last.language, model=last.model))
+    distinct, items = distinct_items(str(block.get("text", "")) if isinstance(block, dict) else "")
     t = result.tally
     share = t.repeat_share
     return [
@@ -141,4 +156,7 @@ def _replay_rows(daemon: Any) -> list[dict[str, Any]]:
          "target": "≥ 0.90"},
         {"name": "wrong repairs", "value": t.wrong_repairs, "unit": "count", "floor": None,
          "floor_name": "", "ratio": None, "target": "0"},
+        {"name": "memory block items that are distinct", "value": distinct / items if items else -1,
+         "unit": f"{distinct}/{items}", "floor": None, "floor_name": "", "ratio": None,
+         "target": "1.0"},
     ]

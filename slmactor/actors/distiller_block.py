@@ -71,7 +71,8 @@ class MemoryBlockMixin(Actor):
         if lessons:
             allowance -= count_tokens_chars(lessons + "\n\n")
         facts = project.facts.book.render_for(query, allowance, now)
-        builder.add("semantic", "\n\n".join(part for part in (facts, lessons) if part))
+        semantic = "\n\n".join(part for part in (facts, lessons) if part)
+        builder.add("semantic", semantic)
         episodic = ""
         if (query_text.strip() or files or msg.tags) and builder.allowance("episodic") > 0:
             reply = await self._quiet_ask(
@@ -82,11 +83,11 @@ class MemoryBlockMixin(Actor):
                     tags=list(msg.tags),
                     language=language,
                     model=msg.model,
-                    n=block_logic.MAX_EPISODES,
+                    n=block_logic.RECALL_CANDIDATES,
                 )
             )
             episodic = block_logic.episodic_section(
-                block_logic.episodes_of(reply), builder.allowance("episodic")
+                block_logic.episodes_of(reply), builder.allowance("episodic"), shown=semantic
             )
         builder.add("episodic", episodic)
         family = model_family(msg.model) if msg.model.strip() else ""

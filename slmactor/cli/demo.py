@@ -107,7 +107,13 @@ def cmd_demo(ctx: CliContext) -> int:
 def _run(ctx: CliContext, daemon: Any, trajectories: list[Any], say: Any,
          started: float) -> int:
     from slmactor.cli.replay_driver import learning_replay
-    from slmactor.protocol.messages import EvolveRules, MemoryBlock, MetricsCompare, PolicyWhy
+    from slmactor.protocol.messages import (
+        EvolveRules,
+        MemoryBlock,
+        MemoryDistill,
+        MetricsCompare,
+        PolicyWhy,
+    )
 
     say(f"slmactor demo — private daemon pid {daemon.pid}, project {daemon.project}\n")
     with daemon.client(timeout=30.0, retries=1) as client:
@@ -123,6 +129,9 @@ def _run(ctx: CliContext, daemon: Any, trajectories: list[Any], say: Any,
         rules = _optional(client, EvolveRules())
         why = _optional(client, PolicyWhy(decision="edit_format", model=model,
                                           language=language))
+        # Distil every episode of both passes first (passes run in the background at most every
+        # 2 s): the block shown is then what the whole replay taught, however fast it ran.
+        _optional(client, MemoryDistill(wait=True))
         block = _optional(client, MemoryBlock(role="worker", query=last.query if last else "",
                                               budget=600, language=language, model=model))
     learned, rules_text = _rules_text(rules)

@@ -21,6 +21,7 @@ error (H-S-24); a traceback's error line is kept (the seed cut it away with the 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -42,7 +43,7 @@ from slmactor.logic.text.strings import hash_id
 
 __all__ = [
     "CLASSES", "CONTENT", "FINGERPRINT_VERSION", "STRUCTURAL", "Fingerprint", "analyze",
-    "classify", "describe", "normalize", "salient_text",
+    "classify", "describe", "normalize", "salient_line", "salient_text",
 ]
 
 #: Version of the grouping algorithm; part of every id.  1 = the seed's (fingerprint_seed.py).
@@ -171,3 +172,35 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
         explain = f"salient text from the {source}"
     fid = hash_id("fp_", _VERSION_TAG, cls, tool, lang, family, salient)
     return _fingerprint(fid, cls, tool, lang, family, norm, salient, explain)
+
+
+_WRAPPER_TAG = re.compile(r"</?[a-z_]+_error>", re.IGNORECASE)
+#: Lines that only label what follows (never the salient line when another line exists).
+_LABEL = re.compile(r"(?:exit code:? -?\d+|errors?:?|traceback \(most recent call last\):?|"
+                    r"std(?:err|out):?|output:?)", re.IGNORECASE)
+
+
+def salient_line(message: str) -> str:
+    """The line of a failure that says what went wrong, as written (for people to read).
+
+    The key line the fingerprint's salient text comes from (a traceback's error, a compiler's
+    diagnostic, a failing test); for an agent tool's own error, the first line that shows its
+    class ("No replacement was performed, …" rather than "ERROR:"). Never a bare label such as
+    "Exit code 1" or "Traceback (most recent call last):" when a better line exists. Wrapper tags
+    such as `<tool_use_error>` are dropped. Pure, not on the hot path.
+    """
+    prepared = prepare(message)
+    source = source_text(prepared)
+    diagnosis = diagnose_prepared(prepared, source.lower(), source)
+    for key_line in diagnosis.lines:
+        text = _WRAPPER_TAG.sub("", key_line).strip()
+        if text and not _LABEL.fullmatch(text):
+            return text
+    lines = [text for text in (_WRAPPER_TAG.sub("", line).strip() for line in prepared.lines)
+             if text]
+    lines = [line for line in lines if not _LABEL.fullmatch(line)] or lines
+    if diagnosis.cls != "unknown":
+        for line in lines:
+            if classify(line) == diagnosis.cls:
+                return line
+    return next((line for line in lines if len(line.split()) >= 3), lines[0] if lines else "")

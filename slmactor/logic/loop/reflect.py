@@ -32,7 +32,8 @@ from dataclasses import replace
 from typing import Any
 
 from slmactor.logic.evolve.transforms import infer_transform
-from slmactor.logic.failures.fingerprint import analyze, describe
+from slmactor.logic.failures.fingerprint import analyze, describe, salient_line
+from slmactor.logic.failures.fingerprint import normalize as normalize_message
 from slmactor.logic.loop.metrics import Gate, Run, normalize
 from slmactor.logic.loop.reflect_md import render_markdown
 from slmactor.logic.loop.reflection import Candidate, FailureNote, Reflection, Rewarded
@@ -41,13 +42,14 @@ from slmactor.logic.loop.run_report import FailureEvent, RunReport, Source, coun
 from slmactor.logic.memory.lessons import Lesson
 from slmactor.logic.policy.reward import Outcome, reward
 from slmactor.logic.text.models import model_family
-from slmactor.logic.text.strings import clip, first_line
+from slmactor.logic.text.strings import clip, clip_words, first_line
 from slmactor.logic.text.timefmt import to_rfc3339
 
 MAX_NOTES = 12
 MAX_EPISODE_FAILURES = 8
 MAX_LESSONS = 5
 NOTE_MESSAGE = 240
+NOTE_SALIENT = 160
 
 REPAIR_KINDS = ("guidance", "transform_args", "switch_tool", "edit_format", "config", "shell",
                 "action")
@@ -103,7 +105,8 @@ def _note(event: FailureEvent) -> tuple[FailureNote, str]:
         message = clip(message, NOTE_MESSAGE - 3) + "…"
     rule = event.resolving_rule if event.source == "memory" else event.rule_id
     note = FailureNote(fp.id, fp.cls, event.tool.strip().lower(), message, event.source,
-                       event.resolved_by, rule, clip(event.resolution, 240), event.attempts)
+                       event.resolved_by, rule, clip(event.resolution, 240), event.attempts,
+                       clip_words(normalize_message(salient_line(event.message)), NOTE_SALIENT))
     return note, fp.cls
 
 
@@ -150,7 +153,8 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
         seen.add(note.fingerprint)
         out.append(Lesson(report.run_id, "failure",
                           f"{note.tool} {note.cls} stayed unresolved: "
-                          f"{first_line(note.message, 160)}", at))
+                          f"{clip_words(note.salient or first_line(note.message, 400), 160)}",
+                          at))
     out.extend(
         Lesson(report.run_id, "failure", f"Gate {gate.name} failed: {clip(gate.detail, 160)}"
                if gate.detail else f"Gate {gate.name} failed", at)

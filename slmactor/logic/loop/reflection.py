@@ -28,6 +28,9 @@ class FailureNote:
     rule_id: str
     resolution: str
     attempts: int
+    #: The line of the message that says what went wrong (`fingerprint.salient_line`),
+    #: normalised like the fingerprint's salient text (numbers, paths, payloads masked).
+    salient: str = ""
 
     def handled(self) -> str:
         if self.source == "memory":
@@ -45,6 +48,7 @@ class FailureNote:
             "resolution": self.resolution,
             "resolved_by": f"rule:{self.rule_id}" if self.source == "memory" else self.resolved_by,
             "attempts": self.attempts,
+            **({"salient": self.salient} if self.salient else {}),
         }
 
 

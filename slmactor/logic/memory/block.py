@@ -18,7 +18,15 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from slmactor.logic.text.strings import TokenCounter, count_tokens_chars, first_line, fit_to_tokens
+from slmactor.logic.memory.distill import fix_key, salient_of
+from slmactor.logic.memory.facts import item_meaning
+from slmactor.logic.text.strings import (
+    TokenCounter,
+    clip_words,
+    count_tokens_chars,
+    first_line,
+    fit_to_tokens,
+)
 
 SECTIONS = ("working", "semantic", "episodic", "procedural")
 DEFAULT_BUDGET = 1200
@@ -130,6 +138,8 @@ def memory_block(
 
 EPISODIC_HEADING = "## Similar work done before"
 MAX_EPISODES = 3
+#: Episodes asked of recall for the section: more than shown, so a repeated task can be skipped.
+RECALL_CANDIDATES = 2 * MAX_EPISODES
 _QUERY_BYTES = 120
 _FILES_SHOWN = 4
 _HIT_MSG_BYTES = 100
@@ -156,28 +166,37 @@ def episodes_of(reply: object) -> list[Mapping[str, Any]]:
     return out
 
 
-def _episode_lines(ep: Mapping[str, Any]) -> list[str]:
+def _task_key(query: str) -> str:
+    return " ".join(query.lower().split())
+
+
+def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -> list[str]:
     query = ep.get("query")
     if not isinstance(query, str) or not query.strip():
         return []
     ok = ep.get("success") is True
-    line = f"- {'✓' if ok else '✗'} {first_line(query, _QUERY_BYTES)}"
+    line = f"- {'✓' if ok else '✗'} {clip_words(first_line(query, 4 * _QUERY_BYTES), _QUERY_BYTES)}"
     files = [f for f in ep.get("files_changed", ep.get("files", [])) or [] if isinstance(f, str)]
     if files:
         line += " → touched " + ", ".join(f"`{f}`" for f in files[:_FILES_SHOWN])
     lines = [line]
+    shown: set[str] = set()
     for failure in ep.get("failures", []) if isinstance(ep.get("failures"), list) else []:
         if not isinstance(failure, Mapping):
             continue
         resolved_by = failure.get("resolved_by")
         if not isinstance(resolved_by, str) or not resolved_by.strip():
             continue
-        message = failure.get("message")
+        key = fix_key(failure)  # one line per fix: the same rule twice says nothing new
+        if key in shown:
+            continue
+        shown.add(key)
         resolution = failure.get("resolution")
         fix = resolution if isinstance(resolution, str) and resolution.strip() else resolved_by
-        msg = first_line(message, _HIT_MSG_BYTES) if isinstance(message, str) else ""
-        if msg:
-            lines.append(f"  - hit: {msg} → fixed by {first_line(fix, _HIT_FIX_BYTES)}")
+        msg = clip_words(salient_of(failure), _HIT_MSG_BYTES)
+        hit = f"hit: {msg} → fixed by {clip_words(first_line(fix, 4 * _HIT_FIX_BYTES), _HIT_FIX_BYTES)}"
+        if msg and item_meaning(hit, numbers=False) not in known:
+            lines.append(f"  - {hit}")
     return lines
 
 
@@ -185,12 +204,46 @@ def episodic_section(
     episodes: Sequence[Mapping[str, Any]],
     budget: int,
     counter: TokenCounter = count_tokens_chars,
+    shown: str = "",
 ) -> str:
-    """`## Similar work done before` with up to 3 episodes, dropped whole to fit `budget`."""
-    blocks = [b for b in (_episode_lines(ep) for ep in episodes[:MAX_EPISODES]) if b]
+    """`## Similar work done before` with up to 3 episodes, dropped whole to fit `budget`.
+
+    An episode of a task already shown (the same query) is skipped, and the next
+    one takes its place: a repeated task tells the reader nothing new (issue 14). Likewise a
+    failure fixed by a rule the block already names (`shown`: the sections before this one).
+    """
+    known = frozenset(item_meaning(item, numbers=False) for item in block_items(shown))
+    blocks: list[list[str]] = []
+    tasks: set[str] = set()
+    for ep in episodes:
+        if len(blocks) >= MAX_EPISODES:
+            break
+        query = ep.get("query")
+        task = _task_key(query) if isinstance(query, str) else ""
+        if not task or task in tasks:
+            continue
+        tasks.add(task)
+        block = _episode_lines(ep, known)
+        if block:
+            blocks.append(block)
     while blocks:
         text = EPISODIC_HEADING + "\n" + "\n".join(line for b in blocks for line in b) + "\n"
         if counter(text) <= budget:
             return text
         blocks.pop()
     return ""
+
+
+# --- what a block is worth (issue 14) ------------------------------------------------------
+
+
+def block_items(text: str) -> list[str]:
+    """The bullet items of a rendered block (facts, episodes, their hits, procedures)."""
+    return [line.strip()[2:] for line in text.splitlines() if line.lstrip().startswith("- ")]
+
+
+def distinct_items(text: str) -> tuple[int, int]:
+    """(items that mean something new, all items) of a block: an item naming a rule already
+    named, or repeating a claim (numbers aside), is not new."""
+    items = block_items(text)
+    return len({item_meaning(item, numbers=False) for item in items}), len(items)

@@ -14,12 +14,13 @@ Two readings where the spec is silent, documented here so they can be checked:
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from slmactor.logic.memory.facts import FactBook, Observation
-from slmactor.logic.text.strings import clip, dedupe, first_line
+from slmactor.logic.text.strings import clip, clip_words, dedupe, first_line
 
 WINDOW = 120
 MIN_OBSERVATIONS = 2
@@ -31,6 +32,7 @@ MAX_COMMAND_BYTES = 120
 GOTCHA_KEY_BYTES = 90
 GOTCHA_MSG_BYTES = 100
 GOTCHA_FIX_BYTES = 90
+_DIGITS = re.compile(r"\d+")
 
 
 def normalize_command(command: str) -> str:
@@ -173,6 +175,29 @@ def distill(episodes: Iterable[Mapping[str, Any]]) -> list[Observation]:
     return tally.observations()
 
 
+def gotcha_key(failure: Mapping[str, Any]) -> str:
+    """The gotcha a resolved failure counts for: its fingerprint, else its salient line with
+    numbers masked — so the same failure with another line number or JSON column is one gotcha.
+    (Gotchas of several fingerprints fixed by one rule are one item of the block:
+    `facts.item_meaning`.)"""
+    fingerprint = _str(failure.get("fingerprint"))
+    if fingerprint:
+        return fingerprint
+    return _DIGITS.sub("N", first_line(salient_of(failure), GOTCHA_KEY_BYTES))
+
+
+def fix_key(failure: Mapping[str, Any]) -> str:
+    """What a resolved failure means for a reader: the rule that fixed it, else its gotcha."""
+    resolved_by = _str(failure.get("resolved_by"))
+    return resolved_by if resolved_by.startswith("rule:") else gotcha_key(failure)
+
+
+def salient_of(failure: Mapping[str, Any]) -> str:
+    """The line of a failure that says what went wrong (the reflector's `salient`, else the
+    message's first line)."""
+    return _str(failure.get("salient")) or first_line(_str(failure.get("message")), 400)
+
+
 def _gotchas(ep: Mapping[str, Any], ep_id: str, seen: Counter[str]) -> list[Observation]:
     """One observation per resolved failure occurrence; "seen N×" grows as the scan goes."""
     found: list[Observation] = []
@@ -182,8 +207,7 @@ def _gotchas(ep: Mapping[str, Any], ep_id: str, seen: Counter[str]) -> list[Obse
         resolved_by = _str(failure.get("resolved_by"))
         if not resolved_by:
             continue
-        message = _str(failure.get("message"))
-        key = _str(failure.get("fingerprint")) or first_line(message, GOTCHA_KEY_BYTES)
+        key = gotcha_key(failure)
         if not key:
             continue
         fix = _str(failure.get("resolution")) or resolved_by
@@ -191,8 +215,8 @@ def _gotchas(ep: Mapping[str, Any], ep_id: str, seen: Counter[str]) -> list[Obse
             continue
         seen[key] += 1
         text = (
-            f"{clip(first_line(message, GOTCHA_MSG_BYTES) or key, GOTCHA_MSG_BYTES)}"
-            f" — fix: {first_line(fix, GOTCHA_FIX_BYTES)} (seen {seen[key]}×)"
+            f"{clip_words(salient_of(failure) or key, GOTCHA_MSG_BYTES)}"
+            f" — fix: {clip_words(first_line(fix, 400), GOTCHA_FIX_BYTES)} (seen {seen[key]}×)"
         )
         found.append(Observation("gotcha", key, text, (ep_id,) if ep_id else ()))
     return found

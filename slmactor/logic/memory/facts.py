@@ -340,10 +340,18 @@ class FactBook:
         kinds += sorted(k for k in by_kind if k not in RENDER_ORDER)
         out = [BLOCK_HEADING, ""]
         for kind in kinds:
-            chosen = sorted(
+            ranked = sorted(
                 by_kind[kind],
                 key=lambda f: (-relevance.get(f.id, 0.0), -f.score(now), f.subject, f.id),
-            )[:RENDER_PER_KIND]
+            )
+            meanings: set[str] = set()
+            chosen = []
+            for f in ranked:
+                meaning = item_meaning(f.text, numbers=kind != "gotcha")
+                if meaning not in meanings:  # the same rule or claim again says nothing new
+                    meanings.add(meaning)
+                    chosen.append(f)
+            chosen = chosen[:RENDER_PER_KIND]
             out.append(HEADINGS.get(kind, kind.upper()) + ":")
             out.extend(f"- {f.text}" for f in chosen)
             out.append("")
@@ -352,6 +360,22 @@ class FactBook:
     def render(self, budget: int, now: float, counter: TokenCounter = count_tokens_chars) -> str:
         """The unconditioned block: byte-identical to `render_for("", …)`."""
         return self.render_for("", budget, now, counter)
+
+
+_RULE_NAMED = re.compile(r"\brule:(rule_[0-9a-f]{12})\b")
+_SEEN = re.compile(r"\s*\(seen \d+×\)\s*$")
+_NUMBER = re.compile(r"\d+")
+
+
+def item_meaning(text: str, numbers: bool = True) -> str:
+    """What a rendered item means, for deduplication (issue 14): the rule it names, else its
+    claim with the sighting count dropped — and, with `numbers=False` (a gotcha: an error
+    message), its numbers masked (`line 1 column 110` ≡ `column 176`)."""
+    named = _RULE_NAMED.search(text)
+    if named:
+        return named.group(1)
+    claim = _SEEN.sub("", text).lower()
+    return " ".join((claim if numbers else _NUMBER.sub("N", claim)).split())
 
 
 def _relevance(query: str, facts: list[Fact], now: float) -> dict[str, float]:

@@ -87,6 +87,9 @@ class FailureNote:
     resolution: str = ""
     resolved_by: str = ""
     attempts: int = 0
+    #: The line of the message that says what went wrong, normalised (issue 14; "" in older
+    #: episodes: readers fall back to the message's first line).
+    salient: str = ""
 
     def resolved(self) -> bool:
         """S-2.3: resolved when something is named as the resolver."""
@@ -106,6 +109,7 @@ class FailureNote:
             "resolution": self.resolution,
             "resolved_by": self.resolved_by,
             "attempts": self.attempts,
+            **({"salient": self.salient} if self.salient else {}),
         }
 
     @classmethod
@@ -118,6 +122,7 @@ class FailureNote:
             _str(data.get("resolution")),
             _str(data.get("resolved_by")),
             _int(data.get("attempts")),
+            _str(data.get("salient")),
         )
 
 

@@ -44,6 +44,26 @@ def clip(text: str, limit: int) -> str:
     return cut_bytes(text.strip(), limit).rstrip() if limit > 0 else ""
 
 
+def clip_words(text: str, limit: int) -> str:
+    """`clip`, but a cut falls between words and is marked with "…" (for text people read).
+
+    The result, ellipsis included, is at most `limit` bytes; a single word longer than that is
+    cut inside it (there is no boundary to fall back to).
+    """
+    text = text.strip()
+    if len(text.encode("utf-8", "surrogatepass")) <= limit:
+        return text
+    room = cut_bytes(text, limit - len("…".encode()))
+    if not room.strip():
+        return ""
+    following = text[len(room):len(room) + 1]
+    if following and not following.isspace() and not room[-1].isspace():
+        words = room.rsplit(None, 1)  # the cut fell inside a word: drop that word
+        if len(words) == 2:
+            room = words[0]
+    return room.rstrip() + "…"
+
+
 def first_line(text: str, limit: int) -> str:
     """The first non-blank line of `text`, trimmed and clipped to `limit` bytes (S-0.6)."""
     for line in text.splitlines():

@@ -225,3 +225,21 @@ def test_any_report_is_reflected_without_raising(data: dict[str, Any],
     assert sum(r.tally.values()) == len(r.report.failures) == r.metrics.failures
     assert r.metrics.tasks >= r.metrics.tasks_passed >= 0
     json.dumps(r.to_dict())  # everything it emits is plain JSON
+
+
+def test_episodes_and_lessons_keep_the_salient_line_of_an_error() -> None:
+    # Issue 14: "Traceback (most recent call last):" or "Exit code 1" says nothing; the line
+    # that says what went wrong does, normalised like the fingerprint's salient text.
+    traceback = ("Traceback (most recent call last):\n  File \"app/cli.py\", line 12, in main\n"
+                 "    run()\nKeyError: 'missing_option'")
+    r = reflect(_report(failures=[
+        {"tool": "ws_shell", "message": traceback, "resolved_by": "llm"},
+        {"tool": "ws_shell", "message": "Exit code 1\nerror: could not compile `cfgtool` (bin) "
+                                        "due to 2 previous errors"},
+    ]), NOW)
+    salient = [f["salient"] for f in r.episode["failures"]]
+    assert salient[0] == "keyerror: 'missing_option'"
+    assert salient[1].startswith("error: could not compile")
+    unresolved = [lesson.text for lesson in r.lessons if "stayed unresolved" in lesson.text]
+    assert unresolved and "error: could not compile" in unresolved[0]
+    assert "Exit code" not in unresolved[0]

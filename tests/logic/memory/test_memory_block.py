@@ -10,6 +10,7 @@ from slmactor.logic.memory.block import (
     DEFAULT_SHARES,
     SECTIONS,
     BlockBuilder,
+    distinct_items,
     episodes_of,
     episodic_section,
     memory_block,
@@ -154,3 +155,53 @@ def test_episodes_of_accepts_recall_and_recent_replies() -> None:
     assert episodes_of({"episodes": [ep, 3]}) == [ep]
     assert episodes_of([ep]) == [ep]
     assert episodes_of(None) == [] and episodes_of({"hits": "x"}) == []
+
+
+# --- a block worth its tokens (issue 14) -----------------------------------------------------
+
+
+def test_a_task_shown_once_and_a_rule_named_once() -> None:
+    fixed = {"message": "ws_edit: old_str still contains ws_read's line-number prefix (e.g. \"  14| \")",
+             "salient": "ws_edit: old_str still contains ws_read's line-number prefix (e.g. <str>)",
+             "resolved_by": "rule:rule_4e733349a0b6", "fingerprint": "fp_a"}
+    again = {**fixed, "fingerprint": "fp_b", "message": fixed["message"].replace("14", "27")}
+    first = {"query": "Fix the graph walker", "success": True, "failures": [fixed, again]}
+    repeat = {**first, "success": False}
+    other = {"query": "Port the parser", "success": True, "failures": [again]}
+    text = episodic_section([first, repeat, other], 500)
+    assert text.splitlines() == [
+        "## Similar work done before",
+        "- ✓ Fix the graph walker",
+        ("  - hit: ws_edit: old_str still contains ws_read's line-number prefix (e.g. <str>) → "
+         "fixed by rule:rule_4e733349a0b6"),
+        "- ✓ Port the parser",
+        ("  - hit: ws_edit: old_str still contains ws_read's line-number prefix (e.g. <str>) → "
+         "fixed by rule:rule_4e733349a0b6"),
+    ]
+    # A rule the facts above already name is not named again under an episode.
+    shown = "Gotchas:\n- ws_edit: … — fix: rule:rule_4e733349a0b6 (seen 6×)\n"
+    text = episodic_section([first, other], 500, shown=shown)
+    assert "rule_4e733349a0b6" not in text and "Port the parser" in text
+    assert distinct_items(shown + text) == (3, 3)
+
+
+def test_hits_show_the_salient_line_cut_between_words() -> None:
+    # As the reflector stores it: the salient line of the message, not its first line.
+    long = {"message": "Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: "
+                       + "the configuration value is not valid " * 5,
+            "salient": "valueerror: " + "the configuration value is not valid " * 5,
+            "resolved_by": "llm"}
+    text = episodic_section([{"query": "load config", "failures": [long]}], 500)
+    hit = text.splitlines()[2]
+    assert hit.startswith("  - hit: valueerror: the configuration value")
+    message = hit.split("hit: ", 1)[1].split(" → ", 1)[0]
+    assert message.endswith("…") and message[:-1].split()[-1] in long["salient"].split()
+    old = episodic_section([{"query": "load config", "failures": [{**long, "salient": ""}]}], 500)
+    assert "hit: Traceback (most recent call last):" in old  # an older episode: its first line
+
+
+def test_distinct_items_counts_meanings_not_texts() -> None:
+    block = ("Gotchas:\n- failed to parse: line 1 column 110 — fix: llm (seen 2×)\n"
+             "- failed to parse: line 1 column 176 — fix: llm (seen 3×)\n"
+             "- x — fix: rule:rule_aaaaaaaaaaaa (seen 1×)\n- y — fix: rule:rule_aaaaaaaaaaaa\n")
+    assert distinct_items(block) == (2, 4)
