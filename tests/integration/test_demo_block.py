@@ -43,6 +43,7 @@ def test_the_demo_block_names_each_rule_and_task_once_and_cuts_no_word(tmp_path:
     assert len(rules) == len(set(rules)), block
     tasks = [item for item in items if item[:1] in "✓✗"]
     assert len(tasks) == len(set(tasks)), block
+    assert "\n…\n" not in block, block  # no section was cut inside a line
     words = _words_of_the_replay()
     for cut in re.findall(r"(\S+)…", block):
         assert cut in words, f"{cut!r} is a word cut in the middle:\n{block}"

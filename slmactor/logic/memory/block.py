@@ -25,6 +25,7 @@ from slmactor.logic.text.strings import (
     clip_words,
     count_tokens_chars,
     first_line,
+    fit_lines,
     fit_to_tokens,
 )
 
@@ -99,7 +100,7 @@ class BlockBuilder:
         allowance = self.allowance(section)
         self._next = SECTIONS.index(section) + 1
         body = text.strip("\n")
-        fitted = fit_to_tokens(body, allowance, self.counter).strip("\n") if body.strip() else ""
+        fitted = fit_lines(body, allowance, self.counter).strip("\n") if body.strip() else ""
         if not fitted.strip():
             self._sizes[section] = 0
             return 0

@@ -27,7 +27,7 @@ from slmactor.logic.text.strings import (
     clip,
     count_tokens_chars,
     dedupe,
-    fit_to_tokens,
+    fit_lines,
     hash_id,
 )
 from slmactor.logic.text.timefmt import age_days, parse_rfc3339, to_rfc3339
@@ -355,7 +355,7 @@ class FactBook:
             out.append(HEADINGS.get(kind, kind.upper()) + ":")
             out.extend(f"- {f.text}" for f in chosen)
             out.append("")
-        return fit_to_tokens("\n".join(out).rstrip("\n") + "\n", budget, counter)
+        return fit_lines("\n".join(out).rstrip("\n") + "\n", budget, counter)
 
     def render(self, budget: int, now: float, counter: TokenCounter = count_tokens_chars) -> str:
         """The unconditioned block: byte-identical to `render_for("", …)`."""

@@ -112,3 +112,22 @@ def fit_to_tokens(text: str, budget: int, counter: TokenCounter = count_tokens_c
             return ""
         text = _shrink(text, target)
     return text if counter(text) <= budget else ""
+
+
+def fit_lines(text: str, budget: int, counter: TokenCounter = count_tokens_chars) -> str:
+    """`text` within `budget` tokens, dropping whole lines from the end (issue 14: an item cut
+    mid-word — `- Edit fo…` — costs tokens and says nothing); a heading left without its
+    items goes too. Only when not even the first line fits is the text cut (`fit_to_tokens`)."""
+    if budget <= 0:
+        return ""
+    if counter(text) <= budget:
+        return text
+    lines = text.split("\n")
+    while lines and counter("\n".join(lines)) > budget:
+        lines.pop()
+        while lines and (not lines[-1].strip() or lines[-1].rstrip().endswith(":")
+                         or lines[-1].startswith("#")):
+            lines.pop()  # a blank line or a heading whose items were dropped
+    if lines:
+        return "\n".join(lines)
+    return fit_to_tokens(text, budget, counter)
