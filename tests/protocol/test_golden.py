@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import json
 import math
 import random
 import shutil
@@ -64,77 +65,62 @@ def _pack(value: Any) -> bytes:
 
 # ---------------------------------------------------------------- golden requests
 
-# Each body is annotated with its msgpack structure: 8N = map of N pairs, aN = str of N bytes,
-# 9N = array of N, c2/c3 = false/true, cb = float64, 0x00-0x7f = positive fixint.
+#: The vectors, language-neutral (hex bytes + decoded value): the Node client's tests read the
+#: same file (clients/node/test/golden.test.js).
+VECTORS_FILE = REPO / "clients" / "golden-vectors.json"
+VECTORS: dict[str, dict[str, Any]] = {
+    v["name"]: v
+    for group in ("requests", "replies")
+    for v in json.loads(VECTORS_FILE.read_text(encoding="utf-8"))[group]
+}
+
+
+def _hex(name: str) -> str:
+    return str(VECTORS[name]["hex"])
+
+
 GOLDEN_REQUESTS: list[tuple[Message, bytes, str]] = [
-    (
-        Ping(id="c1.1"),
-        b"ping",
-        ("82"  # {v, id}: `actor` is at its default ("control") and left out
-        "a176" "01"
-        "a26964" "a463312e31"),
-    ),
-    (
-        Status(id="a.7", project="/home/u/repo"),
-        b"status",
-        ("83"
-        "a176" "01"
-        "a26964" "a3612e37"
-        "a770726f6a656374" "ac2f686f6d652f752f7265706f"),
-    ),
+    (Ping(id="c1.1"), b"ping", _hex("ping")),
+    (Status(id="a.7", project="/home/u/repo"), b"status", _hex("status with a project")),
     (
         RecordTool(project="/home/u/repo", run_id="r1", tool="Bash", command="pytest -q", ok=False,
                    error="1 failed", at=1700000000.5, client="ab12", seq=3),
         b"record_tool",
-        ("8a"  # a tell: no id; `ok` appears only when false
-        "a176" "01"
-        "a770726f6a656374" "ac2f686f6d652f752f7265706f"
-        "a6636c69656e74" "a461623132"
-        "a3736571" "03"
-        "a672756e5f6964" "a27231"
-        "a4746f6f6c" "a442617368"
-        "a7636f6d6d616e64" "a9707974657374202d71"
-        "a26f6b" "c2"
-        "a56572726f72" "a831206661696c6564"
-        "a26174" "cb41d954fc40200000"),  # 1700000000.5 as a big-endian IEEE 754 double
+        _hex("record_tool tell"),
     ),
     (
         MemoryRecall(id="c1.2", project="/p", query="fix flaky test", files=["tests/test_x.py"],
                      n=5, explain=True),
         b"memory.recall",
-        ("87"
-        "a176" "01"
-        "a26964" "a463312e32"
-        "a770726f6a656374" "a22f70"
-        "a57175657279" "ae66697820666c616b792074657374"
-        "a566696c6573" "91" "af74657374732f746573745f782e7079"
-        "a16e" "05"
-        "a76578706c61696e" "c3"),
+        _hex("memory.recall with a list and a bool"),
     ),
     (
         LessonAdd(id="c1.3", project="/p",
                   lessons=[{"task_id": "t1", "kind": "pitfall", "text": "run ruff first"}]),
         b"lesson.add",
-        ("84"  # `scope` = "project" is the default: left out
-        "a176" "01"
-        "a26964" "a463312e33"
-        "a770726f6a656374" "a22f70"
-        "a76c6573736f6e73" "91" "83"
-        "a77461736b5f6964" "a27431"
-        "a46b696e64" "a770697466616c6c"
-        "a474657874" "ae72756e2072756666206669727374"),
+        _hex("lesson.add with a list of maps"),
     ),
     (
         PolicyUpdate(id="x", decision="edit_format", arm="diff", outcome={"applied": True, "retries": 0}),
         b"policy.update",
-        ("85"  # no project: it is "" (the default)
-        "a176" "01"
-        "a26964" "a178"
-        "a86465636973696f6e" "ab656469745f666f726d6174"
-        "a361726d" "a464696666"
-        "a76f7574636f6d65" "82" "a76170706c696564" "c3" "a772657472696573" "00"),
+        _hex("policy.update with a map"),
     ),
 ]
+
+
+@pytest.mark.parametrize("name", sorted(VECTORS))
+def test_each_vector_decodes_to_its_value_and_back(name: str) -> None:
+    vector = VECTORS[name]
+    body = bytes.fromhex(vector["hex"])
+    assert msgpack.unpackb(body) == vector["value"]
+    assert _pack(vector["value"]) == body  # the same bytes from the decoded value, keys in order
+
+
+def test_every_request_vector_is_pinned_to_a_message() -> None:
+    pinned = {body_hex for _msg, _kind, body_hex in GOLDEN_REQUESTS}
+    file_requests = json.loads(VECTORS_FILE.read_text(encoding="utf-8"))["requests"]
+    assert {v["hex"] for v in file_requests} == pinned
+    assert {v["kind"] for v in file_requests} == {k.decode() for _m, k, _h in GOLDEN_REQUESTS}
 
 
 @pytest.mark.parametrize(("msg", "kind", "body_hex"), GOLDEN_REQUESTS, ids=lambda v: str(v)[:20])
@@ -159,27 +145,8 @@ def test_a_foreign_client_may_order_keys_freely_and_send_ints_for_floats() -> No
 
 # ---------------------------------------------------------------- golden replies
 
-GOLDEN_RESULT = (
-    "84"
-    "a176" "01"
-    "a26964" "a463312e31"
-    "a26f6b" "c3"
-    "a6726573756c74" "83"
-    "a56163746f72" "a7636f6e74726f6c"
-    "a4706f6e67" "c3"
-    "a57374617465" "a772756e6e696e67"
-)
-GOLDEN_ERROR = (
-    "84"
-    "a176" "01"
-    "a26964" "a463312e32"
-    "a26f6b" "c2"
-    "a56572726f72" "83"
-    "a4636f6465" "05"
-    "a46e616d65" "a94241445f4649454c44"
-    "a6726561736f6e" "d927"  # str8 of 39 bytes
-    + b"field 'n': expected an integer, got str".hex()
-)
+GOLDEN_RESULT = _hex("success reply")
+GOLDEN_ERROR = _hex("error reply")
 
 
 def test_success_reply_golden_bytes() -> None:
