@@ -1,5 +1,14 @@
 """Starting the daemon in the background for a command or hook that needs it (autostart).
 
+One daemon, whoever starts it: when the user installed the service (`slmactor service
+install`: a systemd user unit or a launchd agent) and this command talks to the daemon that
+service would run (same runtime dir, same user store), the start goes through the service
+manager (`systemctl --user start slmactor.service`, `launchctl kickstart`), so the daemon has
+the manager's watchdog, restarts and journal. Otherwise — no service, another runtime dir or
+store, or a manager that cannot be reached (no user session bus) — `slmactor serve` is spawned
+detached. Should both ever happen, the unit runs `serve --replace`, which takes over from the
+spawned daemon instead of failing on its lock: every path ends with one daemon.
+
 Its own module so that `context` (every command) and `daemon_cmds` (`start`) both use it
 without importing each other.
 """
@@ -9,6 +18,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 #: How long `start` waits for the new daemon to answer.
@@ -33,7 +43,95 @@ def _reason(log_path: Path, offset: int) -> str:
     return ""
 
 
+def service_runtime_dir(manager: str, env: Mapping[str, str], uid: int) -> Path | None:
+    """The runtime dir the installed service's daemon serves (None: cannot tell)."""
+    if manager == "systemd":
+        xdg = env.get("XDG_RUNTIME_DIR")  # the unit sets SLMACTOR_RUNTIME_DIR=%t/slmactor
+        return Path(xdg) / "slmactor" if xdg else None
+    return Path(f"/tmp/slmactor-{uid}")  # a LaunchAgent gets no XDG_RUNTIME_DIR: the default
+
+
+def use_service(*, manager: str, unit_installed: bool, tool: str | None, runtime_dir: Path,
+                env: Mapping[str, str], home: Path, uid: int) -> bool:
+    """Whether an autostart goes through the service manager (else: spawn `serve`).
+
+    Only when the service is installed, its tool is on PATH, and the daemon it runs is the one
+    this command wants: the same runtime dir and the user store at its default place (the
+    unit sets neither `$SLMACTOR_HOME` nor another socket dir).
+    """
+    if not unit_installed or tool is None:
+        return False
+    if env.get("SLMACTOR_HOME") and Path(env["SLMACTOR_HOME"]).absolute() != home / ".slmcode":
+        return False
+    target = service_runtime_dir(manager, env, uid)
+    return target is not None and target.absolute() == runtime_dir.absolute()
+
+
+def service_start_commands(manager: str, unit: Path, uid: int) -> list[list[str]]:
+    """What starts the installed service, in order of preference (the first that works wins)."""
+    from slmactor.cli.service import LAUNCHD_LABEL, UNIT_NAME
+
+    if manager == "systemd":
+        return [["systemctl", "--user", "start", UNIT_NAME]]
+    # kickstart needs the agent loaded; bootstrap loads it, and RunAtLoad starts it.
+    return [["launchctl", "kickstart", f"gui/{uid}/{LAUNCHD_LABEL}"],
+            ["launchctl", "bootstrap", f"gui/{uid}", str(unit)]]
+
+
+def _start_service(runtime_dir: Path) -> str:
+    """Start the installed service when it serves `runtime_dir`; "" when it was started, else
+    why not (the caller spawns the daemon itself)."""
+    import shutil
+    import subprocess
+
+    from slmactor.cli.service import default_manager, unit_path
+
+    manager = default_manager()
+    unit = unit_path(manager)
+    tool = shutil.which("systemctl" if manager == "systemd" else "launchctl")
+    if not use_service(manager=manager, unit_installed=unit.is_file(), tool=tool,
+                       runtime_dir=runtime_dir, env=os.environ, home=Path.home(),
+                       uid=os.getuid()):
+        return "no service installed for this runtime dir"
+    why = ""
+    for argv in service_start_commands(manager, unit, os.getuid()):
+        try:
+            done = subprocess.run(argv, capture_output=True, text=True, timeout=START_TIMEOUT,
+                                  check=False, stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            why = str(exc)
+            continue
+        if done.returncode == 0:
+            return ""
+        said = (done.stderr or done.stdout).strip().splitlines()
+        why = f"{' '.join(argv)}: {said[-1] if said else f'exit {done.returncode}'}"
+    return why or "the service manager did not start it"
+
+
+def _wait_for_service(runtime_dir: Path) -> int:
+    from slmactor.client import Client, DaemonUnavailable
+
+    deadline = time.monotonic() + START_TIMEOUT
+    with Client(runtime_dir, timeout=0.5, retries=1) as client:
+        while time.monotonic() < deadline:
+            try:
+                return int(client.status()["pid"])
+            except DaemonUnavailable:
+                time.sleep(0.05)  # polling a process we do not own; nothing to wait on
+    raise AutostartFailed(f"the service started but its daemon did not answer within "
+                          f"{START_TIMEOUT:g}s at {runtime_dir}; see `slmactor service print` "
+                          "and the service manager's log")
+
+
 def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
+    """Start the daemon (through the service when installed, see above) and wait until it
+    answers; returns its pid. Raises AutostartFailed with the reason in one line."""
+    if not _start_service(runtime_dir):
+        return _wait_for_service(runtime_dir)
+    return spawn_daemon(runtime_dir)
+
+
+def spawn_daemon(runtime_dir: Path) -> int:
     """Spawn `slmactor serve` detached and wait until it answers; returns its pid."""
     import subprocess
 

@@ -15,6 +15,9 @@ from slmactor.cli.context import EXIT_DEGRADED, EXIT_OK, EXIT_UNREACHABLE, CliCo
 def register(sub: Any) -> None:
     p = sub.add_parser("serve", help="run the daemon in the foreground (what the service runs)")
     p.add_argument("--debug-hooks", action="store_true", help=argparse.SUPPRESS)
+    p.add_argument("--replace", action="store_true",
+                   help="stop a daemon already serving this user store and take over "
+                        "(what the service unit runs)")
     p.set_defaults(func=cmd_serve)
     p = sub.add_parser("start", help="start the daemon in the background")
     p.set_defaults(func=cmd_start)
@@ -35,6 +38,8 @@ def _setup_logging() -> None:
 
 
 def cmd_serve(ctx: CliContext) -> int:
+    import functools
+
     import anyio
 
     from slmactor.actors import all_actors
@@ -48,7 +53,8 @@ def cmd_serve(ctx: CliContext) -> int:
         )
     except ValueError as exc:
         return ctx.fail(str(exc))
-    return anyio.run(serve, settings, all_actors(), backend="asyncio")
+    run = functools.partial(serve, replace=ctx.args.replace)
+    return anyio.run(run, settings, all_actors(), backend="asyncio")
 
 
 def cmd_start(ctx: CliContext) -> int:

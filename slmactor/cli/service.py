@@ -4,8 +4,9 @@ Writes a systemd user unit (`~/.config/systemd/user/slmactor.service`, honouring
 `$XDG_CONFIG_HOME`) or a launchd LaunchAgent (`~/Library/LaunchAgents/dev.slmactor.plist`) whose
 command is the absolute path of *this* installation's `slmactor` (the one next to the running
 interpreter, so a venv install keeps using its venv), then prints the commands that load it. It
-never runs `systemctl`/`launchctl` unless asked with `--enable` (install) or `--disable`
-(uninstall): writing a unit is safe anywhere, starting one is the user's call.
+never starts the service unless asked with `--enable`: writing a unit is safe anywhere,
+starting one is the user's call. `uninstall` always stops and disables the service first (a
+daemon left running from a removed unit would be managed by nobody), then removes the file.
 
 The unit and plist templates live here, not in `deploy/`, because `deploy/` is not part of an
 installed package; `deploy/systemd/slmactor.service` and `deploy/launchd/dev.slmactor.plist` are
@@ -14,6 +15,7 @@ these templates rendered with placeholders, and a test keeps them identical.
 
 from __future__ import annotations
 
+import argparse
 import os
 import sys
 from pathlib import Path
@@ -40,10 +42,13 @@ StartLimitBurst=5
 Type=notify
 NotifyAccess=main
 WatchdogSec=30
-ExecStart=@EXEC_START@ serve
+# --replace: a daemon a CLI command or hook started before the unit did is stopped and this
+# one takes over, so the unit owns the one daemon instead of failing on the store lock.
+ExecStart=@EXEC_START@ serve --replace
 Restart=on-failure
 RestartSec=2
-# Exit 2 = cannot start (already running, unsafe runtime dir, bad config): restarting won't help.
+# Exit 2 = cannot start (unsafe runtime dir, bad config, a lock held by a non-slmactor
+# process): restarting won't help.
 RestartPreventExitStatus=2
 # SIGTERM drains inboxes and flushes stores within 5 s.
 TimeoutStopSec=15
@@ -95,7 +100,8 @@ def launchd_log_dir(home: Path) -> Path:
 def launchd_plist(command: list[str], log_dir: str) -> dict[str, Any]:
     return {
         "Label": LAUNCHD_LABEL,
-        "ProgramArguments": [*command, "serve"],
+        # --replace: take over from a daemon autostarted before the agent was loaded.
+        "ProgramArguments": [*command, "serve", "--replace"],
         "RunAtLoad": True,
         # Restart after a crash or a non-zero exit, not after `slmactor stop` (exit 0).
         "KeepAlive": {"SuccessfulExit": False},
@@ -175,7 +181,7 @@ def register(sub: Any) -> None:
     p.set_defaults(func=lambda ctx: _usage(p))
     for name, func, helptext in (
         ("install", cmd_install, "write the user unit (prints the commands that start it)"),
-        ("uninstall", cmd_uninstall, "remove the user unit"),
+        ("uninstall", cmd_uninstall, "stop and disable the service, then remove the unit"),
         ("print", cmd_print, "print the unit that install would write"),
     ):
         sp = ssub.add_parser(name, help=helptext)
@@ -188,8 +194,8 @@ def register(sub: Any) -> None:
             sp.add_argument("--enable", action="store_true",
                             help="also run the commands that load and start it")
         if name == "uninstall":
-            sp.add_argument("--disable", action="store_true",
-                            help="first run the commands that stop and unload it")
+            # Stopping first is what uninstall always does now; the flag is kept for scripts.
+            sp.add_argument("--disable", action="store_true", help=argparse.SUPPRESS)
         sp.set_defaults(func=func)
 
 
@@ -284,16 +290,38 @@ def _wants_link(path: Path) -> Path:
     return path.parent / "default.target.wants" / UNIT_NAME
 
 
+#: What a stop command says when there is nothing to stop: no user manager (a container, an
+#: ssh session without lingering), or the unit / agent is not loaded. Then removing is safe.
+NOTHING_TO_STOP = ("failed to connect to bus", "no such process", "not loaded", "does not exist",
+                   "could not find", "no medium found", "not found")
+
+
+def _nothing_to_stop(results: list[dict[str, Any]]) -> bool:
+    last = results[-1] if results else {}
+    return last.get("returncode") is None or any(
+        marker in str(last.get("output", "")).lower() for marker in NOTHING_TO_STOP)
+
+
 def cmd_uninstall(ctx: CliContext) -> int:
+    """Stop and disable the service, then remove its file (and make the manager forget it)."""
+    import shutil
+
     manager = _manager(ctx)
     path = unit_path(manager, ctx.args.unit_dir)
-    data: dict[str, Any] = {"manager": manager, "path": str(path)}
+    data: dict[str, Any] = {"manager": manager, "path": str(path), "ran": []}
     lines: list[str] = []
-    ok = True
-    if ctx.args.disable and path.exists():
-        results, ok = _run(disable_commands(manager, path))
+    tool = shutil.which("systemctl" if manager == "systemd" else "launchctl")
+    if path.exists() and tool is not None:
+        # First: a daemon left running from a deleted unit is one nobody manages any more.
+        results, stopped = _run(disable_commands(manager, path))
         data["ran"] = results
         lines += [f"$ {r['command']}  → exit {r['returncode']}" for r in results]
+        if not stopped and not _nothing_to_stop(results):
+            lines.append(f"could not stop the service, so {path} stays; see the output above")
+            lines.extend(f"  {line}" for r in results for line in str(r["output"]).splitlines()[-5:])
+            data["removed"] = False
+            _report(ctx, data, lines)
+            return EXIT_UNREACHABLE
     existed = path.exists()
     try:
         if existed:
@@ -307,16 +335,9 @@ def cmd_uninstall(ctx: CliContext) -> int:
         return ctx.fail(f"cannot remove {path}: {exc.strerror or exc}", EXIT_UNREACHABLE)
     data["removed"] = existed
     lines.append(f"removed {path}" if existed else f"nothing to remove at {path}")
-    after = stop_commands(manager)
-    if ctx.args.disable:
-        if manager == "systemd":
-            results, reload_ok = _run(after[1:])  # daemon-reload, now that the file is gone
-            data.setdefault("ran", []).extend(results)
-            lines += [f"$ {r['command']}  → exit {r['returncode']}" for r in results]
-            ok = ok and reload_ok
-        data["commands"] = []
-    else:
-        data["commands"] = [shell_join(c) for c in after]
-        lines += ["", "If it is running, stop it with:"] + [f"  {c}" for c in data["commands"]]
+    if existed and manager == "systemd" and tool is not None:
+        results, _ = _run(stop_commands(manager)[1:])  # daemon-reload, now that the file is gone
+        data["ran"].extend(results)
+        lines += [f"$ {r['command']}  → exit {r['returncode']}" for r in results]
     _report(ctx, data, lines)
-    return EXIT_OK if ok else EXIT_UNREACHABLE
+    return EXIT_OK

@@ -25,13 +25,14 @@ import zmq.asyncio
 
 from slmactor.config import Settings
 from slmactor.protocol import MAX_MESSAGE_BYTES
-from slmactor.stores.base.lock import AlreadyRunning, StoreLock, acquire_store_lock
+from slmactor.stores.base.lock import StoreLock
 
 from . import logfilter, sdnotify
 from .actor import Actor, ActorContext
 from .cell import ActorCell
 from .control import ROUTED_BY_FIELD, ControlActor, DaemonInfo
 from .frontdoor import FrontDoor
+from .instance import StartupError, take_locks
 from .router import Router
 from .rundir import RuntimeDirError, ensure_runtime_dir
 from .supervisor import EXIT_ACTOR_FAILED, Supervisor
@@ -51,10 +52,6 @@ CTL_HWM = 1000
 EXIT_STARTUP = 2
 
 
-class StartupError(Exception):
-    """The daemon cannot start; the message is for the user."""
-
-
 def _bind_private(sock: zmq.asyncio.Socket, path: Path) -> None:
     if path.exists() or path.is_symlink():
         path.unlink()  # we hold the lock, so this socket file is a stale leftover
@@ -64,25 +61,6 @@ def _bind_private(sock: zmq.asyncio.Socket, path: Path) -> None:
     finally:
         os.umask(old)
     os.chmod(path, 0o600)
-
-
-def _take_locks(settings: Settings) -> list[StoreLock]:
-    locks: list[StoreLock] = []
-    try:
-        # The runtime-dir lock guards the sockets (a second bind would silently steal them);
-        # the store lock guards the files (one writer per store).
-        locks.append(acquire_store_lock(settings.runtime_dir / "daemon.lock"))
-        settings.home.mkdir(mode=0o700, parents=True, exist_ok=True)
-        locks.append(acquire_store_lock(settings.home / ".lock"))
-    except AlreadyRunning as exc:
-        for lock in locks:
-            lock.release()
-        raise StartupError(f"slmactor is already running as pid {exc.pid}") from None
-    except OSError as exc:
-        for lock in locks:
-            lock.release()
-        raise StartupError(f"cannot lock the store: {exc}") from None
-    return locks
 
 
 def _socket(zctx: zmq.asyncio.Context, kind: int, hwm: int) -> zmq.asyncio.Socket:
@@ -100,8 +78,13 @@ async def serve(
     actor_classes: Sequence[type[Actor]],
     *,
     on_ready: Callable[[DaemonInfo], None] | None = None,
+    replace: bool = False,
 ) -> int:
-    """Run the daemon until stopped; returns the process exit status."""
+    """Run the daemon until stopped; returns the process exit status.
+
+    `replace`: another daemon holding this user store is stopped and this one takes over
+    (what the service unit runs, so a daemon autostarted earlier does not make it fail).
+    """
     started = time.monotonic()
     # Slow work runs in worker threads; with CPython's default 5 ms switch interval a busy
     # worker holds the GIL long enough to put 5 ms on the tail of every ask. 1 ms keeps the
@@ -110,7 +93,7 @@ async def serve(
     logfilter.install()  # nothing logged from here on carries a secret (C-20)
     try:
         ensure_runtime_dir(settings.runtime_dir)
-        locks = _take_locks(settings)
+        locks = take_locks(settings, replace=replace)
     except (RuntimeDirError, StartupError) as exc:
         log.error("%s", exc)
         return EXIT_STARTUP

@@ -62,13 +62,17 @@ def _unit_settings(text: str) -> dict[str, dict[str, list[str]]]:
     return sections
 
 
-def _fake_tools(bin_dir: Path, log: Path, fail: str = "") -> None:
-    """`systemctl`, `launchctl` stand-ins that append their argv to `log` (and fail if told)."""
+def _fake_tools(bin_dir: Path, log: Path, fail: str = "", said: str = "", watch: str = "") -> None:
+    """`systemctl`, `launchctl` stand-ins that append their argv to `log` (and fail if told,
+    saying `said`); with `watch`, each call also logs whether that file exists at the time."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     for name in ("systemctl", "launchctl"):
         script = bin_dir / name
         code = 1 if name == fail else 0
-        script.write_text(f'#!/bin/sh\necho "{name} $*" >> "{log}"\necho "{name} said hello"\nexit {code}\n')
+        check = (f'if [ -e "{watch}" ]; then echo "  unit present" >> "{log}"; '
+                 f'else echo "  unit gone" >> "{log}"; fi\n') if watch else ""
+        script.write_text(f'#!/bin/sh\necho "{name} $*" >> "{log}"\n{check}'
+                          f'echo "{said or name + " said hello"}"\nexit {code}\n')
         script.chmod(0o755)
 
 
@@ -90,7 +94,8 @@ def test_systemd_unit_has_the_required_settings(tmp_path: Path) -> None:
     units = _unit_settings(result.stdout)
     svc = units["Service"]
     exe = service.slmactor_command()
-    assert svc["ExecStart"] == [" ".join([*exe, "serve"])]
+    # --replace: the unit takes over from a daemon autostarted before it (one daemon, not two).
+    assert svc["ExecStart"] == [" ".join([*exe, "serve", "--replace"])]
     assert os.path.isabs(exe[0]) and os.access(exe[0], os.X_OK)
     expected = {
         "Type": "notify", "NotifyAccess": "main", "WatchdogSec": "30", "Restart": "on-failure",
@@ -161,7 +166,7 @@ def test_launchd_plist_round_trips_with_the_required_keys(tmp_path: Path) -> Non
     plist: dict[str, Any] = plistlib.loads(data["content"].encode())
     assert plistlib.loads(plistlib.dumps(plist, fmt=plistlib.FMT_XML)) == plist
     assert plist["Label"] == "dev.slmactor"
-    assert plist["ProgramArguments"] == [*service.slmactor_command(), "serve"]
+    assert plist["ProgramArguments"] == [*service.slmactor_command(), "serve", "--replace"]
     assert os.path.isabs(plist["ProgramArguments"][0])
     assert plist["RunAtLoad"] is True
     assert plist["KeepAlive"] == {"SuccessfulExit": False}
@@ -248,23 +253,52 @@ def test_uninstall_removes_the_unit_and_its_enable_link(tmp_path: Path) -> None:
     result = _cli(tmp_path, "service", "uninstall", "--manager", "systemd", env=env)
     assert result.returncode == 0, result.stderr
     assert not unit.exists() and not (wants / "slmactor.service").is_symlink()
-    assert "systemctl --user stop slmactor.service" in result.stdout
-    assert not log.exists()
+    assert log.read_text().splitlines() == [
+        "systemctl --user disable --now slmactor.service", "systemctl --user daemon-reload"]
     again = _cli(tmp_path, "--json", "service", "uninstall", "--manager", "systemd", env=env)
     assert again.returncode == 0 and json.loads(again.stdout)["removed"] is False
 
 
-def test_uninstall_disable_stops_it_first(tmp_path: Path) -> None:
+@pytest.mark.parametrize("flags", [[], ["--disable"]], ids=["plain", "old --disable flag"])
+def test_uninstall_stops_and_disables_before_removing(tmp_path: Path, flags: list[str]) -> None:
     log = tmp_path / "calls.log"
-    _fake_tools(tmp_path / "bin", log)
+    unit = tmp_path / ".config" / "systemd" / "user" / "slmactor.service"
+    _fake_tools(tmp_path / "bin", log, watch=str(unit))
     env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
     assert _cli(tmp_path, "service", "install", env=env).returncode == 0
-    result = _cli(tmp_path, "service", "uninstall", "--manager", "systemd", "--disable", env=env)
+    result = _cli(tmp_path, "service", "uninstall", "--manager", "systemd", *flags, env=env)
     assert result.returncode == 0, result.stderr
     assert log.read_text().splitlines() == [
-        "systemctl --user disable --now slmactor.service",
-        "systemctl --user daemon-reload",
+        "systemctl --user disable --now slmactor.service", "  unit present",  # stopped first
+        "systemctl --user daemon-reload", "  unit gone",                       # then forgotten
     ]
+
+
+def test_uninstall_keeps_the_unit_when_it_cannot_be_stopped(tmp_path: Path) -> None:
+    log = tmp_path / "calls.log"
+    _fake_tools(tmp_path / "bin", log, fail="systemctl", said="Failed to stop slmactor.service: "
+                "Access denied")
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert _cli(tmp_path, "service", "install", env=env).returncode == 0
+    result = _cli(tmp_path, "service", "uninstall", "--manager", "systemd", env=env)
+    assert result.returncode == 1 and "could not stop the service" in result.stdout
+    assert (tmp_path / ".config" / "systemd" / "user" / "slmactor.service").is_file()
+
+
+@pytest.mark.parametrize("manager,said", [
+    ("systemd", "Failed to connect to bus: No medium found"),   # no user manager here
+    ("launchd", "Boot-out failed: 3: No such process"),          # the agent is not loaded
+])
+def test_uninstall_without_anything_running_removes_the_unit(tmp_path: Path, manager: str,
+                                                              said: str) -> None:
+    log = tmp_path / "calls.log"
+    _fake_tools(tmp_path / "bin", log, fail="systemctl" if manager == "systemd" else "launchctl",
+                said=said)
+    env = _env(tmp_path, PATH=f"{tmp_path / 'bin'}{os.pathsep}{os.environ['PATH']}")
+    assert _cli(tmp_path, "service", "install", "--manager", manager, env=env).returncode == 0
+    result = _cli(tmp_path, "--json", "service", "uninstall", "--manager", manager, env=env)
+    assert result.returncode == 0, result.stdout
+    assert json.loads(result.stdout)["removed"] is True
 
 
 def test_service_without_an_action_prints_usage(tmp_path: Path) -> None:

@@ -20,19 +20,30 @@ from typing import Self
 from slmactor.stores.base.errors import AlreadyRunning, StoreError
 from slmactor.stores.base.fsutil import FILE_MODE, ensure_dir
 
-__all__ = ["AlreadyRunning", "StoreLock", "acquire_store_lock", "read_lock_pid"]
+__all__ = ["AlreadyRunning", "StoreLock", "acquire_store_lock", "read_lock_note", "read_lock_pid"]
 
 _FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
 
 
-def read_lock_pid(path: str | os.PathLike[str]) -> int | None:
-    """The pid written in a lock file, or None (missing, empty, garbage)."""
+def _lock_lines(path: str | os.PathLike[str]) -> list[str]:
     try:
         with open(path, "rb") as handle:
-            text = handle.read(64).decode("ascii", "replace").strip()
+            return handle.read(4096).decode("utf-8", "replace").splitlines()
     except OSError:
-        return None
+        return []
+
+
+def read_lock_pid(path: str | os.PathLike[str]) -> int | None:
+    """The pid written in a lock file (its first line), or None (missing, empty, garbage)."""
+    lines = _lock_lines(path)
+    text = lines[0].strip() if lines else ""
     return int(text) if text.isdigit() else None
+
+
+def read_lock_note(path: str | os.PathLike[str]) -> str:
+    """The note the holder wrote after its pid (the daemon: the runtime dir it serves), or ""."""
+    lines = _lock_lines(path)
+    return lines[1].strip() if len(lines) > 1 else ""
 
 
 class StoreLock:
@@ -68,8 +79,11 @@ class StoreLock:
         self.release()
 
 
-def acquire_store_lock(path: str | os.PathLike[str]) -> StoreLock:
-    """Take the lock at `path` without waiting; raise AlreadyRunning(pid) if someone holds it."""
+def acquire_store_lock(path: str | os.PathLike[str], note: str = "") -> StoreLock:
+    """Take the lock at `path` without waiting; raise AlreadyRunning(pid) if someone holds it.
+
+    The holder's pid and `note` (one line) are written into the file for whoever finds it held.
+    """
     lock_path = Path(path)
     try:
         ensure_dir(lock_path.parent)
@@ -86,7 +100,8 @@ def acquire_store_lock(path: str | os.PathLike[str]) -> StoreLock:
         raise StoreError(f"cannot lock {lock_path}: {exc.strerror}") from exc
     try:
         os.ftruncate(fd, 0)
-        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        note = note.replace("\n", " ").strip()
+        os.pwrite(fd, (f"{os.getpid()}\n" + (f"{note}\n" if note else "")).encode(), 0)
     except OSError:
         pass  # the pid is only a diagnostic; the flock is what guards
     return StoreLock(lock_path, fd)
