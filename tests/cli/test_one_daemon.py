@@ -128,19 +128,22 @@ def user_session(tmp_path: Path) -> Iterator[dict[str, str]]:
     env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
                XDG_STATE_HOME=str(tmp_path / "state"), XDG_RUNTIME_DIR=str(run),
                PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
-               FAKE_SYSTEMCTL_LOG=str(tmp_path / "systemctl.log"))
+               FAKE_SYSTEMCTL_LOG=str(tmp_path / "systemctl.log"), PROJECT=str(tmp_path / "proj"))
     (tmp_path / "home").mkdir()
+    (tmp_path / "proj").mkdir()
     try:
         yield env
     finally:
-        subprocess.run([sys.executable, "-m", "slmactor", "stop"], env=env, capture_output=True,
-                       timeout=60, check=False)
+        subprocess.run([sys.executable, "-m", "slmactor", "stop"], env=env, cwd=env["PROJECT"],
+                       capture_output=True, timeout=60, check=False)
         subprocess.run(["rm", "-rf", str(base)], check=False)
 
 
 def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess[str]:
+    # Run from the session's project, so the default project is not this checkout.
     return subprocess.run([sys.executable, "-m", "slmactor", *argv], env=env,
-                          capture_output=True, text=True, timeout=60, check=False)
+                          cwd=env["PROJECT"], capture_output=True, text=True, timeout=60,
+                          check=False)
 
 
 def _status_pid(env: dict[str, str]) -> int | None:
