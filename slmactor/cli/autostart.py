@@ -69,7 +69,7 @@ def use_service(*, manager: str, unit_installed: bool, tool: str | None, runtime
 
 def service_start_commands(manager: str, unit: Path, uid: int) -> list[list[str]]:
     """What starts the installed service, in order of preference (the first that works wins)."""
-    from slmactor.cli.service import LAUNCHD_LABEL, UNIT_NAME
+    from slmactor.cli.service_paths import LAUNCHD_LABEL, UNIT_NAME
 
     if manager == "systemd":
         return [["systemctl", "--user", "start", UNIT_NAME]]
@@ -84,7 +84,7 @@ def _start_service(runtime_dir: Path) -> str:
     import shutil
     import subprocess
 
-    from slmactor.cli.service import default_manager, unit_path
+    from slmactor.cli.service_paths import default_manager, unit_path
 
     manager = default_manager()
     unit = unit_path(manager)

@@ -23,10 +23,13 @@ from typing import Any
 
 from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
 from slmactor.cli.files import write_text_atomically
-
-UNIT_NAME = "slmactor.service"
-LAUNCHD_LABEL = "dev.slmactor"
-MANAGERS = ("systemd", "launchd")
+from slmactor.cli.service_paths import (
+    LAUNCHD_LABEL,
+    MANAGERS,
+    UNIT_NAME,
+    default_manager,
+    unit_path,
+)
 
 SYSTEMD_TEMPLATE = """\
 # slmactor: memory and self-improvement daemon for coding-agent harnesses (systemd user unit).
@@ -118,22 +121,6 @@ def render_launchd(command: list[str], log_dir: str) -> str:
 
     data = plistlib.dumps(launchd_plist(command, log_dir), fmt=plistlib.FMT_XML, sort_keys=False)
     return data.decode("utf-8")
-
-
-def default_manager() -> str:
-    return "launchd" if sys.platform == "darwin" else "systemd"
-
-
-def unit_path(manager: str, unit_dir: str | None = None) -> Path:
-    if unit_dir:
-        base = Path(unit_dir).expanduser()
-    elif manager == "systemd":
-        config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-        base = Path(config) / "systemd" / "user"
-    else:
-        base = Path.home() / "Library" / "LaunchAgents"
-    name = UNIT_NAME if manager == "systemd" else f"{LAUNCHD_LABEL}.plist"
-    return base.absolute() / name
 
 
 def render(manager: str) -> str:
