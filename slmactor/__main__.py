@@ -1,5 +1,5 @@
 """`python -m slmactor` runs the CLI."""
 
-from slmactor.cli.main import main
+from slmactor.cli.entry import main
 
 raise SystemExit(main())

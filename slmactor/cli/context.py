@@ -14,12 +14,14 @@ Exit codes, one meaning each (modelled on the LSB init-script convention: 0 runn
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import argparse
 
 EXIT_OK = 0
 EXIT_UNREACHABLE = 1

@@ -1,51 +1,189 @@
 """`slmactor hook <format> [Event]`: the command a harness's hook configuration runs.
 
-Reads the harness's hook JSON on stdin, records a finished tool call (`record_tool`, sent as an
-acknowledged ask on ctl.sock: a one-shot process that exits right after a PUSH send could lose
-it) or fetches the memory block for a session start / prompt, and prints the harness's JSON.
+Reads the harness's hook JSON on stdin, turns it into one normalised event
+(`slmactor.hooks.dialects`), does what the event's action needs, and prints the harness's JSON.
 
-Fail-open, always: whatever happens — daemon down or slow, bad stdin, an error reply — it prints
-valid JSON (`{}` when there is nothing to add) and exits 0, so a memory problem never blocks the
-agent. What went wrong goes to stderr in one line. Only SessionStart may start the daemon (unless
+Fail-open, always: whatever the argv, stdin or the daemon's state, it prints valid JSON (the
+harness's neutral output — `{}`, Cline `{"cancel": false}` — when there is nothing to add) and
+exits 0 within its deadline (`--timeout`, at most `HOOK_TIMEOUT` seconds, stdin included). What
+went wrong goes to stderr in one line. A harness reads exit 2 as "block", so a usage error must
+never surface as argparse's exit 2: this path parses its own argv (`parse_argv`), before and
+without argparse, and accepts the options anywhere on the line (`hook claude UserPromptSubmit
+--no-autostart`); unknown options are reported and ignored.
+
+Cheap: one Python process per event. It imports only what the event needs — an event with
+nothing to do (a PreToolUse until a pre-flight handler exists, Stop, ...) never loads the client
+or zmq — and skips the daemon at once while the breaker (`slmactor.hooks.breaker`) is open
+after a timeout. Only context events at a session start may start the daemon (unless
 `--no-autostart`); tool events never wait for a start.
 
-`slmactor hook config <format>` prints the hooks block to merge into the harness's settings.
+Handlers by action live in `HANDLERS` (action → function(run) → output dict); `HookRun` gives
+them the options, the normalised event, the project and a fail-open `ask`.
+
+`slmactor hook install|uninstall|config` are ordinary commands (argparse, `--json`): see
+`hook_install.py`.
 """
 
 from __future__ import annotations
 
+import os
 import sys
-from typing import Any
+import time
 
-from slmactor.cli.context import EXIT_OK, CliContext
+# Nothing heavier at module level: `typing`, `json`, `pathlib` are loaded only by the paths
+# that need them (see `main`).
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 #: Longest hook payload read from stdin (a tool response can be large; the rest is ignored).
 MAX_STDIN = 4 << 20
-#: Seconds a hook waits for the daemon at most (per attempt; one attempt).
+#: Seconds a hook may take at most, stdin and daemon included (`--timeout` lowers it).
 HOOK_TIMEOUT = 2.0
+#: `hook` subcommands that are ordinary commands, not a harness event.
+SUBCOMMANDS = frozenset({"install", "uninstall", "config"})
+_VALUED = frozenset({"--project", "--runtime-dir", "--timeout", "--role", "--budget", "--breaker"})
+_FLAGS = frozenset({"--json", "--no-autostart"})
+_HELP = frozenset({"-h", "--help", "--version"})
 
 
-def register(sub: Any) -> None:
-    from slmactor.hooks.dialects import FORMATS
+class Options:
+    """The hook command line, parsed without argparse (a plain class: no `dataclasses`)."""
 
-    for fmt in FORMATS:
-        p = sub.add_parser(fmt, help=f"handle a {fmt} hook event (JSON on stdin, JSON on stdout)")
-        p.add_argument("event", nargs="?", help="the hook event (default: read from the payload)")
-        p.add_argument("--role", default="worker", help="memory block role (default: worker)")
-        p.add_argument("--budget", type=int, default=0, help="memory block tokens (0 = daemon default)")
-        p.set_defaults(func=cmd_hook, hook_format=fmt)
-    p = sub.add_parser("config", help="print the hooks block for a harness's settings file")
-    p.add_argument("format", choices=FORMATS, help="the harness")
-    p.set_defaults(func=cmd_config)
+    __slots__ = ("autostart", "breaker", "budget", "event", "format", "problems", "project",
+                 "role", "runtime_dir", "timeout")
+
+    def __init__(self) -> None:
+        self.format = ""
+        self.event = ""
+        self.project = ""
+        self.runtime_dir = ""
+        self.timeout = HOOK_TIMEOUT
+        self.role = "worker"
+        self.budget = 0
+        self.breaker: float | None = None
+        self.autostart = True
+        self.problems: list[str] = []
 
 
-def _read_payload() -> dict[str, Any]:
+def _positionals(argv: Sequence[str]) -> list[str]:
+    out, skip = [], False
+    for token in argv:
+        if skip:
+            skip = False
+        elif token in _VALUED:
+            skip = True
+        elif not token.startswith("-"):
+            out.append(token)
+    return out
+
+
+def is_hook_event_call(argv: Sequence[str]) -> bool:
+    """True for `[options] hook <format> [Event] [options]` (not install/config, not --help)."""
+    words = _positionals(argv)
+    return (len(words) >= 2 and words[0] == "hook" and words[1] not in SUBCOMMANDS
+            and not any(t in _HELP for t in argv))
+
+
+def parse_argv(argv: Sequence[str]) -> Options:
+    """Options from anywhere on the line; anything odd is noted in `problems`, never raised."""
+    opts = Options()
+    words: list[str] = []
+    tokens = list(argv)
+    i = 0
+    while i < len(tokens):
+        token = tokens[i]
+        i += 1
+        name, eq, inline = token.partition("=")
+        if name in _VALUED:
+            if eq:
+                value = inline
+            elif i < len(tokens):
+                value, i = tokens[i], i + 1
+            else:
+                opts.problems.append(f"{name} needs a value")
+                continue
+            _set(opts, name, value)
+        elif token in _FLAGS:
+            if token == "--no-autostart":
+                opts.autostart = False
+        elif token.startswith("-") and token != "-":
+            opts.problems.append(f"ignored unknown option {token}")
+        else:
+            words.append(token)
+    words = words[1:] if words[:1] == ["hook"] else words
+    opts.format = words[0] if words else ""
+    opts.event = words[1] if len(words) > 1 else ""
+    if len(words) > 2:
+        opts.problems.append(f"ignored extra arguments {' '.join(words[2:])}")
+    return opts
+
+
+def _set(opts: Options, name: str, value: str) -> None:
+    try:
+        if name == "--timeout":
+            opts.timeout = min(max(float(value), 0.05), HOOK_TIMEOUT)
+        elif name == "--budget":
+            opts.budget = max(int(value), 0)
+        elif name == "--breaker":
+            opts.breaker = max(float(value), 0.0)
+        elif name == "--project":
+            opts.project = value
+        elif name == "--runtime-dir":
+            opts.runtime_dir = value
+        elif name == "--role":
+            opts.role = value
+    except ValueError:
+        opts.problems.append(f"ignored {name} {value!r} (not a number)")
+
+
+def runtime_dir(opts: Options, env: Any) -> str:
+    """`--runtime-dir`, else what `slmactor.config.default_runtime_dir` gives (kept equal by a
+    test): importing `slmactor.config` would cost a hook ~9 ms of dataclasses and platformdirs."""
+    if opts.runtime_dir:
+        return opts.runtime_dir
+    if env.get("SLMACTOR_RUNTIME_DIR"):
+        return str(env["SLMACTOR_RUNTIME_DIR"])
+    if env.get("XDG_RUNTIME_DIR"):
+        return os.path.join(env["XDG_RUNTIME_DIR"], "slmactor")
+    return f"/tmp/slmactor-{os.getuid()}"
+
+
+def read_stdin(deadline: float) -> bytes:
+    """The payload: up to MAX_STDIN bytes, until EOF or the deadline (a harness that never
+    closes stdin must not hold the hook)."""
+    stream = sys.stdin
+    if stream is None:
+        return b""
+    try:
+        fd = stream.fileno()
+    except (AttributeError, OSError, ValueError):  # replaced by an in-memory stream
+        return bytes(stream.buffer.read(MAX_STDIN))
+    if os.isatty(fd):
+        return b""
+    import select
+
+    chunks: list[bytes] = []
+    total = 0
+    while total < MAX_STDIN:
+        left = deadline - time.monotonic()
+        if left <= 0 or not select.select([fd], [], [], left)[0]:
+            break
+        data = os.read(fd, min(1 << 16, MAX_STDIN - total))
+        if not data:
+            break
+        chunks.append(data)
+        total += len(data)
+    return b"".join(chunks)
+
+
+def _payload(raw: bytes) -> dict[str, Any]:
     import json
 
     try:
-        raw = sys.stdin.buffer.read(MAX_STDIN) if sys.stdin is not None else b""
         data = json.loads(raw.decode("utf-8", errors="replace")) if raw.strip() else {}
-    except (OSError, ValueError):
+    except (ValueError, RecursionError):
         return {}
     return data if isinstance(data, dict) else {}
 
@@ -53,90 +191,108 @@ def _read_payload() -> dict[str, Any]:
 def _say(data: dict[str, Any]) -> None:
     import json
 
-    sys.stdout.write(json.dumps(data, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    _say_text(json.dumps(data, ensure_ascii=False))
 
 
-def _warn(text: str) -> None:
+def warn(text: str) -> None:
     try:
         print(f"slmactor hook: {text}", file=sys.stderr)
-    except OSError:
+    except (OSError, ValueError):
         pass
 
 
-def cmd_hook(ctx: CliContext) -> int:
-    """Always exit 0 with valid JSON on stdout."""
-    fmt: str = ctx.args.hook_format
-    event = ""
-    try:
-        import os
+class HookRun:
+    """One hook invocation in progress: what a handler needs, all fail-open."""
 
-        from slmactor.hooks import dialects as hooks
+    def __init__(self, opts: Options, hook: Any, runtime_dir: str, deadline: float) -> None:
+        self.opts = opts
+        self.hook = hook
+        self.runtime_dir = runtime_dir
+        self.deadline = deadline
+        self._project: str | None = None
+        self._client: Any = None
 
-        payload = _read_payload()
-        event = hooks.event_name(fmt, ctx.args.event, payload)
-        hook = hooks.parse(fmt, event, payload, os.environ, os.getcwd())
-        from slmactor.cli.hook_loop import handle
+    @property
+    def project(self) -> str:
+        """The project root: `--project`, else the git root of the harness's project dir."""
+        if self._project is None:
+            from pathlib import Path
 
-        # Pre-flight repair, the session ledger, advice on failures, the session's end.
-        out = handle(ctx, hook, payload, min(ctx.args.timeout, HOOK_TIMEOUT))
-        _say(out if out is not None else hooks.output(fmt, event, _act(ctx, hook)))
-    except Exception as exc:  # noqa: BLE001 - fail open: the harness must never be blocked by us
-        _warn(f"{type(exc).__name__}: {exc}")
-        _say({})
-    return EXIT_OK
+            from .context import find_project_root
 
+            given = self.opts.project
+            self._project = str(Path(given).resolve() if given else find_project_root(Path(self.hook.project_dir)))
+        return self._project
 
-def _act(ctx: CliContext, hook: Any) -> str:
-    """Talk to the daemon; returns the context text ("" for tool events or on any failure)."""
-    import dataclasses
-    import os
-    from pathlib import Path
+    def relative(self, path: str) -> str:
+        """A path inside the project made relative to its root (episodes and rules name files so)."""
+        root = self.project
+        if os.path.isabs(path) and (path == root or path.startswith(root.rstrip("/") + "/")):
+            return os.path.relpath(path, root)
+        return path
 
-    from slmactor.cli.context import find_project_root
-    from slmactor.client import Client, DaemonUnavailable, RequestFailed, listener_alive
+    def start_daemon(self) -> bool:
+        """Start the daemon when nothing listens on its socket (context events at a session start)."""
+        from pathlib import Path
 
-    if hook.tool_call is None and not hook.wants_context:
-        return ""
-    project = Path(ctx.args.project).resolve() if ctx.args.project else find_project_root(Path(hook.project_dir))
-    runtime_dir = ctx.runtime_dir
-    if (hook.event == "SessionStart" and not ctx.args.no_autostart
-            and not listener_alive(runtime_dir / "ctl.sock")):
-        from slmactor.cli.autostart import start_daemon
+        from slmactor.client import listener_alive
+
+        if listener_alive(Path(self.runtime_dir) / "ctl.sock"):
+            return True
+        if not self.opts.autostart:
+            warn(f"slmactor daemon not reachable at {self.runtime_dir}: not running (and --no-autostart)")
+            return False
+        from .autostart import start_daemon
 
         try:
-            start_daemon(runtime_dir, quiet=True)
-        except RuntimeError as exc:
-            _warn(str(exc))
-            return ""
-    timeout = min(ctx.args.timeout, HOOK_TIMEOUT)
-    try:
-        with Client(runtime_dir, project=project, timeout=timeout, retries=1) as client:
-            if hook.tool_call is not None:
-                call = hook.tool_call
-                if os.path.isabs(call.path) and Path(call.path).is_relative_to(project):
-                    # Episodes and rules name files relative to the project root.
-                    call = dataclasses.replace(call, path=str(Path(call.path).relative_to(project)))
-                # Raw asks: building the message classes would cost this one-shot process more
-                # than the round trip. Defaults are left out, as the codec would.
-                client.ask_raw("record_tool", without_defaults({
-                    "run_id": hook.run_id, "tool": call.tool, "path": call.path, "args": call.args,
-                    "command": call.command, "ok": call.ok, "error": call.error,
-                }, RECORD_TOOL_DEFAULTS))
-                return ""
-            result = client.ask_raw("memory.block", without_defaults({
-                "role": ctx.args.role, "budget": max(ctx.args.budget, 0), "query": hook.query,
-                "run_id": hook.run_id,
-            }, MEMORY_BLOCK_DEFAULTS))
-    except (DaemonUnavailable, RequestFailed) as exc:
-        _warn(str(exc))
-        return ""
-    text = result.get("text", "") if isinstance(result, dict) else ""
-    return text if isinstance(text, str) else ""
+            start_daemon(Path(self.runtime_dir), quiet=True)
+        except (RuntimeError, OSError) as exc:
+            warn(str(exc))
+            return False
+        return True
+
+    def ask(self, kind: str, fields: dict[str, Any]) -> Any:
+        """The daemon's reply to one raw ask, or None (daemon down, breaker open, timeout, error);
+        never raises. Every ask ends by the hook's deadline; the event's asks share one client.
+        A timeout opens the breaker, a reply closes it.
+        """
+        from slmactor.hooks import breaker
+
+        if breaker.is_open(self.runtime_dir, time.time()):
+            warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
+            return None
+        if not os.path.exists(os.path.join(self.runtime_dir, "ctl.sock")):
+            warn(f"slmactor daemon not reachable at {self.runtime_dir}: no socket (is the daemon running?)")
+            return None
+        left = self.deadline - time.monotonic()
+        if left <= 0.01:
+            warn(f"no time left before the hook deadline for {kind}")
+            return None
+        from slmactor.client import Client, DaemonUnavailable, RequestFailed
+
+        try:
+            if self._client is None:
+                self._client = Client(self.runtime_dir, project=self.project, timeout=left, retries=1)
+            result = self._client.ask_raw(kind, fields, timeout=left, retries=1)
+        except DaemonUnavailable as exc:
+            breaker.trip(self.runtime_dir, time.time(), breaker.open_seconds(self.opts.breaker, os.environ), str(exc))
+            warn(str(exc))
+            return None
+        except RequestFailed as exc:
+            breaker.clear(self.runtime_dir)
+            warn(str(exc))
+            return None
+        breaker.clear(self.runtime_dir)
+        return result
+
+    def close(self) -> None:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
 
 
 #: The defaults of `RecordTool` / `MemoryBlock` for the fields a hook sends (a test keeps them
-#: equal to the message classes).
+#: equal to the message classes: building the classes would cost a hook more than its ask).
 RECORD_TOOL_DEFAULTS: dict[str, Any] = {
     "run_id": "", "tool": "", "path": "", "args": "", "command": "", "ok": True, "error": "",
 }
@@ -145,14 +301,119 @@ MEMORY_BLOCK_DEFAULTS: dict[str, Any] = {"role": "", "budget": 0, "query": "", "
 
 def without_defaults(fields: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     """Drop the fields equal to their default, as `codec.dump` does."""
-    return {
-        k: v for k, v in fields.items() if not (type(v) is type(defaults[k]) and v == defaults[k])
-    }
+    return {k: v for k, v in fields.items() if not (type(v) is type(defaults[k]) and v == defaults[k])}
 
 
-def cmd_config(ctx: CliContext) -> int:
-    from slmactor.cli.service import shell_join, slmactor_command
-    from slmactor.hooks.dialects import settings_snippet
+def record(run: HookRun) -> dict[str, Any]:
+    """A finished tool call → one `record_tool` (an acknowledged ask: a one-shot process that
+    exits right after a PUSH send could lose it)."""
+    call = run.hook.tool_call
+    if call is not None:
+        run.ask("record_tool", without_defaults({
+            "run_id": run.hook.run_id, "tool": call.tool, "path": run.relative(call.path),
+            "args": call.args, "command": call.command, "ok": call.ok, "error": call.error,
+        }, RECORD_TOOL_DEFAULTS))
+    return {}
 
-    ctx.emit(settings_snippet(ctx.args.format, shell_join(slmactor_command())), None)
-    return EXIT_OK
+
+def context(run: HookRun) -> dict[str, Any]:
+    """A session start or a prompt → the memory block, as the harness's additional context."""
+    if run.hook.event in ("SessionStart", "TaskStart") and not run.start_daemon():
+        return {}
+    result = run.ask("memory.block", without_defaults({
+        "role": run.opts.role, "budget": run.opts.budget, "query": run.hook.query,
+        "run_id": run.hook.run_id,
+    }, MEMORY_BLOCK_DEFAULTS))
+    text = result.get("text", "") if isinstance(result, dict) else ""
+    return {"context": text} if isinstance(text, str) and text else {}
+
+
+#: action → handler. A handler returns `{"context": str, "updated_input": dict}` (either may be
+#: missing); the dialect turns that into the harness's output.
+HANDLERS: dict[str, Callable[[HookRun], dict[str, Any]]] = {"record": record, "context": context}
+
+
+def _say_text(text: str) -> None:
+    try:
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+    except (OSError, ValueError):
+        pass
+
+
+def main(argv: Sequence[str]) -> int:
+    """Run one hook event. Always returns 0 after printing one JSON document."""
+    started = time.monotonic()
+    fmt = ""
+    try:
+        opts = parse_argv(argv)
+        fmt = opts.format
+        for problem in opts.problems:
+            warn(problem)
+        deadline = started + opts.timeout
+        raw = read_stdin(deadline)
+        from slmactor.hooks import events
+
+        if fmt not in events.FORMATS:
+            warn(f"unknown hook format {fmt!r} (one of {', '.join(events.FORMATS)})")
+            _say_text("{}")
+            return 0
+        # Decided before the payload is parsed (no json, no dialects, no typing): an event with
+        # nothing to do, or a breaker left open by a timeout.
+        if opts.event and not events.has_work(fmt, opts.event):
+            _say_text(events.neutral_json(fmt))
+            return 0
+        rt = runtime_dir(opts, os.environ)
+        from slmactor.hooks import breaker
+
+        if breaker.is_open(rt, time.time()):
+            warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
+            _say_text(events.neutral_json(fmt))
+            return 0
+        from slmactor.hooks import dialects
+
+        payload = _payload(raw)
+        event = dialects.event_name(fmt, opts.event, payload)
+        hook = dialects.parse(fmt, event, payload, os.environ, os.getcwd())
+        if not events.has_work(fmt, event):
+            _say(dialects.neutral(fmt))
+            return 0
+        run = HookRun(opts, hook, rt, deadline)
+        try:
+            from pathlib import Path
+
+            from slmactor.hooks import loop
+
+            # Pre-flight repair, the session ledger, advice on failures, the session's end.
+            out = loop.handle(hook, payload, Path(run.project), Path(rt), run.ask)
+            if out is None:
+                handler = HANDLERS.get(hook.action)
+                answer = handler(run) if handler is not None else {}
+                out = dialects.output(fmt, event, answer.get("context", ""), answer.get("updated_input"))
+        finally:
+            run.close()
+        _say(out or dialects.neutral(fmt))
+    except BaseException as exc:  # noqa: BLE001 - fail open, even on ^C: the harness must never be blocked
+        warn(f"{type(exc).__name__}: {exc}")
+        _say_text('{"cancel": false}' if fmt == "cline" else "{}")
+    return 0
+
+
+def register(sub: Any) -> None:
+    """`hook <format>` parsers exist for `--help` only (the event path never reaches argparse);
+    install / uninstall / config are in `hook_install`."""
+    from slmactor.hooks.dialects import EVENTS, FORMATS
+
+    from . import hook_install
+
+    for fmt in FORMATS:
+        p = sub.add_parser(fmt, help=f"handle a {fmt} hook event (JSON on stdin, JSON on stdout)",
+                           description=f"Events: {', '.join(EVENTS[fmt])}. Options may come anywhere "
+                           "on the line; a hook always exits 0 with valid JSON.")
+        p.add_argument("event", nargs="?", help="the hook event (default: read from the payload)")
+        p.add_argument("--role", default="worker", help="memory block role (default: worker)")
+        p.add_argument("--budget", type=int, default=0, help="memory block tokens (0 = daemon default)")
+        p.add_argument("--breaker", type=float, metavar="S",
+                       help="seconds to skip the daemon after a timeout (default 30, $SLMACTOR_HOOK_BREAKER_S)")
+        p.set_defaults(func=lambda ctx: main(sys.argv[1:]))
+    hook_install.register(sub)

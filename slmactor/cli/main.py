@@ -199,6 +199,14 @@ def _run(args_list: list[str]) -> int:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; a failure the user can cause is one line on stderr and an exit code."""
     args_list = list(sys.argv[1:] if argv is None else argv)
+    from slmactor.cli.hook import is_hook_event_call
+
+    if is_hook_event_call(args_list):
+        # A harness's hook event: its own argv parser (options anywhere, exit 0 always, never
+        # argparse's exit 2). `slmactor.cli.entry` gets here without importing this module.
+        from slmactor.cli.hook import main as hook_main
+
+        return hook_main(args_list)
     try:
         return _run(args_list)
     except CliError as exc:

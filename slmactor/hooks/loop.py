@@ -41,13 +41,17 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
            ask: Ask) -> dict[str, Any] | None:
     """The harness JSON to print for this event, or None when the caller's usual path applies
     (context events, and events the loop has nothing to do with)."""
-    from slmactor.hooks.preflight import PRE_EVENTS
-
     fmt, event = hook.format, hook.event
-    pre = PRE_EVENTS.get(fmt) == event
+    pre = getattr(hook, "action", "preflight") == "preflight"
+    if pre:  # pre-flight's logic is imported for a pre-tool event only: every tool event pays it
+        from slmactor.hooks.preflight import PRE_EVENTS
+
+        pre = PRE_EVENTS.get(fmt) == event
     ending = event in session.END_EVENTS.get(fmt, frozenset())
     wants_context = _wants_context(hook)
-    if not (pre or ending or hook.tool_call is not None or wants_context):
+    # A pre-tool event also carries its tool call (not yet run): only a finished one is recorded.
+    tool_done = hook.tool_call is not None and getattr(hook, "action", "record") == "record"
+    if not (pre or ending or tool_done or wants_context):
         return None
     ledger = session.ledger_path(runtime_dir, str(project), hook.run_id)
     raw_model = payload.get("model")

@@ -1,9 +1,9 @@
-"""`slmactor hook <format> <Event>`: harness hook payloads in, harness JSON out, fail-open always.
+"""`slmactor hook <format> <Event>` as a harness runs it: every fixture through the real command
+against a real daemon, and fail-open whatever the argv, stdin or the daemon's state.
 
-The payloads are the shapes the harnesses document (clients/HOOKS.md): Claude Code / Codex
-(`session_id, cwd, hook_event_name, tool_name, tool_input, tool_response`, `prompt`), Gemini CLI
-(`tool_response: {llmContent, returnDisplay, error}`, BeforeAgent `prompt`), OpenHands
-(`event_type, tool_name, tool_input, tool_output, message, session_id, working_dir, metadata`).
+The payloads are the harnesses' own (tests/fixtures/hooks, each naming its source). Timing: the
+wedge test measures whole hook processes against a wall bound — the acceptance point of issue 12
+(after a wedge, hooks return at once) — and the `python -c pass` start-up it measures beside them.
 """
 
 from __future__ import annotations
@@ -12,9 +12,10 @@ import io
 import json
 import os
 import shutil
-import signal
+import statistics
 import subprocess
 import sys
+import textwrap
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -22,142 +23,190 @@ from typing import Any
 
 import pytest
 
-from slmactor.hooks import dialects as hooks
+from slmactor.hooks import breaker, dialects
 from slmactor.protocol import codec
 from slmactor.protocol.messages import RecordTool, WorkingSnapshot
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
+from tests.fixtures.hooks import Fixture, load, output_problems
 
-CLAUDE_BASE = {"session_id": "sess-1", "transcript_path": "/home/u/.claude/t.jsonl",
-               "cwd": "/home/u/repo", "permission_mode": "default"}
+FIXTURES = load()
+_RUN_KEYS = {"claude": "session_id", "codex": "session_id", "gemini": "session_id", "openhands": "session_id",
+             "cline": "taskId"}
 
 
-def _hook(runtime_dir: Path, fmt: str, event: str | None, payload: Any, *flags: str,
-          env: dict[str, str] | None = None) -> tuple[int, Any, str, float]:
+def _hook(runtime_dir: Path, argv: list[str], stdin: bytes, env: dict[str, str] | None = None,
+          timeout: float = 60, command: list[str] | None = None) -> tuple[int, Any, str, float]:
     """Run the hook as a harness does; returns (exit status, parsed stdout, stderr, seconds)."""
-    stdin = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
-    args = [sys.executable, "-m", "slmactor", "--runtime-dir", str(runtime_dir), *flags, "hook", fmt]
-    if event:
-        args.append(event)
+    args = [*(command or [sys.executable, "-m", "slmactor"]), "--runtime-dir", str(runtime_dir), *argv]
     started = time.monotonic()
-    proc = subprocess.run(args, input=stdin, capture_output=True, timeout=60,
-                          env=env or dict(os.environ), check=False)
+    proc = subprocess.run(args, input=stdin, capture_output=True, timeout=timeout, env=env or dict(os.environ),
+                          check=False)
     elapsed = time.monotonic() - started
     return proc.returncode, json.loads(proc.stdout), proc.stderr.decode(errors="replace"), elapsed
 
 
-# ---------------------------------------------------------------- the dialects (pure)
+@pytest.fixture(scope="module")
+def shared_daemon() -> Iterator[DaemonProcess]:
+    """One daemon for the round trips below (each fixture uses its own run id)."""
+    proc = spawn_daemon()
+    try:
+        yield proc
+    finally:
+        stop_quietly(proc)
 
 
-def test_claude_bash_post_tool_use() -> None:
-    payload = {**CLAUDE_BASE, "hook_event_name": "PostToolUse", "tool_name": "Bash",
-               "tool_input": {"command": "pytest -q", "description": "run tests"},
-               "tool_response": {"stdout": "3 passed", "stderr": "", "interrupted": False, "isImage": False}}
-    hook = hooks.parse("claude", "PostToolUse", payload, {}, "/elsewhere")
-    assert hook.run_id == "sess-1" and hook.project_dir == "/home/u/repo"
-    assert hook.tool_call == hooks.ToolCall(
-        tool="Bash", command="pytest -q", args='{"command":"pytest -q","description":"run tests"}')
+# ---------------------------------------------------------------- every fixture, real command, real daemon
 
 
-def test_claude_failures_from_every_signal() -> None:
-    write_failed = {**CLAUDE_BASE, "tool_name": "Write", "tool_input": {"file_path": "/home/u/repo/a.py", "content": "x"},
-                    "tool_response": {"filePath": "/home/u/repo/a.py", "success": False}}
-    call = hooks.parse("claude", "PostToolUse", write_failed, {}, "/").tool_call
-    assert call is not None and (call.ok, call.path) == (False, "/home/u/repo/a.py")
-    interrupted = {**CLAUDE_BASE, "tool_name": "Bash", "tool_input": {"command": "sleep 99"},
-                   "tool_response": {"stdout": "", "stderr": "", "interrupted": True}}
-    call = hooks.parse("claude", "PostToolUse", interrupted, {}, "/").tool_call
-    assert call is not None and (call.ok, call.error) == (False, "interrupted")
-    failure = {**CLAUDE_BASE, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-               "tool_input": {"command": "make"}, "error": "Command failed with exit code 2"}
-    call = hooks.parse("claude", "PostToolUseFailure", failure, {}, "/").tool_call
-    assert call is not None and (call.ok, call.error) == (False, "Command failed with exit code 2")
+def _with_run(fx: Fixture, project: Path, run_id: str) -> dict[str, Any]:
+    payload = fx.payload(str(project))
+    payload[_RUN_KEYS[fx.fmt]] = run_id
+    return payload
 
 
-def test_codex_shell_command_as_argv_and_exit_code() -> None:
-    payload = {"session_id": "c-9", "cwd": "/w", "hook_event_name": "PostToolUse", "tool_name": "shell",
-               "tool_input": {"command": ["bash", "-lc", "cargo test"], "workdir": "/w"},
-               "tool_response": {"exit_code": 101, "stdout": "", "stderr": "test failed: parse::x"}}
-    call = hooks.parse("codex", "PostToolUse", payload, {}, "/").tool_call
-    assert call is not None
-    assert (call.command, call.ok, call.error) == ("cargo test", False, "test failed: parse::x")
-    argv = {**payload, "tool_input": {"command": ["git", "status", "--short"]}, "tool_response": {"exit_code": 0}}
-    call = hooks.parse("codex", "PostToolUse", argv, {}, "/").tool_call
-    assert call is not None and (call.command, call.ok) == ("git status --short", True)
+@pytest.mark.parametrize("fmt", dialects.FORMATS)
+def test_every_fixture_through_the_real_command(fmt: str, shared_daemon: DaemonProcess) -> None:
+    daemon = shared_daemon
+    project = daemon.project.resolve()
+    for fx in load(fmt):
+        run_id = f"{fx.id}-{time.monotonic_ns()}"
+        payload = _with_run(fx, project, run_id)
+        rc, out, err, _ = _hook(daemon.runtime_dir, ["hook", fmt, fx.event], json.dumps(payload).encode(),
+                                env=daemon.env)
+        assert rc == 0, (fx.id, err)
+        assert output_problems(fmt, fx.event, out) == [], (fx.id, out)
+        assert "Traceback" not in err, (fx.id, err)
+        expect = fx.expect
+        if expect["action"] != "record":
+            continue
+        with daemon.client() as client:
+            snap = client.ask(WorkingSnapshot(run_id=run_id))["snapshot"]
+        assert snap["counters"]["calls"] == 1, fx.id
+        assert snap["counters"]["errors"] == (0 if expect["ok"] else 1), (fx.id, snap)
+        first = expect.get("paths", [""])[0]
+        if expect["kind"] == "edit" and expect["ok"]:
+            assert snap["files_edited"] == [first], (fx.id, snap)  # relative to the project root
+        if not expect["ok"]:
+            failure = snap["open_failures"][0]
+            assert failure["tool"] == expect["tool"].lower(), (fx.id, failure)  # the daemon lower-cases names
+            if first:
+                assert failure["path"] == first, (fx.id, failure)
+        if expect["kind"] == "shell":
+            assert [c["status"] == "ok" for c in snap["commands"]] == [expect["ok"]], (fx.id, snap)
 
 
-def test_gemini_after_tool_error_and_before_agent() -> None:
-    payload = {"session_id": "g-1", "cwd": "/g", "hook_event_name": "AfterTool", "timestamp": "2026-11-29T10:00:00Z",
-               "tool_name": "run_shell_command", "tool_input": {"command": "npm test", "dir_path": "web"},
-               "tool_response": {"llmContent": "...", "returnDisplay": "...",
-                                 "error": {"message": "Command exited with code 1"}}}
-    call = hooks.parse("gemini", "AfterTool", payload, {}, "/").tool_call
-    assert call is not None and (call.tool, call.command, call.path) == ("run_shell_command", "npm test", "web")
-    assert (call.ok, call.error) == (False, "Command exited with code 1")
-    ok = {**payload, "tool_response": {"llmContent": "fine", "returnDisplay": "fine"}}
-    call = hooks.parse("gemini", "AfterTool", ok, {}, "/").tool_call
-    assert call is not None and call.ok
-    ask = hooks.parse("gemini", "BeforeAgent", {"session_id": "g-1", "prompt": "add a --json flag"}, {}, "/")
-    assert ask.wants_context and ask.query == "add a --json flag"
+def test_a_session_gets_its_memory_back(shared_daemon: DaemonProcess) -> None:
+    daemon = shared_daemon
+    project = daemon.project.resolve()
+    run_id = f"memory-{time.monotonic_ns()}"
+    fail = next(f for f in FIXTURES if f.id == "claude/PostToolUseFailure-Bash")
+    prompt = next(f for f in FIXTURES if f.id == "claude/UserPromptSubmit")
+    assert _hook(daemon.runtime_dir, ["hook", "claude", "PostToolUseFailure"],
+                 json.dumps(_with_run(fail, project, run_id)).encode(), env=daemon.env)[0] == 0
+    rc, out, err, _ = _hook(daemon.runtime_dir, ["hook", "claude", "UserPromptSubmit"],
+                            json.dumps(_with_run(prompt, project, run_id)).encode(), env=daemon.env)
+    assert rc == 0, err
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "pytest -q tests/test_parse.py" in context
 
 
-def test_openhands_shapes() -> None:
-    payload = {"event_type": "PostToolUse", "tool_name": "terminal", "tool_input": {"command": "ls -la"},
-               "tool_output": "total 0", "message": None, "session_id": None, "working_dir": "/workspace",
-               "metadata": {}}
-    hook = hooks.parse("openhands", hooks.event_name("openhands", None, payload), payload,
-                       {"OPENHANDS_SESSION_ID": "oh-7"}, "/")
-    assert (hook.event, hook.project_dir, hook.run_id) == ("PostToolUse", "/workspace", "oh-7")
-    assert hook.tool_call is not None and hook.tool_call.ok
-    failed = {**payload, "metadata": {"exit_code": 2}}
-    call = hooks.parse("openhands", "PostToolUse", failed, {}, "/").tool_call
-    assert call is not None and (call.ok, call.error) == (False, "exit status 2")
-    prompt = hooks.parse("openhands", "UserPromptSubmit", {"event_type": "UserPromptSubmit", "message": "fix CI"}, {}, "/")
-    assert prompt.wants_context and prompt.query == "fix CI" and prompt.run_id == "default"
+def test_a_successful_call_clears_the_breaker(shared_daemon: DaemonProcess) -> None:
+    daemon = shared_daemon
+    runtime = str(daemon.runtime_dir)
+    breaker.trip(runtime, time.time() - 100, 1, "an old timeout")  # expired: the next hook tries again
+    assert (daemon.runtime_dir / breaker.FILE).exists()
+    fx = next(f for f in FIXTURES if f.id == "codex/PostToolUse-Bash")
+    rc, out, err, _ = _hook(daemon.runtime_dir, ["hook", "codex", "PostToolUse"],
+                            json.dumps(_with_run(fx, daemon.project, "clears")).encode(), env=daemon.env)
+    assert (rc, out) == (0, {}), err
+    assert not (daemon.runtime_dir / breaker.FILE).exists()
 
 
-def test_project_from_the_harness_environment_first() -> None:
-    payload = {**CLAUDE_BASE, "cwd": "/home/u/repo/sub"}
-    hook = hooks.parse("claude", "SessionStart", payload, {"CLAUDE_PROJECT_DIR": "/home/u/repo"}, "/x")
-    assert hook.project_dir == "/home/u/repo"
-    assert hooks.parse("claude", "SessionStart", {}, {}, "/x").project_dir == "/x"
+# ---------------------------------------------------------------- fail-open: usage errors, odd stdin
 
 
-def test_other_events_ask_for_nothing_and_print_empty_json() -> None:
-    for fmt, event in (("claude", "PreToolUse"), ("claude", "Stop"), ("gemini", "BeforeTool"), ("openhands", "SessionEnd")):
-        hook = hooks.parse(fmt, event, {**CLAUDE_BASE, "tool_name": "Bash"}, {}, "/")
-        assert hook.tool_call is None and not hook.wants_context
-        assert hooks.output(fmt, event, "some text") == {}
+def _hook_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str],
+                     stdin: bytes) -> tuple[int, Any, str]:
+    from slmactor.cli.main import main
+
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
+    rc = main(argv)
+    captured = capsys.readouterr()
+    return rc, json.loads(captured.out), captured.err
 
 
-def test_output_shapes() -> None:
-    for fmt in ("claude", "codex"):
-        assert hooks.output(fmt, "UserPromptSubmit", "ctx") == {
-            "hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": "ctx"}}
-    assert hooks.output("gemini", "BeforeAgent", "ctx") == {
-        "hookSpecificOutput": {"hookEventName": "BeforeAgent", "additionalContext": "ctx"}}
-    assert hooks.output("openhands", "SessionStart", "ctx") == {"additionalContext": "ctx"}
-    assert hooks.output("claude", "SessionStart", "  \n") == {}
+@pytest.mark.parametrize("argv", [
+    ["hook", "claude", "UserPromptSubmit", "--no-autostart"],           # the flag HOOKS.md suggests, last
+    ["hook", "--no-autostart", "claude", "PostToolUse", "--json"],
+    ["hook", "claude", "PostToolUse", "--timeout"],                       # a value missing
+    ["hook", "claude", "PostToolUse", "--timeout", "soon", "--budget", "x"],
+    ["hook", "claude", "PostToolUse", "--what-is-this", "-x", "extra", "words"],
+    ["--bogus", "hook", "gemini", "AfterTool", "--role=planner"],
+    ["hook", "nosuchharness", "PostToolUse"],
+    ["hook", "cline", "NoSuchEvent"],
+    ["hook", "codex"],                                                    # event from the payload
+])
+def test_usage_errors_exit_0_with_valid_output(argv: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    stdin = json.dumps({"hook_event_name": "PostToolUse", "tool_name": "Bash", "prompt": "hi"}).encode()
+    rc, out, _ = _hook_in_process(monkeypatch, capsys, ["--runtime-dir", str(tmp_path / "rt"), *argv], stdin)
+    assert rc == 0
+    fmt = next((w for w in argv if w in dialects.FORMATS), "")
+    assert out == (dialects.neutral(fmt) if fmt else {})
 
 
-def test_huge_tool_calls_are_clipped_to_what_the_daemon_accepts() -> None:
-    payload = {**CLAUDE_BASE, "tool_name": "Write",
-               "tool_input": {"file_path": "a.py", "content": "x" * 200_000, "command": "y" * 50_000},
-               "tool_response": {"error": "e" * 100_000}}
-    call = hooks.parse("claude", "PostToolUse", payload, {}, "/").tool_call
-    assert call is not None
-    msg = RecordTool(run_id="r", tool=call.tool, path=call.path, args=call.args, command=call.command,
-                     ok=call.ok, error=call.error)
-    assert codec.load(codec.dump(msg)) == msg  # within every wire cap
+@pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b'{"tool_name": 5}', b"\xff\xfe{", b'{"a":' * 5000,
+                                   b'{"tool_name": "Bash", "tool_input": [], "tool_response": 7}'])
+@pytest.mark.parametrize("fmt", dialects.FORMATS)
+def test_bad_stdin_still_exits_0_with_json(stdin: bytes, fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    event = next(e for e, a in dialects.EVENTS[fmt].items() if a == dialects.RECORD)
+    rc, out, _ = _hook_in_process(monkeypatch, capsys, ["--runtime-dir", str(tmp_path), "hook", fmt, event], stdin)
+    assert (rc, out) == (0, dialects.neutral(fmt))
 
 
-def test_settings_snippet_calls_this_command_for_each_event() -> None:
-    snippet = hooks.settings_snippet("claude", "/opt/venv/bin/slmactor")
-    assert set(snippet["hooks"]) == {"PostToolUse", "PostToolUseFailure", "SessionStart", "UserPromptSubmit"}
-    post = snippet["hooks"]["PostToolUse"][0]
-    assert post["matcher"] == "*"
-    assert post["hooks"] == [{"type": "command", "command": "/opt/venv/bin/slmactor hook claude PostToolUse", "timeout": 10}]
-    gemini = hooks.settings_snippet("gemini", "slmactor")["hooks"]["AfterTool"][0]
-    assert gemini["matcher"] == ".*" and gemini["hooks"][0]["timeout"] == 10_000
+def test_the_usage_error_from_issue_12_as_a_real_process(tmp_path: Path) -> None:
+    # `slmactor hook claude UserPromptSubmit --no-autostart` used to exit 2: Claude erased the prompt.
+    rc, out, err, _ = _hook(tmp_path / "rt", ["hook", "claude", "UserPromptSubmit", "--no-autostart"],
+                            b'{"prompt": "hi"}')
+    assert (rc, out) == (0, {}) and "not reachable" in err
+
+
+def test_a_stdin_that_never_closes_does_not_hold_the_hook(tmp_path: Path) -> None:
+    args = [sys.executable, "-m", "slmactor", "--runtime-dir", str(tmp_path), "hook", "claude", "PostToolUse",
+            "--timeout", "0.5"]
+    started = time.monotonic()
+    with subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) as proc:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b'{"tool_name": "Bash"')  # and never closed
+        proc.stdin.flush()
+        out = proc.stdout.read()  # returns when the hook exits, its stdin still open
+        rc = proc.wait(timeout=30)
+    assert rc == 0 and json.loads(out) == {}
+    assert time.monotonic() - started < 10
+
+
+def test_hook_help_is_still_argparse(capsys: pytest.CaptureFixture[str]) -> None:
+    from slmactor.cli.main import main
+
+    with pytest.raises(SystemExit) as exc:
+        main(["hook", "claude", "--help"])
+    assert exc.value.code == 0 and "PostToolUseFailure" in capsys.readouterr().out
+
+
+def test_runtime_dir_resolution_matches_the_config() -> None:
+    from slmactor.cli.hook import Options, runtime_dir
+    from slmactor.config import default_runtime_dir
+
+    for env in ({}, {"XDG_RUNTIME_DIR": "/run/user/7"}, {"SLMACTOR_RUNTIME_DIR": "/srv/rt", "XDG_RUNTIME_DIR": "/r"}):
+        saved = {k: os.environ.pop(k) for k in ("SLMACTOR_RUNTIME_DIR", "XDG_RUNTIME_DIR") if k in os.environ}
+        os.environ.update(env)
+        try:
+            assert runtime_dir(Options(), os.environ) == str(default_runtime_dir())
+        finally:
+            for k in env:
+                del os.environ[k]
+            os.environ.update(saved)
 
 
 def test_raw_hook_fields_are_what_the_codec_would_send() -> None:
@@ -178,127 +227,103 @@ def test_raw_hook_fields_are_what_the_codec_would_send() -> None:
         assert without_defaults(fields, MEMORY_BLOCK_DEFAULTS) == codec.wire_fields(MemoryBlock(**fields))
 
 
-def test_the_hook_path_does_not_build_the_message_classes(tmp_path: Path) -> None:
-    # A hook is one process per tool call: the ~60 message dataclasses would be most of its cost.
-    code = (
-        "import io, sys\n"
-        "sys.stdin = io.TextIOWrapper(io.BytesIO(b'{\"tool_name\": \"Bash\"}'))\n"
-        "from slmactor.cli.main import main\n"
-        f"rc = main(['--runtime-dir', {str(tmp_path)!r}, '--no-autostart', 'hook', 'claude', 'PostToolUse'])\n"
-        "assert rc == 0 and 'slmactor.protocol.messages' not in sys.modules\n"
-    )
+# ---------------------------------------------------------------- cheap: what a hook process imports
+
+
+def _imports(argv: list[str], stdin: bytes, runtime: Path) -> set[str]:
+    code = textwrap.dedent(f"""
+        import io, json, sys
+        sys.stdin = io.TextIOWrapper(io.BytesIO({stdin!r}))
+        from slmactor.cli.entry import main
+        rc = main({["--runtime-dir", str(runtime), *argv]!r})
+        print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+    """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
-    assert json.loads(result.stdout) == {}
+    return set(json.loads(result.stderr.strip().splitlines()[-1]))
 
 
-# ---------------------------------------------------------------- fail-open, daemon down
-# In-process (the same `main` a harness's subprocess runs), so the many cases stay fast.
+def test_events_with_nothing_to_do_import_no_client(tmp_path: Path) -> None:
+    for argv in (["hook", "claude", "Stop"], ["hook", "gemini", "AfterAgent"], ["hook", "openhands", "PreToolUse"],
+                 ["hook", "cline", "PreToolUse"], ["hook", "claude", "Notification"]):
+        loaded = _imports(argv, b'{"tool_name": "Bash", "tool_input": {"command": "ls"}}', tmp_path)
+        assert not {"zmq", "msgpack", "slmactor.client", "argparse", "dataclasses"} & loaded, argv
+    loaded = _imports(["hook", "claude", "PostToolUse"], b'{"tool_name": "Bash"}', tmp_path)  # daemon down
+    assert not {"argparse", "slmactor.protocol.messages", "slmactor.logic.evolve.preflight"} & loaded
 
 
-def _hook_in_process(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], runtime_dir: Path,
-                     stdin: bytes, *argv: str) -> tuple[int, Any, str]:
-    from slmactor.cli.main import main
-
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin)))
-    rc = main(["--runtime-dir", str(runtime_dir), "--no-autostart", "hook", *argv])
-    captured = capsys.readouterr()
-    return rc, json.loads(captured.out), captured.err
+# ---------------------------------------------------------------- fail-open: daemon down, daemon wedged
 
 
-@pytest.mark.parametrize("fmt", hooks.FORMATS)
-def test_daemon_down_every_format_exits_0_with_json(
-    fmt: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    payload = {**CLAUDE_BASE, "tool_name": "Bash", "tool_input": {"command": "ls"}, "prompt": "hi"}
-    for event in (min(hooks.TOOL_EVENTS[fmt]), min(hooks.CONTEXT_EVENTS[fmt])):
-        rc, out, err = _hook_in_process(monkeypatch, capsys, tmp_path / "rt", json.dumps(payload).encode(), fmt, event)
-        assert (rc, out) == (0, {})
-        assert "not reachable" in err
+@pytest.mark.parametrize("fmt", dialects.FORMATS)
+def test_daemon_down_every_format_exits_0_at_once(fmt: str, tmp_path: Path) -> None:
+    for fx in load(fmt):
+        if fx.expect["action"] not in ("record", "context"):
+            continue
+        rc, out, err, elapsed = _hook(tmp_path / "rt", ["--no-autostart", "hook", fmt, fx.event],
+                                      json.dumps(fx.payload(str(tmp_path))).encode())
+        assert (rc, out) == (0, dialects.neutral(fmt)), fx.id
+        assert "not reachable" in err and elapsed < 10
 
 
-@pytest.mark.parametrize("stdin", [b"", b"not json", b"[1, 2]", b'{"tool_name": 5}', b"\xff\xfe{", b'{"a":' * 5000])
-def test_bad_stdin_still_exits_0_with_json(
-    stdin: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> None:
-    rc, out, _ = _hook_in_process(monkeypatch, capsys, tmp_path / "rt", stdin, "claude", "PostToolUse")
-    assert (rc, out) == (0, {})
+_WEDGE = """
+import sys, time, zmq
+ctx = zmq.Context()
+sock = ctx.socket(zmq.ROUTER)
+sock.bind("ipc://" + sys.argv[1])
+print("bound", flush=True)
+time.sleep(600)  # holds ctl.sock, never answers
+"""
 
 
-def test_a_hook_process_prints_only_json_when_the_daemon_is_down(tmp_path: Path) -> None:
-    # The real process once: stdout must be exactly one JSON document (Gemini/Codex reject more).
-    rc, out, err, _ = _hook(tmp_path / "rt", "gemini", "SessionStart", {"session_id": "g"}, "--no-autostart")
-    assert (rc, out) == (0, {}) and "not reachable" in err
+def _python_pass_seconds() -> float:
+    started = time.monotonic()
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+    return time.monotonic() - started
 
 
-# ---------------------------------------------------------------- with a real daemon
-
-
-@pytest.fixture(scope="module")
-def shared_daemon() -> Iterator[DaemonProcess]:
-    """One daemon for the round trips below (each uses its own session id)."""
-    proc = spawn_daemon()
+def test_a_wedged_daemon_trips_the_breaker_and_later_hooks_return_at_once(tmp_path: Path) -> None:
+    # As a harness runs it: the console script pip writes for `[project.scripts]` (its exact
+    # text), with the byte-code cache usable.
+    script = tmp_path / "slmactor"
+    script.write_text(f"#!{sys.executable}\nimport re\nimport sys\nfrom slmactor.cli.entry import main\n"
+                      "if __name__ == '__main__':\n    sys.exit(main())\n")
+    script.chmod(0o755)
+    command = [str(script)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    runtime = Path(f"/tmp/sa-wedge-{os.getpid()}")
+    runtime.mkdir(exist_ok=True)
+    wedge = subprocess.Popen([sys.executable, "-c", _WEDGE, str(runtime / "ctl.sock")], stdout=subprocess.PIPE)
     try:
-        yield proc
+        assert wedge.stdout is not None and wedge.stdout.readline() == b"bound\n"
+        fx = next(f for f in FIXTURES if f.id == "claude/PostToolUse-Bash")
+        stdin = json.dumps(fx.payload(str(tmp_path))).encode()
+        rc, out, err, elapsed = _hook(runtime, ["hook", "claude", "PostToolUse", "--timeout", "1"], stdin,
+                                      env=env, command=command)
+        assert (rc, out) == (0, {}) and "no reply" in err
+        assert elapsed < 10  # the 1 s deadline plus start-up on a loaded machine
+        assert breaker.is_open(str(runtime), time.time())
+        floor = min(_python_pass_seconds() for _ in range(3))
+        times = []
+        for _ in range(10):
+            rc, out, err, elapsed = _hook(runtime, ["hook", "claude", "PostToolUse"], stdin, env=env, command=command)
+            assert (rc, out) == (0, {}) and "breaker open" in err
+            times.append(elapsed)
+        # The acceptance point: each whole process within 50 ms of a bare interpreter start
+        # (measured here), typically; a machine shared by several test runs gets a generous bound
+        # for any one process — still a tenth of the wedged wait it replaces.
+        assert statistics.median(times) < floor + 0.05, (times, floor)
+        assert max(times) < floor + 0.25, (times, floor)
+        # Context events too: no 2 s wait at every prompt while the daemon is wedged.
+        rc, out, err, elapsed = _hook(runtime, ["hook", "gemini", "BeforeAgent"], b'{"prompt": "x"}', env=env,
+                                      command=command)
+        assert (rc, out) == (0, {}) and elapsed < floor + 0.25
     finally:
-        stop_quietly(proc)
-
-
-def test_claude_session_records_tools_and_gets_its_memory_back(shared_daemon: DaemonProcess) -> None:
-    daemon = shared_daemon
-    base = {**CLAUDE_BASE, "cwd": str(daemon.project)}
-    rt = daemon.runtime_dir
-    rc, out, err, _ = _hook(rt, "claude", "PostToolUseFailure", {
-        **base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
-        "tool_input": {"command": "pytest -q tests/test_parse.py"},
-        "error": "Command failed with exit code 1: AssertionError: 3 != 2"}, env=daemon.env)
-    assert (rc, out) == (0, {}), err
-    rc, out, err, _ = _hook(rt, "claude", "PostToolUse", {
-        **base, "hook_event_name": "PostToolUse", "tool_name": "Edit",
-        "tool_input": {"file_path": str(daemon.project / "src" / "parse.py"), "old_string": "a", "new_string": "b"},
-        "tool_response": {"filePath": str(daemon.project / "src" / "parse.py"), "success": True}}, env=daemon.env)
-    assert (rc, out) == (0, {}), err
-    with daemon.client() as client:
-        snap = client.ask(WorkingSnapshot(run_id="sess-1"))["snapshot"]
-    assert snap["counters"]["calls"] == 2 and snap["counters"]["errors"] == 1
-    assert snap["files_edited"] == ["src/parse.py"]  # made relative to the project root
-    rc, out, err, _ = _hook(rt, "claude", "UserPromptSubmit", {
-        **base, "hook_event_name": "UserPromptSubmit", "prompt": "fix the failing parser test"}, env=daemon.env)
-    assert rc == 0, err
-    context = out["hookSpecificOutput"]["additionalContext"]
-    assert out["hookSpecificOutput"]["hookEventName"] == "UserPromptSubmit"
-    assert "pytest -q tests/test_parse.py" in context and "src/parse.py" in context
-
-
-def test_openhands_and_gemini_round_trips(shared_daemon: DaemonProcess) -> None:
-    daemon = shared_daemon
-    rt = daemon.runtime_dir
-    oh = {"event_type": "PostToolUse", "tool_name": "terminal", "tool_input": {"command": "make lint"},
-          "tool_output": "", "session_id": "oh-1", "working_dir": str(daemon.project), "metadata": {"exit_code": 2}}
-    assert _hook(rt, "openhands", None, oh, env=daemon.env)[:2] == (0, {})
-    rc, out, _, _ = _hook(rt, "openhands", None, {**oh, "event_type": "SessionStart"}, env=daemon.env)
-    assert rc == 0 and "make lint" in out["additionalContext"]
-    gem = {"session_id": "g-1", "cwd": str(daemon.project), "hook_event_name": "AfterTool",
-           "tool_name": "run_shell_command", "tool_input": {"command": "npm test"},
-           "tool_response": {"llmContent": "", "returnDisplay": "", "error": "exit code 1"}}
-    assert _hook(rt, "gemini", "AfterTool", gem, env=daemon.env)[:2] == (0, {})
-    rc, out, _, _ = _hook(rt, "gemini", "BeforeAgent", {**gem, "hook_event_name": "BeforeAgent", "prompt": "fix npm test"},
-                          env=daemon.env)
-    assert rc == 0 and "npm test" in out["hookSpecificOutput"]["additionalContext"]
-
-
-def test_a_wedged_daemon_does_not_block_the_harness(shared_daemon: DaemonProcess) -> None:
-    daemon = shared_daemon
-    payload = {**CLAUDE_BASE, "cwd": str(daemon.project), "tool_name": "Bash", "tool_input": {"command": "ls"},
-               "tool_response": {"stdout": "", "stderr": "", "interrupted": False}}
-    os.kill(daemon.pid, signal.SIGSTOP)
-    try:
-        rc, out, err, elapsed = _hook(daemon.runtime_dir, "claude", "PostToolUse", payload, "--timeout", "1",
-                                      env=daemon.env)
-    finally:
-        os.kill(daemon.pid, signal.SIGCONT)
-    assert (rc, out) == (0, {}) and "no reply" in err
-    assert elapsed < 10
+        wedge.kill()
+        wedge.wait()
+        if wedge.stdout is not None:
+            wedge.stdout.close()
+        shutil.rmtree(runtime, ignore_errors=True)
 
 
 def test_session_start_starts_the_daemon(tmp_path: Path) -> None:
@@ -308,9 +333,10 @@ def test_session_start_starts_the_daemon(tmp_path: Path) -> None:
     env.pop("NOTIFY_SOCKET", None)
     project = tmp_path / "repo"
     project.mkdir()
+    fx = next(f for f in FIXTURES if f.id == "claude/SessionStart")
     try:
-        rc, out, err, _ = _hook(runtime, "claude", "SessionStart",
-                                {**CLAUDE_BASE, "cwd": str(project), "source": "startup"}, env=env)
+        rc, out, err, _ = _hook(runtime, ["hook", "claude", "SessionStart"],
+                                json.dumps(fx.payload(str(project))).encode(), env=env)
         assert (rc, out) == (0, {}), err  # a new store has nothing to say yet, but the daemon runs
         assert (runtime / "ctl.sock").exists()
     finally:
@@ -318,14 +344,3 @@ def test_session_start_starts_the_daemon(tmp_path: Path) -> None:
                               capture_output=True, text=True, timeout=60, env=env, check=False)
         shutil.rmtree(runtime, ignore_errors=True)
     assert stop.returncode == 0, stop.stderr
-
-
-def test_hook_config_prints_settings_for_this_installation(capsys: pytest.CaptureFixture[str]) -> None:
-    from slmactor.cli.main import main
-    from slmactor.cli.service import shell_join, slmactor_command
-
-    assert main(["hook", "config", "claude"]) == 0
-    snippet = json.loads(capsys.readouterr().out)
-    command = snippet["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert command == f"{shell_join(slmactor_command())} hook claude UserPromptSubmit"
-    assert os.path.isabs(slmactor_command()[0])

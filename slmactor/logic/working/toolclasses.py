@@ -45,6 +45,8 @@ HARNESS_READ = (
     # Codex CLI (experimental file tools), Gemini CLI, Cline
     "read_file", "list_dir", "grep_files", "read_many_files", "list_directory",
     "search_file_content", "list_files", "search_files",
+    # Cline SDK
+    "read_files",
     # opencode
     "list",
     # SWE-agent (classic ACI)
@@ -63,6 +65,8 @@ HARNESS_EDIT = (
     "create", "insert", "append",
     # OpenHands (LLM-based editor)
     "edit_file",
+    # Cline SDK
+    "editor",
 )
 HARNESS_SHELL = (
     # Claude Code
@@ -73,6 +77,8 @@ HARNESS_SHELL = (
     "execute_bash", "terminal", "cmd_run",
     # Gemini CLI, Cline
     "run_shell_command", "execute_command",
+    # Cline SDK
+    "run_commands",
 )
 #: Mode tools: sub-command → class. Unknown sub-commands leave the call unclassified.
 HARNESS_MODES: Mapping[str, Mapping[str, str]] = {
