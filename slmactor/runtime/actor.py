@@ -161,6 +161,7 @@ class Actor:
             # test can fill this actor's inbox deterministically.
             with anyio.move_on_after(60.0):
                 await self.ctx.daemon.stall_event(self.name).wait()
+            self.ctx.daemon.stalls.pop(self.name, None)  # the next stall waits for its own release
             return {"stalled": self.name}
         raise RuntimeError(f"debug crash requested ({msg.how})")
 

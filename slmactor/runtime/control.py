@@ -70,9 +70,8 @@ class DaemonInfo:
         return event
 
     def release_stall(self, actor: str) -> None:
-        event = self.stalls.pop(actor, None)
-        if event is not None:
-            event.set()
+        """End `actor`'s stall; one that has not begun yet ends as soon as it does."""
+        self.stall_event(actor).set()
 
     def warn(self, actor: str, text: str) -> None:
         self.warnings.append({"actor": actor, "text": redact(text), "at": time.time()})

@@ -186,8 +186,11 @@ def test_the_client_waits_out_busy_with_the_daemons_hint(zctx: zmq.Context[Any])
     daemon = spawn_daemon(env={"SLMACTOR_INBOX_SIZE": "4"})
     try:
         with daemon.client() as client:
+            before = {row["name"]: row for row in client.status()["actors"]}["metrics"]["processed"]
             stall = dealer(zctx, daemon)
             stall.send_multipart([b"debug.crash", body(id="stall", actor="metrics", how="stall")])
+            wait_for(lambda: {r["name"]: r for r in client.status()["actors"]}["metrics"]["processed"] > before,
+                     "the metrics actor stalled")
             filler = dealer(zctx, daemon)
             for i in range(64):
                 filler.send_multipart([b"ping", body(id=f"f.{i}", actor="metrics")])
@@ -209,7 +212,7 @@ def test_the_client_waits_out_busy_with_the_daemons_hint(zctx: zmq.Context[Any])
             release = dealer(zctx, daemon)
             release.send_multipart([b"debug.crash", body(id="rel", actor="metrics", how="release")])
             thread.join(30)
-            assert answer and isinstance(answer[0], dict) and answer[0]["pong"] is True, answer
+            assert answer and isinstance(answer[0], dict) and answer[0]["pong"] is True, (answer, client.status())
     finally:
         stop_quietly(daemon)
 
@@ -225,3 +228,43 @@ def test_an_ask_to_a_stale_socket_fails_at_once(tmp_path: Any) -> None:
         with pytest.raises(DaemonUnavailable, match="no daemon listening"):
             client.ask(RunReset(run_id="r"))
         assert time.monotonic() - started < 1.0  # not 3 × 5 s
+
+
+def test_stored_records_no_reply_can_carry_are_quarantined_across_a_restart() -> None:
+    import json
+
+    from slmactor.protocol.messages import CalibrationReport, MetricsRecord
+
+    first = spawn_daemon()
+    try:
+        with first.client() as client:
+            client.ask(MetricsRecord(run={"run_id": "ok", "tokens_in": 5}))
+            client.ask(CalibrationReport(profile={
+                "model": "m", "endpoint": "e", "p50_ms": 20, "p95_ms": 30, "decode_tps": 10,
+                "context_window": 1000, "efficiency": {"1": 1.0, "2": 1.5}}))
+        assert first.stop() == 0
+        # What a daemon before the door checks stored, or a hand edit: 2**64 - 1, NaN, Infinity.
+        runs = next(first.project.rglob("runs.jsonl"))
+        good = json.loads(runs.read_text().splitlines()[0])
+        with runs.open("a") as log:
+            for n, poison in enumerate(('{"tokens_in": 18446744073709551615}', '{"wall_ms": NaN}')):
+                record = json.dumps({**good, "run_id": f"bad{n}"})
+                log.write(record[:-1] + ", " + poison[1:] + "\n")
+        calibration = next(first.home.rglob("calibration.json"))
+        calibration.write_text(calibration.read_text().replace('"p50_ms": 20.0', '"p50_ms": Infinity'))
+        (first.base / "notify.sock").unlink()
+        second = spawn_daemon(base=first.base, runtime_dir=first.runtime_dir, home=first.home,
+                              project=first.project)
+        try:
+            with second.client() as client:
+                shown = client.ask(MetricsShow(last=0))
+                assert [r["run_id"] for r in shown["runs"]] == ["ok"]
+                assert client.ask(CalibrationGet(model="m", endpoint="e"))["found"] is False
+                texts = " ".join(w["text"] for w in client.status()["warnings"])
+                assert "runs.jsonl" in texts and "calibration.json" in texts
+                assert restarts(client) == 0
+            assert list(calibration.parent.glob("calibration.json.corrupt*"))  # kept aside, not lost
+        finally:
+            stop_quietly(second)
+    finally:
+        stop_quietly(first)

@@ -41,6 +41,7 @@ from slmactor.stores.base.fsutil import (
     quarantine,
     remove_stale_temps,
 )
+from slmactor.stores.base.jsonl_lines import loads_servable
 from slmactor.stores.base.warnings import WarningLog
 
 #: Documents larger than this are refused on save and treated as unreadable on load.
@@ -126,7 +127,7 @@ class JsonDoc:
         if raw is None:
             return None
         try:
-            return json.loads(raw)
+            return loads_servable(raw)
         except (ValueError, RecursionError) as exc:
             reason = "empty" if not raw.strip() else f"not valid JSON: {exc}"
             self._set_aside(f"unreadable ({reason[:160]})")

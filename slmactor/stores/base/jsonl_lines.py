@@ -8,18 +8,55 @@ object; anything else reads as None.
 from __future__ import annotations
 
 import json
+import math
 import os
 from typing import IO, Any
+
+from slmactor.protocol.codec import MAX_SAFE_INT
 
 CHUNK = 64 * 1024
 #: First read for one record: most records are small, so read a little and grow when needed.
 FIRST_READ = 4096
 
 
+#: Largest integer magnitude a stored record may hold: what the door accepts (±(2**53 − 1)),
+#: with room for one rounding step of a count kept as a float.
+STORED_INT_LIMIT = MAX_SAFE_INT + 1
+
+
+def _servable_int(text: str) -> int:
+    value = int(text)
+    if -STORED_INT_LIMIT <= value <= STORED_INT_LIMIT:
+        return value
+    raise ValueError(f"integer {text[:24]} is outside ±{STORED_INT_LIMIT}")
+
+
+def _servable_float(text: str) -> float:
+    value = float(text)
+    if math.isfinite(value):
+        return value
+    raise ValueError(f"number {text[:24]} overflows a float")
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a number a reply can carry")
+
+
+def loads_servable(raw: bytes | str) -> Any:
+    """`json.loads` that refuses (ValueError) what the protocol refuses at the door: NaN,
+    ±Infinity (also as an overflowing literal) and integers past ±STORED_INT_LIMIT. A stored value like that (written before the door
+    checked, or by hand) could never be served — every reply built from it would fail or carry a
+    saturated value — so the record is treated as corrupt (skipped and counted, or the document
+    quarantined). Finite floats of any size are kept: they always encode."""
+    return json.loads(raw, parse_int=_servable_int, parse_float=_servable_float,
+                      parse_constant=_no_constant)
+
+
 def parse_line(raw: bytes) -> dict[str, Any] | None:
-    """The JSON object on a line, or None (invalid JSON or UTF-8, too deep, not an object)."""
+    """The JSON object on a line, or None (invalid JSON or UTF-8, too deep, not an object, or
+    holding a number no reply can carry)."""
     try:
-        value = json.loads(raw)
+        value = loads_servable(raw)
     except (ValueError, RecursionError):
         return None
     return value if isinstance(value, dict) else None
