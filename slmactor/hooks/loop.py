@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from slmactor.hooks import session
+from slmactor.hooks.edit_tools import PRE_EVENTS, is_edit_tool
 
 #: (kind, raw fields) → the daemon's reply, or None when there is none (never raises).
 Ask = Callable[[str, dict[str, Any]], Any]
@@ -42,11 +43,9 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
     """The harness JSON to print for this event, or None when the caller's usual path applies
     (context events, and events the loop has nothing to do with)."""
     fmt, event = hook.format, hook.event
-    pre = getattr(hook, "action", "preflight") == "preflight"
-    if pre:  # pre-flight's logic is imported for a pre-tool event only: every tool event pays it
-        from slmactor.hooks.preflight import PRE_EVENTS
-
-        pre = PRE_EVENTS.get(fmt) == event
+    pre = PRE_EVENTS.get(fmt) == event
+    if pre and not is_edit_tool(fmt, payload.get("tool_name")):
+        return {}  # pre-flight looks at edits only: nothing to import, read or write
     ending = event in session.END_EVENTS.get(fmt, frozenset())
     wants_context = _wants_context(hook)
     # A pre-tool event also carries its tool call (not yet run): only a finished one is recorded.

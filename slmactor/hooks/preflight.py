@@ -23,22 +23,15 @@ import json
 import os
 import stat
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
-from slmactor.logic.evolve.preflight import (
-    Candidate,
-    Decision,
-    EditFields,
-    decide,
-    decide_patch,
-    generic_candidates,
-    generic_patch_candidates,
-    patch_paths,
-)
+from slmactor.hooks.edit_tools import PRE_EVENTS, is_edit_tool
 
-PRE_EVENTS: dict[str, str] = {"claude": "PreToolUse", "codex": "PreToolUse", "gemini": "BeforeTool"}
+# The decision logic (`slmactor.logic.evolve.preflight`, and the transforms under it) is imported
+# only when an edit's text is missing from its file: every other pre-tool event — another tool,
+# an edit that will work — costs no more than reading the file.
+
 #: Longest file pre-flight reads; a larger one is left to the tool.
 MAX_FILE_BYTES = 8 << 20
 _NO_PROMPT_MODES = frozenset({"acceptEdits", "bypassPermissions", "dontAsk"})
@@ -47,34 +40,34 @@ _NO_PROMPT_MODES = frozenset({"acceptEdits", "bypassPermissions", "dontAsk"})
 AskAdvice = Callable[[str, str, str], Mapping[str, Any] | None]
 
 
-@dataclass(frozen=True, slots=True)
-class EditTool:
+class EditTool(NamedTuple):
     """How one harness's edit tool names its fields and words its not-found error."""
 
-    fields: EditFields
     #: The error the harness would report, `{old}` and `{path}` filled in (so the failure is
     #: fingerprinted as the one a failed call of this tool records).
     error: str
+    old: str = "old_string"
+    new: str = "new_string"
+    replace_all: str = "replace_all"
+    expected: str = ""
     #: The harness compares with the file's line endings normalised to `\n`.
     normalizes_crlf: bool = True
 
 
-EDIT_TOOLS: dict[str, dict[str, EditTool]] = {
+SEARCH_REPLACE: dict[str, dict[str, EditTool]] = {
     # Claude Code's Edit: `String to replace not found in file.\nString: <old_string>`.
-    "claude": {"Edit": EditTool(EditFields(), "String to replace not found in file.\nString: {old}")},
+    "claude": {"Edit": EditTool("String to replace not found in file.\nString: {old}")},
     # Gemini CLI's replace (packages/core/src/tools/edit.ts, EDIT_NO_OCCURRENCE_FOUND).
     "gemini": {"replace": EditTool(
-        EditFields(replace_all="allow_multiple", expected="expected_replacements"),
         "Failed to edit, 0 occurrences found for old_string in {path}. Ensure you're not escaping "
         "content incorrectly and check whitespace, indentation, and context. Use read_file tool to "
-        "verify.")},
+        "verify.", replace_all="allow_multiple", expected="expected_replacements")},
 }
 #: Codex CLI's apply_patch (codex-rs/apply-patch: a hunk whose lines are not in the file).
 CODEX_PATCH_ERROR = "apply_patch verification failed: Failed to find expected lines in {path}:\n{old}"
 
 
-@dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(NamedTuple):
     """What the hook prints, and the ledger entry of a rewrite (None when nothing changed)."""
 
     output: dict[str, Any]
@@ -109,8 +102,10 @@ def _resolve(name: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _learned(advice: Mapping[str, Any] | None, key: str | None = None) -> list[Candidate]:
-    """The arguments a confident learned rule produced, as a candidate."""
+def _learned(advice: Mapping[str, Any] | None, key: str | None = None) -> list[Any]:
+    """The arguments a confident learned rule produced, as a `Candidate`."""
+    from slmactor.logic.evolve.preflight import Candidate
+
     if not advice or advice.get("apply") is not True:
         return []
     new_args = advice.get("new_args")
@@ -147,15 +142,16 @@ def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAd
     tool_input = payload.get("tool_input")
     if not isinstance(tool, str) or not isinstance(tool_input, dict):
         return Outcome({}, "no tool input")
+    if not is_edit_tool(fmt, tool):
+        return Outcome({}, f"{tool} is not an edit tool")
     cwd = payload.get("cwd")
     base = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else base
-    if fmt == "codex" and tool == "apply_patch":
+    if fmt == "codex":
         decision, message, path = _patch(tool, tool_input, base, ask)
     else:
-        spec = EDIT_TOOLS.get(fmt, {}).get(tool)
-        if spec is None:
-            return Outcome({}, f"{tool} is not an edit tool")
-        decision, message, path = _edit(tool, tool_input, spec, base, ask)
+        decision, message, path = _edit(tool, tool_input, SEARCH_REPLACE[fmt][tool], base, ask)
+    if isinstance(decision, str):
+        return Outcome({}, decision)
     if decision.candidate is None:
         return Outcome({}, decision.reason)
     cand = decision.candidate
@@ -175,42 +171,49 @@ def _dump(args: Mapping[str, Any]) -> str:
     return json.dumps(args, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
 
 
+#: (a `Decision`, or the reason there is nothing to decide; the would-be error; the file).
+_Found = tuple[Any, str, str]
+
+
 def _edit(tool: str, tool_input: dict[str, Any], spec: EditTool, base: Path,
-          ask: AskAdvice) -> tuple[Decision, str, str]:
-    fields = spec.fields
-    old, name = tool_input.get(fields.old), tool_input.get("file_path")
+          ask: AskAdvice) -> _Found:
+    old, name = tool_input.get(spec.old), tool_input.get("file_path")
     if not isinstance(old, str) or not old or not isinstance(name, str) or not name:
-        return Decision("not a search/replace edit"), "", ""
+        return "not a search/replace edit", "", ""
     text = _read_text(_resolve(name, base))
     if text is None:
-        return Decision("the file could not be read"), "", name
+        return "the file could not be read", "", name
     if spec.normalizes_crlf:
         text = text.replace("\r\n", "\n")
     if old in text:  # the common case: no repair needed, no daemon asked
-        return Decision("the text to replace is in the file"), "", name
+        return "the text to replace is in the file", "", name
+    from slmactor.logic.evolve.preflight import EditFields, decide, generic_candidates
+
+    fields = EditFields(spec.old, spec.new, spec.replace_all, spec.expected)
     message = spec.error.format(old=old, path=name)
     candidates = [*_learned(ask(tool, message, _dump(tool_input))),
                   *generic_candidates(tool_input, text, fields)]
     return decide(tool_input, text, candidates, fields), message, name
 
 
-def _patch(tool: str, tool_input: dict[str, Any], base: Path,
-           ask: AskAdvice) -> tuple[Decision, str, str]:
+def _patch(tool: str, tool_input: dict[str, Any], base: Path, ask: AskAdvice) -> _Found:
+    from slmactor.logic.evolve.preflight import decide_patch, generic_patch_candidates, patch_paths
+
     patch = tool_input.get("command")
     if not isinstance(patch, str) or not patch.strip():
-        return Decision("no patch"), "", ""
+        return "no patch", "", ""
     files: dict[str, str] = {}
     for name in patch_paths(patch):
         text = _read_text(_resolve(name, base))
         if text is not None:
             files[name] = text
     first = next(iter(files), "")
+    if not files:
+        return "no patched file could be read", "", first
     generic = generic_patch_candidates(patch)
-    if not generic and not files:
-        return Decision("no patched file could be read"), "", first
     message = CODEX_PATCH_ERROR.format(path=first, old="")
     decision = decide_patch(patch, files, generic)
-    if decision.reason == "every hunk of the patch is in its file" or not files:
+    if decision.reason == "every hunk of the patch is in its file":
         return decision, message, first
     candidates = [*_learned(ask(tool, message, _dump(tool_input)), "command"), *generic]
     return decide_patch(patch, files, candidates), message, first

@@ -54,9 +54,12 @@ STALE_SECONDS = 7 * 86400
 
 
 def ledger_path(runtime_dir: Path, project: str, run_id: str) -> Path:
-    from slmactor.logic.text.strings import hash_id
+    """`hook-sessions/<session id, filename-safe>-<crc32 of project and session>.jsonl`."""
+    import zlib
 
-    return runtime_dir / LEDGER_DIR / f"{hash_id('s_', project, run_id)}.jsonl"
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in run_id[:80])
+    digest = zlib.crc32(f"{project}\0{run_id}".encode("utf-8", errors="replace"))
+    return runtime_dir / LEDGER_DIR / f"{safe}-{digest:08x}.jsonl"
 
 
 def append(path: Path, entry: Mapping[str, Any]) -> None:

@@ -30,3 +30,12 @@ def test_output_only_on_events_that_take_context() -> None:
     assert tool_event_output("gemini", "AfterTool", "hint")["hookSpecificOutput"]["hookEventName"] == "AfterTool"
     assert tool_event_output("openhands", "PostToolUse", "hint") == {}
     assert tool_event_output("claude", "PostToolUse", "") == {}
+
+
+def test_the_edit_tool_tables_agree() -> None:
+    from slmactor.hooks.edit_tools import EDIT_TOOLS
+    from slmactor.hooks.preflight import SEARCH_REPLACE
+
+    for fmt, tools in SEARCH_REPLACE.items():
+        assert set(tools) <= EDIT_TOOLS[fmt]
+    assert EDIT_TOOLS["codex"] == {"apply_patch"}
