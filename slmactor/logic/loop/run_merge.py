@@ -91,12 +91,14 @@ def seen_report(snapshot: Mapping[str, Any], run_id: str = "") -> dict[str, Any]
     }
     failures: list[dict[str, Any]] = []
     seen: set[tuple[str, str]] = set()
-    for note, resolved in [(f, False) for f in _maps(snapshot, "open_failures")] + [
-        (f, True) for f in _maps(snapshot, "resolved_failures")
+    # Resolved first: the same failure opened by record_tool (open) and by evolve.on_failure
+    # (then resolved under its fingerprint) is one failure, and it was resolved.
+    for note, resolved in [(f, True) for f in _maps(snapshot, "resolved_failures")] + [
+        (f, False) for f in _maps(snapshot, "open_failures")
     ]:
         identity = failure_identity(_str(note, "tool"), _str(note, "message"))
         if identity in seen or identity == ("", ""):
-            continue  # the same failure opened by record_tool and by evolve.on_failure
+            continue
         seen.add(identity)
         failure: dict[str, Any] = {
             "tool": _str(note, "tool"),

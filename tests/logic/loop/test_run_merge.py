@@ -43,8 +43,8 @@ def test_seen_report_reads_what_working_memory_holds() -> None:
     assert report.files_changed == ("p.py",) and report.query == "fix the parser"
     assert report.commands == (("pytest", False),)
     sources = [(f.tool, f.source) for f in report.failures]
-    assert sources == [("bash", "unresolved"), ("edit", "memory")]
-    assert report.failures[1].resolving_rule == "rule_abc"
+    assert sources == [("edit", "memory"), ("bash", "unresolved")]
+    assert report.failures[0].resolving_rule == "rule_abc"
     assert report.wall_ms == 5000 and report.success()  # a file was edited
 
 
@@ -65,6 +65,17 @@ def test_the_merge_counts_nothing_twice() -> None:
     assert merged["files_changed"] == ["q.py", "p.py"]
     tools = [f.get("tool") or f["signal"]["tool"] for f in merged["failures"]]
     assert tools == ["BASH", "edit"]  # the harness's bash failure is the daemon's bash failure
+
+
+def test_a_failure_opened_twice_and_resolved_once_counts_as_resolved() -> None:
+    snapshot = {
+        "open_failures": [{"key": "wf_1", "tool": "bash", "message": "No module named app"}],
+        "resolved_failures": [{"key": "fp_1", "tool": "bash", "message": "No module named app\n",
+                               "resolved_by": "llm", "resolution": "ran it from src/"}],
+    }
+    failures = seen_report(snapshot, "r")["failures"]
+    assert failures == [{"tool": "bash", "message": "No module named app\n", "attempts": 1,
+                         "resolved_by": "llm", "resolution": "ran it from src/"}]
 
 
 text = st.text(alphabet="abcAB \n.:", max_size=12)
