@@ -198,9 +198,10 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     now = time.time()
     report = session_report(report_id, fmt, entries, snapshot, transcript, now, is_edit,
                             first_segment=done == 0)
-    # `wait`: reply after the pipeline, so the memory a harness sees next already holds this
-    # session (a slow pipeline only costs this hook its deadline; the daemon finishes anyway).
-    reply = ask("run.finish", {"report": report, "wait": True})
+    # Answered once the report is journalled (durable; a daemon killed mid-pipeline replays it),
+    # not after the pipeline: a Codex `Stop` ends every turn, and a pipeline slower than the
+    # hook's deadline would read as a wedged daemon and open the hooks' breaker.
+    reply = ask("run.finish", {"report": report})
     if not isinstance(reply, dict):
         return None
     drop(path, recorded)

@@ -31,6 +31,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -38,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from slmactor.protocol.messages import EpisodeGet
+from slmactor.protocol.messages import EpisodeGet, RunFinish
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 
 SOURCE = (
@@ -87,6 +88,16 @@ def hook(daemon: DaemonProcess, fmt: str, event: str, payload: dict[str, Any]) -
         input=json.dumps(payload).encode(), capture_output=True, timeout=60, env=daemon.env, check=False)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), proc.stderr.decode(errors="replace")
+
+
+def settle(daemon: DaemonProcess) -> None:
+    """Wait until the finish pipelines of the sessions reported so far have run: the reflector runs
+    one pipeline at a time in arrival order, so a run finished after them with `wait: true` (in a
+    scratch project, so the repositories' memory is not touched) returns only after them."""
+    scratch = daemon.base / "settle"
+    scratch.mkdir(exist_ok=True)
+    with daemon.client(project=scratch) as client:
+        client.ask(RunFinish(report={"run_id": f"settle-{time.monotonic_ns()}"}, wait=True))
 
 
 def cli(daemon: DaemonProcess, repo: Path, *argv: str) -> Any:
@@ -176,6 +187,7 @@ def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonP
                                                "userModified": False, "structuredPatch": []}})
     out, err = hook(daemon, "claude", "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "other"})
     assert out == {}, err
+    settle(daemon)
 
     listed = _episodes(cli(daemon, repo, "memory", "episodes"))
     entry = next(e for e in listed if e["query"] == "reject discounts over 100")
@@ -211,6 +223,7 @@ def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonP
         **base, "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "toolu_9",
         "tool_input": updated, "tool_response": {"filePath": str(target), "structuredPatch": []}})
     hook(daemon, "claude", "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    settle(daemon)
 
     shown = cli(daemon, repo, "metrics", "show", "--last", "1")
     totals = _totals(shown)
@@ -265,6 +278,7 @@ def test_gemini_cli_session_learns_then_repairs_before_the_call(daemon: DaemonPr
         "tool_response": {"llmContent": f"Successfully modified file: {target} (1 replacements).",
                           "returnDisplay": ""}})
     hook(daemon, "gemini", "SessionEnd", {**_gemini(repo, "gm-1", "SessionEnd"), "reason": "exit"})
+    settle(daemon)
     assert any("gemini" in e["tags"] for e in _episodes(cli(daemon, repo, "memory", "episodes")))
     rules = _learned(cli(daemon, repo, "evolve", "rules"))
     assert [(r["trigger"]["tool"], r["repair"]["transform"]) for r in rules] == [
@@ -282,6 +296,7 @@ def test_gemini_cli_session_learns_then_repairs_before_the_call(daemon: DaemonPr
         **_gemini(repo, "gm-2", "AfterTool"), "tool_name": "replace", "tool_input": updated,
         "tool_response": {"llmContent": "Successfully modified file", "returnDisplay": ""}})
     hook(daemon, "gemini", "SessionEnd", {**_gemini(repo, "gm-2", "SessionEnd"), "reason": "exit"})
+    settle(daemon)
     totals = _totals(cli(daemon, repo, "metrics", "show", "--last", "1"))
     assert totals["failures_avoided"] == 1 and totals["resolved_from_memory"] == 1
 
@@ -362,6 +377,7 @@ def test_codex_cli_session_learns_from_its_rollout_then_repairs_the_patch(daemon
     out, err = hook(daemon, "codex", "Stop", {**_codex(repo, "cx-1", "Stop", rollout),
                                              "stop_hook_active": False, "last_assistant_message": "done"})
     assert out == {}, err
+    settle(daemon)
     listed = _episodes(cli(daemon, repo, "memory", "episodes"))
     entry = next(e for e in listed if e["query"] == "reject negative discounts")
     with daemon.client(project=repo) as client:
@@ -375,6 +391,7 @@ def test_codex_cli_session_learns_from_its_rollout_then_repairs_the_patch(daemon
     # A second Stop of the same turn has nothing new: no second report.
     assert hook(daemon, "codex", "Stop", {**_codex(repo, "cx-1", "Stop", rollout),
                                           "stop_hook_active": False})[0] == {}
+    settle(daemon)
     assert len([e for e in _episodes(cli(daemon, repo, "memory", "episodes")) if "codex" in e["tags"]]) == 1
 
     # ---- session 2: the same kind of broken patch elsewhere in the file
@@ -396,6 +413,7 @@ def test_codex_cli_session_learns_from_its_rollout_then_repairs_the_patch(daemon
         "tool_response": "Exit code: 0\nOutput:\nSuccess. Updated the following files:\nM shop.py\n"})
     hook(daemon, "codex", "Stop", {**_codex(repo, "cx-2", "Stop", repo.parent / "rollout-codex-2.jsonl"),
                                    "stop_hook_active": False})
+    settle(daemon)
     totals = _totals(cli(daemon, repo, "metrics", "show", "--last", "1"))
     assert totals["failures_avoided"] == 1 and totals["resolved_from_memory"] == 1
 
