@@ -4,8 +4,6 @@ drops counted the moment a tell cannot be delivered."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,21 +16,11 @@ from slmactor.protocol import ErrorCode
 from slmactor.protocol.messages import EvolveOnFailure, MetricsShow, RunStart
 from slmactor.results import Advice, Block, Finished, Run
 from slmactor.testing import DaemonProcess
+from tests.integration.test_runtime import wait_for
 
 GUTTER_ARGS = '{"path": "app.py", "old_str": "  7|     x = 1", "new_str": "  7|     x = 2"}'
 FIXED_ARGS = '{"path": "app.py", "old_str": "    x = 1", "new_str": "    x = 2"}'
 EDIT_FAILURE = "old_str not found in app.py"
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> Any:
-    """Poll a real query (each poll is a round trip to the daemon) until it holds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
 
 
 def metrics_of(client: Client, run_id: str) -> dict[str, Any] | None:
