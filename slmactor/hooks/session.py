@@ -189,8 +189,11 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
             snapshot = reply["snapshot"]
     transcript = transcript_stats(fmt, payload, since)
     if transcript is not None and transcript.calls:
-        # Calls no hook saw (Codex: patches that did not apply), in the order they happened.
-        entries = sorted([*entries, *transcript.calls], key=lambda e: e.get("at") or 0.0)
+        # Calls no hook saw (Codex: patches that did not apply, when no PostToolUse reported
+        # them), in the order they happened; one a hook did report is not counted twice.
+        seen = {(e.get("tool"), e.get("args")) for e in entries if e.get("e") == "call"}
+        unseen = [c for c in transcript.calls if (c.get("tool"), c.get("args")) not in seen]
+        entries = sorted([*entries, *unseen], key=lambda e: e.get("at") or 0.0)
 
     def is_edit(tool: str) -> bool:
         return DEFAULT_TOOL_CLASSES.classify(tool)[1] == EDIT

@@ -369,6 +369,16 @@ def test_codex_cli_session_learns_from_its_rollout_then_repairs_the_patch(daemon
     hook(daemon, "codex", "PostToolUse", {
         **_codex(repo, "cx-1", "PostToolUse", rollout), "tool_name": "Bash", "tool_use_id": "c1",
         "tool_input": {"command": "nl -ba shop.py"}, "tool_response": cat_n(1, lines)})
+    # Codex versions that run apply_patch as an exec report the failure to PostToolUse too (an
+    # exec summary: tests/fixtures/hooks/codex/PostToolUse-apply_patch-failed.json); the rollout
+    # has it as well, and it counts once.
+    out, err = hook(daemon, "codex", "PostToolUse", {
+        **_codex(repo, "cx-1", "PostToolUse", rollout), "tool_name": "apply_patch", "tool_use_id": "c2",
+        "tool_input": {"command": broken},
+        "tool_response": "Exit code: 1\nWall time: 0 seconds\nOutput:\nFailed to find expected lines in "
+                         "shop.py:\n     2\t    if discount > 100:\n"})
+    advice = out["hookSpecificOutput"]["additionalContext"]  # the shipped patch_failed rule
+    assert out["hookSpecificOutput"]["hookEventName"] == "PostToolUse" and "ws_" not in advice, err
     apply_patch(repo, clean)
     hook(daemon, "codex", "PostToolUse", {
         **_codex(repo, "cx-1", "PostToolUse", rollout), "tool_name": "apply_patch", "tool_use_id": "c3",
@@ -384,7 +394,7 @@ def test_codex_cli_session_learns_from_its_rollout_then_repairs_the_patch(daemon
         episode = client.ask(EpisodeGet(episode_id=entry["id"]))
     assert (episode["model"], episode["llm_calls"], episode["tokens_in"], episode["tokens_out"]) == (
         "gpt-5-codex", 2, 1900, 100)
-    assert [f["resolved_by"] for f in episode["failures"]] == ["llm"]
+    assert [(f["resolved_by"], f["attempts"]) for f in episode["failures"]] == [("llm", 1)]
     rules = _learned(cli(daemon, repo, "evolve", "rules"))
     assert [(r["trigger"]["tool"], r["repair"]["transform"]) for r in rules] == [
         ("apply_patch", "strip_line_number_prefix")]
