@@ -8,7 +8,9 @@ session and `evolve rules` shows the learned repair.  Session 2: the same kind o
 the pre-tool hook returns the rewritten input, applying it to the file succeeds, and
 `metrics show` counts a failure avoided from memory.
 
-Payload shapes, per harness (the fields a hook reads; values are this test's):
+Every payload starts from the common fields of hooks-dialects' fixture of the same harness
+(tests/fixtures/hooks/<harness>/, each naming its source), and every answer is checked against the
+harness's published output schema (`output_problems`).  Payload shapes, per harness:
 * Claude Code — `PreToolUseHookInput`, `PostToolUseHookInput`, `PostToolUseFailureHookInput`
   (`error`), `BaseHookInput` (`session_id, transcript_path, cwd, permission_mode`) in
   anthropics/claude-agent-sdk-python 0.2.143 `src/claude_agent_sdk/types.py`; `SessionEnd`
@@ -41,6 +43,7 @@ import pytest
 
 from slmactor.protocol.messages import EpisodeGet, RunFinish
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
+from tests.fixtures.hooks import load, output_problems
 
 SOURCE = (
     "def price(total, discount):\n"
@@ -87,7 +90,10 @@ def hook(daemon: DaemonProcess, fmt: str, event: str, payload: dict[str, Any]) -
         [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "hook", fmt, event],
         input=json.dumps(payload).encode(), capture_output=True, timeout=60, env=daemon.env, check=False)
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout), proc.stderr.decode(errors="replace")
+    out = json.loads(proc.stdout)
+    # Every answer in the shape the harness's published output schema allows for the event.
+    assert output_problems(fmt, event, out) == [], out
+    return out, proc.stderr.decode(errors="replace")
 
 
 def settle(daemon: DaemonProcess) -> None:
@@ -149,10 +155,21 @@ def claude_transcript(path: Path, session: str, prompt: str) -> None:
 # ------------------------------------------------------------------------------- Claude Code
 
 
+def _common(fmt: str, name: str, keys: tuple[str, ...]) -> dict[str, Any]:
+    """The fields every event of a harness carries, from hooks-dialects' fixture of that event
+    (tests/fixtures/hooks/<harness>/<name>.json, which names its source)."""
+    fixture = next(f for f in load(fmt) if f.name == name)
+    payload = fixture.payload("/unused")
+    return {k: payload[k] for k in keys if k in payload}
+
+
+CLAUDE_COMMON = ("session_id", "transcript_path", "cwd", "permission_mode")
+
+
 def _claude(daemon: DaemonProcess, repo: Path, session: str) -> dict[str, Any]:
     transcript = repo.parent / f"{session}.jsonl"
-    return {"session_id": session, "transcript_path": str(transcript), "cwd": str(repo),
-            "permission_mode": "acceptEdits"}
+    return {**_common("claude", "PreToolUse-Edit", CLAUDE_COMMON), "session_id": session,
+            "transcript_path": str(transcript), "cwd": str(repo), "permission_mode": "acceptEdits"}
 
 
 def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonProcess) -> None:
@@ -249,8 +266,9 @@ def test_claude_failure_advice_names_claudes_own_tools(daemon: DaemonProcess) ->
 
 
 def _gemini(repo: Path, session: str, event: str) -> dict[str, Any]:
-    return {"session_id": session, "transcript_path": str(repo.parent / f"{session}.json"),
-            "cwd": str(repo), "hook_event_name": event, "timestamp": "2026-12-01T09:00:00.000Z"}
+    common = _common("gemini", "BeforeTool-replace", ("session_id", "transcript_path", "cwd", "timestamp"))
+    return {**common, "session_id": session, "transcript_path": str(repo.parent / f"{session}.json"),
+            "cwd": str(repo), "hook_event_name": event}
 
 
 def test_gemini_cli_session_learns_then_repairs_before_the_call(daemon: DaemonProcess) -> None:
@@ -306,9 +324,10 @@ def test_gemini_cli_session_learns_then_repairs_before_the_call(daemon: DaemonPr
 
 def _codex(repo: Path, session: str, event: str, rollout: Path) -> dict[str, Any]:
     """Codex's common hook input (codex-rs/hooks/schema/generated/*.command.input.schema.json)."""
-    return {"session_id": session, "turn_id": "turn-1", "transcript_path": str(rollout),
-            "cwd": str(repo), "hook_event_name": event, "model": "gpt-5-codex",
-            "permission_mode": "default"}
+    common = _common("codex", "PreToolUse-apply_patch",
+                     ("session_id", "turn_id", "transcript_path", "cwd", "model", "permission_mode"))
+    return {**common, "session_id": session, "transcript_path": str(rollout), "cwd": str(repo),
+            "hook_event_name": event, "model": "gpt-5-codex"}
 
 
 def _stamp(seconds_ago: float) -> str:
