@@ -9,7 +9,13 @@ from typing import Any
 
 from slmactor import __version__
 from slmactor.cli.autostart import start_daemon
-from slmactor.cli.context import EXIT_DEGRADED, EXIT_OK, EXIT_UNREACHABLE, CliContext
+from slmactor.cli.context import (
+    EXIT_CODES_HELP,
+    EXIT_DEGRADED,
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    CliContext,
+)
 
 
 def register(sub: Any) -> None:
@@ -23,7 +29,8 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_start)
     p = sub.add_parser("stop", help="stop the daemon (drains and flushes first)")
     p.set_defaults(func=cmd_stop)
-    p = sub.add_parser("status", help="daemon health; exit 0 healthy, 1 unreachable, 150 degraded")
+    p = sub.add_parser("status", help="daemon health; exit 0 healthy, 1 unreachable, 150 degraded",
+                       epilog=EXIT_CODES_HELP)
     p.set_defaults(func=cmd_status)
 
 

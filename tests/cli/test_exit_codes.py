@@ -141,3 +141,12 @@ def test_failed_autostart_is_one_line_with_the_reason(daemon: DaemonProcess,
     assert done.returncode == EXIT_UNREACHABLE
     line = _one_line(done.stderr)
     assert f"already running as pid {daemon.pid}" in line and line.startswith("slmactor: ")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["status", "--help"]])
+def test_the_table_is_in_the_help(tmp_path: Path, argv: list[str]) -> None:
+    done = _cli(_env(None, tmp_path), *argv)
+    text = " ".join(done.stdout.split())
+    assert done.returncode == 0
+    for code in ("0 ok", "1 daemon unreachable", "2 usage error", "150 not healthy", "151 bad"):
+        assert code in text
