@@ -24,6 +24,28 @@ from pathlib import Path
 #: How long `start` waits for the new daemon to answer.
 START_TIMEOUT = 10.0
 
+# Where the user service lives (`slmactor service` writes it; autostart asks whether it is there).
+UNIT_NAME = "slmactor.service"
+LAUNCHD_LABEL = "dev.slmactor"
+MANAGERS = ("systemd", "launchd")
+
+
+def default_manager() -> str:
+    return "launchd" if sys.platform == "darwin" else "systemd"
+
+
+def unit_path(manager: str, unit_dir: str | None = None) -> Path:
+    """The unit file (systemd) or LaunchAgent plist (launchd) of the user service."""
+    if unit_dir:
+        base = Path(unit_dir).expanduser()
+    elif manager == "systemd":
+        config = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+        base = Path(config) / "systemd" / "user"
+    else:
+        base = Path.home() / "Library" / "LaunchAgents"
+    name = UNIT_NAME if manager == "systemd" else f"{LAUNCHD_LABEL}.plist"
+    return base.absolute() / name
+
 
 class AutostartFailed(RuntimeError):
     """The daemon could not be started; the message is the reason, in one line."""
@@ -69,8 +91,6 @@ def use_service(*, manager: str, unit_installed: bool, tool: str | None, runtime
 
 def service_start_commands(manager: str, unit: Path, uid: int) -> list[list[str]]:
     """What starts the installed service, in order of preference (the first that works wins)."""
-    from slmactor.cli.service_paths import LAUNCHD_LABEL, UNIT_NAME
-
     if manager == "systemd":
         return [["systemctl", "--user", "start", UNIT_NAME]]
     # kickstart needs the agent loaded; bootstrap loads it, and RunAtLoad starts it.
@@ -83,8 +103,6 @@ def _start_service(runtime_dir: Path) -> str:
     why not (the caller spawns the daemon itself)."""
     import shutil
     import subprocess
-
-    from slmactor.cli.service_paths import default_manager, unit_path
 
     manager = default_manager()
     unit = unit_path(manager)

@@ -185,3 +185,28 @@ class CliContext:
 
 def is_tty() -> bool:
     return sys.stdout.isatty() and os.environ.get("TERM") != "dumb"
+
+
+def write_text_atomically(path: Path, text: str, *, mode: int | None = None) -> None:
+    """Replace `path` with `text` (a file for the user to keep or share: a report, a unit).
+
+    Unlike the stores' files (private, 0600, under `.slmcode`) it follows the user's umask — a
+    report meant for sharing must be readable like any file the user makes — unless the caller
+    needs an exact mode (a unit file is 0644 whatever the umask). Written to a temp file beside
+    the target, fsynced, then renamed over it: a reader never sees half a file. Raises OSError.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    try:
+        # O_CREAT's mode is filtered by the umask, like the mode of any file the user creates.
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666 if mode is None else mode)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    finally:
+        if tmp.exists():
+            tmp.unlink()

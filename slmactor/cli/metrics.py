@@ -154,7 +154,7 @@ def _episode(client: Any, ask: Any) -> dict[str, Any] | None:
 def cmd_report(ctx: CliContext) -> int:
     import time
 
-    from slmactor.cli.files import write_text_atomically
+    from slmactor.cli.context import write_text_atomically
     from slmactor.logic.loop.metrics import Run
     from slmactor.logic.loop.metrics_compare import compare_last
     from slmactor.logic.loop.report_html import failure_classes, render_html

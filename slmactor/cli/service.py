@@ -21,14 +21,19 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext
-from slmactor.cli.files import write_text_atomically
-from slmactor.cli.service_paths import (
+from slmactor.cli.autostart import (
     LAUNCHD_LABEL,
     MANAGERS,
     UNIT_NAME,
     default_manager,
     unit_path,
+)
+from slmactor.cli.context import (
+    EXIT_OK,
+    EXIT_UNREACHABLE,
+    EXIT_USAGE,
+    CliContext,
+    write_text_atomically,
 )
 
 SYSTEMD_TEMPLATE = """\
