@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -58,6 +58,20 @@ def _prompt_text(message: Any) -> str:
     return ""
 
 
+def _json_objects(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL text; a cut, blank, oversized or non-object line is skipped
+    (a transcript being written while it is read ends in a partial line)."""
+    for line in lines:
+        if len(line) > MAX_TRANSCRIPT_LINE or not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            yield entry
+
+
 def claude_transcript_stats(lines: Iterable[str]) -> TranscriptStats:
     """Model, LLM calls and tokens of a Claude Code JSONL transcript.
 
@@ -74,15 +88,7 @@ def claude_transcript_stats(lines: Iterable[str]) -> TranscriptStats:
     models: dict[str, int] = {}
     started = ended = 0.0
     prompt = ""
-    for line in lines:
-        if len(line) > MAX_TRANSCRIPT_LINE or not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict):
-            continue
+    for entry in _json_objects(lines):
         stamp = entry.get("timestamp")
         at = parse_rfc3339(stamp) if isinstance(stamp, str) else None
         if at:
@@ -158,14 +164,8 @@ def codex_rollout(lines: Iterable[str], since: float = 0.0) -> TranscriptStats:
     llm_calls = tokens_in = tokens_out = 0
     last_total = -1
     started = ended = 0.0
-    for line in lines:
-        if len(line) > MAX_TRANSCRIPT_LINE or not line.strip():
-            continue
-        try:
-            entry = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(entry, dict) or not isinstance(entry.get("payload"), dict):
+    for entry in _json_objects(lines):
+        if not isinstance(entry.get("payload"), dict):
             continue
         stamp = entry.get("timestamp")
         at = (parse_rfc3339(stamp) if isinstance(stamp, str) else None) or 0.0
