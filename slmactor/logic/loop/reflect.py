@@ -104,8 +104,9 @@ def _note(event: FailureEvent) -> tuple[FailureNote, str]:
     if len(event.message.strip().encode()) > NOTE_MESSAGE:
         message = clip(message, NOTE_MESSAGE - 3) + "…"
     rule = event.resolving_rule if event.source == "memory" else event.rule_id
-    note = FailureNote(fp.id, fp.cls, event.tool.strip().lower(), message, event.source,
-                       event.resolved_by, rule, clip(event.resolution, 240), event.attempts,
+    note = FailureNote(event.fingerprint or fp.id, fp.cls, event.tool.strip().lower(), message,
+                       event.source, event.resolved_by, rule, clip(event.resolution, 240),
+                       event.attempts,
                        clip_words(normalize_message(salient_line(event.message)), NOTE_SALIENT))
     return note, fp.cls
 

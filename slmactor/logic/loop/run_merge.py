@@ -105,6 +105,10 @@ def seen_report(snapshot: Mapping[str, Any], run_id: str = "") -> dict[str, Any]
             "message": _str(note, "message"),
             "attempts": max(1, _count(note.get("attempts"))),
         }
+        if _str(note, "key").startswith("fp_"):
+            # Opened by evolve.on_failure under the fingerprint of the whole message; working
+            # memory keeps only its first line, so the report names the fingerprint too.
+            failure["fingerprint"] = _str(note, "key")
         if resolved:
             failure["resolved_by"] = _str(note, "resolved_by") or "other"
             failure["resolution"] = _str(note, "resolution")

@@ -13,6 +13,7 @@ plain `retry` is not "fixed from memory" (H-S-20).
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -103,6 +104,10 @@ class FailureEvent:
     #: The call was repaired *before* it ran (a harness's pre-flight hook), so the failure never
     #: happened; with a resolution it counts as a failure avoided.
     avoided: bool = False
+    #: The fingerprint `evolve.on_failure` gave this failure, when the report knows it (a report
+    #: built from working memory does): reflection keys what it learns to it, because the
+    #: message a report carries may be shorter than the one that was fingerprinted.
+    fingerprint: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], language: str, model: str) -> FailureEvent:
@@ -124,6 +129,7 @@ class FailureEvent:
             failed_args=_raw_text(data, "failed_args") or _raw_text(data, "args"),
             fixed_args=_raw_text(data, "fixed_args"),
             avoided=data.get("avoided") is True,
+            fingerprint=_fingerprint_id(data.get("fingerprint")),
         )
 
     @property
@@ -276,3 +282,11 @@ def count_sources(failures: Sequence[FailureEvent]) -> dict[Source, int]:
     for failure in failures:
         tally[failure.source] += 1
     return tally
+
+
+_FINGERPRINT_ID = re.compile(r"fp_[0-9a-f]{12}")
+
+
+def _fingerprint_id(value: object) -> str:
+    """A fingerprint id as `analyze` makes them (`fp_` + 12 hex digits), else ""."""
+    return value if isinstance(value, str) and _FINGERPRINT_ID.fullmatch(value) else ""

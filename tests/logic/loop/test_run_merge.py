@@ -48,6 +48,33 @@ def test_seen_report_reads_what_working_memory_holds() -> None:
     assert report.wall_ms == 5000 and report.success()  # a file was edited
 
 
+def test_a_failure_opened_twice_and_resolved_once_is_reported_resolved() -> None:
+    # record_tool(ok=False) opens it under its own key, evolve.on_failure under the fingerprint;
+    # evolve.resolved then resolves the fingerprint's note only.
+    snapshot = {
+        "run_id": "r2",
+        "open_failures": [{"key": "wf_9", "tool": "bash",
+                           "message": "Traceback (most recent call last):", "attempts": 1}],
+        "resolved_failures": [{"key": "fp_0123456789ab", "tool": "bash",
+                               "message": "Traceback (most recent call last):",
+                               "attempts": 1, "resolved_by": "llm",
+                               "resolution": "fixed by running: sed -i s/a/b/ f.py"}],
+    }
+    seen = seen_report(snapshot, "r2")
+    assert seen["failures"] == [{"tool": "bash", "message": "Traceback (most recent call last):",
+                                 "attempts": 1, "fingerprint": "fp_0123456789ab",
+                                 "resolved_by": "llm",
+                                 "resolution": "fixed by running: sed -i s/a/b/ f.py"}]
+    # Working memory keeps the first line only; reflection learns under the fingerprint that
+    # evolve.on_failure gave the whole message, so the next occurrence finds the rule.
+    from slmactor.logic.loop.reflect import reflect
+
+    reflection = reflect(RunReport.from_dict({**seen, "query": "fix f"}), now=1_700_000_000.0)
+    assert [c.fingerprint for c in reflection.candidates] == ["fp_0123456789ab"]
+    assert RunReport.from_dict({"failures": [{"tool": "x", "message": "y",
+                                              "fingerprint": "not-an-id"}]}).failures[0].fingerprint == ""
+
+
 def test_a_blank_snapshot_adds_nothing() -> None:
     assert seen_report({}, "r") == {}
     given_report = {"tool_calls": 3, "failures": [{"tool": "x", "message": "y"}]}
