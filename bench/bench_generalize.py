@@ -29,7 +29,7 @@ VOCABULARIES = ("claude", "bundled")
 
 def measure(client: Any, directory: Path, label: str) -> dict[str, Any]:
     """Replay the set in `directory` through `client`; the figures of the module docstring."""
-    from slmactor.cli.replay_driver import learning_replay
+    from slmactor.cli.loop.replay_driver import learning_replay
     from slmactor.stores.trajectories import load_trajectories
 
     trajectories, skipped = load_trajectories(directory)

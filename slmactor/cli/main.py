@@ -28,7 +28,7 @@ from slmactor.cli.context import (
 GROUPS: dict[str, tuple[str, list[str]]] = {
     "memory": ("inspect and reset memory", ["memory.episodes", "memory.facts", "memory.working"]),
     "evolve": ("repair rules, fingerprints, policy", ["evolve.rules", "evolve.policy", "evolve.loop"]),
-    "metrics": ("run metrics, comparisons, replay, reports", ["metrics"]),
+    "metrics": ("run metrics, comparisons, replay, reports", ["loop.metrics"]),
     "calibrate": ("model calibration profiles", ["calibrate"]),
     "hook": ("adapters for harness hook systems", ["hook"]),
     "graph": ("the knowledge graph over memory", ["graph"]),
@@ -37,7 +37,7 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
 #: commands of `daemon_cmds`, parsed without loading anything else
 DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})
 #: modules that add top-level commands (beside serve/start/stop/status)
-TOP_LEVEL = ["demo", "service", "mcp"]
+TOP_LEVEL = ["loop.demo", "service", "mcp"]
 
 
 def _exists(module: str) -> bool:

@@ -10,7 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from slmactor.cli.demo import bundled_trajectories
+from slmactor.cli.loop.demo import bundled_trajectories
 from slmactor.logic.failures.fingerprint import normalize, salient_line
 from slmactor.logic.memory.block import block_items, distinct_items
 

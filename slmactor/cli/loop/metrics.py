@@ -122,7 +122,7 @@ def cmd_replay(ctx: CliContext) -> int:
         return ctx.fail(f"metrics replay: no trajectories (*.json, *.traj) in {ctx.args.dir}")
 
     def run() -> int:
-        from slmactor.cli.replay_driver import ab_replay, learning_replay
+        from slmactor.cli.loop.replay_driver import ab_replay, learning_replay
 
         with ctx.client(timeout=max(ctx.args.timeout, 10.0)) as client:
             if ctx.args.learn:

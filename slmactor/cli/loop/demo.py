@@ -106,7 +106,7 @@ def cmd_demo(ctx: CliContext) -> int:
 
 def _run(ctx: CliContext, daemon: Any, trajectories: list[Any], say: Any,
          started: float) -> int:
-    from slmactor.cli.replay_driver import learning_replay
+    from slmactor.cli.loop.replay_driver import learning_replay
     from slmactor.protocol.messages import (
         EvolveRules,
         MemoryBlock,
