@@ -24,6 +24,7 @@ import math
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from slmactor.logic.loop.run_report import fingerprint_id
 from slmactor.logic.text.timefmt import parse_rfc3339
 
 #: Fields that count the run's tool calls; the merged value is the larger one.
@@ -105,7 +106,7 @@ def seen_report(snapshot: Mapping[str, Any], run_id: str = "") -> dict[str, Any]
             "message": _str(note, "message"),
             "attempts": max(1, _count(note.get("attempts"))),
         }
-        if _str(note, "key").startswith("fp_"):
+        if fingerprint_id(note.get("key")):
             # Opened by evolve.on_failure under the fingerprint of the whole message; working
             # memory keeps only its first line, so the report names the fingerprint too.
             failure["fingerprint"] = _str(note, "key")

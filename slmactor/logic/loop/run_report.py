@@ -129,7 +129,7 @@ class FailureEvent:
             failed_args=_raw_text(data, "failed_args") or _raw_text(data, "args"),
             fixed_args=_raw_text(data, "fixed_args"),
             avoided=data.get("avoided") is True,
-            fingerprint=_fingerprint_id(data.get("fingerprint")),
+            fingerprint=fingerprint_id(data.get("fingerprint")),
         )
 
     @property
@@ -287,6 +287,6 @@ def count_sources(failures: Sequence[FailureEvent]) -> dict[Source, int]:
 _FINGERPRINT_ID = re.compile(r"fp_[0-9a-f]{12}")
 
 
-def _fingerprint_id(value: object) -> str:
+def fingerprint_id(value: object) -> str:
     """A fingerprint id as `analyze` makes them (`fp_` + 12 hex digits), else ""."""
     return value if isinstance(value, str) and _FINGERPRINT_ID.fullmatch(value) else ""
