@@ -178,6 +178,8 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
         return None
     entries = read_ledger(path)
     recorded = len(entries)
+    # In the order the calls happened: async hooks (Claude's PostToolUse) may append late.
+    entries.sort(key=lambda e: e.get("at") if isinstance(e.get("at"), (int, float)) else 0.0)
     if not any(e.get("e") in ("call", "preflight") for e in entries):
         return None
     done, since = _segment(path)
@@ -193,7 +195,7 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
         # them), in the order they happened; one a hook did report is not counted twice.
         seen = {(e.get("tool"), e.get("args")) for e in entries if e.get("e") == "call"}
         unseen = [c for c in transcript.calls if (c.get("tool"), c.get("args")) not in seen]
-        entries = sorted([*entries, *unseen], key=lambda e: e.get("at") or 0.0)
+        entries = sorted([*entries, *unseen], key=lambda e: e.get("at") or 0.0)  # stable
 
     def is_edit(tool: str) -> bool:
         return DEFAULT_TOOL_CLASSES.classify(tool)[1] == EDIT

@@ -249,6 +249,17 @@ def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonP
     rule = next(r for r in _learned(cli(daemon, repo, "evolve", "rules")) if r["id"] == rules[0]["id"])
     assert rule["successes"] == rules[0]["successes"] + 1  # the rewrite counted as the rule's success
 
+    # Without a pre-tool hook, the same failure now comes back with its repair (item 3).
+    base = _claude(daemon, repo, "cc-3")
+    broken = {"file_path": str(target), "old_string": cat_n(1, lines[0:1]), "new_string": "def price(t, d):",
+              "replace_all": False}
+    out, err = hook(daemon, "claude", "PostToolUseFailure", {
+        **base, "hook_event_name": "PostToolUseFailure", "tool_name": "Edit", "tool_use_id": "toolu_5",
+        "tool_input": broken, "error": f"String to replace not found in file.\nString: {broken['old_string']}"})
+    context = out["hookSpecificOutput"]["additionalContext"]
+    assert "strip_line_number_prefix" in context and '"old_string":"def price(total, discount):"' in context
+    assert "old_str " not in context and "ws_" not in context, err
+
 
 def test_claude_failure_advice_names_claudes_own_tools(daemon: DaemonProcess) -> None:
     repo = _repo(daemon, "claude-advice")
