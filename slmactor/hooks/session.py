@@ -166,6 +166,11 @@ def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float) -> Any:
     return claude_transcript_stats(lines) if not since else None
 
 
+def _when(entry: Mapping[str, Any]) -> float:
+    at = entry.get("at")
+    return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else 0.0
+
+
 def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
            payload: Mapping[str, Any], path: Path, run_id: str) -> dict[str, Any] | None:
     """Build and send the session's (or segment's) `run.finish`; the daemon's reply, or None when
@@ -179,7 +184,7 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     entries = read_ledger(path)
     recorded = len(entries)
     # In the order the calls happened: async hooks (Claude's PostToolUse) may append late.
-    entries.sort(key=lambda e: e.get("at") if isinstance(e.get("at"), (int, float)) else 0.0)
+    entries.sort(key=_when)
     if not any(e.get("e") in ("call", "preflight") for e in entries):
         return None
     done, since = _segment(path)
@@ -195,7 +200,7 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
         # them), in the order they happened; one a hook did report is not counted twice.
         seen = {(e.get("tool"), e.get("args")) for e in entries if e.get("e") == "call"}
         unseen = [c for c in transcript.calls if (c.get("tool"), c.get("args")) not in seen]
-        entries = sorted([*entries, *unseen], key=lambda e: e.get("at") or 0.0)  # stable
+        entries = sorted([*entries, *unseen], key=_when)  # stable: ties keep their order
 
     def is_edit(tool: str) -> bool:
         return DEFAULT_TOOL_CLASSES.classify(tool)[1] == EDIT
