@@ -17,7 +17,7 @@ import pytest
 from slmactor.cli.memory.facts import SCOPES
 
 DESTRUCTIVE = [["memory", "forget", scope] for scope in SCOPES] + [
-    ["evolve", "reset"], ["graph", "forget"]]
+    ["evolve", "reset"], ["graph", "forget"], ["memory", "working", "--run", "r1", "--reset"]]
 
 
 def _cli(tmp_path: Path, *argv: str) -> subprocess.CompletedProcess[str]:

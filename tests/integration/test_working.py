@@ -226,7 +226,7 @@ def test_mirror_and_cli(daemon: DaemonProcess) -> None:
     assert snap["snapshot"]["files_edited"] == ["client.py"]
     assert cli("memory", "working", "--run", "cli", "--budget", "-1").returncode == 2
     assert cli("memory", "working").returncode == 2
-    assert json.loads(cli("--json", "memory", "working", "--run", "cli", "--reset").stdout) == {"reset": True, "runs": 1}
+    assert json.loads(cli("--json", "memory", "working", "--run", "cli", "--reset", "--yes").stdout) == {"reset": True, "runs": 1}
     gone = cli("memory", "working", "--run", "cli")
     assert "nothing known about run 'cli'" in gone.stdout
 

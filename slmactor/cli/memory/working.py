@@ -4,12 +4,15 @@ working memory (SPEC S-1).
     slmactor memory working --run ID [--budget N] [--json]   the block a prompt would get
     slmactor memory working --run ID --snapshot [--json]      every field, counters included
     slmactor memory working --run ID --mirror                 write <project>/.slmcode/memory/WORKING.md
-    slmactor memory working --run ID --reset                  forget the run's working memory
+    slmactor memory working --run ID --reset --yes            forget the run's working memory
+                                                              (asks first without --yes, like
+                                                              every destructive command)
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from typing import Any
 
 from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, CliContext, exit_code_for
@@ -23,6 +26,7 @@ def _add(sub: Any, name: str, help_text: str) -> None:
     what.add_argument("--snapshot", action="store_true", help="show every field instead of the block")
     what.add_argument("--mirror", action="store_true", help="write WORKING.md for the run now")
     what.add_argument("--reset", action="store_true", help="forget the run's working memory")
+    p.add_argument("--yes", action="store_true", help="--reset without asking for confirmation")
     p.set_defaults(func=cmd_working)
 
 
@@ -77,6 +81,13 @@ def cmd_working(ctx: CliContext) -> int:
         return ctx.fail("memory working: --budget must be 0 (default) or positive")
     if not args.run.strip():
         return ctx.fail("memory working: --run must name a run")
+    if args.reset and not args.yes:
+        # The rule of every destructive command: --json or no terminal needs --yes.
+        if ctx.json or not sys.stdin.isatty():
+            return ctx.fail("memory working --reset: pass --yes to confirm")
+        answer = input(f"forget the working memory of run {args.run!r}? [y/N] ")
+        if answer.strip().lower() not in ("y", "yes"):
+            return ctx.fail("memory working --reset: not confirmed (pass --yes)")
     try:
         with ctx.client() as client:
             if args.snapshot:
