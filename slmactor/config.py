@@ -63,6 +63,12 @@ class Settings:
     inbox_size: int = 1000
     #: High-water mark of the events socket (tells queued before clients see EAGAIN).
     events_hwm: int = 100_000
+    #: Live runs the working actor keeps (least recently used evicted first; `status` shows
+    #: `runs_evicted`).
+    working_runs: int = 256
+    #: Seconds between checkpoints of live runs' working memory (also written at shutdown and
+    #: restored at start, so a crash loses at most this much).
+    working_checkpoint_seconds: float = 5.0
     #: Restarts allowed per actor within `restart_window` seconds before the daemon exits.
     max_restarts: int = 5
     restart_window: float = 60.0

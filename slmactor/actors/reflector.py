@@ -70,8 +70,10 @@ from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.jsondoc import JsonDoc
-from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.markdown import write_markdown
+from slmactor.stores.base.project_lock import claim_project_store
+from slmactor.stores.pending_projects import PendingProjects
 from slmactor.stores.regressions import RegressionStore
 
 #: Finished run ids remembered for de-duplicating client retries.
@@ -131,12 +133,33 @@ class ReflectorActor(Actor):
         self._last_distill: dict[Path, float] = {}
         self._distill_due: set[Path] = set()
         self.ctx.stats.extra["pipeline_step_errors"] = 0
+        self.pending_projects = PendingProjects(UserLayout(self.ctx.settings.home).evolve_dir / "pending-projects")
+        self.ctx.stats.extra["replays_at_start"] = 0
 
     async def on_stop(self) -> None:
         self.stores.close_all()
 
     def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
-        return [self._distill_timer]
+        return [self._distill_timer, self._replay_saved]
+
+    async def _replay_saved(self) -> None:
+        """At start: open every project that holds finish reports saved before a crash, which
+        replays their pipelines (`_recover`), instead of waiting for the project's next use."""
+        for root in await self.run_sync(self.pending_projects.roots):
+            try:
+                if not await self.run_sync(self._has_pending, root):
+                    await self.run_sync(self.pending_projects.done, root)
+                    continue
+                claim_project_store(root)
+                before = len(self._inflight)
+                self.stores.get(root)  # on the loop: recovery spawns the pipelines
+                self.ctx.stats.extra["replays_at_start"] += len(self._inflight) - before
+            except (StoreError, OSError) as exc:  # another daemon's project, gone, unreadable
+                self.warn(f"saved finish reports of {root} not replayed at start: {exc}")
+
+    def _has_pending(self, root: Path) -> bool:
+        directory = self._pending_dir(root)
+        return directory.is_dir() and any(directory.glob("fin_*.json"))
 
     async def _distill_timer(self) -> None:
         """Distil projects whose distillation a burst of runs deferred, once it is due."""
@@ -173,6 +196,10 @@ class ReflectorActor(Actor):
         doc = JsonDoc(self._pending_dir(root) / name, self.warnings, now=self.now)
         doc.save({"at": at, "summary": msg.summary, "report": report, "request_id": msg.id})
         self._inflight.add(doc.path)
+        try:
+            self.pending_projects.register(root)  # so a restart finds it without the project's next use
+        except StoreError as exc:
+            self.warn(f"project not registered for replay at start: {exc}")
         return doc
 
     def _recover(self, root: Path) -> None:

@@ -42,13 +42,19 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import anyio.lowlevel
 import msgpack
 
 from slmactor.config import default_config_path
 from slmactor.logic.text.strings import count_tokens_chars
+from slmactor.logic.working.checkpoint import memory_state, restore_memory
 from slmactor.logic.working.memory import WorkingMemory, working_markdown
 from slmactor.logic.working.runs import RunKey, WorkingRuns
-from slmactor.logic.working.toolclasses import ToolClasses, ToolClassesConfigError
+from slmactor.logic.working.toolclasses import (
+    DEFAULT_TOOL_CLASSES,
+    ToolClasses,
+    ToolClassesConfigError,
+)
 from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, RequestError, codec
 from slmactor.protocol.messages import (
     ClientDropped,
@@ -69,9 +75,10 @@ from slmactor.protocol.messages import (
 from slmactor.runtime.actor import Actor, ActorContext, handles
 from slmactor.runtime.projects import project_problem
 from slmactor.stores.base.errors import StoreError
-from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.markdown import write_markdown
 from slmactor.stores.base.project_lock import claim_project_store
+from slmactor.stores.working_checkpoint import WorkingCheckpoint
 
 #: Environment variable naming a TOML file of tool-name classes (`read`, `edit`, `shell` lists,
 #: `modes` table, `replace_defaults`), see `slmactor.logic.working.toolclasses`.
@@ -87,6 +94,8 @@ MAX_CLIENTS = 4096
 MAX_PROJECT_NAMES = 1024
 #: How often idle runs are expired and pending mirrors written.
 HOUSEKEEPING_SECONDS = 30.0
+#: Runs whose checkpoint state is built between two event-loop turns.
+CHECKPOINT_SLICE = 32
 #: Mirrors waiting to be written (one per project; the newest wins).
 MAX_PENDING_MIRRORS = 64
 
@@ -157,6 +166,13 @@ class WorkingActor(Actor):
         self._pending_mirrors: dict[str, tuple[Path, str]] = {}
         self._projects: dict[str, str] = {}
         self._latest_per_project: dict[str, RunKey] = {}
+        self._classes = DEFAULT_TOOL_CLASSES
+        self._checkpoint = WorkingCheckpoint(
+            UserLayout(ctx.settings.home).memory_dir / "working.checkpoint.json",
+            self.store_warnings(), now=self.now,
+        )
+        #: (processed, live runs) at the last checkpoint: nothing changed → nothing written.
+        self._checkpointed: tuple[int, int] = (-1, -1)
         extra = self.ctx.stats.extra
         for counter in (
             "events_received",
@@ -164,14 +180,25 @@ class WorkingActor(Actor):
             "client_dropped",
             "mirrors_written",
             "mirror_errors",
+            "checkpoints",
+            "checkpoint_errors",
         ):
             extra.setdefault(counter, 0)
         self._publish_runs()
 
     async def on_start(self) -> None:
-        classes = self._load_tool_classes()
-        if classes is not None:
-            self.runs = WorkingRuns(classes=classes)
+        settings = self.ctx.settings
+        self._classes = self._load_tool_classes() or DEFAULT_TOOL_CLASSES
+        self.runs = WorkingRuns(max(settings.working_runs, 1), classes=self._classes)
+        restored = 0
+        for project, run_id, touched, state in await self.run_sync(self._checkpoint.load):
+            memory = restore_memory(state, classes=self._classes)
+            if memory is not None and self.runs.adopt(project, run_id, memory, touched):
+                self._latest_per_project[project] = (project, run_id)
+                restored += 1
+        extra = self.ctx.stats.extra
+        extra["runs_restored"] = restored
+        self._publish_runs()
 
     def _load_tool_classes(self) -> ToolClasses | None:
         """Tool-name classes from `$SLMACTOR_TOOL_CLASSES`, else `tool_classes.toml` beside the
@@ -428,6 +455,8 @@ class WorkingActor(Actor):
         if run_id in ("*", self._latest_per_project.get(project, ("", ""))[1]):
             self._latest_per_project.pop(project, None)  # nothing of it to mirror at shutdown
         self._publish_runs()
+        if count:
+            await self._save_checkpoint(force=True)  # a forgotten run must not come back after a crash
         return {"reset": count > 0, "runs": count}
 
     @handles(WorkingRender)
@@ -515,17 +544,48 @@ class WorkingActor(Actor):
             self._publish_runs()
             await self._flush_mirrors()
 
+    async def _checkpointing(self) -> None:
+        interval = max(self.ctx.settings.working_checkpoint_seconds, 0.05)
+        while True:
+            await anyio.sleep(interval)
+            await self._save_checkpoint()
+
+    async def _save_checkpoint(self, force: bool = False) -> None:
+        """Write the live runs' working memory when anything changed since the last checkpoint.
+
+        The states are built here, a slice of runs at a time between event-loop turns (a run takes
+        tens of microseconds); redaction and the atomic write happen in a worker thread."""
+        stats = self.ctx.stats
+        mark = (stats.processed, len(self.runs))
+        if mark == self._checkpointed and not force:
+            return
+        saved = []
+        for i, (key, memory, touched) in enumerate(self.runs.entries()):
+            if i and i % CHECKPOINT_SLICE == 0:
+                await anyio.lowlevel.checkpoint()
+            saved.append((key[0], key[1], touched, memory_state(memory)))
+        try:
+            await self.run_sync(self._checkpoint.save, saved)
+        except (StoreError, OSError) as exc:
+            stats.extra["checkpoint_errors"] += 1
+            self.warn(f"working memory checkpoint not written: {exc}")
+            return
+        self._checkpointed = mark
+        stats.extra["checkpoints"] += 1
+        stats.extra["checkpoint_processed"] = mark[0]
+
     def loops(self) -> list[Any]:
-        return [self._housekeeping]
+        return [self._housekeeping, self._checkpointing]
 
     async def on_stop(self) -> None:
-        """Mirror the latest run of each project, then anything still queued."""
+        """Mirror the latest run of each project, then anything still queued; checkpoint."""
         now = self.now()
         for project, key in list(self._latest_per_project.items()):
             memory = self.runs.get(*key)
             if memory is not None and project not in self._pending_mirrors:
                 self._queue_mirror(project, memory, now)
         await self._flush_mirrors()
+        await self._save_checkpoint(force=True)
 
     def _publish_runs(self) -> None:
         extra = self.ctx.stats.extra

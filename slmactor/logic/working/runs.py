@@ -111,6 +111,19 @@ class WorkingRuns:
         self.expired += len(gone)
         return gone
 
+    def adopt(self, project: str, run_id: str, memory: WorkingMemory, touched: float) -> bool:
+        """Add a run restored from a checkpoint as the most recent one; False (nothing added)
+        when the run is already live or the table is full."""
+        key = (project, run_id)
+        if key in self._runs or len(self._runs) >= self.max_runs:
+            return False
+        self._runs[key] = _Entry(memory, touched)
+        return True
+
+    def entries(self) -> list[tuple[RunKey, WorkingMemory, float]]:
+        """(key, memory, last touched) of every live run, least recently touched first."""
+        return [(key, entry.memory, entry.touched) for key, entry in self._runs.items()]
+
     def keys(self) -> list[RunKey]:
         """Live runs, least recently touched first."""
         return list(self._runs)
