@@ -28,7 +28,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.memory.polar_lessons import PolarLesson, deduplicate, word_overlap
+from slmactor.logic.memory.lesson_dedup import deduplicate, word_overlap
+from slmactor.logic.memory.polar_lessons import PolarLesson
 from slmactor.protocol.messages import LessonsRecall, MemoryBlock, Ping
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 from tests.fixtures.lessons.corpus import WORDS, write_corpus

@@ -199,7 +199,9 @@ class PolarLessonsMixin(Actor):
         project = self._project(msg)
         wanted = self._triggers(project.root, msg.triggers, msg.run_id)
         if not msg.triggers:
-            wanted -= self._penalized.get((project.root, msg.run_id.strip()), set())
+            run = (project.root, msg.run_id.strip())
+            wanted -= self._penalized.pop(run, set())
+            self._shown.pop(run, None)  # the run is over: a second boost for it finds nothing
         if not wanted:
             return {"boosted": []}
         lessons = await self._lessons(project)

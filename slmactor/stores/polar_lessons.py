@@ -26,7 +26,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from slmactor.logic.memory.budgets import PhaseOutcome, trim_history
-from slmactor.logic.memory.polar_lessons import LessonBook, PolarLesson, lesson_from_record, prune
+from slmactor.logic.memory.lesson_dedup import LessonBook
+from slmactor.logic.memory.polar_lessons import PolarLesson, lesson_from_record, prune
 from slmactor.logic.text.redact import redact
 from slmactor.stores.base.jsonl import JsonlLog
 from slmactor.stores.base.warnings import WarningLog

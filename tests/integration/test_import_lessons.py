@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
@@ -69,6 +71,35 @@ def test_import_summary_and_errors(daemon: DaemonProcess, tmp_path: Path) -> Non
     all_bad = cli(daemon, "--project", str(daemon.project), "--json", "import", "lessons",
                   str(junk))
     assert all_bad.returncode == 2 and json.loads(all_bad.stdout)["bad"] == 2
+
+
+def test_progress_is_shown_on_a_terminal(daemon: DaemonProcess, tmp_path: Path) -> None:
+    corpus = tmp_path / "memory.jsonl"
+    write_corpus(corpus, 1200, corrupt_every=100)
+    main, child = pty.openpty()  # stderr is a terminal, stdout a pipe
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+             "--no-autostart", "--project", str(daemon.project), "import", "lessons",
+             str(corpus)],
+            check=False, env=daemon.env, stdout=subprocess.PIPE, stderr=child, text=True,
+            timeout=120)
+        os.close(child)
+        shown = b""
+        while True:
+            try:
+                chunk = os.read(main, 4096)
+            except OSError:  # EIO: the writer side is closed and drained
+                break
+            if not chunk:
+                break
+            shown += chunk
+    finally:
+        os.close(main)
+    assert done.returncode == 0
+    assert shown.count(b"\rimporting lessons: ") == 3  # one update per batch of 500 lines
+    assert b"importing lessons: 1200 line(s) read, 12 bad" in shown
+    assert done.stdout.startswith("read 1200 line(s)")
 
 
 def test_memory_lessons_in_recall_order_for_a_task(daemon: DaemonProcess, tmp_path: Path) -> None:

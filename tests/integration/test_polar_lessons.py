@@ -101,6 +101,7 @@ def test_run_finish_boosts_shown_lessons_of_a_passing_run_and_penalizes_backfire
             "run-ok", True, "f-string SQL with user input broke the query"), wait=True))
         steps = finish["pipeline"]
         assert steps["lessons.penalize"]["ok"] and steps["lessons.boost"]["ok"]
+        assert client.ask(LessonsBoost(run_id="run-ok"))["boosted"] == []  # once per run
         shown = client.ask(LessonsRecall(task=FLASK_TASK, run_id="run-bad"))["lessons"]
         assert shown
         client.ask(RunFinish(report=_report("run-bad", False), wait=True))

@@ -8,16 +8,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from slmactor.logic.memory.lesson_dedup import LessonBook, deduplicate, word_overlap
 from slmactor.logic.memory.lessons import Lesson
 from slmactor.logic.memory.polar_lessons import (
     DEFAULT_CONFIDENCE,
     FRESH_CONFIDENCE,
     TYPES,
-    LessonBook,
     PolarLesson,
     boost_confidence,
     decayed_confidence,
-    deduplicate,
     from_prose,
     lesson_from_json_line,
     lesson_from_record,
@@ -25,7 +24,6 @@ from slmactor.logic.memory.polar_lessons import (
     parse_reflection,
     penalize_backfired,
     prune,
-    word_overlap,
 )
 
 NOW = 1_790_000_000.0
