@@ -141,6 +141,24 @@ def test_secrets_never_reach_the_file_or_a_prompt(daemon: DaemonProcess) -> None
     assert SECRET not in ProjectLayout(daemon.project).lessons.read_text()
 
 
+def test_secrets_sent_through_every_lesson_and_budget_ask_never_reach_a_file(
+        daemon: DaemonProcess) -> None:
+    line = json.dumps({"trigger": f"npm login with {SECRET}", "fix": f"use {SECRET}",
+                       "source_task": f"publish with {SECRET}", "tags": ["node"]})
+    with daemon.client() as client:
+        client.ask(LessonsImport(lines=[line]))
+        client.ask(LessonsMeta(weakness_id=SECRET, target_file="a.py", delta=0.5,
+                               reason=f"token {SECRET} rotated"))
+        client.ask(BudgetsRecord(phase=f"deploy {SECRET}", rounds=3, task="a flask app"))
+        client.ask(LessonsPenalize(triggers=[f"npm login with {SECRET}"],
+                                   error_text=f"npm login with {SECRET} failed"))
+        recalled = client.ask(LessonsRecall(task=f"npm {SECRET}"))
+        assert recalled["lessons"] and SECRET not in json.dumps(recalled)
+    store = ProjectLayout(daemon.project).memory_dir
+    for path in store.iterdir():
+        assert SECRET not in path.read_text(errors="replace"), path.name
+
+
 def test_import_meta_and_bad_requests(daemon: DaemonProcess) -> None:
     good = json.dumps({"ts": 1.0, "type": "performance", "trigger": "slow list scan in hot loop",
                        "fix": "use a set", "confidence": 0.9, "used": 4, "polarity": "do",

@@ -184,7 +184,7 @@ def lesson_from_record(raw: object, now: float) -> PolarLesson | None:
         type=lesson_type,
         trigger=" ".join(trigger.split())[:MAX_TRIGGER_CHARS],
         fix=" ".join(fix.split())[:MAX_FIX_CHARS],
-        confidence=clamp_confidence(DEFAULT_CONFIDENCE if confidence is None else confidence),
+        confidence=round(clamp_confidence(DEFAULT_CONFIDENCE if confidence is None else confidence), 6),
         used=used if isinstance(used, int) and not isinstance(used, bool) and used > 0 else 0,
         polarity="dont" if polarity == "dont" or implied == "dont" else "do",
         tags=tuple(normalize_tags(tags)[:MAX_TAGS]) if isinstance(tags, list) else (),

@@ -316,3 +316,26 @@ def test_prose_lessons_have_polar_twins() -> None:
     assert dont is not None and dont.polarity == "dont"
     assert dont.trigger == "repeat what led to: Gate tests failed: 3 failing"
     assert from_prose(Lesson("r1", "success", "T1 done"), "", NOW) is None
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner,
+                                                                max_size=4),
+    max_leaves=12,
+)
+_FIELDS = ("ts", "type", "trigger", "fix", "confidence", "used", "polarity", "tags", "source_task")
+_RECORDS = st.fixed_dictionaries({}, optional=dict.fromkeys(_FIELDS, _JSON_VALUES))
+
+
+@settings(derandomize=True, max_examples=300)
+@given(st.one_of(st.binary(max_size=200), _RECORDS.map(lambda r: json.dumps(r).encode())))
+def test_any_corpus_line_is_a_valid_lesson_or_none(line: bytes) -> None:
+    got = lesson_from_json_line(line, NOW)
+    if got is None:
+        return
+    assert got.trigger.strip() and got.type in TYPES and got.polarity in ("do", "dont")
+    assert 0.0 <= got.confidence <= 1.0 and got.used >= 0 and got.ts >= 0
+    assert all(isinstance(t, str) and t for t in got.tags) and len(got.source_task) <= 200
+    again = lesson_from_record(json.loads(json.dumps(got.to_dict())), NOW)
+    assert again == got  # what is written reads back the same
