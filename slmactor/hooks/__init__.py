@@ -1,3 +1,3 @@
 """Harness hook adapters: `dialects` turns each harness's hook JSON into slmactor requests and back
-(pure, no I/O); `slmactor/cli/hook.py` runs it as the `slmactor hook` command.
+(pure, no I/O); `slmactor/cli/hook/` runs it as the `slmactor hook` command.
 """

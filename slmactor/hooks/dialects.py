@@ -4,7 +4,7 @@ One command, `slmactor hook <format> <Event>`, serves every harness whose hooks 
 JSON on stdin. This module is the pure half (no I/O, no clock, stdlib only, cheap to import: no
 `dataclasses`), so each dialect is tested with the payloads the harnesses really send (fixtures
 in `tests/fixtures/hooks/<format>/` name the version and source file they follow);
-`slmactor/cli/hook.py` does the talking. How a tool response says "failed" is in `responses.py`.
+`slmactor/cli/hook/` does the talking. How a tool response says "failed" is in `responses.py`.
 
 Formats and the events each one handles (`EVENTS[fmt][event]` is the action):
 

@@ -21,7 +21,7 @@ Handlers by action live in `HANDLERS` (action → function(run) → output dict)
 them the options, the normalised event, the project and a fail-open `ask`.
 
 `slmactor hook install|uninstall|config` are ordinary commands (argparse, `--json`): see
-`hook_install.py`.
+`slmactor/cli/hook/install.py`.
 """
 
 from __future__ import annotations
@@ -218,7 +218,7 @@ class HookRun:
         if self._project is None:
             from pathlib import Path
 
-            from .context import find_project_root
+            from ..context import find_project_root
 
             given = self.opts.project
             self._project = str(Path(given).resolve() if given else find_project_root(Path(self.hook.project_dir)))
@@ -242,7 +242,7 @@ class HookRun:
         if not self.opts.autostart:
             warn(f"slmactor daemon not reachable at {self.runtime_dir}: not running (and --no-autostart)")
             return False
-        from .autostart import start_daemon
+        from ..autostart import start_daemon
 
         try:
             start_daemon(Path(self.runtime_dir), quiet=True)
@@ -401,10 +401,10 @@ def main(argv: Sequence[str]) -> int:
 
 def register(sub: Any) -> None:
     """`hook <format>` parsers exist for `--help` only (the event path never reaches argparse);
-    install / uninstall / config are in `hook_install`."""
+    install / uninstall / config are in `install`."""
     from slmactor.hooks.dialects import EVENTS, FORMATS
 
-    from . import hook_install
+    from . import install as hook_install
 
     for fmt in FORMATS:
         p = sub.add_parser(fmt, help=f"handle a {fmt} hook event (JSON on stdin, JSON on stdout)",

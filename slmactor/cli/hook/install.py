@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .context import EXIT_OK, EXIT_USAGE, CliContext
+from ..context import EXIT_OK, EXIT_USAGE, CliContext
 
 
 def register(sub: Any) -> None:
@@ -40,7 +40,7 @@ def register(sub: Any) -> None:
 
 
 def _command() -> str:
-    from .service import shell_join, slmactor_command
+    from ..service import shell_join, slmactor_command
 
     return shell_join(slmactor_command())
 
