@@ -6,7 +6,9 @@ Data (real histories that ship on this machine, no network):
   (14.6k commits with subject, body, date and the files each commit changed);
 * `strace` — `/usr/share/doc/strace/changelog.gz`, a GNU ChangeLog (one entry per change: a
   summary line and `* file (function): ...` lines naming the files changed);
-* `slmactor` — this repository's own `git log` (small; it grows while the project is built).
+* `slmactor` — this repository's own `git log` (small; it grows while the project is built);
+* any other git repository named in `SLMACTOR_BENCH_GIT` (`name=/path/to/repo-or-git-dir`,
+  comma-separated; e.g. public Python projects such as pallets/click and psf/requests).
 
 Protocol (docs/RECALL.md, "Two modes"): the last `TASKS` changes are new tasks, the
 `EPISODES` changes before them are the episode store (query = subject, summary = body, files =
@@ -27,6 +29,7 @@ folding, acronym plurals, whole-path terms, floor 0.45, recency 45 d), `default-
 from __future__ import annotations
 
 import gzip
+import os
 import re
 import subprocess
 import sys
@@ -115,11 +118,27 @@ def parse_gnu_changelog(text: str) -> list[Change]:
 
 
 def own_history() -> list[Change]:
+    return git_history(REPO)
+
+
+def git_history(path: Path) -> list[Change]:
+    """`git log --stat` of a work tree or a bare git directory, parsed."""
+    where = ["--git-dir", str(path)] if (path / "HEAD").is_file() else ["-C", str(path)]
     out = subprocess.run(
-        ["git", "-C", str(REPO), "log", "--stat=200", "--date=default"],
+        ["git", *where, "log", "--stat=200", "--date=default"],
         capture_output=True, text=True, check=False,
     ).stdout
     return parse_git_stat(out)
+
+
+def other_histories() -> dict[str, Path]:
+    """`SLMACTOR_BENCH_GIT=name=path,...` → {name: path}."""
+    named: dict[str, Path] = {}
+    for item in os.environ.get("SLMACTOR_BENCH_GIT", "").split(","):
+        name, _, path = item.partition("=")
+        if name.strip() and path.strip():
+            named[name.strip()] = Path(path.strip())
+    return named
 
 
 def _same_file(a: str, b: str) -> bool:
@@ -222,6 +241,13 @@ def datasets(quick: bool) -> dict[str, tuple[list[Change], int, int]]:
         changes = parse_gnu_changelog(
             gzip.decompress(STRACE.read_bytes()).decode("utf-8", "replace"))
         out["strace"] = (changes, EPISODES // scale, TASKS // scale)
+    for name, path in other_histories().items():
+        changes = git_history(path)
+        if len(changes) >= EPISODES // scale + TASKS // scale:
+            out[name] = (changes, EPISODES // scale, TASKS // scale)
+        elif len(changes) >= 100:
+            tasks = max(20, len(changes) // 10)
+            out[name] = (changes, len(changes) - tasks, tasks)
     own = own_history()
     if len(own) >= 40:
         tasks = max(10, len(own) // 5)

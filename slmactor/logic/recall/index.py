@@ -87,8 +87,15 @@ def episode_fields(
         "files": (files, weights.files),
         "tools": (tools, weights.tools),
         "tags": (tags, weights.tags),
-        "language": (list(tokenize(entry.language, tokenizer)), weights.language),
+        "language": (_language_terms(entry.language, tokenizer), weights.language),
     }
+
+
+def _language_terms(language: str, tokenizer: TokenizerOptions) -> list[str]:
+    if tokenizer.namespaced_language:
+        clean = language.strip().lower()
+        return [f"lang:{clean}"] if clean else []
+    return list(tokenize(language, tokenizer))
 
 
 def recall_terms(query: RecallQuery, tokenizer: TokenizerOptions) -> list[str]:

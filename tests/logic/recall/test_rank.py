@@ -102,13 +102,17 @@ def test_recency_is_hyperbolic_half_at_45_days() -> None:
     assert recency(NOW + DAY, NOW) == 1.0
 
 
-def test_recency_multiplies_the_score_and_relative_floor_drops_below_045() -> None:
+def test_recency_multiplies_the_score_and_relative_floor_drops_below_040() -> None:
     fresh = TextCandidate("deploy script", at=NOW)
     at_45 = TextCandidate("deploy script", at=NOW - 45 * DAY)
     at_56 = TextCandidate("deploy script", at=NOW - 56 * DAY)  # recency 0.4455 < 0.45
+    at_70 = TextCandidate("deploy script", at=NOW - 70 * DAY)  # recency 0.391 < 0.40
     zulu = TextCandidate("zulu")
-    hits = rank_text("deploy script", [fresh, at_45, at_56, zulu], 0, NOW)
-    assert [h.index for h in hits] == [0, 1]
+    hits = rank_text("deploy script", [fresh, at_45, at_56, at_70, zulu], 0, NOW)
+    assert [h.index for h in hits] == [0, 1, 2]
+    seed = rank_text("deploy script", [fresh, at_45, at_56, at_70, zulu], 0, NOW,
+                     options=RankOptions.seed())
+    assert [h.index for h in seed] == [0, 1]  # the seed's floor is 0.45
     assert hits[1].score == pytest.approx(0.5 * hits[0].score, rel=1e-12)
     no_floor = rank_text(
         "deploy script", [fresh, at_45, at_56, zulu], 0, NOW, options=RankOptions(relative_floor=0)

@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 from slmactor.logic.recall.episode import IndexEntry
 from slmactor.logic.recall.index import EpisodeIndex, RecallQuery, recall_terms
 from slmactor.logic.recall.rank import RankOptions
+from slmactor.logic.recall.tokenize import TokenizerOptions
 
 NOW = 1_800_000_000.0
 DAY = 86_400.0
@@ -109,3 +110,41 @@ def test_recent_n_is_the_head_of_all_newest_first(times: list[int], n: int) -> N
     whole = [e.id for e in index.recent(0)]
     expected = whole[:n] if n > 0 else whole
     assert [e.id for e in index.recent(n)] == expected
+
+
+# --- recall without files (issue 14) ---------------------------------------------------------
+
+
+def test_a_query_with_a_real_match_is_never_answered_with_nothing() -> None:
+    # Three known terms, the only match holds one: 1/3 < 0.34. The seed answers nothing; the
+    # default ranks the partial match (an explicit min_coverage stays strict).
+    index = EpisodeIndex(RankOptions())
+    seed = EpisodeIndex(RankOptions.seed())
+    entries = [entry("a", "retry the upload"), entry("b", "parse the config"),
+               entry("c", "render templates")]
+    index.add_many(entries)
+    seed.add_many(entries)
+    query = RecallQuery(text="retry config templates rendering", n=3)
+    assert [h.entry.id for h in index.recall(query, NOW)]
+    assert seed.recall(query, NOW) == []
+    strict = RecallQuery(text="retry config templates rendering", n=3, min_coverage=0.5)
+    assert index.recall(strict, NOW) == []
+
+
+def test_the_language_field_does_not_satisfy_the_query() -> None:
+    index = EpisodeIndex(RankOptions())
+    index.add_many([entry("py", "fix the cache", language="python"),
+                    entry("doc", "python packaging guide", language="")])
+    hits = index.recall(RecallQuery(text="python", n=3), NOW)
+    assert [h.entry.id for h in hits] == ["doc"]  # matched by its text, not by a language field
+    seed = EpisodeIndex(RankOptions.seed())
+    seed.add_many([entry("py", "fix the cache", language="python")])
+    assert [h.entry.id for h in seed.recall(RecallQuery(text="python", n=3), NOW)] == ["py"]
+
+
+def test_seed_mode_keeps_the_seed_constants() -> None:
+    seed = RankOptions.seed()
+    assert seed.relative_floor == 0.45 and seed.default_min_coverage == 0.34
+    assert seed.coverage == "all" and not seed.numbers_are_noise and not seed.gate_fallback
+    assert seed.tokenizer == TokenizerOptions()
+    assert RankOptions.named("seed") == seed and seed.mode == "seed"

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from slmactor.logic.recall.rank import RankOptions
 from slmactor.logic.recall.tokenize import (
+    SEED_TOKENIZER,
     STOPWORDS,
     TokenizerOptions,
     fold_plural,
@@ -154,3 +158,41 @@ def test_fast_paths_equal_the_plain_tokenizer(text: str) -> None:
     for options in (TokenizerOptions(), IMPROVED):
         assert tokenize(text, options) == _reference_tokenize(text, options)
         assert tokenize(text * 3, options) == _reference_tokenize(text * 3, options)  # uncached
+
+
+# --- plural folding over a word list (issue 14) ----------------------------------------------
+
+_PAIRS_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "words" / "plurals.txt"
+PAIRS = [tuple(line.split()) for line in _PAIRS_FILE.read_text(encoding="utf-8").splitlines()
+         if line.strip() and not line.startswith("#")]
+_DEFAULT = RankOptions().tokenizer
+_WORDS = {w.lower() for pair in PAIRS for w in pair}
+
+
+def test_the_word_list_is_pairs() -> None:
+    assert len(PAIRS) > 200 and all(len(pair) == 2 for pair in PAIRS)
+
+
+@settings(derandomize=True, max_examples=400, deadline=None)
+@given(st.sampled_from(PAIRS))
+def test_a_plural_folds_onto_its_singular_and_never_onto_a_non_word(pair: tuple[str, str]) -> None:
+    singular, plural = pair
+    folded = tokenize(plural, _DEFAULT)
+    assert folded == tokenize(singular, _DEFAULT)
+    assert all(token in _WORDS for token in folded), (plural, folded)
+    # A task that says the plural finds the file named after the singular, and the other way.
+    if folded:
+        assert folded[-1] in path_tokens(f"src/{singular}.py", _DEFAULT)
+        assert tokenize(singular, _DEFAULT)[-1] in path_tokens(f"src/{plural}.py", _DEFAULT)
+
+
+def test_the_folds_the_issue_found() -> None:
+    assert fold_plural("cookies") == "cookie"
+    assert fold_plural("aliases") == "alias" and fold_plural("alias") == "alias"
+    assert fold_plural("statuses") == "status" and fold_plural("cases") == "case"
+
+
+def test_glue_words_are_stop_words_by_default_only() -> None:
+    text = "load config as JSON via the loader, by default"
+    assert tokenize(text, _DEFAULT) == ("load", "config", "json", "loader", "default")
+    assert "as" in tokenize(text, SEED_TOKENIZER) and "via" in tokenize(text, SEED_TOKENIZER)
