@@ -88,9 +88,11 @@ def listener_alive(path: Path) -> bool:
     A connect to a socket file nobody listens on fails at once with ECONNREFUSED, so a stale
     `ctl.sock` is told from a live one without waiting for a reply.
     """
-    import socket
+    # The C module, not `socket`: its Python wrapper (selectors, enum tables) costs a one-shot
+    # hook process a few ms for this one probe.
+    import _socket
 
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
         probe.settimeout(0.5)
         probe.connect(str(path))
