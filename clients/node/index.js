@@ -276,6 +276,12 @@ export class Client {
       this._drop();
       return false;
     }
+    const project = "project" in fields ? fields.project : this.project;
+    if (!project && kind !== "client.dropped") {
+      // The daemon files no tell without a project (the project rule): undeliverable.
+      this._drop();
+      return false;
+    }
     this._tells();
     const body = { v: PROTOCOL_VERSION, ...fields, client: this._clientId, seq: ++this._seq };
     if (this.project && !("project" in fields)) body.project = this.project;

@@ -111,9 +111,14 @@ def test_the_project_rule_is_the_same_for_every_kind(daemon: DaemonProcess, tmp_
         with pytest.raises(RequestFailed) as err:
             no_project.ask(RunStart(run_id="r"))
         assert err.value.code == ErrorCode.BAD_PROJECT
-        before = no_project.status()["events"]["invalid"]
-        no_project.record_tool("r", "Read", path="a.py")  # filed nowhere: dropped and counted
-        wait_for(lambda: no_project.status()["events"]["invalid"] > before, "the tell counted")
+        # A tell without a project would be filed nowhere: dropped and counted at once.
+        assert no_project.record_tool("r", "Read", path="a.py") is False
+        assert no_project.dropped == 1
+    with Client(daemon.runtime_dir, project=daemon.project) as c:
+        # Sent anyway (a foreign client), the daemon drops and counts it.
+        before = c.status()["events"]["invalid"]
+        c._tells().send(b"record_tool", {"v": 1, "run_id": "r", "tool": "Read", "project": ""})
+        wait_for(lambda: c.status()["events"]["invalid"] > before, "the tell counted")
 
 
 def test_tells_are_counted_as_dropped_at_once_while_the_daemon_is_down(

@@ -98,6 +98,13 @@ test("the project rule: a missing project is BAD_PROJECT for every kind", async 
   } finally {
     c.close();
   }
+  const none = new Client({ runtimeDir: daemon.runtimeDir });
+  try {
+    assert.equal(none.recordTool("r", "Read", { path: "a.js" }), false); // would be filed nowhere
+    assert.equal(none.dropped, 1);
+  } finally {
+    none.close();
+  }
 });
 
 test("tells never block and are counted as dropped at once without a daemon", () => {
