@@ -135,10 +135,7 @@ class _Teller:
         self._pack = msgpack.Packer(use_bin_type=True).pack
 
     def send(self, kind: bytes, body: dict[str, Any]) -> bool:
-        if self.project:
-            if "project" not in body:
-                body["project"] = self.project
-        elif not body.get("project") and kind != _CLIENT_DROPPED:
+        if not self.project and not body.get("project") and kind != _CLIENT_DROPPED:
             # The daemon files no tell without a project (the project rule): undeliverable.
             self.dropped += 1
             self._unreported += 1
@@ -146,6 +143,8 @@ class _Teller:
         self.seq += 1
         body["client"] = self.client_id
         body["seq"] = self.seq
+        if self.project and "project" not in body:
+            body["project"] = self.project
         try:
             data = self._pack(body)
             if self._connecting:
