@@ -9,8 +9,10 @@ diagnostics only — the kernel's flock is the guard, released even on SIGKILL).
 
 A cloned repository is not trusted (issue 18): a `.slmcode` (or a store directory inside it) that
 is a symlink, is not a directory, or belongs to another user is refused rather than written
-through, so a repository cannot point the daemon's writes outside the project. A new `.slmcode`
-is created 0700 with its `.gitignore`.
+through, so a repository cannot point the daemon's writes outside the project. The one exception
+is a `.slmcode` that is a plain file: nothing can be written under it, so the project is served
+from memory (each layer says so in `status`, issue 16) instead of refused. A new `.slmcode` is
+created 0700 with its `.gitignore`.
 
 A claim is remembered by the directory's identity; one `lstat` per request notices a `.slmcode`
 removed (`rm -rf`) or replaced, and claims the new one.
@@ -43,6 +45,10 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
 class UnsafeProjectStore(StoreError):
     """`.slmcode` (or a directory in it) is a symlink, not a directory, or not ours."""
+
+
+class StoreIsNotADirectory(UnsafeProjectStore):
+    """`.slmcode` is a regular file (or another non-directory) that is not a symlink."""
 
 
 class ProjectLocked(StoreError):
@@ -79,7 +85,7 @@ def _check_dir(path: Path, *, create: bool) -> tuple[int, int] | None:
             "the store outside the project) — remove it or replace it by a directory"
         )
     if not stat.S_ISDIR(info.st_mode):
-        raise UnsafeProjectStore(f"{path} is not a directory; refusing to use it as a store")
+        raise StoreIsNotADirectory(f"{path} is not a directory; refusing to use it as a store")
     if info.st_uid != os.getuid():
         raise UnsafeProjectStore(
             f"{path} belongs to uid {info.st_uid}, not to this user; refusing to write in it"
@@ -111,6 +117,10 @@ class ProjectLocks:
                 self._release(root)
             try:
                 identity = _check_dir(store, create=True)
+            except StoreIsNotADirectory:
+                # Nothing can be written under a file: the stores keep the project in memory and
+                # say so in `status` (issue 16), and there is no store for another daemon to share.
+                return
             except PermissionError:
                 return  # a read-only project: nothing will be written there, reads may go on
             except OSError as exc:
