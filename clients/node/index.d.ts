@@ -12,6 +12,8 @@ export declare class RequestFailed extends Error {
   readonly code: number;
   readonly codeName: string;
   readonly reason: string;
+  /** BUSY: the daemon's hint of how long to wait before resending (ms; 0 = none). */
+  readonly retryMs: number;
 }
 
 /** `$SLMACTOR_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/slmactor`, else `/tmp/slmactor-<uid>`. */

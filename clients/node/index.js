@@ -51,6 +51,8 @@ export class RequestFailed extends Error {
     this.code = code;
     this.codeName = name;
     this.reason = reason;
+    /** BUSY: the daemon's hint of how long to wait before resending (ms; 0 = none). */
+    this.retryMs = 0;
   }
 }
 
@@ -161,10 +163,14 @@ export class Client {
       const error = asObject(reply.error);
       const code = typeof error.code === "number" ? error.code : 10;
       if (RETRYABLE.has(code) && attempt < attempts) {
-        await sleep(50 * attempt);
+        // BUSY says how long to wait (`retry_ms`, honoured up to 1 s); else a short back-off.
+        const hint = typeof error.retry_ms === "number" ? error.retry_ms : 0;
+        await sleep(code === 7 && hint > 0 ? Math.min(Math.max(hint, 10), 1000) : 50 * attempt);
         continue;
       }
-      throw new RequestFailed(code, str(error, "reason"), str(error, "name") || undefined);
+      const failure = new RequestFailed(code, str(error, "reason"), str(error, "name") || undefined);
+      failure.retryMs = typeof error.retry_ms === "number" ? error.retry_ms : 0;
+      throw failure;
     }
     throw new DaemonUnavailable(`slmactor daemon not reachable at ${this.ctlPath}: no reply within ${wait} ms`);
   }
