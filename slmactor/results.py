@@ -3,7 +3,7 @@
 Each `from_reply` reads a reply tolerantly (a missing or wrong-typed field takes its zero value)
 and keeps the whole reply as `raw`, so fields a newer daemon adds stay reachable. Kept apart
 from the verbs so that importing the client does not load `dataclasses` (a hook process that
-never calls a verb should not pay for it). Reply shapes: clients/PROTOCOL.md §9.
+never calls a verb should not pay for it). Reply shapes: clients/PROTOCOL.md §10.
 """
 
 from __future__ import annotations

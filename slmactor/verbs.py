@@ -13,7 +13,7 @@ Each verb builds one message (`slmactor.protocol.messages`), asks it with the cl
 and retries, and reads the reply into a frozen dataclass; the raw reply stays available as `raw`
 for fields a newer daemon adds. `finish_run` without a report lets the daemon build it from the
 run's working memory; a report given is merged with what the daemon saw (no double counting).
-The reply shapes are documented in clients/PROTOCOL.md §9.
+The reply shapes are documented in clients/PROTOCOL.md §10.
 """
 
 from __future__ import annotations

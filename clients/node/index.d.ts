@@ -1,4 +1,4 @@
-// Type declarations of slmactor-client (index.js). Reply shapes: clients/PROTOCOL.md §9.
+// Type declarations of slmactor-client (index.js). Reply shapes: clients/PROTOCOL.md §10.
 
 export declare const PROTOCOL_VERSION: 1;
 /** Milliseconds the first tells wait for the connection to a daemon whose socket exists. */
