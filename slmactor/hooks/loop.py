@@ -98,8 +98,9 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
 
         paths = patch_paths(call.command)
         path = relative(paths[0], project) if paths else ""
+    edit = getattr(call, "kind", "") == "edit" or is_edit_tool(hook.format, call.tool)
     note(ledger, session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,
-                                    model, time.time()))
+                                    model, time.time(), edit=edit))
     text, key = "", ""
     if not call.ok:
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": call.tool,

@@ -78,11 +78,34 @@ def append(path: Path, entry: Mapping[str, Any]) -> None:
         os.close(fd)
 
 
+def _digest(text: str) -> str:
+    import zlib
+
+    return f"{zlib.crc32(text.encode('utf-8', errors='replace')):08x}"
+
+
 def call_entry(tool: str, path: str, args: str, command: str, ok: bool, error: str, model: str,
-               now: float) -> dict[str, Any]:
-    optional = {"path": path, "args": args, "command": command, "error": error, "model": model}
-    return {"e": "call", "at": now, "tool": tool, "ok": ok,
-            **{key: value for key, value in optional.items() if value}}
+               now: float, *, edit: bool) -> dict[str, Any]:
+    """A call's ledger entry.  Only what pairing needs is kept, and redacted: a successful call
+    that is not an edit keeps no arguments and its command only as a digest (enough to pair a
+    failed command with its rerun); a failed call or an edit keeps its arguments, command and
+    error through the redactor (the same secret becomes the same marker in the failed and the
+    fixed arguments, so the transform between them is still recognised)."""
+    entry: dict[str, Any] = {"e": "call", "at": now, "tool": tool, "ok": ok}
+    if path:
+        entry["path"] = path
+    if model:
+        entry["model"] = model
+    if command:
+        entry["cmd"] = _digest(command)
+    if ok and not edit:
+        return entry
+    from slmactor.logic.text.redact import redact
+
+    for key, value in (("args", args), ("command", command), ("error", error)):
+        if value:
+            entry[key] = redact(value)
+    return entry
 
 
 def prompt_entry(text: str, now: float) -> dict[str, Any]:

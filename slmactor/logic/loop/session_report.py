@@ -55,7 +55,9 @@ def _same_call(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
         return False
     if _s(a, "path") or _s(b, "path"):
         return _s(a, "path") == _s(b, "path")
-    return bool(_s(a, "command")) and _s(a, "command") == _s(b, "command")
+    # The ledger keeps a command's digest (`cmd`) on every call, its text only on failures.
+    key = "cmd" if _s(a, "cmd") and _s(b, "cmd") else "command"
+    return bool(_s(a, key)) and _s(a, key) == _s(b, key)
 
 
 @dataclass
@@ -178,6 +180,7 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         "tools_used": tools[:MAX_LIST],
         "files_changed": list(dict.fromkeys(_s(c, "path") for c in edits
                                             if c.get("ok") is True and _s(c, "path")))[:MAX_LIST],
+        # Failed commands (the ledger keeps no text of the others; the daemon's are added below).
         "commands": [{"cmd": _s(c, "command"), "ok": c.get("ok") is True}
                      for c in calls if _s(c, "command")][-MAX_LIST:],
         "edits_attempted": len(edits),
@@ -193,6 +196,11 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         report["tool_calls"] = max(report["tool_calls"], as_count(counters.get("calls")))
         report["tool_errors"] = max(report["tool_errors"], as_count(counters.get("errors")))
         report["redundant_calls"] = as_count(counters.get("redundant"))
+        runs = [{"cmd": c["command"], "ok": c.get("status") != "failed"}
+                for c in _snapshot_list(snapshot, "commands")
+                if isinstance(c, Mapping) and isinstance(c.get("command"), str) and c["command"]]
+        if runs:
+            report["commands"] = runs[-MAX_LIST:]
         edited = [p for p in _snapshot_list(snapshot, "files_edited") if isinstance(p, str)]
         report["files_changed"] = list(dict.fromkeys([*report["files_changed"], *edited]))[:MAX_LIST]
     if transcript is not None:  # already limited to this segment by its reader
