@@ -492,6 +492,13 @@ def test_no_rewrite_for_other_tools_or_a_matching_edit(daemon: DaemonProcess) ->
         **_gemini(repo, "gm-tools", "BeforeTool"), "tool_name": "write_file",
         "tool_input": {"file_path": str(repo / "shop.py"), "content": numbered}})
     assert out == {}
+    rollout = repo.parent / "rollout-tools.jsonl"
+    applies = "*** Begin Patch\n*** Update File: shop.py\n@@\n-def tax(amount):\n+def tax(a):\n*** End Patch"
+    for tool, tool_input in (("Bash", {"command": f"printf '{numbered}'"}), ("apply_patch", {"command": applies})):
+        out, err = hook(daemon, "codex", "PreToolUse", {
+            **_codex(repo, "cx-tools", "PreToolUse", rollout), "tool_name": tool, "tool_use_id": "t",
+            "tool_input": tool_input})
+        assert out == {}, (tool, err)
 
 
 def _episodes(data: Any) -> list[dict[str, Any]]:
