@@ -15,7 +15,7 @@ import pytest
 
 from slmactor.client import RequestFailed
 from slmactor.protocol import ErrorCode
-from slmactor.protocol.messages import FactObserve, LessonAdd, RunFinish
+from slmactor.protocol.messages import FactList, FactObserve, LessonAdd, RunFinish
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 
 
@@ -105,3 +105,17 @@ def test_a_store_owned_by_another_user_is_refused(daemon: DaemonProcess) -> None
     assert failed.value.code == ErrorCode.BAD_PROJECT
     assert "uid 54321" in failed.value.reason
     assert _files(store) == []
+
+
+def test_a_project_whose_store_is_the_daemons_own_user_store_is_served(tmp_path: Path) -> None:
+    # `slmactor` run in the home directory (no git repository): the project's `.slmcode` is the
+    # user store, which the daemon already holds; it must not refuse it as another daemon's.
+    project = tmp_path / "home"
+    project.mkdir()
+    daemon = spawn_daemon(base=tmp_path / "d", project=project, home=project / ".slmcode")
+    try:
+        with daemon.client() as client:
+            client.ask(FactObserve(kind="convention", subject="lint", text="run make lint"))
+            assert any("make lint" in f["text"] for f in client.ask(FactList())["facts"])
+    finally:
+        stop_quietly(daemon)

@@ -105,6 +105,11 @@ class ProjectLocks:
         """Make sure this process holds `root`'s store. Raises ProjectLocked, UnsafeProjectStore
         or StoreError (the directory cannot be created)."""
         store = root / STORE_DIR_NAME
+        own = Path(self.home) if self.home else default_home()
+        if os.path.abspath(store) == os.path.abspath(own):
+            # The project is the home directory: its store is the daemon's own user store, whose
+            # lock the daemon holds for its whole life (a second flock here would refuse it).
+            return
         with self._lock:
             held = self._held.get(root)
             if held is not None:
