@@ -212,6 +212,8 @@ class _Base(abc.ABC):
         self._tell_hwm = tell_hwm
         self._ids = itertools.count(1)
         self._teller: _Teller | None = None
+        #: Drops of a PUSH side already closed (so `dropped` still counts them after close()).
+        self._dropped_closed = 0
         #: Random per client instance: names its tells (`client`) and prefixes its request ids.
         #: Made here, not by the PUSH side, so an ask-only client never opens events.sock.
         self._client_id = os.urandom(6).hex()
@@ -224,8 +226,8 @@ class _Base(abc.ABC):
 
     @property
     def dropped(self) -> int:
-        """Tells this client could not hand to ZeroMQ (daemon down or queue full)."""
-        return self._teller.dropped if self._teller else 0
+        """Tells this client could not deliver (daemon down, queue full, no project)."""
+        return self._dropped_closed + (self._teller.dropped if self._teller else 0)
 
     @property
     def client_id(self) -> str:
@@ -495,6 +497,7 @@ class Client(SyncVerbs, _Base):
     def close(self) -> None:
         self._reset()
         if self._teller is not None:
+            self._dropped_closed += self._teller.dropped
             self._teller.close()
             self._teller = None
         self._zctx.term()
@@ -651,6 +654,7 @@ class AsyncClient(AsyncVerbs, _Base):
     def close(self) -> None:
         self._reset()
         if self._teller is not None:
+            self._dropped_closed += self._teller.dropped
             self._teller.close()
             self._teller = None
         self._sync_ctx.term()

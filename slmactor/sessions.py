@@ -13,14 +13,18 @@ A `Session` is a `Client` bound to one project and one run id, with the model an
 filled in: every verb of `slmactor.verbs` without the repeated arguments. Leaving the `with`
 block finishes the run (success = no exception, unless `finish` was called) and closes the
 client; an exception from the block is never hidden by a failure to reach the daemon.
+
+With `fail_open=True` memory never stops the script: when the daemon is down or refuses a
+request, each verb answers as if nothing were remembered (no advice, an empty block, no hits),
+the reason is kept in `Session.errors`, and tells are counted as dropped.
 """
 
 from __future__ import annotations
 
 import os
 import types
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, Literal, Self, overload
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Literal, Self, TypeVar, overload
 
 from slmactor.client import Client, DaemonUnavailable, RequestFailed
 
@@ -29,13 +33,20 @@ if TYPE_CHECKING:
 
 __all__ = ["Session", "session"]
 
+T = TypeVar("T")
+#: Reasons kept in `Session.errors` (fail-open), newest last.
+MAX_ERRORS = 32
+
 
 class Session:
     """One run: `Client` verbs with the run id, project, model and language filled in."""
 
     def __init__(self, client: Client, run_id: str, task: str, *, model: str = "",
-                 language: str = "", role: str = "worker") -> None:
+                 language: str = "", role: str = "worker", fail_open: bool = False) -> None:
         self.client = client
+        self.fail_open = fail_open
+        #: With `fail_open`: why requests failed (daemon down, refused), newest last.
+        self.errors: list[str] = []
         self.run_id = run_id
         self.task = task
         self.model = model
@@ -63,14 +74,32 @@ class Session:
 
     # ---- asks
 
+    def _ask(self, call: Callable[[], T], fallback: Callable[[], T]) -> T:
+        """`call()`; with `fail_open`, `fallback()` when the daemon cannot answer it."""
+        try:
+            return call()
+        except (DaemonUnavailable, RequestFailed) as exc:
+            if not self.fail_open:
+                raise
+            self.errors = [*self.errors[-(MAX_ERRORS - 1):], str(exc)]
+            return fallback()
+
     def on_failure(self, tool: str, message: str, *, args: Any = "") -> Advice:
         """A tool call failed: the remembered repair, if any (`Advice.apply`, `new_args`)."""
-        return self.client.on_failure(self.run_id, tool, message, args=args,
-                                      language=self.language, model=self.model)
+        from slmactor.results import Advice
+
+        return self._ask(
+            lambda: self.client.on_failure(self.run_id, tool, message, args=args,
+                                           language=self.language, model=self.model),
+            lambda: Advice(self.run_id, tool, message, language=self.language, model=self.model))
 
     def resolved(self, advice: Advice, *, fixed_args: Any = "", resolution: str = "") -> Resolution:
         """The failure `advice` answered was fixed (by its rule, or with `fixed_args`)."""
-        return self.client.resolved(advice, fixed_args=fixed_args, resolution=resolution)
+        from slmactor.results import Resolution
+
+        return self._ask(
+            lambda: self.client.resolved(advice, fixed_args=fixed_args, resolution=resolution),
+            Resolution)
 
     @overload
     def memory_block(self, query: str = ..., *, files: Sequence[str] = ..., budget: int = ...,
@@ -83,27 +112,37 @@ class Session:
     def memory_block(self, query: str = "", *, files: Sequence[str] = (), budget: int = 0,
                      sections: bool = False) -> str | Block:
         """The memory block for the prompt; without a query, for the run's own task."""
-        block = self.client.memory_block(query, run_id=self.run_id, role=self.role, files=files,
-                                         budget=budget, language=self.language, model=self.model,
-                                         sections=True)
+        from slmactor.results import Block
+
+        block = self._ask(
+            lambda: self.client.memory_block(query, run_id=self.run_id, role=self.role,
+                                             files=files, budget=budget, language=self.language,
+                                             model=self.model, sections=True),
+            lambda: Block(""))
         return block if sections else block.text
 
     def recall(self, query: str = "", *, files: Sequence[str] = (), n: int = 3) -> list[RecallHit]:
         """Past episodes most like `query` (default: the run's task)."""
-        return self.client.recall(query or self.task, files=files, n=n, language=self.language,
-                                  model=self.model)
+        return self._ask(
+            lambda: self.client.recall(query or self.task, files=files, n=n,
+                                       language=self.language, model=self.model),
+            list)
 
     def remember(self, subject: str, text: str, *, kind: str = "convention") -> dict[str, Any]:
         """Observe a fact about the project."""
-        return self.client.remember(subject, text, kind=kind)
+        return self._ask(lambda: self.client.remember(subject, text, kind=kind), dict)
 
     def finish(self, report: Mapping[str, Any] | None = None, *, success: bool | None = None,
                summary: str = "", wait: bool = False) -> Finished:
         """Finish the run (once; later calls answer the first result)."""
+        from slmactor.results import Finished
+
         if self.finished is None:
-            self.finished = self.client.finish_run(
-                self.run_id, report, success=success, summary=summary, model=self.model,
-                language=self.language, wait=wait)
+            self.finished = self._ask(
+                lambda: self.client.finish_run(
+                    self.run_id, report, success=success, summary=summary, model=self.model,
+                    language=self.language, wait=wait),
+                lambda: Finished(self.run_id))
         return self.finished
 
     def close(self) -> None:
@@ -128,16 +167,30 @@ class Session:
 
 def session(project: str | os.PathLike[str], task: str, *, model: str = "", language: str = "",
             role: str = "worker", run_id: str = "",
-            runtime_dir: str | os.PathLike[str] | None = None, timeout: float = 2.5) -> Session:
+            runtime_dir: str | os.PathLike[str] | None = None, timeout: float = 2.5,
+            fail_open: bool = False) -> Session:
     """Start a run of `task` in `project` (a directory) and return it as a `Session`.
 
     Raises DaemonUnavailable when the daemon is not running (start it: `slmactor start`) and
-    RequestFailed(BAD_PROJECT) when `project` is not an existing directory.
+    RequestFailed(BAD_PROJECT) when `project` is not an existing directory — unless
+    `fail_open`, which runs the session without memory instead (see the module docstring).
     """
+    from slmactor.results import new_run_id
+
     client = Client(runtime_dir, project=project, timeout=timeout)
     try:
-        run = client.start_run(task, run_id=run_id, role=role)
+        run_id = client.start_run(task, run_id=run_id, role=role).run_id
+        error = ""
+    except (DaemonUnavailable, RequestFailed) as exc:
+        if not fail_open:
+            client.close()
+            raise
+        run_id, error = run_id or new_run_id(), str(exc)
     except BaseException:
         client.close()
         raise
-    return Session(client, run.run_id, task, model=model, language=language, role=role)
+    opened = Session(client, run_id, task, model=model, language=language, role=role,
+                     fail_open=fail_open)
+    if error:
+        opened.errors.append(error)
+    return opened

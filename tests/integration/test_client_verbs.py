@@ -11,7 +11,7 @@ import pytest
 import zmq
 
 import slmactor
-from slmactor.client import AsyncClient, Client, RequestFailed
+from slmactor.client import AsyncClient, Client, DaemonUnavailable, RequestFailed
 from slmactor.protocol import ErrorCode
 from slmactor.protocol.messages import EvolveOnFailure, MetricsShow, RunStart
 from slmactor.results import Advice, Block, Finished, Run
@@ -170,3 +170,20 @@ async def test_async_client_has_the_same_verbs(daemon: DaemonProcess) -> None:
         assert (await c.remember("lint", "ruff check", kind="command")) is not None
         finished = await c.finish_run(run.run_id, success=True)
         assert finished.accepted and finished.run_id == run.run_id
+
+
+def test_a_fail_open_session_runs_without_a_daemon(tmp_path: Path) -> None:
+    nowhere = tmp_path / "rt"
+    nowhere.mkdir()
+    with pytest.raises(DaemonUnavailable):
+        slmactor.session(tmp_path, "no daemon", runtime_dir=nowhere)
+    with slmactor.session(tmp_path, "no daemon", runtime_dir=nowhere, fail_open=True) as run:
+        assert run.run_id.startswith("run-")
+        assert run.record_tool("Bash", command="make", ok=False, error="boom") is False
+        advice = run.on_failure("Bash", "boom", args="make")
+        assert (advice.found, advice.repaired_args, advice.observation()) == (False, "", "")
+        assert run.resolved(advice, fixed_args="make all").learned is None
+        assert run.memory_block() == "" and run.recall() == [] and run.remember("a", "b") == {}
+    assert run.finished is not None and not run.finished.accepted
+    assert run.client.dropped == 1
+    assert len(run.errors) == 7 and all("not reachable" in e for e in run.errors)
