@@ -219,6 +219,9 @@ def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonP
     rules = _learned(cli(daemon, repo, "evolve", "rules"))
     assert [r["repair"]["transform"] for r in rules] == ["strip_line_number_prefix"]
     assert rules[0]["trigger"]["tool"] == "edit"
+    # The bandit saw the session's edit format (Claude's Edit: search/replace) for this model.
+    why = cli(daemon, repo, "evolve", "why", "edit_format", "--model", "claude-sonnet-4-5-20250929")
+    assert any(a["name"] == "search_replace" and a["pulls"] >= 1 for a in why["arms"]), why
 
     # ---- session 2: the same kind of broken edit, another place, the older arrow gutter
     base = _claude(daemon, repo, "cc-2")

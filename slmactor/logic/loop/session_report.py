@@ -152,6 +152,25 @@ def _snapshot_list(snapshot: Mapping[str, Any] | None, key: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
+#: The edit format a harness's edit tool stands for (the arms of the `edit_format` decision).
+EDIT_FORMATS: dict[str, str] = {
+    "edit": "search_replace", "multiedit": "search_replace", "replace": "search_replace",
+    "str_replace_editor": "search_replace", "file_editor": "search_replace",
+    "replace_in_file": "search_replace", "apply_patch": "apply_patch", "patch": "apply_patch",
+    "write": "whole_file", "write_file": "whole_file", "write_to_file": "whole_file",
+}
+
+
+def _edit_format(edits: Sequence[Mapping[str, Any]]) -> str:
+    """The format most of the session's edits used ("" when none is known)."""
+    counts: dict[str, int] = {}
+    for call in edits:
+        fmt = EDIT_FORMATS.get(_s(call, "tool").lower(), "")
+        if fmt:
+            counts[fmt] = counts.get(fmt, 0) + 1
+    return max(sorted(counts), key=lambda f: counts[f]) if counts else ""
+
+
 def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any]],
                    snapshot: Mapping[str, Any] | None, transcript: TranscriptStats | None,
                    now: float, is_edit: Callable[[str], bool], *,
@@ -189,6 +208,15 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         "failures": failures,
         "tags": ["hook", harness] if harness else ["hook"],
     }
+    edit_format = _edit_format(edits)
+    if edit_format:
+        # The edit format the harness's tools imply, and how it fared: procedures learn which
+        # format applies for this model, the bandit's posterior for the arm moves.
+        report["edit_format"] = edit_format
+        stuck = sum(1 for f in failures if not f.get("resolved_by") and is_edit(str(f.get("tool", ""))))
+        report["decisions"] = [{"decision": "edit_format", "arm": edit_format, "outcome": {
+            "applied": edits_ok > 0 and not stuck, "retries": failed_edits,
+            "failed": edits_ok == 0}}]
     counters = snapshot.get("counters") if snapshot else None
     if first_segment and isinstance(counters, Mapping):
         # The daemon saw every call of the session (also those of hooks that could not write

@@ -99,6 +99,13 @@ def test_session_report_reflects_into_episode_rule_and_metrics() -> None:
     [candidate] = reflection.candidates
     assert candidate.repair["transform"] == "strip_line_number_prefix"
     assert reflection.metrics.failures == 1 and reflection.metrics.resolved_from_llm == 1
+    # The edit format Claude's Edit stands for: a procedure observation and a bandit reward.
+    assert report["edit_format"] == "search_replace"
+    assert reflection.procedure is not None and reflection.procedure["option"] == "search_replace"
+    [rewarded] = reflection.rewards
+    assert (rewarded.decision, rewarded.arm) == ("edit_format", "search_replace")
+    assert rewarded.outcome["applied"] is True and rewarded.outcome["retries"] == 1
+    assert 0.5 < rewarded.reward < 1.0  # applied in the end, after a retry
 
 
 def test_a_later_segment_leaves_out_the_sessions_cumulative_counts() -> None:
