@@ -219,6 +219,8 @@ def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonP
     rules = _learned(cli(daemon, repo, "evolve", "rules"))
     assert [r["repair"]["transform"] for r in rules] == ["strip_line_number_prefix"]
     assert rules[0]["trigger"]["tool"] == "edit"
+    lessons = cli_text(daemon, repo, "memory", "lessons")
+    assert "strip_line_number_prefix" in lessons, lessons  # a convention learned from the fix
     # The bandit saw the session's edit format (Claude's Edit: search/replace) for this model.
     why = cli(daemon, repo, "evolve", "why", "edit_format", "--model", "claude-sonnet-4-5-20250929")
     assert any(a["name"] == "search_replace" and a["pulls"] >= 1 for a in why["arms"]), why
