@@ -1,8 +1,8 @@
 """Loading recorded trajectories from a directory or one file (SPEC S-17.1, issue 13).
 
-`*.json` and `*.traj` files sorted by name (or the one file given); each is read in whichever
-format it is — slmactor's own, mini-swe-agent, SWE-agent `.traj`, OpenHands events
-(`logic.loop.importers`). A file that cannot be read or parsed is skipped and named in the
+`*.json`, `*.traj` and `*.jsonl` files sorted by name (or the one file given); each is read in
+whichever format it is — slmactor's own, mini-swe-agent, SWE-agent `.traj`, OpenHands events,
+OpenHands SDK events (JSON lines) — by `logic.loop.importers`. A file that cannot be read or parsed is skipped and named in the
 returned list of problems; a file that parses but is none of those formats raises
 `TrajectoryFormatError` (a foreign file is refused, never replayed as an empty run); a missing
 path is an error. Files are read with a size bound so a stray multi-gigabyte file cannot exhaust
@@ -19,7 +19,7 @@ from slmactor.logic.loop.replay import Trajectory
 
 MAX_TRAJECTORY_BYTES = 4 * 1024 * 1024
 #: File names read from a directory.
-PATTERNS = ("*.json", "*.traj")
+PATTERNS = ("*.json", "*.traj", "*.jsonl")
 
 
 class TrajectoryFormatError(ValueError):
@@ -41,7 +41,10 @@ def load_trajectories(path: Path) -> tuple[list[Trajectory], list[str]]:
             if file.stat().st_size > MAX_TRAJECTORY_BYTES:
                 skipped.append(f"{file.name}: larger than {MAX_TRAJECTORY_BYTES} bytes")
                 continue
-            data = json.loads(file.read_text(encoding="utf-8"))
+            text = file.read_text(encoding="utf-8")
+            # JSON lines (an OpenHands SDK event log): the list of their values.
+            data = [json.loads(line) for line in text.splitlines() if line.strip()] \
+                if file.suffix == ".jsonl" else json.loads(text)
         except (OSError, ValueError) as exc:
             skipped.append(f"{file.name}: {exc}")
             continue

@@ -14,7 +14,8 @@ from slmactor.protocol.messages import MetricsShow
 from slmactor.testing import DaemonProcess
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "trajectories"
-FORMATS = ("mini-swe-agent.traj.json", "swe-agent-missing-colon.traj", "openhands-events.json")
+FORMATS = ("mini-swe-agent.traj.json", "swe-agent-missing-colon.traj", "openhands-events.json",
+           "openhands-sdk-events.jsonl")
 
 
 def replay(daemon: DaemonProcess, path: Path, *extra: str) -> subprocess.CompletedProcess[str]:
@@ -34,14 +35,14 @@ def test_each_format_replays_into_a_finished_run(daemon: DaemonProcess, tmp_path
     done = replay(daemon, directory, "--learn", "--label", "imported")
     assert done.returncode == 0, done.stdout + done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
-    assert result["trajectories"] == 3 and result["skipped_files"] == []
-    assert result["failures"] == 1 + 2 + 1  # pytest; syntax error + bad edit; pytest
+    assert result["trajectories"] == 4 and result["skipped_files"] == []
+    assert result["failures"] == 1 + 2 + 1 + 1  # pytest; syntax error + bad edit; pytest; pytest
     with daemon.client() as c:
         runs = c.ask(MetricsShow(last=0, label="imported"))["runs"]
-    assert len(runs) == 3
-    assert sorted(r["tool_calls"] for r in runs) == [3, 4, 6]
+    assert len(runs) == 4
+    assert sorted(r["tool_calls"] for r in runs) == [3, 3, 4, 6]
     assert {r["model"] for r in runs} == {"deterministic", "instant_empty_submit",
-                                          "claude-sonnet-4-5"}
+                                          "claude-sonnet-4-5", "litellm_proxy/claude-sonnet-4-5"}
 
 
 def test_one_file_replays_offline(daemon: DaemonProcess) -> None:

@@ -33,8 +33,8 @@ def register(sub: Any) -> None:
 
     rep = sub.add_parser("replay", help="replay recorded trajectories (offline A/B or --learn)")
     rep.add_argument("dir", type=Path, metavar="PATH",
-                     help="a trajectory file or a directory of them (*.json, *.traj): slmactor, "
-                          "mini-swe-agent, SWE-agent .traj or OpenHands events")
+                     help="a trajectory file or a directory of them (*.json, *.traj, *.jsonl): slmactor, "
+                          "mini-swe-agent, SWE-agent .traj, OpenHands events or OpenHands SDK events")
     rep.add_argument("--learn", action="store_true",
                      help="replay in order with the loop on, so later runs use what earlier taught")
     rep.add_argument("--label", default="replay", help="metrics label of learned runs")

@@ -14,7 +14,13 @@ Four formats are recognised from their own shape, never guessed from a file name
   `openhands/core/main.py`, each event from `event_to_trajectory` in
   `openhands/events/serialization/event.py`), or `{"trajectory": [...]}` as its trajectory API
   answers: actions (`"action"`, `"args"`) and observations (`"observation"`, `"cause"`,
-  `"content"`, `"extras"`).
+  `"content"`, `"extras"`);
+* **OpenHands SDK events** — the events of an OpenHands SDK 1.x conversation as a list (or JSON
+  lines, one event each, as `EventLog` persists them: `openhands/sdk/conversation/event_store.py`),
+  each a `kind`-tagged model (`openhands/sdk/event/llm_convertible/{action,observation,message}.py`):
+  `ActionEvent` (`tool_name`, `action`), `ObservationEvent` (`action_id`, `observation` with
+  `is_error`, `exit_code`, `content`), `AgentErrorEvent`, `MessageEvent`, and
+  `ConversationStateUpdateEvent` (`stats`: the model and token usage).
 
 Anything else raises `UnknownTrajectoryFormat`, so a foreign file is refused instead of being
 replayed as an empty run. A failed call whose next call of the same tool and program succeeded
@@ -103,7 +109,8 @@ def _pair_fixes(steps: list[Step]) -> list[Step]:
 
 
 def format_of(data: Any) -> str:
-    """The format's name ("slmactor", "mini-swe-agent", "swe-agent", "openhands") or ""."""
+    """The format's name ("slmactor", "mini-swe-agent", "swe-agent", "openhands",
+    "openhands-sdk") or ""."""
     if isinstance(data, Mapping):
         if isinstance(data.get("steps"), list):
             return "slmactor"
@@ -120,7 +127,19 @@ def format_of(data: Any) -> str:
                 return "swe-agent"
     if isinstance(data, list) and _openhands_events(data):
         return "openhands"
+    if isinstance(data, list) and _sdk_events(data):
+        return "openhands-sdk"
     return ""
+
+
+#: The SDK event kinds that make a list an OpenHands SDK conversation.
+SDK_TOOL_EVENTS = frozenset({"ActionEvent", "ObservationEvent", "AgentErrorEvent"})
+
+
+def _sdk_events(items: Sequence[Any]) -> bool:
+    return bool(items) and all(
+        isinstance(e, Mapping) and isinstance(e.get("kind"), str) for e in items
+    ) and any(e["kind"] in SDK_TOOL_EVENTS for e in items)
 
 
 def _openhands_events(items: Sequence[Any]) -> bool:
@@ -142,11 +161,14 @@ def to_trajectory(data: Any, default_id: str) -> Trajectory:
     if kind == "openhands":
         events = data if isinstance(data, list) else data["trajectory"]
         return _openhands(events, default_id)
+    if kind == "openhands-sdk":
+        return _openhands_sdk(data, default_id)
     shape = (f"an object with keys {sorted(data)[:8]}" if isinstance(data, Mapping)
              else f"a JSON {type(data).__name__}")
     raise UnknownTrajectoryFormat(
         f"not a trajectory this tool reads ({shape}); known: slmactor (steps), mini-swe-agent "
-        "(trajectory_format, messages), SWE-agent .traj (trajectory, info), OpenHands events")
+        "(trajectory_format, messages), SWE-agent .traj (trajectory, info), OpenHands events "
+        "(action/observation), OpenHands SDK events (kind: ActionEvent, ObservationEvent, ...)")
 
 
 # ---------------------------------------------------------------- mini-swe-agent
@@ -287,5 +309,63 @@ def _openhands(events: Sequence[Any], default_id: str) -> Trajectory:
                         tokens_in=tokens_in if isinstance(tokens_in, int) else 0,
                         tokens_out=tokens_out if isinstance(tokens_out, int) else 0)
     model = _str(tokens, "model")
+    return Trajectory(id=default_id, query=query[:QUERY_CHARS], model=model, task_passed=passed,
+                      steps=tuple(_pair_fixes(steps)))
+
+
+# ---------------------------------------------------------------- OpenHands SDK
+
+
+def _sdk_text(content: Any) -> str:
+    return "\n".join(_str(part, "text") for part in content if isinstance(part, Mapping)) \
+        if isinstance(content, list) else _text(content)
+
+
+def _sdk_args(action: Mapping[str, Any]) -> str:
+    if isinstance(action.get("command"), str) and action.get("kind") == "TerminalAction":
+        return str(action["command"])
+    kept = {k: v for k, v in action.items() if k != "kind" and v not in (None, "", [], {})}
+    return json.dumps(kept, ensure_ascii=False, separators=(",", ":"), sort_keys=True,
+                      default=str)
+
+
+def _openhands_sdk(events: Sequence[Any], default_id: str) -> Trajectory:
+    results: dict[Any, tuple[bool, str]] = {}  # action id or tool call id → (failed, text)
+    for event in events:
+        kind = event.get("kind")
+        if kind == "ObservationEvent":
+            seen = _dict(event.get("observation"))
+            code = seen.get("exit_code")
+            failed = seen.get("is_error") is True or (isinstance(code, int) and code != 0)
+            results[event.get("action_id")] = (failed, _sdk_text(seen.get("content")))
+        elif kind == "AgentErrorEvent":
+            results[event.get("tool_call_id")] = (True, _str(event, "error"))
+    query, model, passed = "", "", False
+    tokens: Mapping[str, Any] = {}
+    steps: list[Step] = []
+    for event in events:
+        kind = event.get("kind")
+        if kind == "MessageEvent" and event.get("source") == "user" and not query:
+            query = _sdk_text(_dict(event.get("llm_message")).get("content"))
+        elif kind == "ConversationStateUpdateEvent" and event.get("key") == "stats":
+            usage = _dict(_dict(_dict(event.get("value")).get("usage_to_metrics")).get("default"))
+            model = _str(usage, "model_name") or model
+            tokens = _dict(usage.get("accumulated_token_usage")) or tokens
+        elif kind == "ActionEvent":
+            tool = _str(event, "tool_name")
+            if tool == "finish":
+                passed = True
+                continue
+            steps.append(Step(kind="assistant"))
+            failed, text = results.get(event.get("id")) or results.get(
+                event.get("tool_call_id")) or (False, "")
+            steps.append(Step(kind="tool", tool=tool, args=_sdk_args(_dict(event.get("action"))),
+                              ok=not failed, error=text[:ERROR_CHARS] if failed else "",
+                              edit_attempt=tool in ("file_editor", "str_replace_editor")))
+    if steps and tokens:
+        tokens_in, tokens_out = tokens.get("prompt_tokens"), tokens.get("completion_tokens")
+        steps[0] = Step(kind="assistant",
+                        tokens_in=tokens_in if isinstance(tokens_in, int) else 0,
+                        tokens_out=tokens_out if isinstance(tokens_out, int) else 0)
     return Trajectory(id=default_id, query=query[:QUERY_CHARS], model=model, task_passed=passed,
                       steps=tuple(_pair_fixes(steps)))

@@ -77,6 +77,22 @@ def test_openhands_events() -> None:
     assert traj.steps[0].tokens_in == 9120
 
 
+def test_openhands_sdk_event_log() -> None:
+    lines = (FIXTURES / "openhands-sdk-events.jsonl").read_text(encoding="utf-8").splitlines()
+    events = [json.loads(line) for line in lines]
+    assert format_of(events) == "openhands-sdk"
+    traj = to_trajectory(events, "sdk")
+    assert traj.query.startswith("Make tests/test_dates.py pass")
+    assert traj.model == "litellm_proxy/claude-sonnet-4-5" and traj.task_passed
+    steps = [s for s in traj.steps if s.kind == "tool"]
+    assert [(s.tool, s.ok) for s in steps] == [
+        ("terminal", False), ("file_editor", True), ("terminal", True)]
+    assert "Invalid isoformat string" in steps[0].error
+    assert steps[0].fixed_args == "python -m pytest -q tests/test_dates.py"
+    assert json.loads(steps[1].args)["path"] == "/workspace/project/dates.py" and steps[1].edit_attempt
+    assert (traj.steps[0].tokens_in, traj.steps[0].tokens_out) == (12400, 510)
+
+
 def test_native_trajectories_still_read() -> None:
     native = {"id": "t1", "query": "q", "steps": [{"kind": "tool", "tool": "Read", "ok": True}]}
     assert format_of(native) == "slmactor" and to_trajectory(native, "x").id == "t1"
@@ -92,10 +108,12 @@ def test_anything_else_is_refused_not_read_as_an_empty_run(data: Any) -> None:
 
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8)
+    | st.sampled_from(["ActionEvent", "ObservationEvent", "AgentErrorEvent", "MessageEvent"]),
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
         st.sampled_from(["steps", "messages", "trajectory", "info", "action", "observation",
-                         "source", "trajectory_format", "role", "extra", "args", "x"]),
+                         "source", "trajectory_format", "role", "extra", "args", "kind",
+                         "action_id", "tool_name", "x"]),
         inner, max_size=5),
     max_leaves=20)
 
