@@ -6,9 +6,9 @@ Rules are written in slmcode's vocabulary (`ws_read`, `ws_edit`, `old_str`); a C
 model has `Read`, `Edit` and `old_string`, a Gemini CLI model `read_file`, `replace`, a Codex
 model a shell and `apply_patch`.  `localize` rewrites those names (whole words only).
 
-Where each harness takes context on a tool event (its output schema):
-Claude Code `PostToolUse` and `PostToolUseFailure`, Codex CLI `PostToolUse`, Gemini CLI
-`AfterTool` — all as `hookSpecificOutput.additionalContext`.
+The text goes out through `dialects.output`, where each harness takes context on a tool event
+(Claude Code `PostToolUse`/`PostToolUseFailure`, Codex CLI `PostToolUse`, Gemini CLI `AfterTool`:
+`hookSpecificOutput.additionalContext`; Cline: `contextModification`).
 """
 
 from __future__ import annotations
@@ -37,17 +37,16 @@ VOCABULARY: dict[str, dict[str, str]] = {
         "old_str": "the patch's context and removed lines",
         "new_str": "the patch's added lines",
     },
+    "cline": {
+        "ws_read": "read_file", "ws_edit": "replace_in_file", "ws_write": "write_to_file",
+        "ws_patch": "replace_in_file", "ws_glob": "list_files", "ws_list": "list_files",
+        "ws_grep": "search_files", "ws_shell": "execute_command",
+    },
     "openhands": {
         "ws_read": "str_replace_editor view", "ws_edit": "str_replace_editor str_replace",
         "ws_write": "str_replace_editor create", "ws_patch": "str_replace_editor str_replace",
         "ws_glob": "find", "ws_list": "ls", "ws_grep": "grep", "ws_shell": "execute_bash",
     },
-}
-#: Harness events that accept additional context on a tool event.
-CONTEXT_ON_TOOL_EVENTS: dict[str, frozenset[str]] = {
-    "claude": frozenset({"PostToolUse", "PostToolUseFailure"}),
-    "codex": frozenset({"PostToolUse"}),
-    "gemini": frozenset({"AfterTool"}),
 }
 _WORD = re.compile(r"\b(ws_[a-z]+|old_str|new_str)\b")
 MAX_ADVICE = 1200
@@ -80,10 +79,3 @@ def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
         lines.append(f"The repaired arguments ({repair.get('transform')}): {new_args}")
     text = "\n".join(lines)
     return text if len(text) <= MAX_ADVICE else text[: MAX_ADVICE - 1] + "…"
-
-
-def tool_event_output(fmt: str, event: str, context: str) -> dict[str, Any]:
-    """The harness's output JSON carrying `context` on a tool event; `{}` when it takes none."""
-    if not context or event not in CONTEXT_ON_TOOL_EVENTS.get(fmt, frozenset()):
-        return {}
-    return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": context}}

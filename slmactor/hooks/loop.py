@@ -89,7 +89,8 @@ def relative(path: str, project: Path) -> str:
 
 def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> dict[str, Any]:
     """Ledger, advice on a failure, `record_tool`; the harness JSON carrying the advice."""
-    from slmactor.hooks.advice import advice_text, tool_event_output
+    from slmactor.hooks.advice import advice_text
+    from slmactor.hooks.dialects import output
 
     call = hook.tool_call
     path = relative(call.path, project)
@@ -115,7 +116,7 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
               "command": call.command, "error": call.error, "key": key}
     ask("record_tool", {**{k: v for k, v in fields.items() if v},
                         **({} if call.ok else {"ok": False})})
-    return tool_event_output(hook.format, hook.event, text)
+    return output(hook.format, hook.event, text)
 
 
 def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path, model: str,

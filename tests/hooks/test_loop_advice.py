@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from slmactor.hooks.advice import advice_text, localize, tool_event_output
+from slmactor.hooks.advice import advice_text, localize
+from slmactor.hooks.dialects import output
 
 SEED_GUIDANCE = ("old_str did not match. ws_read the file again and copy 2-3 lines VERBATIM "
                  "(same indentation and whitespace) as old_str.")
@@ -24,12 +25,14 @@ def test_advice_text_only_when_memory_knows_something() -> None:
     assert "confidence 80%" in text and "Read the file" in text and '{"old_string":"x"}' in text
 
 
-def test_output_only_on_events_that_take_context() -> None:
-    assert tool_event_output("claude", "PostToolUseFailure", "hint") == {
+def test_advice_goes_out_only_on_events_that_take_context() -> None:
+    assert output("claude", "PostToolUseFailure", "hint") == {
         "hookSpecificOutput": {"hookEventName": "PostToolUseFailure", "additionalContext": "hint"}}
-    assert tool_event_output("gemini", "AfterTool", "hint")["hookSpecificOutput"]["hookEventName"] == "AfterTool"
-    assert tool_event_output("openhands", "PostToolUse", "hint") == {}
-    assert tool_event_output("claude", "PostToolUse", "") == {}
+    assert output("gemini", "AfterTool", "hint")["hookSpecificOutput"]["hookEventName"] == "AfterTool"
+    assert output("cline", "PostToolUse", "hint") == {"cancel": False, "contextModification": "hint"}
+    assert output("openhands", "PostToolUse", "hint") == {}
+    assert output("claude", "PostToolUse", "") == {}
+    assert "replace_in_file" in localize("cline", SEED_GUIDANCE.replace("ws_read", "ws_edit"))
 
 
 def test_the_edit_tool_tables_agree() -> None:
