@@ -124,16 +124,28 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
     """Pre-flight repair of an edit; the harness JSON with the rewritten input, or `{}`."""
     from slmactor.hooks.preflight import run
 
+    opened: list[str] = []
+
     def advise(tool: str, message: str, args: str) -> dict[str, Any] | None:
         answer = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": tool,
                                            "message": message, "args": args, "model": model})
-        return answer if isinstance(answer, dict) else None
+        if not isinstance(answer, dict):
+            return None
+        fp = answer.get("fingerprint")
+        if isinstance(fp, dict) and isinstance(fp.get("id"), str) and fp["id"]:
+            opened.append(fp["id"])  # evolve.on_failure opened it in the run's working memory
+        return answer
 
     outcome = run(hook.format, hook.event, payload, project, advise)
     if outcome.entry is not None:
-        note(ledger, {**outcome.entry, "at": time.time(),
-                      "path": relative(outcome.entry["path"], project)})
+        entry = outcome.entry
+        note(ledger, {**entry, "at": time.time(), "path": relative(entry["path"], project)})
         warn(outcome.reason)
+        for key in opened:
+            # The failure never happens: working memory shows it as already fixed, not open.
+            ask("resolve", {"run_id": hook.run_id, "key": key,
+                            "resolution": f"rewritten before the call ({entry['transform']})",
+                            "resolved_by": f"rule:{entry['rule_id']}" if entry["rule_id"] else "preflight"})
     return outcome.output
 
 

@@ -41,7 +41,7 @@ from typing import Any
 
 import pytest
 
-from slmactor.protocol.messages import EpisodeGet, RunFinish
+from slmactor.protocol.messages import EpisodeGet, RunFinish, WorkingSnapshot
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 from tests.fixtures.hooks import load, output_problems
 
@@ -241,6 +241,10 @@ def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonP
                        "new_string": "def tax(amount, rate=0.2):\n    return amount * rate"}
     apply_edit(target, updated["old_string"], updated["new_string"])
     assert "def tax(amount, rate=0.2):" in target.read_text()
+    with daemon.client(project=repo) as client:  # working memory: fixed, not an open failure
+        snap = client.ask(WorkingSnapshot(run_id="cc-2"))["snapshot"]
+    assert snap["open_failures"] == [] and [f["resolved_by"] for f in snap["resolved_failures"]] == [
+        f"rule:{rules[0]['id']}"]
     hook(daemon, "claude", "PostToolUse", {
         **base, "hook_event_name": "PostToolUse", "tool_name": "Edit", "tool_use_id": "toolu_9",
         "tool_input": updated, "tool_response": {"filePath": str(target), "structuredPatch": []}})
