@@ -100,8 +100,6 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
         paths = patch_paths(call.command)
         path = relative(paths[0], project) if paths else ""
     edit = getattr(call, "kind", "") == "edit" or is_edit_tool(hook.format, call.tool)
-    note(ledger, session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,
-                                    model, time.time(), edit=edit))
     text, key = "", ""
     if not call.ok:
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": call.tool,
@@ -110,6 +108,11 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
             text = advice_text(hook.format, call.tool, advice)
             fp = advice.get("fingerprint")
             key = str(fp.get("id", "")) if isinstance(fp, dict) else ""
+    elif edit and path:
+        _resolve_fixed(hook, call.tool, path, ledger, ask)
+    entry = session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,
+                               model, time.time(), edit=edit)
+    note(ledger, {**entry, "key": key} if key else entry)
     # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
     # without the fields at their default, as the codec would send it.
     fields = {"run_id": hook.run_id, "tool": call.tool, "path": path, "args": call.args,
@@ -117,6 +120,19 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
     ask("record_tool", {**{k: v for k, v in fields.items() if v},
                         **({} if call.ok else {"ok": False})})
     return output(hook.format, hook.event, text)
+
+
+def _resolve_fixed(hook: Any, tool: str, path: str, ledger: Path, ask: Ask) -> None:
+    """A successful edit of a file whose last edit by the same tool failed fixes that failure:
+    working memory shows it as already fixed from now on (the session's report pairs them)."""
+    last: dict[str, Any] | None = None
+    for entry in session.read_ledger(ledger):
+        if entry.get("e") == "call" and entry.get("tool") == tool and entry.get("path") == path:
+            last = entry
+    key = last.get("key") if last is not None and last.get("ok") is False else None
+    if isinstance(key, str) and key:
+        ask("resolve", {"run_id": hook.run_id, "key": key, "resolved_by": "llm",
+                        "resolution": f"the next {tool} call on {path} succeeded"})
 
 
 def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path, model: str,

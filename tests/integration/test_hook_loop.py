@@ -202,6 +202,9 @@ def test_claude_code_session_learns_then_repairs_before_the_call(daemon: DaemonP
         "tool_input": clean, "tool_response": {"filePath": str(target), "oldString": clean["old_string"],
                                                "newString": clean["new_string"], "replaceAll": False,
                                                "userModified": False, "structuredPatch": []}})
+    with daemon.client(project=repo) as client:  # the fix shows in working memory at once
+        snap = client.ask(WorkingSnapshot(run_id="cc-1"))["snapshot"]
+    assert snap["open_failures"] == [] and [f["resolved_by"] for f in snap["resolved_failures"]] == ["llm"]
     out, err = hook(daemon, "claude", "SessionEnd", {**base, "hook_event_name": "SessionEnd", "reason": "other"})
     assert out == {}, err
     settle(daemon)
