@@ -25,7 +25,7 @@ import pytest
 
 from slmactor.hooks import breaker, dialects
 from slmactor.protocol import codec
-from slmactor.protocol.messages import RecordTool, WorkingSnapshot
+from slmactor.protocol.messages import WorkingSnapshot
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 from tests.fixtures.hooks import Fixture, load, output_problems
 
@@ -210,15 +210,9 @@ def test_runtime_dir_resolution_matches_the_config() -> None:
 
 
 def test_raw_hook_fields_are_what_the_codec_would_send() -> None:
-    from slmactor.cli.hook import MEMORY_BLOCK_DEFAULTS, RECORD_TOOL_DEFAULTS, without_defaults
+    from slmactor.cli.hook import MEMORY_BLOCK_DEFAULTS, without_defaults
     from slmactor.protocol.messages import MemoryBlock
 
-    tool_cases: list[dict[str, Any]] = [
-        {"run_id": "s", "tool": "Bash", "path": "", "args": "{}", "command": "ls", "ok": False, "error": "e"},
-        {"run_id": "s", "tool": "Read", "path": "a.py", "args": "", "command": "", "ok": True, "error": ""},
-    ]
-    for fields in tool_cases:
-        assert without_defaults(fields, RECORD_TOOL_DEFAULTS) == codec.wire_fields(RecordTool(**fields))
     block_cases: list[dict[str, Any]] = [
         {"role": "worker", "budget": 0, "query": "", "run_id": "s"},
         {"role": "", "budget": 300, "query": "fix it", "run_id": ""},

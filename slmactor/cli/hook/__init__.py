@@ -12,13 +12,15 @@ without argparse, and accepts the options anywhere on the line (`hook claude Use
 --no-autostart`); unknown options are reported and ignored.
 
 Cheap: one Python process per event. It imports only what the event needs — an event with
-nothing to do (a PreToolUse until a pre-flight handler exists, Stop, ...) never loads the client
-or zmq — and skips the daemon at once while the breaker (`slmactor.hooks.breaker`) is open
-after a timeout. Only context events at a session start may start the daemon (unless
-`--no-autostart`); tool events never wait for a start.
+nothing to do (`events.has_work`: a Claude `Stop`, an OpenHands `PreToolUse`, ...) never loads
+json, typing, the client or zmq — and skips the daemon at once while the breaker
+(`slmactor.hooks.breaker`) is open after a timeout. Only context events at a session start may
+start the daemon (unless `--no-autostart`); tool events never wait for a start.
 
-Handlers by action live in `HANDLERS` (action → function(run) → output dict); `HookRun` gives
-them the options, the normalised event, the project and a fail-open `ask`.
+What an event does: `slmactor.hooks.loop.handle` (records tool calls with advice on failures,
+pre-flight repair, the session ledger and its `run.finish`), given `HookRun.ask` — the one
+fail-open, deadline-keeping, breaker-driving way to the daemon; then `HANDLERS` by action for
+what the loop leaves to the caller (the memory block of a context event).
 
 `slmactor hook install|uninstall|config` are ordinary commands (argparse, `--json`): see
 `slmactor/cli/hook/install.py`.
@@ -224,13 +226,6 @@ class HookRun:
             self._project = str(Path(given).resolve() if given else find_project_root(Path(self.hook.project_dir)))
         return self._project
 
-    def relative(self, path: str) -> str:
-        """A path inside the project made relative to its root (episodes and rules name files so)."""
-        root = self.project
-        if os.path.isabs(path) and (path == root or path.startswith(root.rstrip("/") + "/")):
-            return os.path.relpath(path, root)
-        return path
-
     def start_daemon(self) -> bool:
         """Start the daemon when nothing listens on its socket (context events at a session start)."""
         from pathlib import Path
@@ -291,29 +286,14 @@ class HookRun:
             self._client = None
 
 
-#: The defaults of `RecordTool` / `MemoryBlock` for the fields a hook sends (a test keeps them
-#: equal to the message classes: building the classes would cost a hook more than its ask).
-RECORD_TOOL_DEFAULTS: dict[str, Any] = {
-    "run_id": "", "tool": "", "path": "", "args": "", "command": "", "ok": True, "error": "",
-}
+#: The defaults of `MemoryBlock` for the fields a hook sends (a test keeps them equal to the
+#: message class: building the classes would cost a hook more than its ask).
 MEMORY_BLOCK_DEFAULTS: dict[str, Any] = {"role": "", "budget": 0, "query": "", "run_id": ""}
 
 
 def without_defaults(fields: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
     """Drop the fields equal to their default, as `codec.dump` does."""
     return {k: v for k, v in fields.items() if not (type(v) is type(defaults[k]) and v == defaults[k])}
-
-
-def record(run: HookRun) -> dict[str, Any]:
-    """A finished tool call → one `record_tool` (an acknowledged ask: a one-shot process that
-    exits right after a PUSH send could lose it)."""
-    call = run.hook.tool_call
-    if call is not None:
-        run.ask("record_tool", without_defaults({
-            "run_id": run.hook.run_id, "tool": call.tool, "path": run.relative(call.path),
-            "args": call.args, "command": call.command, "ok": call.ok, "error": call.error,
-        }, RECORD_TOOL_DEFAULTS))
-    return {}
 
 
 def context(run: HookRun) -> dict[str, Any]:
@@ -330,7 +310,7 @@ def context(run: HookRun) -> dict[str, Any]:
 
 #: action → handler. A handler returns `{"context": str, "updated_input": dict}` (either may be
 #: missing); the dialect turns that into the harness's output.
-HANDLERS: dict[str, Callable[[HookRun], dict[str, Any]]] = {"record": record, "context": context}
+HANDLERS: dict[str, Callable[[HookRun], dict[str, Any]]] = {"context": context}
 
 
 def _say_text(text: str) -> None:
