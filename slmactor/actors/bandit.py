@@ -35,6 +35,7 @@ Replies (maps; unknown keys are to be ignored by clients):
 from __future__ import annotations
 
 import random
+from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any
 
@@ -60,6 +61,8 @@ from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.calibration import CalibrationStore
 from slmactor.stores.policy import PolicyStore
+
+from .acks import FlushAcks
 
 SCOPES = ("user", "project")
 
@@ -94,6 +97,8 @@ def _choice_dict(choice: Choice, scope: str, deterministic: bool) -> dict[str, A
 
 class BanditActor(Actor):
     name = "bandit"
+    #: How often stores whose flush failed are written again.
+    RETRY_UNSAVED_S = 2.0
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
@@ -105,6 +110,7 @@ class BanditActor(Actor):
         )
         self._roots: dict[int, Path] = {}
         self._flushing: set[int] = set()
+        self.acks = FlushAcks()
         #: Per store: a write in a worker thread and a forget never overlap.
         self._locks: dict[int, anyio.Lock] = {}
         self._rng = random.Random()  # unseeded requests: OS entropy
@@ -132,6 +138,8 @@ class BanditActor(Actor):
             store.flush()
         except (StoreError, OSError) as exc:
             self.warn(f"project policy not saved: {exc}")
+        else:
+            self.acks.forget(store)
         self._roots.pop(id(store), None)
         self._locks.pop(id(store), None)
 
@@ -155,31 +163,51 @@ class BanditActor(Actor):
         store.sync()
         return store
 
-    def _changed(self, store: Any) -> None:
-        """Mark `store` changed and make sure a background flush will write it."""
+    def _changed(self, store: Any) -> int:
+        """Mark `store` changed and make sure a background flush will write it; the change's
+        ticket, for an ask to wait on (`acks.wait`: acknowledged = written, issue 18)."""
         store.touch()
+        ticket = self.acks.changed(store)
+        self._start_flush(store)
+        return ticket
+
+    def _start_flush(self, store: Any) -> None:
         if id(store) in self._flushing:
             return
         self._flushing.add(id(store))
         self.spawn(lambda: self._flush_job(store), "flush")
 
+    def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+        return [self._retry_unsaved]
+
+    async def _retry_unsaved(self) -> None:
+        """Write again, every few seconds, the stores whose flush failed (space came back)."""
+        while True:
+            await anyio.sleep(self.RETRY_UNSAVED_S)
+            for store, _context in self.acks.retry_due():
+                self._start_flush(store)
+
     async def _flush_job(self, store: Any) -> None:
         try:
             while True:
+                generation = self.acks.generation(store)
                 snapshot = store.snapshot(self.now())
                 if snapshot is None:
+                    self.acks.wrote(store, generation)
                     return
                 store.writing = True
                 try:
                     async with self._lock(store):
                         await self.run_sync(self._write, store, snapshot)
                 except (StoreError, OSError) as exc:
-                    store.dirty = True  # retried with the next change
+                    store.dirty = True  # retried with the next change and by _retry_unsaved
                     self.ctx.stats.extra["flush_errors"] += 1
                     self.warn(f"policy/calibration not saved: {exc}")
+                    self.acks.failed(store, str(exc))
                     return
                 finally:
                     store.writing = False
+                self.acks.wrote(store, generation)
         finally:
             self._flushing.discard(id(store))
 
@@ -224,7 +252,7 @@ class BanditActor(Actor):
         outcome = Outcome.from_dict(msg.outcome)
         result = store.policy.update(key, msg.arm, reward(outcome), self.now())
         pruned = store.policy.prune()
-        self._changed(store)
+        await self.acks.wait(store, self._changed(store))
         self.ctx.stats.extra["updates"] += 1
         if result.change_detected:
             self.ctx.stats.extra["early_decays"] += 1
@@ -280,7 +308,7 @@ class BanditActor(Actor):
         self.calibration.sync()
         self.calibration.book.put(profile)
         pruned = self.calibration.book.prune(self.now())
-        self._changed(self.calibration)
+        await self.acks.wait(self.calibration, self._changed(self.calibration))
         stored = self.calibration.book.get(profile.model, profile.endpoint)
         current = stored if stored is not None else profile
         seeds = self._seeds(current, msg.roles, msg.observed, msg.task_timeout_ms)

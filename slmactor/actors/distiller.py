@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -73,6 +74,7 @@ from slmactor.stores.lessons import LessonStore, global_read_paths
 from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
 
+from .acks import FlushAcks
 from .distiller_block import MemoryBlockMixin
 from .distiller_lessons import PolarLessonsMixin
 
@@ -114,6 +116,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     COUNT_CHUNK = 16
     #: How long stopping waits for background flushes before writing what is left.
     STOP_FLUSH_WAIT_S = 2.0
+    #: How often stores whose flush failed are written again.
+    RETRY_UNSAVED_S = 2.0
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
@@ -124,6 +128,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             self._open, self._close, self.ctx.settings.max_open_projects
         )
         self._flushing: set[int] = set()
+        self.acks = FlushAcks()
         self._flushed = anyio.Event()  # set whenever no background flush is running
         self._flushed.set()
         self._forgetting = anyio.Lock()  # one forget fan-out at a time
@@ -142,6 +147,9 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
                 await self.run_sync(store.flush)
             except StoreError as exc:
                 self.warn(f"flush on stop failed: {exc}")
+
+    def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
+        return [self._retry_unsaved]
 
     def _open(self, root: Path) -> _Project:
         layout = ProjectLayout(root)
@@ -166,6 +174,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             project.facts.flush()
         except StoreError as exc:
             self.warn(f"flush of {project.root} failed: {exc}")
+            return  # its ledger keeps it for the retries
+        self.acks.forget(project.facts)
 
     def _project(self, msg: Message) -> _Project:
         project = self.projects.get(self.project_root(msg))
@@ -175,9 +185,20 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
 
     # ---------------------------------------------------------------- flushing
 
-    def _changed(self, store: MirroredBook[Any], root: Path | None = None) -> None:
-        """Mark `store` changed and make sure a background flush will write it."""
+    def _changed(self, store: MirroredBook[Any], root: Path | None = None) -> int:
+        """Mark `store` changed and make sure a background flush will write it; the change's
+        ticket, for an ask to wait on (`_saved`)."""
         store.touch()
+        ticket = self.acks.changed(store, root)
+        self._start_flush(store, root)
+        return ticket
+
+    async def _saved(self, store: MirroredBook[Any], ticket: int) -> None:
+        """Acknowledged = written (issue 18): wait for the flush covering `ticket`; raises
+        RequestError(STORE_ERROR) when it failed."""
+        await self.acks.wait(store, ticket)
+
+    def _start_flush(self, store: MirroredBook[Any], root: Path | None) -> None:
         if id(store) in self._flushing:
             return
         self._flushing.add(id(store))
@@ -185,19 +206,31 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             self._flushed = anyio.Event()
         self.spawn(lambda: self._flush_job(store, root), "flush")
 
+    async def _retry_unsaved(self) -> None:
+        """Write again, every few seconds, the stores whose flush failed (a full disk that got
+        space back, a directory made writable again)."""
+        while True:
+            await anyio.sleep(self.RETRY_UNSAVED_S)
+            for store, root in self.acks.retry_due():
+                self._start_flush(store, root)
+
     async def _flush_job(self, store: MirroredBook[Any], root: Path | None) -> None:
         try:
             while True:
+                generation = self.acks.generation(store)
                 snapshot = store.snapshot(self.now())
                 if snapshot is None:
+                    self.acks.wrote(store, generation)
                     return
                 try:
                     await self.run_sync(self._write, store, snapshot, root)
                 except (StoreError, OSError) as exc:
-                    store.dirty = True  # retried with the next change
+                    store.dirty = True  # retried with the next change and by _retry_unsaved
                     self.ctx.stats.extra["flush_errors"] += 1
                     self.warn(f"memory not saved: {exc}")
+                    self.acks.failed(store, str(exc))
                     return
+                self.acks.wrote(store, generation)
         finally:
             self._flushing.discard(id(store))
             if not self._flushing:
@@ -225,7 +258,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         fact = project.facts.book.observe(msg.kind, subject, text, self.now(), msg.sources)
         if fact is None:
             raise RequestError(ErrorCode.BAD_FIELD, "fact.observe needs a subject and a text")
-        self._changed(project.facts, project.root)
+        await self._saved(project.facts, self._changed(project.facts, project.root))
         return {"recorded": True, "fact": fact.to_dict()}
 
     @handles(FactRefute)
@@ -233,7 +266,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         project = self._project(msg)
         refuted = project.facts.book.refute(msg.kind, msg.subject, self.now())
         if refuted:
-            self._changed(project.facts, project.root)
+            await self._saved(project.facts, self._changed(project.facts, project.root))
         fact = project.facts.book.get(msg.kind, msg.subject)
         return {"refuted": refuted, "fact": fact.to_dict() if fact else None}
 
@@ -267,7 +300,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         facts = polar = 0
         if scope == "project" and written:
             facts = record_facts(project.facts.book, written, msg.run_id, self.now())
-            self._changed(project.facts, project.root)
+            await self._saved(project.facts, self._changed(project.facts, project.root))
             polar = await self.add_prose_twins(project, written, msg.task)
         return {"added": len(written), "facts": facts, "polar": polar, "scope": scope}
 
@@ -287,7 +320,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         proc = self.procedures.book.record(key, msg.ok, self.now(), msg.note)
         if proc is None:
             raise RequestError(ErrorCode.BAD_FIELD, "procedure.observe needs a topic and an option")
-        self._changed(self.procedures)
+        await self._saved(self.procedures, self._changed(self.procedures))
         return {"recorded": True, "procedure": {**proc.to_dict(), "rate": round(proc.rate, 6)}}
 
     @handles(ProcedureBest)
@@ -309,7 +342,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         rec = self.latency.book.observe(msg.role, family, msg.ms, self.now())
         if rec is None:
             return {"recorded": False}
-        self._changed(self.latency)
+        await self._saved(self.latency, self._changed(self.latency))
         p95, n = self.latency.book.p95(msg.role, family)
         return {"recorded": True, "samples": n, "p95_ms": p95, "count": rec.count}
 
@@ -325,7 +358,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             and self.latency.book.seed(role, family, float(ms), now)
         )
         if seeded:
-            self._changed(self.latency)
+            await self._saved(self.latency, self._changed(self.latency))
         return {"seeded": seeded, "model_family": family}
 
     # ---------------------------------------------------------------- distill, prune, forget

@@ -78,6 +78,11 @@ from slmactor.stores.regressions import RegressionStore
 
 #: Finished run ids remembered for de-duplicating client retries.
 MAX_REMEMBERED_RUNS = 256
+#: Step failures that pass (a full disk, a busy or restarting actor): the journal is kept and
+#: the step retried.
+_RETRYABLE = frozenset(
+    {ErrorCode.STORE_ERROR, ErrorCode.BUSY, ErrorCode.TIMEOUT, ErrorCode.UNAVAILABLE}
+)
 
 
 def run_error_text(report: RunReport) -> str:
@@ -96,6 +101,10 @@ class _Job:
     document: str
     journal: JsonDoc | None
     wait: bool = False
+    #: Steps a failed earlier attempt already completed (not repeated by the retry).
+    done: frozenset[str] = frozenset()
+    #: What the journal holds (rewritten with `done` when a step fails).
+    record: dict[str, Any] | None = None
 
 
 def _name_episode(reflection: Reflection, request_id: str) -> Reflection:
@@ -114,6 +123,9 @@ class ReflectorActor(Actor):
     #: (`wait: true`) always distil, so what they read back is current.
     DISTILL_INTERVAL: ClassVar[float] = 30.0
     DISTILL_TICK: ClassVar[float] = 5.0
+    #: How often pipelines left unfinished by a failed step are retried, and how many times.
+    RETRY_PIPELINES_S: ClassVar[float] = 2.0
+    MAX_PIPELINE_ATTEMPTS: ClassVar[int] = 100
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
@@ -127,6 +139,8 @@ class ReflectorActor(Actor):
         self._serial = itertools.count()
         #: Journal files whose pipeline is queued or running (never recovered twice).
         self._inflight: set[Path] = set()
+        #: Projects with a journal kept after a failed step (retried by `_retry_pipelines`).
+        self._unfinished: set[Path] = set()
         self.ctx.stats.extra["runs_reflected"] = 0
         self.ctx.stats.extra["pipelines_done"] = 0
         self.ctx.stats.extra["distills_deferred"] = 0
@@ -140,7 +154,7 @@ class ReflectorActor(Actor):
         self.stores.close_all()
 
     def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
-        return [self._distill_timer, self._replay_saved]
+        return [self._distill_timer, self._replay_saved, self._retry_pipelines]
 
     async def _replay_saved(self) -> None:
         """At start: open every project that holds finish reports saved before a crash, which
@@ -160,6 +174,14 @@ class ReflectorActor(Actor):
     def _has_pending(self, root: Path) -> bool:
         directory = self._pending_dir(root)
         return directory.is_dir() and any(directory.glob("fin_*.json"))
+
+    async def _retry_pipelines(self) -> None:
+        """Run again, every few seconds, the pipelines a passing failure left unfinished."""
+        while True:
+            await anyio.sleep(self.RETRY_PIPELINES_S)
+            for root in list(self._unfinished):
+                self._unfinished.discard(root)
+                self._recover(root)
 
     async def _distill_timer(self) -> None:
         """Distil projects whose distillation a burst of runs deferred, once it is due."""
@@ -194,13 +216,17 @@ class ReflectorActor(Actor):
         key = report.get("run_id") if isinstance(report.get("run_id"), str) else ""
         name = hash_id("fin_", str(key) or msg.id or f"{at}:{next(self._serial)}") + ".json"
         doc = JsonDoc(self._pending_dir(root) / name, self.warnings, now=self.now)
-        doc.save({"at": at, "summary": msg.summary, "report": report, "request_id": msg.id})
+        doc.save(self._journal_record(msg, report, at))
         self._inflight.add(doc.path)
         try:
             self.pending_projects.register(root)  # so a restart finds it without the project's next use
         except StoreError as exc:
             self.warn(f"project not registered for replay at start: {exc}")
         return doc
+
+    @staticmethod
+    def _journal_record(msg: RunFinish, report: dict[str, Any], at: float) -> dict[str, Any]:
+        return {"at": at, "summary": msg.summary, "report": report, "request_id": msg.id}
 
     def _recover(self, root: Path) -> None:
         """Re-run the pipelines of reports accepted but not finished before a crash."""
@@ -224,11 +250,15 @@ class ReflectorActor(Actor):
                 reflection, request_id if isinstance(request_id, str) else ""
             )
             document = cap_document(enrich(reflection.markdown, data.get("summary")))
+            done = data.get("done")
+            done_steps = frozenset(d for d in done if isinstance(d, str)) if isinstance(
+                done, list) else frozenset()
             self.warn(f"replaying the finish pipeline of run {reflection.run_id or '(no id)'} "
-                      "interrupted by a restart")
+                      + ("(a step failed earlier)" if "done" in data else
+                         "interrupted by a restart"))
             self._inflight.add(doc.path)
-            self.spawn(functools.partial(self._quiet, _Job(root, reflection, document, doc)),
-                       "recovered finish pipeline")
+            job = _Job(root, reflection, document, doc, done=done_steps, record=data)
+            self.spawn(functools.partial(self._quiet, job), "recovered finish pipeline")
 
     def _close(self, store: RegressionStore) -> None:
         try:
@@ -257,9 +287,10 @@ class ReflectorActor(Actor):
         try:
             journal: JsonDoc | None = await self.run_sync(self._journal, root, msg, merged, at)
         except (OSError, StoreError) as exc:
-            # Memory never fails a run: reflect anyway, only without the crash safety net.
-            self.warn(f"run.finish: report not journalled ({exc}); a crash would lose it")
-            journal = None
+            # Acknowledged = journalled (issue 18): a report that could not be made durable is
+            # answered with a store error, so the harness knows it was not learned from.
+            self.warn(f"run.finish: report not journalled ({exc}); not accepted")
+            raise RequestError(ErrorCode.STORE_ERROR, f"run.finish not accepted: {exc}") from exc
         self.ctx.stats.extra["runs_reflected"] += 1
         result: dict[str, Any] = {
             "run_id": report.run_id,
@@ -273,7 +304,8 @@ class ReflectorActor(Actor):
             "reflection_md": str(ProjectLayout(root).reflection_md),
             "commentary": document != cap_document(reflection.markdown),
         }
-        job = _Job(root, reflection, document, journal, msg.wait)
+        job = _Job(root, reflection, document, journal, msg.wait,
+                   record=self._journal_record(msg, merged, at))
         if msg.wait:
             result["pipeline"] = await self._background(job)
         else:
@@ -316,11 +348,32 @@ class ReflectorActor(Actor):
         try:
             steps = await self._pipeline(job)
             if journal is not None:
-                await self.run_sync(journal.delete)
+                await self._settle_journal(job, journal, steps)
         finally:
             if journal is not None:
                 self._inflight.discard(journal.path)
         return steps
+
+    async def _settle_journal(self, job: _Job, journal: JsonDoc, steps: dict[str, Any]) -> None:
+        """Delete the journal of a finished pipeline; keep it, with the steps that are done, when
+        a step failed for a reason that passes (a full disk, a busy or restarting actor), so
+        `_retry_pipelines` runs the rest once it can (issue 18)."""
+        retry = [name for name, step in steps.items() if step.get("retry")]
+        attempts = int((job.record or {}).get("attempts", 0)) + 1
+        if not retry or attempts > self.MAX_PIPELINE_ATTEMPTS:
+            if retry:
+                self.warn(f"finish pipeline of run {job.reflection.run_id or '(no id)'}: gave up "
+                          f"on {', '.join(retry)} after {attempts - 1} attempts")
+            await self.run_sync(journal.delete)
+            return
+        done = sorted(job.done | {name for name, step in steps.items() if step.get("ok")})
+        record = {**(job.record or {}), "done": done, "attempts": attempts}
+        try:
+            await self.run_sync(journal.save, record)
+        except (OSError, StoreError) as exc:
+            self.warn(f"finish pipeline: could not note the steps done ({exc}); "
+                      "the retry repeats them")
+        self._unfinished.add(job.root)
 
     async def _quiet(self, job: _Job) -> None:
         await self._background(job)
@@ -335,12 +388,16 @@ class ReflectorActor(Actor):
             steps: dict[str, Any] = {}
 
             async def step(name: str, message: Message) -> Any:
+                if name in job.done:
+                    steps[name] = {"ok": True, "done_before": True}
+                    return None
                 try:
                     answer = await self.ask(message)
                 except (RequestError, ActorDead) as exc:
                     self.ctx.stats.extra["pipeline_step_errors"] += 1
                     self.warn(f"finish pipeline: {name} failed: {exc}")
-                    steps[name] = {"ok": False, "error": str(exc)}
+                    transient = isinstance(exc, ActorDead) or exc.code in _RETRYABLE
+                    steps[name] = {"ok": False, "error": str(exc), "retry": transient}
                     return None
                 previous = steps.get(name)
                 count = previous["count"] + 1 if isinstance(previous, dict) and previous.get(
@@ -358,15 +415,18 @@ class ReflectorActor(Actor):
                 await step("policy.update", PolicyUpdate(
                     project=project, decision=w.decision, arm=w.arm, model=rep.model,
                     language=rep.language, outcome=w.outcome))
-            try:
-                store = self.stores.get(job.root)
-                async with self._store_lock:
-                    added = await self.run_sync(self._persist, job, store)
-                steps["regressions"] = {"ok": True, "added": added}
-            except (OSError, StoreError) as exc:
-                self.ctx.stats.extra["pipeline_step_errors"] += 1
-                self.warn(f"finish pipeline: REFLECTION.md / regressions not saved: {exc}")
-                steps["regressions"] = {"ok": False, "error": str(exc)}
+            if "regressions" in job.done:
+                steps["regressions"] = {"ok": True, "done_before": True}
+            else:
+                try:
+                    store = self.stores.get(job.root)
+                    async with self._store_lock:
+                        added = await self.run_sync(self._persist, job, store)
+                    steps["regressions"] = {"ok": True, "added": added}
+                except (OSError, StoreError) as exc:
+                    self.ctx.stats.extra["pipeline_step_errors"] += 1
+                    self.warn(f"finish pipeline: REFLECTION.md / regressions not saved: {exc}")
+                    steps["regressions"] = {"ok": False, "error": str(exc), "retry": True}
             if r.lessons:
                 await step("lesson.add", LessonAdd(
                     project=project, lessons=[lesson.to_dict() for lesson in r.lessons],

@@ -78,7 +78,11 @@ class RulesActor(Actor):
         run.finish pipeline. This actor still waits for the write before its next message, so
         the order of its operations and of the shared user file is what it was.
         """
-        self._warn_unsaved(await self.run_sync(_try_save, store))
+        error = await self.run_sync(_try_save, store)
+        self._warn_unsaved(error)
+        if error:
+            # Acknowledged = written (issue 18); the change stays in memory for the next save.
+            raise RequestError(ErrorCode.STORE_ERROR, f"rules.json not saved: {error}")
 
     def _save_now(self, store: RuleStore) -> None:
         """`_save` on the loop: for a store being closed (evicted, or the daemon stopping)."""

@@ -18,6 +18,7 @@ import zmq.asyncio
 
 from slmactor.logic.text.redact import redact, redact_reply
 from slmactor.protocol import ErrorCode, ProtocolError, RequestError, codec
+from slmactor.stores.base.errors import STORAGE_ERRNOS, StoreError
 
 from .actor import IN_HANDLER, Actor, ActorContext, Later
 from .stats import ActorState
@@ -246,6 +247,9 @@ class ActorCell:
     def _error_frames(self, msg: Any, exc: Exception) -> list[bytes]:
         if isinstance(exc, RequestError):
             return codec.dump_error(msg.id, exc.code, redact(exc.reason))
+        if isinstance(exc, StoreError) or (isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS):
+            # Nothing was acknowledged: the store said why (disk full, read-only, too large).
+            return codec.dump_error(msg.id, ErrorCode.STORE_ERROR, redact(str(exc)))
         text = redact(describe(exc))
         self.ctx.stats.record_error(f"{msg.KIND}: {text}")
         return codec.dump_error(msg.id, ErrorCode.INTERNAL, text)

@@ -13,6 +13,7 @@ from slmactor import __version__
 from slmactor.logic.text.redact import redact
 from slmactor.protocol import PROTOCOL_VERSION
 from slmactor.protocol.messages import DaemonStop, Status
+from slmactor.stores.base import health as store_health
 
 from .actor import Actor, handles
 from .router import Router
@@ -77,7 +78,10 @@ class DaemonInfo:
         self.warnings.append({"actor": actor, "text": redact(text), "at": time.time()})
 
     def health(self) -> str:
-        """"healthy", or "degraded" when an actor is not running or restarted recently."""
+        """"healthy", or "degraded" when an actor is not running or restarted recently, or a
+        store cannot be written (`store_faults` says which and why)."""
+        if store_health.faults():
+            return "degraded"
         now = time.time()
         for stats in self.router.stats.values():
             if stats.state != ActorState.RUNNING:
@@ -122,6 +126,7 @@ class DaemonInfo:
             "door_errors": self.door_errors,
             **({"last_door_error": self.last_door_error} if self.last_door_error else {}),
             "warnings": list(self.warnings),
+            "store_faults": store_health.faults(),
         }
 
 

@@ -11,6 +11,22 @@ from __future__ import annotations
 import errno as errno_codes
 from pathlib import Path
 
+#: Operating-system errors that mean "the store cannot be written", not a bug: answered as a
+#: store error (STORE_ERROR), never as an internal one.
+STORAGE_ERRNOS = frozenset(
+    {
+        errno_codes.ENOSPC,
+        errno_codes.EDQUOT,
+        errno_codes.EROFS,
+        errno_codes.EIO,
+        errno_codes.EFBIG,
+        errno_codes.EACCES,
+        errno_codes.EPERM,
+        errno_codes.ENOTDIR,
+        errno_codes.ELOOP,
+    }
+)
+
 
 class StoreError(Exception):
     """Something about a store that the caller should report instead of acknowledging."""

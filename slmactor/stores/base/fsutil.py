@@ -20,6 +20,7 @@ import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
+from slmactor.stores.base import health
 from slmactor.stores.base.errors import StoreWriteError
 from slmactor.stores.base.warnings import WarningLog
 
@@ -103,8 +104,17 @@ def atomic_write_bytes(path: Path, data: bytes) -> None:
     """Replace `path` by `data` atomically and durably, or raise StoreWriteError leaving it as was.
 
     A directory or other non-file sitting at `path` is not replaced (os.replace would fail);
-    callers quarantine it first (`quarantine`).
+    callers quarantine it first (`quarantine`). The outcome is reported to `health`.
     """
+    try:
+        _atomic_write_bytes(path, data)
+    except StoreWriteError as exc:
+        health.write_failed(path, str(exc), exc.errno)
+        raise
+    health.write_succeeded(path)
+
+
+def _atomic_write_bytes(path: Path, data: bytes) -> None:
     try:
         ensure_dir(path.parent)
     except OSError as exc:

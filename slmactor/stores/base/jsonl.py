@@ -39,6 +39,7 @@ from types import TracebackType
 from typing import Any, Self
 
 from slmactor.logic.text.redact import redact_obj
+from slmactor.stores.base import health
 from slmactor.stores.base.errors import (
     RecordNotSerializable,
     RecordTooLarge,
@@ -118,8 +119,18 @@ class JsonlLog:
         return line
 
     def append(self, record: Mapping[str, Any]) -> int:
-        """Append one record; returns the byte offset its line starts at."""
+        """Append one record; returns the byte offset its line starts at. Raises StoreWriteError
+        (reported to `health`, as is the next success)."""
         line = self.encode(record)
+        try:
+            offset = self._append_line(line)
+        except StoreWriteError as exc:
+            health.write_failed(self.path, str(exc), exc.errno)
+            raise
+        health.write_succeeded(self.path)
+        return offset
+
+    def _append_line(self, line: bytes) -> int:
         with self._lock:
             for _attempt in range(2):
                 fd, before = self._ready()

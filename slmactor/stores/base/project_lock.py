@@ -8,11 +8,9 @@ is refused with a message naming the owner (pid, host and home, written into the
 diagnostics only — the kernel's flock is the guard, released even on SIGKILL).
 
 A cloned repository is not trusted (issue 18): a `.slmcode` (or a store directory inside it) that
-is a symlink, is not a directory, or belongs to another user is refused rather than written
-through, so a repository cannot point the daemon's writes outside the project. The one exception
-is a `.slmcode` that is a plain file: nothing can be written under it, so the project is served
-from memory (each layer says so in `status`, issue 16) instead of refused. A new `.slmcode` is
-created 0700 with its `.gitignore`.
+is a symlink or belongs to another user is refused rather than written through (a regular file in
+the way is left to the stores, which keep memory in memory and say so), so a repository cannot point the daemon's writes outside the project. A new `.slmcode`
+is created 0700 with its `.gitignore`.
 
 A claim is remembered by the directory's identity; one `lstat` per request notices a `.slmcode`
 removed (`rm -rf`) or replaced, and claims the new one.
@@ -47,10 +45,6 @@ class UnsafeProjectStore(StoreError):
     """`.slmcode` (or a directory in it) is a symlink, not a directory, or not ours."""
 
 
-class StoreIsNotADirectory(UnsafeProjectStore):
-    """`.slmcode` is a regular file (or another non-directory) that is not a symlink."""
-
-
 class ProjectLocked(StoreError):
     """Another daemon writes this project's store; `owner` is what it wrote in the lock file."""
 
@@ -69,8 +63,8 @@ def _owner_text(home: str) -> str:
 
 
 def _check_dir(path: Path, *, create: bool) -> tuple[int, int] | None:
-    """(dev, ino) of the directory at `path`; None when missing and not created. Raises
-    UnsafeProjectStore for a symlink, a non-directory or another user's directory."""
+    """(dev, ino) of the directory at `path`; None when missing (and not created) or a file is
+    in the way. Raises UnsafeProjectStore for a symlink or another user's directory."""
     try:
         info = os.lstat(path)
     except FileNotFoundError:
@@ -85,7 +79,7 @@ def _check_dir(path: Path, *, create: bool) -> tuple[int, int] | None:
             "the store outside the project) — remove it or replace it by a directory"
         )
     if not stat.S_ISDIR(info.st_mode):
-        raise StoreIsNotADirectory(f"{path} is not a directory; refusing to use it as a store")
+        return None  # a file in the way: nothing can be written there (the stores say so)
     if info.st_uid != os.getuid():
         raise UnsafeProjectStore(
             f"{path} belongs to uid {info.st_uid}, not to this user; refusing to write in it"
@@ -122,19 +116,16 @@ class ProjectLocks:
                 self._release(root)
             try:
                 identity = _check_dir(store, create=True)
-            except StoreIsNotADirectory:
-                # Nothing can be written under a file: the stores keep the project in memory and
-                # say so in `status` (issue 16), and there is no store for another daemon to share.
-                return
             except PermissionError:
                 return  # a read-only project: nothing will be written there, reads may go on
             except OSError as exc:
                 if exc.errno == errno.EROFS:
                     return
                 raise StoreError(f"cannot create {store}: {exc.strerror}") from exc
+            if identity is None:
+                return
             for sub in ProjectLayout(root).directories()[1:]:
                 _check_dir(sub, create=False)
-            assert identity is not None
             self._held[root] = (identity, self._take(root, store))
 
     def _take(self, root: Path, store: Path) -> int:
