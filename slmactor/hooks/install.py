@@ -43,7 +43,8 @@ CLINE_MARKER = "# slmactor hook"
 NEXT_STEP = {
     "claude": "Restart Claude Code (or run /hooks to review): it reads hooks when a session starts.",
     "codex": "Start codex and trust the new hooks when it asks (it lists hooks that are new or "
-             "changed and runs none of them until you accept).",
+             "changed and runs none of them until you accept). An older codex also needs "
+             "[features] codex_hooks = true in ~/.codex/config.toml.",
     "gemini": "Start gemini and accept the new hooks when it warns about them (project hooks are "
               "fingerprinted); /hooks panel lists them.",
     "openhands": "Start the agent from this directory: the SDK loads .openhands/hooks.json from "
