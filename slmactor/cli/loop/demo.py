@@ -47,9 +47,11 @@ def _rules_text(rules: Any) -> tuple[list[dict[str, Any]], str]:
                                      trig.get("language", "")) if x)
         conf = rule.get("confidence")
         conf_text = f"{conf * 100:.0f}%" if isinstance(conf, (int, float)) else "?"
+        origin = rule.get("origin")
+        carried = f", carried over from {origin}" if isinstance(origin, str) and origin else ""
         lines.append(f"  {rule.get('id', '?')}  {where:<44} → {repair.get('kind', '')}: "
                      f"{what}  (confidence {conf_text}, {rule.get('successes', 0)} ok / "
-                     f"{rule.get('failures', 0)} failed)")
+                     f"{rule.get('failures', 0)} failed{carried})")
     if len(learned) > RULE_LIMIT:
         lines.append(f"  …and {len(learned) - RULE_LIMIT} more")
     return learned, "\n".join(lines)
