@@ -13,6 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+#: Values of the `durability` setting (docs/DURABILITY.md).
+DURABILITY_MODES = ("os", "always")
 #: Environment variables that override a setting.
 ENV_RUNTIME_DIR = "SLMACTOR_RUNTIME_DIR"
 ENV_HOME = "SLMACTOR_HOME"
@@ -86,6 +88,10 @@ class Settings:
     memory_tokens: int = 1200
     #: Episodic recall gates: "default" (coverage over known terms, docs/RECALL.md) or "seed" (S-3.7).
     recall_mode: str = "default"
+    #: JSONL logs (episodes, metrics runs, graph edges): "os" acknowledges after write(2) —
+    #: safe against a daemon crash; "always" also fdatasyncs each record before acknowledging —
+    #: safe against power loss. JSON documents are always fsynced. See docs/DURABILITY.md.
+    durability: str = "os"
     #: Episode log bounds (S-7.8): newest `episodes_cap` kept, older than the age dropped.
     episodes_cap: int = 300
     episodes_max_age_days: float = 180.0
@@ -104,6 +110,11 @@ class Settings:
     @property
     def events_path(self) -> Path:
         return self.runtime_dir / "events.sock"
+
+    @property
+    def fsync_logs(self) -> bool:
+        """True in durability mode "always" (any other value is "os")."""
+        return self.durability.strip().lower() == "always"
 
     @property
     def ctl_endpoint(self) -> str:
@@ -156,4 +167,7 @@ def load_settings(config_path: Path | None = None, **overrides: Any) -> Settings
             values[name] = env
     values.update({k: v for k, v in overrides.items() if v is not None})
     coerced = {k: _coerce(getattr(settings, k), v, k) for k, v in values.items()}
+    durability = str(coerced.get("durability", settings.durability)).strip().lower()
+    if durability not in DURABILITY_MODES:
+        raise ValueError(f"durability must be one of {', '.join(DURABILITY_MODES)}, not {durability!r}")
     return replace(settings, **coerced)

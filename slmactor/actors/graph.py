@@ -98,7 +98,8 @@ class GraphActor(Actor):
         self.stores.close_all()  # close() flushes every dirty index
 
     def _open(self, root: Path) -> GraphStore:
-        return GraphStore(ProjectLayout(root).graph_dir, self.warnings, now=self.now)
+        return GraphStore(ProjectLayout(root).graph_dir, self.warnings, now=self.now,
+                          fsync=self.ctx.settings.fsync_logs)
 
     def _close(self, store: GraphStore) -> None:
         if store.directory is not None:  # <root>/.slmcode/graph: the cached episodes go too

@@ -34,7 +34,8 @@ class MetricsActor(Actor):
         self.stores.close_all()
 
     def _open(self, root: Path) -> MetricsStore:
-        return MetricsStore(ProjectLayout(root).runs, self.warnings, now=self.now)
+        return MetricsStore(ProjectLayout(root).runs, self.warnings, now=self.now,
+                            fsync=self.ctx.settings.fsync_logs)
 
     @handles(MetricsRecord)
     async def record(self, msg: MetricsRecord) -> dict[str, Any]:

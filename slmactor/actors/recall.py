@@ -110,6 +110,7 @@ class RecallActor(Actor):
         return EpisodeStore(
             ProjectLayout(root).memory_dir, self.warnings, now=self.now, cap=self.cap,
             max_age_days=self.max_age_days, options=self.options,
+            fsync=self.ctx.settings.fsync_logs,
         )
 
     async def _flusher(self) -> None:

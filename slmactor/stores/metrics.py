@@ -31,12 +31,14 @@ class MetricsStore:
         *,
         max_runs: int = MAX_RUNS,
         read_only: bool = False,
+        fsync: bool = False,
         now: Callable[[], float] = time.time,
     ) -> None:
         self.path = Path(path)
         self.max_runs = max_runs
         self._log = JsonlLog(
-            self.path, warnings, max_line_bytes=MAX_LINE_BYTES, read_only=read_only, now=now
+            self.path, warnings, max_line_bytes=MAX_LINE_BYTES, read_only=read_only,
+            fsync=fsync, now=now,
         )
         self._count: int | None = None
         self._ids: set[str] = set()
