@@ -6,11 +6,13 @@ loaded on first use, so `import slmactor` (every CLI call, the daemon) stays fre
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+# Not `typing.TYPE_CHECKING`: a hook process with nothing to do should not import `typing`.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from slmactor.client import AsyncClient, Client
     from slmactor.sessions import session
 

@@ -226,11 +226,13 @@ def test_raw_hook_fields_are_what_the_codec_would_send() -> None:
 
 def _imports(argv: list[str], stdin: bytes, runtime: Path) -> set[str]:
     code = textwrap.dedent(f"""
-        import io, json, sys
+        import io, sys
         sys.stdin = io.TextIOWrapper(io.BytesIO({stdin!r}))
         from slmactor.cli.entry import main
         rc = main({["--runtime-dir", str(runtime), *argv]!r})
-        print(json.dumps(sorted(sys.modules)), file=sys.stderr)
+        loaded = sorted(sys.modules)
+        import json
+        print(json.dumps(loaded), file=sys.stderr)
     """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
     assert result.returncode == 0, result.stderr
@@ -241,7 +243,7 @@ def test_events_with_nothing_to_do_import_no_client(tmp_path: Path) -> None:
     for argv in (["hook", "claude", "Stop"], ["hook", "gemini", "AfterAgent"], ["hook", "openhands", "PreToolUse"],
                  ["hook", "cline", "PreToolUse"], ["hook", "claude", "Notification"]):
         loaded = _imports(argv, b'{"tool_name": "Bash", "tool_input": {"command": "ls"}}', tmp_path)
-        assert not {"zmq", "msgpack", "slmactor.client", "argparse", "dataclasses"} & loaded, argv
+        assert not {"zmq", "msgpack", "slmactor.client", "argparse", "dataclasses", "json", "typing"} & loaded, argv
     loaded = _imports(["hook", "claude", "PostToolUse"], b'{"tool_name": "Bash"}', tmp_path)  # daemon down
     assert not {"argparse", "slmactor.protocol.messages", "slmactor.logic.evolve.preflight"} & loaded
 
