@@ -316,12 +316,14 @@ def _openhands(events: Sequence[Any], default_id: str) -> Trajectory:
 # ---------------------------------------------------------------- OpenHands SDK
 
 
-def _sdk_text(content: Any) -> str:
+def sdk_text(content: Any) -> str:
+    """An SDK message or observation `content` (text parts) as text."""
     return "\n".join(_str(part, "text") for part in content if isinstance(part, Mapping)) \
         if isinstance(content, list) else _text(content)
 
 
-def _sdk_args(action: Mapping[str, Any]) -> str:
+def sdk_action_args(action: Mapping[str, Any]) -> str:
+    """An SDK action's arguments: a terminal command as is, anything else as compact JSON."""
     if isinstance(action.get("command"), str) and action.get("kind") == "TerminalAction":
         return str(action["command"])
     kept = {k: v for k, v in action.items() if k != "kind" and v not in (None, "", [], {})}
@@ -329,15 +331,19 @@ def _sdk_args(action: Mapping[str, Any]) -> str:
                       default=str)
 
 
+def sdk_outcome(observation: Mapping[str, Any]) -> tuple[bool, str]:
+    """(failed, text) of an SDK observation: an error, or a command's non-zero exit code."""
+    code = observation.get("exit_code")
+    failed = observation.get("is_error") is True or (isinstance(code, int) and code != 0)
+    return failed, sdk_text(observation.get("content"))
+
+
 def _openhands_sdk(events: Sequence[Any], default_id: str) -> Trajectory:
     results: dict[Any, tuple[bool, str]] = {}  # action id or tool call id → (failed, text)
     for event in events:
         kind = event.get("kind")
         if kind == "ObservationEvent":
-            seen = _dict(event.get("observation"))
-            code = seen.get("exit_code")
-            failed = seen.get("is_error") is True or (isinstance(code, int) and code != 0)
-            results[event.get("action_id")] = (failed, _sdk_text(seen.get("content")))
+            results[event.get("action_id")] = sdk_outcome(_dict(event.get("observation")))
         elif kind == "AgentErrorEvent":
             results[event.get("tool_call_id")] = (True, _str(event, "error"))
     query, model, passed = "", "", False
@@ -346,7 +352,7 @@ def _openhands_sdk(events: Sequence[Any], default_id: str) -> Trajectory:
     for event in events:
         kind = event.get("kind")
         if kind == "MessageEvent" and event.get("source") == "user" and not query:
-            query = _sdk_text(_dict(event.get("llm_message")).get("content"))
+            query = sdk_text(_dict(event.get("llm_message")).get("content"))
         elif kind == "ConversationStateUpdateEvent" and event.get("key") == "stats":
             usage = _dict(_dict(_dict(event.get("value")).get("usage_to_metrics")).get("default"))
             model = _str(usage, "model_name") or model
@@ -359,8 +365,9 @@ def _openhands_sdk(events: Sequence[Any], default_id: str) -> Trajectory:
             steps.append(Step(kind="assistant"))
             failed, text = results.get(event.get("id")) or results.get(
                 event.get("tool_call_id")) or (False, "")
-            steps.append(Step(kind="tool", tool=tool, args=_sdk_args(_dict(event.get("action"))),
-                              ok=not failed, error=text[:ERROR_CHARS] if failed else "",
+            args = sdk_action_args(_dict(event.get("action")))
+            steps.append(Step(kind="tool", tool=tool, args=args, ok=not failed,
+                              error=text[:ERROR_CHARS] if failed else "",
                               edit_attempt=tool in ("file_editor", "str_replace_editor")))
     if steps and tokens:
         tokens_in, tokens_out = tokens.get("prompt_tokens"), tokens.get("completion_tokens")

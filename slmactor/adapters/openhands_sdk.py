@@ -1,0 +1,204 @@
+"""OpenHands SDK adapter: memory for an in-process `Conversation` (issue 13).
+
+    from openhands.sdk import Agent, AgentContext, Conversation
+    from slmactor.adapters.openhands_sdk import MemoryCallback
+
+    memory = MemoryCallback(project=repo, task=task, model=llm.model)
+    agent = Agent(llm=llm, tools=tools,
+                  agent_context=AgentContext(system_message_suffix=memory.block()))
+    conversation = Conversation(agent=agent, workspace=repo, callbacks=[memory])
+    conversation.send_message(task)
+    conversation.run()
+    memory.finish()
+
+The SDK (OpenHands SDK 1.x, `openhands/sdk/conversation/types.py`: a callback is
+`Callable[[Event], None]`; `openhands/sdk/context/agent_context.py`: `system_message_suffix`)
+gives two places to join in, and this adapter uses both:
+
+* `block()` starts the run and answers the memory block for the task (facts, similar past runs,
+  fixes of failures seen before) — put it in the agent's `AgentContext(system_message_suffix=...)`.
+* the callback records each tool call when its observation arrives (`record_tool`; a failure —
+  `is_error`, a non-zero `exit_code`, an `AgentErrorEvent` — is asked about with
+  `evolve.on_failure`, and the advice kept in `advice`); the next successful call of the same
+  tool and program is reported as the fix (`evolve.resolved`); the `finish` tool marks success.
+* `finish()` sends `run.finish`: the daemon builds the report from what it was told.
+
+Events are read through their JSON form (`model_dump(mode="json")`, the `kind`-tagged shape the
+SDK persists — the same one `metrics replay` imports), so this module imports nothing from the
+SDK, which needs Python ≥ 3.12. Memory never breaks the conversation: the callback never
+raises, and with the daemon down every step is skipped quietly (reasons in `errors`).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from slmactor.client import Client, DaemonUnavailable, RequestFailed
+from slmactor.logic.loop.importers import sdk_action_args, sdk_outcome, sdk_text
+from slmactor.results import Advice, Finished
+
+__all__ = ["MemoryCallback"]
+
+#: Characters of a failed call's output sent as the failure message.
+MESSAGE_CHARS = 2000
+#: Reasons kept in `errors`, newest last.
+MAX_ERRORS = 32
+
+
+def _as_dict(event: Any) -> Mapping[str, Any]:
+    if isinstance(event, Mapping):
+        return event
+    dump = getattr(event, "model_dump", None)
+    data = dump(mode="json") if callable(dump) else {}
+    if isinstance(data, dict):
+        data.setdefault("kind", type(event).__name__)
+        return data
+    return {}
+
+
+def _summary(tool: str, action: Mapping[str, Any], args: str) -> str:
+    """One short line for a call, as a resolution names it: `terminal <command>`, or
+    `file_editor str_replace <path>: <first line of the new text>`."""
+    if not args.startswith("{"):
+        return f"{tool} {args[:120]}"
+    words = [str(action[k]) for k in ("command", "path") if isinstance(action.get(k), str)]
+    new = next((action[k] for k in ("new_str", "file_text", "content")
+                if isinstance(action.get(k), str) and action[k].strip()), "")
+    line = new.strip().split("\n", 1)[0][:100] if new else ""
+    return f"{tool} {' '.join(words)}" + (f": {line}" if line else "")
+
+
+def _program(args: str) -> str:
+    words = args.split()
+    return words[0] if words else ""
+
+
+class MemoryCallback:
+    """A `Conversation` callback that gives the run memory; see the module docstring."""
+
+    def __init__(self, project: str | os.PathLike[str], task: str = "", *,
+                 runtime_dir: str | os.PathLike[str] | None = None, model: str = "",
+                 language: str = "", run_id: str = "", timeout: float = 2.5) -> None:
+        self.client = Client(runtime_dir, project=project, timeout=timeout)
+        self.task = task
+        self.model = model
+        self.language = language
+        self.run_id = run_id
+        self._started = False
+        #: Tool calls waiting for their observation: action id / tool call id →
+        #: (tool, args, summary).
+        self._calls: dict[str, tuple[str, str, str]] = {}
+        #: The last failure per (tool, program) waiting for a fix: its args, its advice, and
+        #: where the successful calls made since it begin in `_done`.
+        self._open: dict[tuple[str, str], tuple[str, Advice, int]] = {}
+        #: Successful calls of the run, as short lines (what a resolution names).
+        self._done: list[str] = []
+        #: Advice the daemon gave for this run's failures, oldest first.
+        self.advice: list[Advice] = []
+        #: Why memory requests failed (daemon down, refused), newest last.
+        self.errors: list[str] = []
+        self.agent_finished = False
+        self.finished: Finished | None = None
+
+    # ---- the run
+
+    def _note(self, exc: Exception) -> None:
+        self.errors = [*self.errors[-(MAX_ERRORS - 1):], str(exc)]
+
+    def start(self) -> str:
+        """Start the run (once); its id, "" when the daemon could not be reached."""
+        if not self._started:
+            self._started = True
+            try:
+                self.run_id = self.client.start_run(self.task, run_id=self.run_id).run_id
+            except (DaemonUnavailable, RequestFailed) as exc:
+                self._note(exc)
+                self.run_id = ""
+        return self.run_id
+
+    def block(self, budget: int = 0) -> str:
+        """The memory block for the task, for `AgentContext(system_message_suffix=...)`."""
+        if not self.start():
+            return ""
+        try:
+            return self.client.memory_block(self.task, run_id=self.run_id, budget=budget,
+                                            model=self.model, language=self.language)
+        except (DaemonUnavailable, RequestFailed) as exc:
+            self._note(exc)
+            return ""
+
+    def finish(self, success: bool | None = None) -> Finished | None:
+        """Send `run.finish` once (success: given, else whether the agent used `finish`)."""
+        if self.finished is None and self.start():
+            try:
+                self.finished = self.client.finish_run(
+                    self.run_id, success=self.agent_finished if success is None else success,
+                    model=self.model, language=self.language)
+            except (DaemonUnavailable, RequestFailed) as exc:
+                self._note(exc)
+        return self.finished
+
+    def close(self) -> None:
+        self.client.close()
+
+    # ---- the callback
+
+    def __call__(self, event: Any) -> None:
+        try:
+            self._on_event(_as_dict(event))
+        except (DaemonUnavailable, RequestFailed) as exc:
+            self._note(exc)
+        except Exception as exc:  # noqa: BLE001 - a callback must never break the conversation
+            self._note(exc)
+
+    def _on_event(self, data: Mapping[str, Any]) -> None:
+        kind = data.get("kind")
+        if kind == "MessageEvent" and data.get("source") == "user" and not self.task:
+            message = data.get("llm_message")
+            self.task = sdk_text(message.get("content")) if isinstance(message, Mapping) else ""
+        elif kind == "ActionEvent":
+            tool = str(data.get("tool_name") or "")
+            if tool == "finish":
+                self.agent_finished = True
+                return
+            action = data.get("action")
+            fields = action if isinstance(action, Mapping) else {}
+            args = sdk_action_args(fields)
+            for key in (data.get("id"), data.get("tool_call_id")):
+                if isinstance(key, str) and key:
+                    self._calls[key] = (tool, args, _summary(tool, fields, args))
+        elif kind == "ObservationEvent":
+            observation = data.get("observation")
+            failed, text = sdk_outcome(observation if isinstance(observation, Mapping) else {})
+            self._observed(data.get("action_id"), data.get("tool_call_id"), failed, text)
+        elif kind == "AgentErrorEvent":
+            self._observed(None, data.get("tool_call_id"), True, str(data.get("error") or ""))
+
+    def _observed(self, action_id: Any, call_id: Any, failed: bool, text: str) -> None:
+        call = self._calls.pop(action_id, None) if isinstance(action_id, str) else None
+        if call is None and isinstance(call_id, str):
+            call = self._calls.pop(call_id, None)
+        if call is None or not self.start():
+            return
+        tool, args, summary = call
+        command = args if not args.startswith("{") else ""
+        self.client.record_tool(self.run_id, tool, args="" if command else args, command=command,
+                                ok=not failed, error=text[:MESSAGE_CHARS] if failed else "")
+        key = (tool, _program(args))
+        if failed:
+            message = text.strip()[:MESSAGE_CHARS] or "the call failed"
+            advice = self.client.on_failure(self.run_id, tool, message, args=args,
+                                            language=self.language, model=self.model)
+            self._open[key] = (args, advice, len(self._done))
+            if advice.found:
+                self.advice.append(advice)
+            return
+        if key in self._open:
+            failed_args, advice, since = self._open.pop(key)
+            between = self._done[since:][:3]
+            how = [*between, summary] if failed_args != args else between
+            self.client.resolved(advice, fixed_args=args,
+                                 resolution=("fixed by: " + "; ".join(how))[:400] if how else "")
+        self._done.append(summary)
