@@ -1,0 +1,27 @@
+"""The lessons file harnesses read whole (`aider --read .slmcode/MEMORY.md`, `@.slmcode/MEMORY.md`
+in CLAUDE.md / GEMINI.md; clients/ADAPTERS.md) stays within its size budget however much is
+learned, keeping the newest lessons (issue 13)."""
+
+from __future__ import annotations
+
+from slmactor.protocol.messages import LessonAdd
+from slmactor.stores.lessons import MAX_MEMORY_BYTES
+from slmactor.testing import DaemonProcess
+
+
+def test_memory_md_stays_within_its_budget(daemon: DaemonProcess) -> None:
+    memory_md = daemon.project / ".slmcode" / "MEMORY.md"
+    written = 0
+    with daemon.client(timeout=30.0) as client:
+        for batch in range(12):
+            lessons = [{"task_id": f"t{batch}-{i}", "kind": "pitfall",
+                        "text": f"lesson {batch}-{i}: run the linter on every file the change "
+                                f"touched before the tests, or the import order check fails"}
+                       for i in range(200)]
+            client.ask(LessonAdd(lessons=lessons))
+            written += sum(len(lesson["text"]) for lesson in lessons)
+    assert written > MAX_MEMORY_BYTES  # more was learned than the file may hold
+    size = memory_md.stat().st_size
+    assert 0 < size <= MAX_MEMORY_BYTES
+    text = memory_md.read_text(encoding="utf-8")
+    assert "lesson 11-199:" in text and "lesson 0-0:" not in text  # the oldest went first
