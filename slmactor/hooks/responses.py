@@ -29,17 +29,19 @@ from typing import Any
 
 _EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code")
 #: `*** Update File: p`, `*** Add File: p`, `*** Delete File: p`, `*** Move to: p` (apply_patch).
-_PATCH_HEADER = re.compile(r"^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$", re.MULTILINE)
-_CODEX_EXIT = re.compile(r"^(?:Exit code: |Process exited with code )(-?\d+)\s*$", re.MULTILINE)
-_GEMINI_EXIT = re.compile(r"^(?:Exit Code: (-?\d+)|Signal: (\S+))\s*$", re.MULTILINE)
-_GEMINI_STATUS = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", re.MULTILINE)
-_UNTRUSTED = re.compile(r"^\s*<untrusted_context>\n?|\n?</untrusted_context>\s*$")
+# Patterns, not compiled ones: a hook process compiles only those its harness needs (`re`
+# caches each on first use).
+_PATCH_HEADER = r"(?m)^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
+_CODEX_EXIT = r"(?m)^(?:Exit code: |Process exited with code )(-?\d+)\s*$"
+_GEMINI_EXIT = r"(?m)^(?:Exit Code: (-?\d+)|Signal: (\S+))\s*$"
+_GEMINI_STATUS = r"(?m)^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): "
+_UNTRUSTED = r"^\s*<untrusted_context>\n?|\n?</untrusted_context>\s*$"
 
 
 def patch_paths(patch: str) -> tuple[str, ...]:
     """Every file an apply_patch names, in order, once each."""
     seen: dict[str, None] = {}
-    for match in _PATCH_HEADER.finditer(patch):
+    for match in re.finditer(_PATCH_HEADER, patch):
         seen.setdefault((match.group(1) or match.group(2)).strip(), None)
     return tuple(p for p in seen if p)
 
@@ -101,7 +103,7 @@ def _generic(response: Any) -> tuple[bool, str]:
 def _codex(response: Any) -> tuple[bool, str]:
     if not isinstance(response, str):
         return _generic(response)
-    match = _CODEX_EXIT.search(response[:400])  # the status leads the summary
+    match = re.search(_CODEX_EXIT, response[:400])  # the status leads the summary
     if match is None or int(match.group(1)) == 0:
         return True, ""
     output = _after_output(response).strip()
@@ -114,13 +116,13 @@ def _gemini(response: Any) -> tuple[bool, str]:
     error = response.get("error")
     if error and _error_text(error):
         return False, _error_text(error)
-    content = _UNTRUSTED.sub("", _content_text(response.get("llmContent")))
-    match = _GEMINI_EXIT.search(content)
+    content = re.sub(_UNTRUSTED, "", _content_text(response.get("llmContent")))
+    match = re.search(_GEMINI_EXIT, content)
     if match is None or match.group(1) == "0":
         if content.startswith("Command was automatically cancelled"):
             return False, content
         return True, ""
-    body = content[: m.start()] if (m := _GEMINI_STATUS.search(content)) else content
+    body = content[: m.start()] if (m := re.search(_GEMINI_STATUS, content)) else content
     output = body.removeprefix("Output: ")
     output = output.strip()
     return False, output if output and output != "(empty)" else match.group(0).strip()
