@@ -54,6 +54,12 @@ def parse_advice(result: Any) -> Advice:
                   new_args=new_args, fingerprint=str(fingerprint))
 
 
+def _failure_class(reply: Any) -> str:
+    fp = reply.get("fingerprint") if isinstance(reply, dict) else None
+    cls = fp.get("class") if isinstance(fp, dict) else None
+    return cls if isinstance(cls, str) else ""
+
+
 @dataclass
 class TrajectoryOutcome:
     trajectory: str
@@ -103,6 +109,8 @@ class LearningResult:
             f"  wrong repairs:              {t.wrong_repairs}",
             f"  repeat failures fixed from memory: {t.repeat_from_memory}/{t.repeat_failures}"
             + (f" ({share * 100:.0f}%)" if share is not None else " (no repeats)"),
+            (f"    (repeats of a fingerprint, any fix: {t.fingerprint_repeats_from_memory}/"
+            f"{t.fingerprint_repeats})"),
         ]
         return "\n".join(lines) + "\n"
 
@@ -133,16 +141,18 @@ def learning_replay(client: Any, trajectories: list[Trajectory], label: str,
             if step.ok:
                 tally.tool(step, StepResult("ok"))
                 continue
-            advice = parse_advice(_ask(client, EvolveOnFailure(
+            reply = _ask(client, EvolveOnFailure(
                 run_id=run_id, tool=step.tool, message=step.error, language=traj.language,
-                model=traj.model, args=step.args)))
+                model=traj.model, args=step.args))
+            advice = parse_advice(reply)
             result = classify(step, advice)
             out.steps.append(StepOutcome(traj.id, position, advice.fingerprint, result.outcome,
                                          advice.apply and advice.new_args is not None,
                                          result.wrong_repair))
-            reproducible = bool(step.fixed_args) and step.fixed_args != step.args and bool(
-                infer_transform(step.args, step.fixed_args))
-            out.tally.add(advice.fingerprint, result, reproducible)
+            transform = infer_transform(step.args, step.fixed_args) if (
+                step.fixed_args and step.fixed_args != step.args) else None
+            out.tally.add(advice.fingerprint, result, bool(transform),
+                          f"{_failure_class(reply)}:{transform}" if transform else "")
             if result.outcome in ("memory", "llm"):
                 from_memory = result.outcome == "memory"
                 _ask(client, EvolveResolved(

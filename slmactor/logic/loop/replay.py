@@ -330,8 +330,16 @@ def ab_test(trajs: Sequence[Trajectory], repairer: Repairer,
 
 @dataclass
 class LearningTally:
-    """Totals of a learning replay, including the share of *repeat* failures fixed from memory:
-    second and later occurrences of a fingerprint whose first fix was a reproducible transform."""
+    """Totals of a learning replay, including the share of *repeat* failures fixed from memory.
+
+    A repeat is a failure whose fix a named transform reproduces, when the same fix (failure
+    class and transform: `repair`) already fixed an earlier failure, in any language or tool
+    (issue 14). One fingerprint may hold several fixes — "string to replace not found" is a
+    line-number prefix once and a stale read the next time — so a later failure of the same
+    fingerprint whose fix no transform reproduces is not a repeat memory could have fixed. The
+    older measure (2nd+ occurrence of a fingerprint whose first fix was a transform) is kept as
+    `fingerprint_repeats` for comparison.
+    """
 
     trajectories: int = 0
     failures: int = 0
@@ -341,24 +349,36 @@ class LearningTally:
     wrong_repairs: int = 0
     repeat_failures: int = 0
     repeat_from_memory: int = 0
+    fingerprint_repeats: int = 0
+    fingerprint_repeats_from_memory: int = 0
     _first_fix: dict[str, bool] = field(default_factory=dict)
+    _fixes_seen: set[str] = field(default_factory=set)
 
-    def add(self, fingerprint: str, result: StepResult, reproducible: bool) -> None:
-        """Count one failed step. `reproducible`: a named transform turns its args into the fix."""
+    def add(self, fingerprint: str, result: StepResult, reproducible: bool,
+            repair: str = "") -> None:
+        """Count one failed step. `reproducible`: a named transform turns its args into the fix;
+        `repair`: which fix that is (class and transform; "" = the fingerprint stands for it)."""
         self.failures += 1
         self.wrong_repairs += int(result.wrong_repair)
-        if result.outcome == "memory":
+        from_memory = result.outcome == "memory"
+        if from_memory:
             self.memory += 1
         elif result.outcome == "llm":
             self.llm += 1
         elif result.outcome == "unresolved":
             self.unresolved += 1
+        key = (repair or fingerprint) if reproducible else ""
+        if key:
+            if key in self._fixes_seen:
+                self.repeat_failures += 1
+                self.repeat_from_memory += int(from_memory)
+            self._fixes_seen.add(key)
         if not fingerprint:
             return
         if fingerprint in self._first_fix:
             if self._first_fix[fingerprint]:
-                self.repeat_failures += 1
-                self.repeat_from_memory += int(result.outcome == "memory")
+                self.fingerprint_repeats += 1
+                self.fingerprint_repeats_from_memory += int(from_memory)
         else:
             self._first_fix[fingerprint] = reproducible
 
@@ -379,4 +399,6 @@ class LearningTally:
             "repeat_failures": self.repeat_failures,
             "repeat_fixed_from_memory": self.repeat_from_memory,
             "repeat_share_from_memory": self.repeat_share,
+            "fingerprint_repeats": self.fingerprint_repeats,
+            "fingerprint_repeats_fixed_from_memory": self.fingerprint_repeats_from_memory,
         }

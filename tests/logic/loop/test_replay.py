@@ -148,6 +148,20 @@ def test_learning_tally_counts_repeats_of_reproducible_fixes() -> None:
     assert LearningTally().repeat_share is None
 
 
+def test_a_repeat_is_a_fix_seen_before_not_a_fingerprint_seen_before() -> None:
+    # Issue 14: one fingerprint holds several fixes, and a fix carries over to other languages.
+    tally = LearningTally()
+    tally.add("fp_py", StepResult("llm"), True, "edit_not_found:strip_line_number_prefix")
+    tally.add("fp_py", StepResult("llm"), True, "edit_not_found:trim_trailing_whitespace")
+    tally.add("fp_py", StepResult("llm"), False)  # a stale read: no transform could fix it
+    tally.add("fp_go", StepResult("memory", True, "r"), True,
+              "edit_not_found:strip_line_number_prefix")  # the same fix, another language
+    data = tally.to_dict()
+    assert (data["repeat_failures"], data["repeat_fixed_from_memory"]) == (1, 1)
+    # The older measure counts every later failure of the first fingerprint.
+    assert (data["fingerprint_repeats"], data["fingerprint_repeats_fixed_from_memory"]) == (2, 0)
+
+
 def test_trajectory_from_dict_accepts_object_args_and_defaults() -> None:
     traj = Trajectory.from_dict(
         {"steps": [{"tool": "edit", "args": {"path": "a"}, "ok": False, "error": "x",
