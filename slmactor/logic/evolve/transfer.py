@@ -23,6 +23,10 @@ from slmactor.logic.working.toolclasses import EDIT, MODE, ToolClasses
 #: Transforms that only rewrite the call's arguments (the language of the file plays no part).
 ARGUMENT_ONLY = frozenset({"strip_line_number_prefix", "trim_trailing_whitespace", "unfence_code",
                            "repair_json", "set_replace_all"})
+#: Transforms whose precondition alone identifies the failure (arguments that do not parse; a
+#: line-number gutter on every line): they carry over even when the tool's error text was not
+#: recognised (class `unknown`, e.g. a harness version whose wording the classifier lacks).
+SELF_EVIDENT = frozenset({"repair_json", "strip_line_number_prefix"})
 #: A proposal starts at this share of its source's confidence, with a prior worth two outcomes:
 #: a source proven once (0.50) gives 0.46 — applied — and one failure then takes it to 0.31.
 TRANSFER_DISCOUNT = 0.92
@@ -43,7 +47,8 @@ def tool_family(tool: str) -> str:
 def _can_carry(rule: Rule, fp: Fingerprint, message: str) -> bool:
     return (not rule.seeded and rule.repair.kind == "transform_args"
             and rule.repair.transform in ARGUMENT_ONLY and rule.successes >= 1 and rule.applicable
-            and rule.trigger.cls == fp.cls and fp.cls != "unknown"
+            and rule.trigger.cls == fp.cls
+            and (fp.cls != "unknown" or rule.repair.transform in SELF_EVIDENT)
             and tool_family(rule.trigger.tool or fp.tool) == tool_family(fp.tool)
             and rule.fingerprint != fp.id and not rule.trigger.matches(fp, message))
 

@@ -151,3 +151,16 @@ def test_a_proposed_rule_survives_a_round_trip_through_rules_json() -> None:
     again = Rule.from_dict(json.loads(json.dumps(proposed.to_dict())))
     assert again == proposed and again.confidence == proposed.confidence
     assert Rule.from_dict({**proposed.to_dict(), "prior": ["x", 1]}).prior is None
+
+
+def test_an_unrecognised_error_carries_only_self_evident_repairs() -> None:
+    unknown = "<tool_use_error>Edit failed: something new</tool_use_error>"
+    book = RuleBook()
+    py = analyze("Edit", unknown, "python")
+    assert py.cls == "unknown"
+    book.learn(py, transform("strip_line_number_prefix"), NOW, evidence="r1", proven=True)
+    book.learn(py, transform("trim_trailing_whitespace"), NOW, evidence="r2", proven=True)
+    go = analyze("Edit", unknown, "go")
+    gutter = lookup(book, go, unknown, edit("12\tx := 1\n13\ty := 2"))
+    assert gutter is not None and gutter.proposed and gutter.apply
+    assert lookup(book, go, unknown, edit("x := 1  ")) is None  # whitespace is not self-evident
