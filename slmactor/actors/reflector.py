@@ -32,17 +32,10 @@ from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
-from slmactor.logic.loop.reflect import reflect
-from slmactor.logic.loop.reflect_md import REFLECTION_BYTES, cap_document, enrich
-from slmactor.logic.loop.reflection import Reflection
-from slmactor.logic.loop.regressions import CheckResult
-from slmactor.logic.loop.run_merge import merge_report, seen_report
-from slmactor.logic.loop.run_report import RunReport
-from slmactor.logic.recall.episode import request_episode_id
 from slmactor.logic.text.strings import hash_id
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
@@ -74,7 +67,12 @@ from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.markdown import write_markdown
 from slmactor.stores.base.project_lock import claim_project_store
 from slmactor.stores.pending_projects import PendingProjects
-from slmactor.stores.regressions import RegressionStore
+
+if TYPE_CHECKING:  # the run-report logic loads with the first run.finish, not before READY
+    from slmactor.logic.loop.reflection import Reflection
+    from slmactor.logic.loop.regressions import CheckResult
+    from slmactor.logic.loop.run_report import RunReport
+    from slmactor.stores.regressions import RegressionStore
 
 #: Finished run ids remembered for de-duplicating client retries.
 MAX_REMEMBERED_RUNS = 256
@@ -111,6 +109,8 @@ def _name_episode(reflection: Reflection, request_id: str) -> Reflection:
     """Give the episode of a report without a run id the id of its request (issue 18): a client
     retry or a replay stores it once, and two such runs in one second are two episodes. With a
     run id the episode store names it by the run (`episode_id`)."""
+    from slmactor.logic.recall.episode import request_episode_id
+
     if reflection.run_id or not request_id.strip() or reflection.episode.get("id"):
         return reflection
     return replace(reflection, episode={**reflection.episode, "id": request_episode_id(request_id)})
@@ -202,6 +202,8 @@ class ReflectorActor(Actor):
                             self.warn(f"deferred {message.KIND} failed: {exc}")
 
     def _open(self, root: Path) -> RegressionStore:
+        from slmactor.stores.regressions import RegressionStore
+
         store = RegressionStore(ProjectLayout(root).regressions, self.warnings, now=self.now)
         self._recover(root)
         return store
@@ -230,6 +232,10 @@ class ReflectorActor(Actor):
 
     def _recover(self, root: Path) -> None:
         """Re-run the pipelines of reports accepted but not finished before a crash."""
+        from slmactor.logic.loop.reflect import reflect
+        from slmactor.logic.loop.reflect_md import cap_document, enrich
+        from slmactor.logic.loop.run_report import RunReport
+
         directory = self._pending_dir(root)
         if not directory.is_dir():
             return
@@ -270,6 +276,10 @@ class ReflectorActor(Actor):
 
     @handles(RunFinish)
     async def finish(self, msg: RunFinish) -> dict[str, Any]:
+        from slmactor.logic.loop.reflect import reflect
+        from slmactor.logic.loop.reflect_md import cap_document, enrich
+        from slmactor.logic.loop.run_report import RunReport
+
         root = self.project_root(msg)
         merged = await self._with_working_memory(root, msg)
         report = RunReport.from_dict(merged)
@@ -319,6 +329,8 @@ class ReflectorActor(Actor):
     async def _with_working_memory(self, root: Path, msg: RunFinish) -> dict[str, Any]:
         """The report completed with the run's working memory (issue 13): a harness that told
         the daemon its tool calls need not count them again, and a given count is not doubled."""
+        from slmactor.logic.loop.run_merge import merge_report, seen_report
+
         given = msg.report.get("run_id")
         run_id = msg.run_id.strip() or (given.strip() if isinstance(given, str) else "")
         if not run_id:
@@ -336,6 +348,8 @@ class ReflectorActor(Actor):
 
     def _persist(self, job: _Job, store: RegressionStore) -> int:
         """What this actor owns: the regression checks and REFLECTION.md."""
+        from slmactor.logic.loop.reflect_md import REFLECTION_BYTES
+
         added = sum(1 for check in job.reflection.checks if store.add(check))
         store.prune()
         store.save()
