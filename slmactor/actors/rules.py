@@ -21,14 +21,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slmactor.logic.evolve.repair_json import CUT_OFF_GUIDANCE, CUT_OFF_REASON, json_cut_off
-from slmactor.logic.evolve.repairs import Repair
-from slmactor.logic.evolve.rules import Rule
-from slmactor.logic.evolve.suggest import lookup
-from slmactor.logic.evolve.transforms import apply_transform, infer_transform
-from slmactor.logic.failures.fingerprint import Fingerprint, analyze, describe
 from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
@@ -46,7 +40,11 @@ from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
-from slmactor.stores.rules import RuleStore
+
+if TYPE_CHECKING:  # the fingerprint and rule logic load with the first evolve ask
+    from slmactor.logic.evolve.rules import Rule
+    from slmactor.logic.failures.fingerprint import Fingerprint
+    from slmactor.stores.rules import RuleStore
 
 #: Fingerprints of recent failures, so `evolve.resolved` can learn from an id alone.
 MAX_REMEMBERED_FAILURES = 2048
@@ -67,6 +65,8 @@ class RulesActor(Actor):
         self.stores.close_all()
 
     def _open(self, root: Path) -> RuleStore:
+        from slmactor.stores.rules import RuleStore
+
         return RuleStore(ProjectLayout(root).rules, UserLayout(self.ctx.settings.home).user_rules,
                          self.warnings, now=self.now)
 
@@ -112,11 +112,18 @@ class RulesActor(Actor):
 
     @handles(EvolveFingerprint)
     async def fingerprint(self, msg: EvolveFingerprint) -> dict[str, Any]:
+        from slmactor.logic.failures.fingerprint import analyze
+
         self._count("fingerprints")
         return analyze(msg.tool, msg.message, msg.language, msg.model).to_dict()
 
     @handles(EvolveOnFailure)
     async def on_failure(self, msg: EvolveOnFailure) -> dict[str, Any]:
+        from slmactor.logic.evolve.repair_json import CUT_OFF_GUIDANCE, CUT_OFF_REASON, json_cut_off
+        from slmactor.logic.evolve.suggest import lookup
+        from slmactor.logic.evolve.transforms import apply_transform
+        from slmactor.logic.failures.fingerprint import analyze
+
         root = self.project_root(msg)
         fp = analyze(msg.tool, msg.message, msg.language, msg.model)
         self._count("fingerprints")
@@ -158,6 +165,8 @@ class RulesActor(Actor):
         return advice
 
     def _failure(self, msg: EvolveResolved) -> Fingerprint | None:
+        from slmactor.logic.failures.fingerprint import analyze
+
         if msg.message.strip():
             fp = analyze(msg.tool, msg.message, msg.language, msg.model)
             if not msg.fingerprint or fp.id == msg.fingerprint:
@@ -166,6 +175,10 @@ class RulesActor(Actor):
 
     @handles(EvolveResolved)
     async def resolved(self, msg: EvolveResolved) -> dict[str, Any]:
+        from slmactor.logic.evolve.repairs import Repair
+        from slmactor.logic.evolve.transforms import infer_transform
+        from slmactor.logic.failures.fingerprint import describe
+
         root = self.project_root(msg)
         store = self._store(root)
         fp = self._failure(msg)
@@ -211,6 +224,9 @@ class RulesActor(Actor):
 
     @handles(EvolveLearn)
     async def learn(self, msg: EvolveLearn) -> dict[str, Any]:
+        from slmactor.logic.evolve.repairs import Repair
+        from slmactor.logic.failures.fingerprint import describe
+
         store = self._store(self.project_root(msg))
         learned: list[str] = []
         rejected = 0
@@ -258,6 +274,8 @@ def _listed(rule: Rule) -> bool:
 
 def _candidate_fingerprint(cand: dict[str, Any]) -> Fingerprint | None:
     """The failure a reflection candidate describes (its id as reflection computed it)."""
+    from slmactor.logic.failures.fingerprint import Fingerprint
+
     fid = str(cand.get("fingerprint", ""))
     cls = str(cand.get("class", ""))
     if not fid or not cls:
