@@ -70,7 +70,7 @@ from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.watched import MirroredBook, remove_file
 from slmactor.stores.facts import FactStore
-from slmactor.stores.lessons import LessonStore, global_read_paths
+from slmactor.stores.lessons import LessonStore, global_read_paths, load_signing_key
 from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
 
@@ -122,6 +122,12 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
         self.user = UserLayout(self.ctx.settings.home)
+        try:
+            self.memory_key: bytes | None = await self.run_sync(
+                load_signing_key, self.ctx.settings.home)
+        except OSError as exc:
+            self.memory_key = None
+            self.warn(f"memory-signing key unavailable ({exc}); MEMORY.md lines are not marked")
         self.procedures = ProcedureStore.for_user(self.user, self.warnings, now=self.now)
         self.latency = LatencyStore.for_user(self.user, self.warnings, now=self.now)
         self.projects: ProjectCache[_Project] = ProjectCache(
@@ -162,6 +168,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
                 global_read_paths(self.ctx.settings.home),
                 self.warnings,
                 now=self.now,
+                signing_key=self.memory_key,
             ),
             PolarLessonStore(layout.lessons, self.warnings, now=self.now),
             PhaseBudgetStore(layout.phase_budgets, self.warnings, now=self.now),
@@ -308,7 +315,9 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     async def lessons_render(self, msg: LessonsRender) -> dict[str, Any]:
         project = self._project(msg)
         local, glob = await self.run_sync(_read_lessons, project.lessons)
-        text = recent_adaptive_memory_for(msg.query, local, glob, self.now(), msg.max_bytes)
+        key = self.memory_key if self.ctx.settings.mark_foreign_memory else None
+        text = recent_adaptive_memory_for(msg.query, local, glob, self.now(), msg.max_bytes,
+                                          key=key)
         return {"text": text, "lines": len(text.splitlines())}
 
     # ---------------------------------------------------------------- procedural + latency

@@ -18,6 +18,7 @@ from the user store's `MEMORY.md`, joined by a blank line.
 from __future__ import annotations
 
 import os
+import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -150,8 +151,10 @@ class LessonStore:
         warnings: WarningLog,
         *,
         now: Callable[[], float] = time.time,
+        signing_key: bytes | None = None,
     ) -> None:
         self._now = now
+        self.signing_key = signing_key
         self.project = (
             LessonFile(project_md, PROJECT_HEADER, warnings, now=now) if project_md else None
         )
@@ -167,10 +170,11 @@ class LessonStore:
         return join_memory_texts(read_text(p, READ_CAP_BYTES) for p in self._global_reads)
 
     def add_project(self, lessons: Sequence[Lesson]) -> list[Lesson]:
-        """Append lesson bullets to the project's MEMORY.md; returns what was written."""
+        """Append lesson bullets to the project's MEMORY.md (signed with `signing_key`, so they
+        can be told from lines a repository brought); returns what was written."""
         clean = _redacted(lessons)
         if self.project is not None and clean:
-            self.project.append(render_markdown(clean))
+            self.project.append(render_markdown(clean, self.signing_key))
         return clean
 
     def add_global(self, title: str, lessons: Sequence[Lesson]) -> list[Lesson]:
@@ -180,3 +184,35 @@ class LessonStore:
             block = global_block(title.strip() or "Lessons", render_markdown(clean), self._now())
             self.global_.append(block)
         return clean
+
+
+#: The user's key that signs the bullets this daemon writes (`~/.slmcode/.memory-key`, 0600).
+KEY_NAME = ".memory-key"
+
+
+def load_signing_key(home: Path) -> bytes:
+    """The user's memory-signing key, created (32 random bytes, mode 0600) on first use.
+    Raises OSError when the home cannot be read or written."""
+    path = Path(home) / KEY_NAME
+    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags)
+    except FileNotFoundError:
+        os.makedirs(path.parent, mode=0o700, exist_ok=True)
+        key = secrets.token_hex(32).encode()
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileExistsError:
+            return load_signing_key(home)  # created meanwhile: read that one
+        try:
+            os.write(fd, key)
+        finally:
+            os.close(fd)
+        return key
+    try:
+        key = os.read(fd, 256).strip()
+    finally:
+        os.close(fd)
+    if len(key) < 32:
+        raise OSError(f"{path} holds no usable key; remove it to make a new one")
+    return key

@@ -150,7 +150,9 @@ def test_lessons_reach_memory_md_facts_and_prompts(daemon: DaemonProcess) -> Non
             )
         )
         md = (daemon.project / ".slmcode" / "MEMORY.md").read_text()
-        assert "<!-- slm task=T7 kind=failure at=2026-08-24T12:11:12+02:00 -->" in md
+        # The provenance ends with this daemon's signature (issue 18: its own lines are told
+        # from lines a repository brought along).
+        assert "<!-- slm task=T7 kind=failure at=2026-08-24T12:11:12+02:00 sig=" in md
         assert "Never commit secrets" in (daemon.home / "MEMORY.md").read_text()
         rendered = client.ask(LessonsRender(query="graph orchestrator import"))["text"].splitlines()
         assert (
@@ -245,7 +247,8 @@ def test_corrupt_files_are_survived(daemon: DaemonProcess) -> None:
             assert client.ask(FactList())["facts"] == []
             assert client.ask(ProcedureBest(topic="knob"))["best"] is None
             lines = client.ask(LessonsRender())["text"].splitlines()
-            assert "- project memory: ⚙ Keep PRs small" in lines
+            # Written by hand, not by this daemon: shown, and labelled so (issue 18).
+            assert "- project memory (not written by slmactor): ⚙ Keep PRs small" in lines
             client.ask(FactObserve(kind="command", subject="make", text="make works"))
             client.ask(LatencyObserve(role="worker", model="m", ms=5))
             warnings = " ".join(w["text"] for w in client.status().get("warnings", []))

@@ -16,6 +16,8 @@ eleven-substring gate silently dropped 4 of 7 real lessons).
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -129,27 +131,38 @@ def _field_ok(value: str) -> bool:
     return bool(value) and " " not in value and "\t" not in value and "--" not in value
 
 
-def provenance(lesson: Lesson) -> str:
-    """`<!-- slm task=… kind=… at=… -->`, unsafe or empty fields omitted; "" when none remain."""
+def signature(key: bytes, body: str) -> str:
+    """The `sig=` of a bullet: HMAC-SHA256 under the user's key of the bullet before its marker
+    (issue 18) — a line a repository brought along cannot carry a valid one."""
+    return hmac.new(key, body.strip().encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:16]
+
+
+def provenance(lesson: Lesson, sig: str = "") -> str:
+    """`<!-- slm task=… kind=… at=… sig=… -->`, unsafe or empty fields omitted; "" when none
+    remain."""
     fields = [
         f"{name}={value}"
-        for name, value in (("task", lesson.task_id), ("kind", lesson.kind), ("at", lesson.at))
+        for name, value in (
+            ("task", lesson.task_id), ("kind", lesson.kind), ("at", lesson.at), ("sig", sig)
+        )
         if _field_ok(value)
     ]
     return f"{MARKER_OPEN}{' '.join(fields)}{MARKER_CLOSE}" if fields else ""
 
 
-def render_bullet(lesson: Lesson) -> str:
-    """One `MEMORY.md` bullet; line breaks inside the text are folded so the bullet stays one line."""
+def render_bullet(lesson: Lesson, key: bytes | None = None) -> str:
+    """One `MEMORY.md` bullet; line breaks inside the text are folded so the bullet stays one line.
+    With the user's `key`, the marker carries the bullet's `signature`."""
     text = " ".join(lesson.text.split())
     glyph = GLYPHS.get(lesson.kind, OTHER_GLYPH)
-    comment = provenance(lesson)
-    return f"- {glyph} {text} {comment}" if comment else f"- {glyph} {text}"
+    body = f"- {glyph} {text}"
+    comment = provenance(lesson, signature(key, body) if key else "")
+    return f"{body} {comment}" if comment else body
 
 
-def render_markdown(lessons: Iterable[Lesson]) -> str:
+def render_markdown(lessons: Iterable[Lesson], key: bytes | None = None) -> str:
     """One bullet per lesson with text, newline-terminated; "" for no lessons."""
-    lines = [render_bullet(lesson) for lesson in lessons if lesson.text.strip()]
+    lines = [render_bullet(lesson, key) for lesson in lessons if lesson.text.strip()]
     return "\n".join(lines) + "\n" if lines else ""
 
 
@@ -164,7 +177,7 @@ def _split_marker(line: str) -> tuple[str, dict[str, str] | None]:
     fields: dict[str, str] = {}
     for token in line[start + len(MARKER_OPEN) : end].split():
         name, sep, value = token.partition("=")
-        if sep and name in ("task", "kind", "at"):
+        if sep and name in ("task", "kind", "at", "sig"):
             fields[name] = value
     return line[:start].rstrip() + line[end + len(MARKER_CLOSE) :].rstrip(), fields
 
@@ -339,15 +352,27 @@ DEFAULT_ADAPTIVE_BYTES = 1600
 _LEAD_TRIM = "-* !+>~"
 
 
+#: How a project line that this daemon did not write is shown to a prompt (issue 18).
+FOREIGN_LABEL = "project memory (not written by slmactor)"
+
+
 @dataclass(frozen=True, slots=True)
 class _Line:
     source: str  # "global" or "project"
     text: str
     at: float
     position: int  # order across global then project files; higher = newer
+    foreign: bool = False
 
 
-def _memory_lines(project: str, global_: str) -> list[_Line]:
+def _foreign(key: bytes | None, body: str, fields: dict[str, str] | None) -> bool:
+    if key is None:
+        return False
+    sig = (fields or {}).get("sig", "")
+    return not hmac.compare_digest(sig, signature(key, body))
+
+
+def _memory_lines(project: str, global_: str, key: bytes | None = None) -> list[_Line]:
     out: list[_Line] = []
     seen: set[tuple[str, str]] = set()
     for source, markdown in (("global", global_), ("project", project)):
@@ -361,22 +386,26 @@ def _memory_lines(project: str, global_: str) -> list[_Line]:
                 continue
             seen.add((source, text))
             at = parse_rfc3339(fields.get("at", "")) if fields else None
-            out.append(_Line(source, text, at or 0.0, len(out)))
+            foreign = source == "project" and _foreign(key, body, fields)
+            out.append(_Line(source, text, at or 0.0, len(out), foreign))
     return out
 
 
 def recent_adaptive_memory_for(
-    query: str, project: str, global_: str, now: float, max_bytes: int = 0
+    query: str, project: str, global_: str, now: float, max_bytes: int = 0,
+    key: bytes | None = None,
 ) -> str:
     """Up to 10 memory lines (≤ `max_bytes`, default 1600) for a prompt, most useful first.
 
     With a query, lines the shared ranker finds relevant lead in relevance order and the rest
     follow newest first; without one (or without any hit) the newest lines win and are shown in
-    file order. Lines are dropped whole from the tail, never cut.
+    file order. Lines are dropped whole from the tail, never cut. With the user's `key`, a
+    project line without this daemon's valid `sig=` (committed by someone else, edited by hand)
+    is labelled `FOREIGN_LABEL`, so the model can tell it apart.
     """
     if max_bytes <= 0:
         max_bytes = DEFAULT_ADAPTIVE_BYTES
-    lines = _memory_lines(project, global_)
+    lines = _memory_lines(project, global_, key)
     newest_first = sorted(lines, key=lambda line: -line.position)
     ordered = newest_first
     if query.strip() and lines:
@@ -388,7 +417,10 @@ def recent_adaptive_memory_for(
     kept = ordered[:MAX_ADAPTIVE_LINES]
     if not query.strip():
         kept.sort(key=lambda line: line.position)
-    rendered = [f"- {line.source} memory: {line.text}" for line in kept]
+    rendered = [
+        f"- {FOREIGN_LABEL if line.foreign else line.source + ' memory'}: {line.text}"
+        for line in kept
+    ]
     while rendered and len("\n".join(rendered).encode("utf-8", "surrogatepass")) > max_bytes:
         rendered.pop()
     return "\n".join(rendered)
