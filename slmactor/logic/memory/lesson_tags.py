@@ -86,7 +86,10 @@ def infer_task_tags(task: str) -> set[str]:
 def infer_tags_from_text(text: str) -> set[str]:
     """Known tags of `text`, widened by synonyms and file-extension / tool hints."""
     lowered = text.lower()
-    words = set(_TEXT_WORD.findall(lowered))
+    # `[a-z0-9_]+` keeps `wp_query` and `manifest_v3` whole for their synonyms; the parts between
+    # underscores count too, so the broad reader finds every tag the strict one does
+    # (`code_review` is a review task for both; the seed's reader missed it here).
+    words = set(_TEXT_WORD.findall(lowered)) | set(_TASK_WORD.findall(lowered))
     tags = words & KNOWN_TAGS
     for word in words:
         expansion = TAG_SYNONYMS.get(word)

@@ -58,6 +58,12 @@ def test_normalize_tags() -> None:
 @settings(derandomize=True, max_examples=200)
 @given(st.text())
 def test_task_tags_are_a_subset_of_text_tags(text: str) -> None:
+    # Found by this test: `REVIEW_` was a review task for the strict reader, not the broad one.
     strict = infer_task_tags(text)
     assert strict <= KNOWN_TAGS
     assert strict <= infer_tags_from_text(text)
+
+
+def test_underscore_words_count_whole_and_in_parts() -> None:
+    assert infer_tags_from_text("code_review of the wp_query loop") >= {"review", "php", "wordpress"}
+    assert infer_task_tags("REVIEW_") <= infer_tags_from_text("REVIEW_") == {"review"}
