@@ -21,11 +21,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slmactor.logic.graph.backfill import backfill_edges
-from slmactor.logic.graph.core import DIRECTIONS, VOCABULARY, Edge, canonical_file, parse_node_arg
-from slmactor.logic.graph.query import WalkOptions
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EpisodeGet,
@@ -45,7 +42,10 @@ from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
-from slmactor.stores.graph import AddResult, GraphStore
+
+if TYPE_CHECKING:  # the graph logic and store load with the first graph ask
+    from slmactor.logic.graph.core import Edge
+    from slmactor.stores.graph import AddResult, GraphStore
 
 #: (episode count, newest episode id) as the recall actor reported it.
 Signature = tuple[int, str]
@@ -64,6 +64,8 @@ def _edge_view(edge: Edge) -> dict[str, Any]:
 
 
 def _types(raw: list[str]) -> list[str]:
+    from slmactor.logic.graph.core import VOCABULARY
+
     types = sorted({t.strip().lower() for t in raw if t.strip()})
     unknown = [t for t in types if t not in VOCABULARY]
     if unknown:
@@ -73,6 +75,8 @@ def _types(raw: list[str]) -> list[str]:
 
 
 def _node(raw: str) -> str:
+    from slmactor.logic.graph.core import parse_node_arg
+
     node = parse_node_arg(raw)
     if not node:
         raise RequestError(ErrorCode.BAD_FIELD, f"not a node id or file path: {raw!r}")
@@ -98,6 +102,8 @@ class GraphActor(Actor):
         self.stores.close_all()  # close() flushes every dirty index
 
     def _open(self, root: Path) -> GraphStore:
+        from slmactor.stores.graph import GraphStore
+
         return GraphStore(ProjectLayout(root).graph_dir, self.warnings, now=self.now,
                           fsync=self.ctx.settings.fsync_logs)
 
@@ -155,6 +161,8 @@ class GraphActor(Actor):
         return value if isinstance(value, list) else []
 
     async def _backfill(self, root: Path, store: GraphStore) -> dict[str, Any]:
+        from slmactor.logic.graph.backfill import backfill_edges
+
         state = self.sources.setdefault(root, _Sources())
         try:
             episodes, signature = await self._episodes(root, state)
@@ -225,6 +233,8 @@ class GraphActor(Actor):
 
     @handles(GraphFile)
     async def file(self, msg: GraphFile) -> dict[str, Any]:
+        from slmactor.logic.graph.core import canonical_file
+
         root, store = await self._store(msg)
         given = msg.path.strip()
         if not canonical_file(given):
@@ -244,6 +254,8 @@ class GraphActor(Actor):
 
     @handles(GraphNeighbors)
     async def neighbors(self, msg: GraphNeighbors) -> dict[str, Any]:
+        from slmactor.logic.graph.core import DIRECTIONS
+
         node, types = _node(msg.node), _types(msg.types)
         direction = msg.direction.strip().lower() or "either"
         if direction not in DIRECTIONS:
@@ -262,6 +274,9 @@ class GraphActor(Actor):
 
     @handles(GraphWalk)
     async def walk(self, msg: GraphWalk) -> dict[str, Any]:
+        from slmactor.logic.graph.core import DIRECTIONS
+        from slmactor.logic.graph.query import WalkOptions
+
         node, types = _node(msg.node), _types(msg.types)
         if msg.depth < 0:
             raise RequestError(ErrorCode.BAD_FIELD, "depth must not be negative")
