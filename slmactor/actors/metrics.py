@@ -8,16 +8,17 @@ metrics.show, metrics.compare. Emits: nothing.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slmactor.logic.loop.metrics import Run, aggregate, select
-from slmactor.logic.loop.metrics_compare import compare, compare_last
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import MetricsCompare, MetricsRecord, MetricsShow
 from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.layout import ProjectLayout
-from slmactor.stores.metrics import MetricsStore
+
+if TYPE_CHECKING:  # the run metrics logic and store load with the first metrics ask
+    from slmactor.logic.loop.metrics import Run
+    from slmactor.stores.metrics import MetricsStore
 
 
 class MetricsActor(Actor):
@@ -34,11 +35,15 @@ class MetricsActor(Actor):
         self.stores.close_all()
 
     def _open(self, root: Path) -> MetricsStore:
+        from slmactor.stores.metrics import MetricsStore
+
         return MetricsStore(ProjectLayout(root).runs, self.warnings, now=self.now,
                             fsync=self.ctx.settings.fsync_logs)
 
     @handles(MetricsRecord)
     async def record(self, msg: MetricsRecord) -> dict[str, Any]:
+        from slmactor.logic.loop.metrics import Run
+
         store = self.stores.get(self.project_root(msg))
         run = Run.from_dict(msg.run)
         if run.at <= 0:
@@ -55,6 +60,8 @@ class MetricsActor(Actor):
 
     @handles(MetricsShow)
     async def show(self, msg: MetricsShow) -> dict[str, Any]:
+        from slmactor.logic.loop.metrics import aggregate, select
+
         runs = select(await self._runs(msg), label=msg.label, last=max(msg.last, 0))
         summary = aggregate(runs)
         text = "no runs recorded yet\n" if not runs else summary.render()
@@ -66,6 +73,9 @@ class MetricsActor(Actor):
 
     @handles(MetricsCompare)
     async def compare(self, msg: MetricsCompare) -> dict[str, Any]:
+        from slmactor.logic.loop.metrics import select
+        from slmactor.logic.loop.metrics_compare import compare, compare_last
+
         runs = await self._runs(msg)
         if msg.baseline_label or msg.current_label:
             if not (msg.baseline_label and msg.current_label):
