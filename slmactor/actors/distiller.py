@@ -33,12 +33,10 @@ import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from slmactor.logic.memory import distill as distill_logic
-from slmactor.logic.memory.facts import Observation
 from slmactor.logic.memory.lessons import Lesson, recent_adaptive_memory_for, record_facts
 from slmactor.logic.memory.procedures import ProcedureKey, fold_family
 from slmactor.logic.text.redact import redact
@@ -69,14 +67,18 @@ from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.watched import MirroredBook, remove_file
-from slmactor.stores.facts import FactStore
 from slmactor.stores.lessons import LessonStore, global_read_paths, load_signing_key
-from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
 
 from .acks import FlushAcks
 from .distiller_block import MemoryBlockMixin
 from .distiller_lessons import PolarLessonsMixin
+
+if TYPE_CHECKING:  # distillation and the project stores load with a project's first ask
+    from slmactor.logic.memory import distill as distill_logic
+    from slmactor.logic.memory.facts import Observation
+    from slmactor.stores.facts import FactStore
+    from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
 
 SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
 
@@ -158,6 +160,9 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         return [self._retry_unsaved]
 
     def _open(self, root: Path) -> _Project:
+        from slmactor.stores.facts import FactStore
+        from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
+
         layout = ProjectLayout(root)
         return _Project(
             root,
@@ -390,6 +395,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         return {"started": started, "queued": not started, **project.last}
 
     async def _distill_job(self, project: _Project) -> None:
+        from slmactor.logic.memory import distill as distill_logic
+
         try:
             while True:
                 # Background passes of a project start `distill_interval` apart, however often
@@ -463,6 +470,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
 
     async def _window(self, root: Path) -> tuple[str, ...]:
         """Ids of the newest 120 episodes, newest first."""
+        from slmactor.logic.memory import distill as distill_logic
+
         reply = await self.ask(EpisodeRecent(project=str(root), n=distill_logic.WINDOW, ids_only=True))
         ids = reply.get("ids") if isinstance(reply, dict) else None
         return tuple(i for i in ids if isinstance(i, str) and i) if isinstance(ids, list) else ()
