@@ -14,7 +14,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from slmactor.logic.memory import block as block_logic
 from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.logic.text.strings import count_tokens_chars
 from slmactor.protocol import ErrorCode, Message, RequestError
@@ -41,6 +40,8 @@ class MemoryBlockMixin(Actor):
 
     @handles(MemoryBlock)
     async def block(self, msg: MemoryBlock) -> dict[str, Any]:
+        from slmactor.logic.memory import block as block_logic
+
         if msg.budget < 0:
             raise RequestError(ErrorCode.BAD_FIELD, "budget must be 0 (default) or positive")
         project = self._project(msg)

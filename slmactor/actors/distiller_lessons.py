@@ -16,13 +16,8 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slmactor.logic.memory import polar_lessons as polar
-from slmactor.logic.memory.budgets import PhaseOutcome, compute_budgets, phase_name
-from slmactor.logic.memory.lesson_recall import Scored, format_for_prompt, recall, render_within
-from slmactor.logic.memory.lesson_tags import infer_task_tags, normalize_tags
-from slmactor.logic.memory.lessons import Lesson
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
     BudgetsCompute,
@@ -38,7 +33,12 @@ from slmactor.protocol.messages import (
 from slmactor.runtime.actor import Actor, handles
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
-from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore, redact_lesson
+
+if TYPE_CHECKING:  # the lesson logic and stores load with the first lessons or block ask
+    from slmactor.logic.memory import polar_lessons as polar
+    from slmactor.logic.memory.lesson_recall import Scored
+    from slmactor.logic.memory.lessons import Lesson
+    from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
 
 #: Runs whose shown lessons are remembered for outcome feedback (oldest forgotten first).
 MAX_TRACKED_RUNS = 512
@@ -89,6 +89,8 @@ class PolarLessonsMixin(Actor):
 
     async def _ranked(self, project: Any, task: str, limit: int,
                       tags: Iterable[str] = ()) -> list[Scored]:
+        from slmactor.logic.memory.lesson_recall import recall
+
         lessons = await self._lessons(project)
         now = self.now()
         if len(lessons) <= RECALL_ON_LOOP:
@@ -107,6 +109,8 @@ class PolarLessonsMixin(Actor):
 
     async def add_prose_twins(self, project: Any, lessons: Iterable[Lesson], task: str) -> int:
         """The polar twins of prose lessons (`lesson.add`): one lesson family, two forms."""
+        from slmactor.logic.memory import polar_lessons as polar
+
         now = self.now()
         twins = [t for t in (polar.from_prose(le, task, now) for le in lessons) if t]
         return (await self.add_polar(project, twins))["added"] if twins else 0
@@ -131,6 +135,8 @@ class PolarLessonsMixin(Actor):
 
     async def lessons_block_text(self, project: Any, query: str, run_id: str, allowance: int) -> str:
         """Do/don't lessons for the memory block, within `allowance` tokens (whole lines)."""
+        from slmactor.logic.memory.lesson_recall import render_within
+
         if allowance <= 0:
             return ""
         hits = await self._ranked(project, query, BLOCK_LESSONS)
@@ -144,6 +150,9 @@ class PolarLessonsMixin(Actor):
 
     @handles(LessonsParseReflection)
     async def lessons_parse_reflection(self, msg: LessonsParseReflection) -> dict[str, Any]:
+        from slmactor.logic.memory import polar_lessons as polar
+        from slmactor.stores.polar_lessons import redact_lesson
+
         project = self._project(msg)
         parsed = polar.parse_reflection(msg.text, self.now(), msg.tags or None, msg.source_task)
         counts = await self.add_polar(project, parsed) if msg.save else {"added": 0, "merged": 0}
@@ -152,6 +161,8 @@ class PolarLessonsMixin(Actor):
 
     @handles(LessonsRecall)
     async def lessons_recall(self, msg: LessonsRecall) -> dict[str, Any]:
+        from slmactor.logic.memory.lesson_tags import infer_task_tags
+
         project = self._project(msg)
         hits = await self._recall(project, msg.task, msg.limit, msg.tags, msg.run_id)
         return {"lessons": [s.to_dict() for s in hits],
@@ -160,6 +171,9 @@ class PolarLessonsMixin(Actor):
 
     @handles(LessonsFormat)
     async def lessons_format(self, msg: LessonsFormat) -> dict[str, Any]:
+        from slmactor.logic.memory import polar_lessons as polar
+        from slmactor.logic.memory.lesson_recall import format_for_prompt
+
         project = self._project(msg)
         if msg.lessons:
             now = self.now()
@@ -179,6 +193,8 @@ class PolarLessonsMixin(Actor):
 
     @handles(LessonsPenalize)
     async def lessons_penalize(self, msg: LessonsPenalize) -> dict[str, Any]:
+        from slmactor.logic.memory import polar_lessons as polar
+
         project = self._project(msg)
         wanted = self._triggers(project.root, msg.triggers, msg.run_id)
         if not wanted or not msg.error_text.strip():
@@ -196,6 +212,8 @@ class PolarLessonsMixin(Actor):
 
     @handles(LessonsBoost)
     async def lessons_boost(self, msg: LessonsBoost) -> dict[str, Any]:
+        from slmactor.logic.memory import polar_lessons as polar
+
         project = self._project(msg)
         wanted = self._triggers(project.root, msg.triggers, msg.run_id)
         if not msg.triggers:
@@ -213,6 +231,8 @@ class PolarLessonsMixin(Actor):
 
     @handles(LessonsImport)
     async def lessons_import(self, msg: LessonsImport) -> dict[str, Any]:
+        from slmactor.logic.memory import polar_lessons as polar
+
         project = self._project(msg)
         now = self.now()
         lessons, bad = [], 0
@@ -227,6 +247,8 @@ class PolarLessonsMixin(Actor):
 
     @handles(LessonsMeta)
     async def lessons_meta(self, msg: LessonsMeta) -> dict[str, Any]:
+        from slmactor.logic.memory import polar_lessons as polar
+
         project = self._project(msg)
         lesson = polar.meta_lesson(msg.weakness_id, msg.target_file, msg.delta, msg.iteration,
                                    msg.commit, msg.reason, self.now())
@@ -238,6 +260,9 @@ class PolarLessonsMixin(Actor):
 
     @handles(BudgetsRecord)
     async def budgets_record(self, msg: BudgetsRecord) -> dict[str, Any]:
+        from slmactor.logic.memory.budgets import PhaseOutcome, phase_name
+        from slmactor.logic.memory.lesson_tags import infer_task_tags, normalize_tags
+
         project = self._project(msg)
         if not phase_name(msg.phase):
             raise RequestError(ErrorCode.BAD_FIELD, "budgets.record needs a phase")
@@ -250,6 +275,9 @@ class PolarLessonsMixin(Actor):
 
     @handles(BudgetsCompute)
     async def budgets_compute(self, msg: BudgetsCompute) -> dict[str, Any]:
+        from slmactor.logic.memory.budgets import compute_budgets
+        from slmactor.logic.memory.lesson_tags import infer_task_tags, normalize_tags
+
         project = self._project(msg)
         defaults: dict[str, int] | None = None
         if msg.defaults:
