@@ -37,14 +37,10 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 
-from slmactor.logic.policy.bandit import Choice, PolicyKey
-from slmactor.logic.policy.bandit_why import why
-from slmactor.logic.policy.calibration import CalibrationProfile, seed_role_latencies, staleness
-from slmactor.logic.policy.reward import Outcome, reward
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     CalibrationGet,
@@ -59,10 +55,14 @@ from slmactor.runtime.actor import Actor, ActorDead, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
-from slmactor.stores.calibration import CalibrationStore
-from slmactor.stores.policy import PolicyStore
 
 from .acks import FlushAcks
+
+if TYPE_CHECKING:  # the bandit, the calibration logic and their stores load with the first ask
+    from slmactor.logic.policy.bandit import Choice, PolicyKey
+    from slmactor.logic.policy.calibration import CalibrationProfile
+    from slmactor.stores.calibration import CalibrationStore
+    from slmactor.stores.policy import PolicyStore
 
 SCOPES = ("user", "project")
 
@@ -103,8 +103,9 @@ class BanditActor(Actor):
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
         self.user = UserLayout(self.ctx.settings.home)
-        self.user_policy = PolicyStore.for_user(self.user, self.warnings, now=self.now)
-        self.calibration = CalibrationStore.for_user(self.user, self.warnings, now=self.now)
+        # The user's stores open with the first ask that needs them (READY without the bandit).
+        self._user_policy: PolicyStore | None = None
+        self._calibration: CalibrationStore | None = None
         self.projects: ProjectCache[PolicyStore] = ProjectCache(
             self._open_project, self._close_project, self.ctx.settings.max_open_projects
         )
@@ -118,7 +119,7 @@ class BanditActor(Actor):
             self.ctx.stats.extra[key] = 0
 
     async def on_stop(self) -> None:
-        stores: list[Any] = [self.user_policy, self.calibration]
+        stores: list[Any] = [s for s in (self._user_policy, self._calibration) if s is not None]
         stores += [store for _, store in self.projects.items()]
         for store in stores:
             try:
@@ -128,7 +129,25 @@ class BanditActor(Actor):
 
     # ---------------------------------------------------------------- stores
 
+    @property
+    def user_policy(self) -> PolicyStore:
+        if self._user_policy is None:
+            from slmactor.stores.policy import PolicyStore
+
+            self._user_policy = PolicyStore.for_user(self.user, self.warnings, now=self.now)
+        return self._user_policy
+
+    @property
+    def calibration(self) -> CalibrationStore:
+        if self._calibration is None:
+            from slmactor.stores.calibration import CalibrationStore
+
+            self._calibration = CalibrationStore.for_user(self.user, self.warnings, now=self.now)
+        return self._calibration
+
     def _open_project(self, root: Path) -> PolicyStore:
+        from slmactor.stores.policy import PolicyStore
+
         store = PolicyStore.for_project(ProjectLayout(root), self.warnings, now=self.now)
         self._roots[id(store)] = root
         return store
@@ -222,6 +241,8 @@ class BanditActor(Actor):
 
     @staticmethod
     def _key(decision: str, model: str, language: str) -> PolicyKey:
+        from slmactor.logic.policy.bandit import PolicyKey
+
         key = PolicyKey.make(decision, model, language)
         if not key.decision:
             raise RequestError(ErrorCode.BAD_FIELD, "decision is required")
@@ -244,6 +265,8 @@ class BanditActor(Actor):
 
     @handles(PolicyUpdate)
     async def update(self, msg: PolicyUpdate) -> dict[str, Any]:
+        from slmactor.logic.policy.reward import Outcome, reward
+
         scope = self._scope(msg.scope)
         key = self._key(msg.decision, msg.model, msg.language)
         if not msg.arm.strip():
@@ -271,6 +294,8 @@ class BanditActor(Actor):
 
     @handles(PolicyWhy)
     async def explain(self, msg: PolicyWhy) -> dict[str, Any]:
+        from slmactor.logic.policy.bandit_why import why
+
         scope = self._scope(msg.scope)
         key = self._key(msg.decision, msg.model, msg.language)
         store = self._policy(msg, scope)
@@ -295,12 +320,16 @@ class BanditActor(Actor):
 
     def _seeds(self, profile: CalibrationProfile, roles: dict[str, Any],
                observed: dict[str, Any], task_timeout_ms: float) -> dict[str, Any]:
+        from slmactor.logic.policy.calibration import seed_role_latencies
+
         latency = seed_role_latencies(profile, _counts(observed), _counts(roles),
                                       max(0.0, task_timeout_ms))
         return {"decode_tps": profile.decode_tps, "role_latency_ms": latency}
 
     @handles(CalibrationReport)
     async def report(self, msg: CalibrationReport) -> dict[str, Any]:
+        from slmactor.logic.policy.calibration import CalibrationProfile
+
         try:
             profile = CalibrationProfile.from_dict(msg.profile, self.now())
         except ValueError as exc:
@@ -336,6 +365,8 @@ class BanditActor(Actor):
 
     @handles(CalibrationGet)
     async def get(self, msg: CalibrationGet) -> dict[str, Any]:
+        from slmactor.logic.policy.calibration import staleness
+
         self.calibration.sync()
         now = self.now()
         if not msg.model.strip():
