@@ -65,6 +65,7 @@ from slmactor.protocol.messages import (
 from slmactor.runtime.actor import ActorDead, Later, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.fsutil import remove_temps_in
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.watched import MirroredBook, remove_file
 from slmactor.stores.lessons import LessonStore, global_read_paths, load_signing_key
@@ -124,6 +125,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
         self.user = UserLayout(self.ctx.settings.home)
+        for directory in self.user.directories():  # what crashes left in the user store
+            remove_temps_in(directory, self.now())
         try:
             self.memory_key: bytes | None = await self.run_sync(
                 load_signing_key, self.ctx.settings.home)

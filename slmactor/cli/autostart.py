@@ -20,6 +20,7 @@ import sys
 import time
 from collections.abc import Mapping
 from pathlib import Path
+from typing import IO
 
 #: How long `start` waits for the new daemon to answer.
 START_TIMEOUT = 10.0
@@ -149,6 +150,17 @@ def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
     return spawn_daemon(runtime_dir)
 
 
+def open_private_log(path: Path) -> IO[bytes]:
+    """`path` opened for appending, mode 0600 — also an existing log made readable by others
+    (issue 18: a log can quote paths and errors that are nobody else's business)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    except OSError:
+        pass  # not ours to change (another owner): it is still written
+    return os.fdopen(fd, "ab")
+
+
 def spawn_daemon(runtime_dir: Path) -> int:
     """Spawn `slmactor serve` detached and wait until it answers; returns its pid."""
     import subprocess
@@ -157,10 +169,10 @@ def spawn_daemon(runtime_dir: Path) -> int:
     from slmactor.config import default_log_dir
 
     log_dir = default_log_dir()
-    log_dir.mkdir(parents=True, exist_ok=True)
+    log_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
     log_path = log_dir / "daemon.log"
     env = dict(os.environ, SLMACTOR_RUNTIME_DIR=str(runtime_dir))
-    with open(log_path, "ab") as log:
+    with open_private_log(log_path) as log:
         offset = log.tell()
         proc = subprocess.Popen(
             [sys.executable, "-m", "slmactor", "serve"],

@@ -30,7 +30,19 @@ def ensure_runtime_dir(path: Path) -> Path:
         raise RuntimeDirError(f"runtime dir {path} is owned by uid {info.st_uid}, not us; refusing")
     if info.st_mode & 0o077:
         # Our own directory with loose bits (e.g. created under a permissive umask): tighten it.
-        os.chmod(path, 0o700)
+        try:
+            os.chmod(path, 0o700)
+        except OSError as exc:
+            raise RuntimeDirError(
+                f"runtime dir {path} is readable by others (mode {stat.S_IMODE(info.st_mode):o}) "
+                f"and cannot be made private: {exc.strerror}; set SLMACTOR_RUNTIME_DIR to a "
+                "writable directory"
+            ) from None
+    if not os.access(path, os.W_OK | os.X_OK):
+        raise RuntimeDirError(
+            f"runtime dir {path} is not writable (read-only file system or permissions); set "
+            "SLMACTOR_RUNTIME_DIR to a writable directory"
+        )
     check_ipc_path(path / "events.sock")
     return path
 

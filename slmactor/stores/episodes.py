@@ -304,7 +304,8 @@ class EpisodeStore:
     def prune(self, cap: int | None = None, max_age_days: float | None = None) -> int:
         """Drop episodes older than the age limit, keep the newest `cap`; returns how many went.
 
-        `None` uses the store's configured limit; 0 → default; negative → unlimited (S-7.8).
+        `None` or 0 uses the store's configured limit (issue 18: `memory.prune` asks with 0 and
+        used to get the default 300 whatever `episodes_cap` said); negative → unlimited (S-7.8).
         """
         with self._lock:
             self._sync_with_disk()
@@ -316,10 +317,10 @@ class EpisodeStore:
     def _prune_locked(self, cap: int | None, max_age_days: float | None) -> int:
         if self.read_only:
             return 0
-        keep_n = resolve_limit(self.cap if cap is None else cap, DEFAULT_CAP)
-        max_age = resolve_limit(
-            self.max_age_days if max_age_days is None else max_age_days, DEFAULT_MAX_AGE_DAYS
-        )
+        # None or 0 asks for the store's configured limits (`episodes_cap`,
+        # `episodes_max_age_days`); those follow S-7.8 (0 → default, negative → unlimited).
+        keep_n = resolve_limit(cap or self.cap, DEFAULT_CAP)
+        max_age = resolve_limit(max_age_days or self.max_age_days, DEFAULT_MAX_AGE_DAYS)
         ordered = self._index.entries()  # oldest first
         kept = ordered
         if max_age is not None:

@@ -46,8 +46,10 @@ from slmactor.stores.base.warnings import WarningLog
 
 MAX_MEMORY_BYTES = 256 * 1024
 READ_CAP_BYTES = 1024 * 1024
-GLOBAL_FILE_MODE = 0o644
-PROJECT_FILE_MODE = 0o644
+#: New MEMORY.md files are private like every store file (issue 18); a mode the user gave an
+#: existing one (to share it) is kept, also when it is compacted.
+GLOBAL_FILE_MODE = 0o600
+PROJECT_FILE_MODE = 0o600
 
 
 def global_read_paths(home: Path, environ: Mapping[str, str] | None = None) -> list[Path]:
@@ -117,9 +119,13 @@ class LessonFile:
             self._compact()
 
     def _compact(self) -> None:
+        try:
+            mode = os.stat(self.path, follow_symlinks=False).st_mode & 0o777
+        except OSError:
+            mode = self.mode
         trimmed = trim_oldest_bullets(self.read(), self.max_bytes)
         atomic_write_bytes(self.path, trimmed.encode("utf-8", "surrogatepass"))
-        os.chmod(self.path, self.mode)
+        os.chmod(self.path, mode)
 
     def delete(self) -> None:
         try:

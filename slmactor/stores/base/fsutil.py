@@ -90,6 +90,30 @@ def remove_stale_temps(path: Path) -> int:
     return removed
 
 
+#: A temp file untouched this long is litter of a crash or a failed write, not one being written.
+STALE_TEMP_SECONDS = 60.0
+
+
+def remove_temps_in(directory: Path, now: float, min_age: float = STALE_TEMP_SECONDS) -> int:
+    """Delete the `.NAME.tmp-*` files in `directory` (any store file's) not modified for
+    `min_age` seconds before `now` — what crashes and failed writes left; how many."""
+    removed = 0
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return 0
+    for entry in entries:
+        if not (entry.name.startswith(".") and ".tmp-" in entry.name):
+            continue
+        with contextlib.suppress(OSError):
+            info = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(info.st_mode) or info.st_mtime > now - min_age:
+                continue
+            os.unlink(entry.path)
+            removed += 1
+    return removed
+
+
 def write_all(fd: int, data: bytes) -> None:
     """Write every byte of `data` to a private (temp) file, looping over short writes."""
     view = memoryview(data)

@@ -133,6 +133,10 @@ class JsonDoc:
             self._set_aside(f"unreadable ({reason[:160]})")
             return None
 
+    def set_aside(self, why: str) -> None:
+        """Quarantine a document its owner cannot use (`why`: e.g. the wrong shape)."""
+        self._set_aside(why)
+
     def _set_aside(self, why: str) -> None:
         """Quarantine the document, or only warn when this store is read-only (S-18.5)."""
         if self.read_only:

@@ -25,10 +25,11 @@ import os
 import socket
 import stat
 import threading
+import time
 from pathlib import Path
 
 from slmactor.stores.base.errors import StoreError
-from slmactor.stores.base.fsutil import DIR_MODE, FILE_MODE, atomic_write_bytes
+from slmactor.stores.base.fsutil import DIR_MODE, FILE_MODE, atomic_write_bytes, remove_temps_in
 from slmactor.stores.base.layout import (
     GITIGNORE_TEXT,
     STORE_DIR_NAME,
@@ -87,6 +88,20 @@ def _check_dir(path: Path, *, create: bool) -> tuple[int, int] | None:
     return info.st_dev, info.st_ino
 
 
+def _tidy(directories: tuple[Path, ...]) -> None:
+    """Once per claim: store directories private (0700 — a checkout makes them 0755) and the
+    temp files a crash left in them removed (`.NAME.tmp-*`, issue 18)."""
+    for directory in directories:
+        try:
+            info = os.lstat(directory)
+        except OSError:
+            continue
+        if stat.S_ISDIR(info.st_mode) and info.st_mode & 0o077:
+            with contextlib.suppress(OSError):
+                os.chmod(directory, DIR_MODE)
+        remove_temps_in(directory, time.time())
+
+
 class ProjectLocks:
     """The project stores this process writes, each held by its flock until the process ends."""
 
@@ -127,6 +142,7 @@ class ProjectLocks:
             for sub in ProjectLayout(root).directories()[1:]:
                 _check_dir(sub, create=False)
             self._held[root] = (identity, self._take(root, store))
+            _tidy(ProjectLayout(root).directories())
 
     def _take(self, root: Path, store: Path) -> int:
         try:

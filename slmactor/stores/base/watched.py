@@ -60,6 +60,10 @@ class WatchedDoc:
         self._seen = signature(self.path)
         return data
 
+    def set_aside(self, why: str) -> None:
+        """Quarantine the document as `NAME.corrupt` with a warning (`why`)."""
+        self._doc.set_aside(why)
+
     def changed(self) -> bool:
         """True when the file differs from what this process last loaded or saved.
 
@@ -158,6 +162,12 @@ class MirroredBook(Generic[BookT]):
     def _read(self) -> BookT:
         data = self._doc.load()
         raw = data.get(self.key) if isinstance(data, dict) else data
+        if data is not None and not isinstance(raw, list):
+            # Valid JSON of the wrong shape (a string, `{}` without the list): set it aside with
+            # a warning instead of overwriting it silently at the next save (issue 18).
+            self._doc.set_aside(f"has the wrong shape (no {self.key!r} list)")
+            self._doc.load()  # the signature of what is there now (nothing)
+            return self._load_book([])
         return self._load_book(raw if isinstance(raw, list) else [])
 
     def sync(self) -> bool:
