@@ -27,7 +27,13 @@ import pytest
 
 from slmactor.client import DaemonUnavailable, RequestFailed
 from slmactor.protocol import ErrorCode
-from slmactor.protocol.messages import FactObserve, RunFinish
+from slmactor.protocol.messages import (
+    FactObserve,
+    LessonAdd,
+    PolicyUpdate,
+    ProcedureObserve,
+    RunFinish,
+)
 from slmactor.testing import DaemonProcess, _short_tempdir, spawn_daemon, stop_quietly
 
 
@@ -101,9 +107,11 @@ def _runs(project: Path, name: str) -> set[str]:
 
 def test_disk_full_every_ack_is_stored_every_loss_is_an_error(small_disk: Path) -> None:
     project = small_disk / "project"
-    daemon = spawn_daemon(project=project)
-    acked_facts: set[str] = set()
-    acked_runs: set[str] = set()
+    home = small_disk / "home"  # the user store fills up too
+    daemon = spawn_daemon(project=project, home=home)
+    acked: dict[str, set[str]] = {k: set() for k in ("fact", "run", "policy", "procedure",
+                                                     "lesson")}  # fmt: skip
+    acked_facts, acked_runs = acked["fact"], acked["run"]
     refused: list[str] = []
 
     def attempt(kind: str, name: str, ask: Callable[[], Any]) -> None:
@@ -113,7 +121,7 @@ def test_disk_full_every_ack_is_stored_every_loss_is_an_error(small_disk: Path) 
             assert exc.code == ErrorCode.STORE_ERROR, exc  # never INTERNAL, never BAD_*
             refused.append(f"{kind} {name}")
             return
-        (acked_facts if kind == "fact" else acked_runs).add(name)
+        acked[kind].add(name)
 
     try:
         with daemon.client(timeout=30) as client:
@@ -129,12 +137,22 @@ def test_disk_full_every_ack_is_stored_every_loss_is_an_error(small_disk: Path) 
                     FactObserve(kind="convention", subject=s, text="written on a full disk")))
                 run = f"full-run-{i}"
                 attempt("run", run, lambda r=run: client.ask(RunFinish(report=_report(r))))
+                arm = f"arm-{i}"
+                attempt("policy", arm, lambda a=arm: client.ask(PolicyUpdate(
+                    decision="edit_format", arm=a, outcome={"applied": True})))
+                option = f"option-{i}"
+                attempt("procedure", option, lambda o=option: client.ask(ProcedureObserve(
+                    topic="db", option=o, ok=True)))
+                lesson = f"lesson number {i} from a full disk"
+                attempt("lesson", lesson, lambda t=lesson: client.ask(LessonAdd(
+                    lessons=[{"kind": "convention", "text": t}])))
             status = client.status()
             assert status["health"] == "degraded"
             faults = status["store_faults"]
             assert faults and all("ENOSPC" in f["reason"] for f in faults), faults
             assert any(f["dir"].startswith(str(project)) for f in faults)
-            assert len(refused) >= 20  # the disk really was full for the facts
+            # The disk really was full for every kind of ask (measured: all 100 refused).
+            assert {r.split()[0] for r in refused} == set(acked)
             filler.unlink()  # space returns
             attempt("fact", "after", lambda: client.ask(
                 FactObserve(kind="convention", subject="after", text="space is back")))
@@ -147,8 +165,17 @@ def test_disk_full_every_ack_is_stored_every_loss_is_an_error(small_disk: Path) 
         assert acked_facts <= _facts(project)
         assert acked_runs <= _runs(project, "memory/episodes.jsonl")
         assert acked_runs <= _runs(project, "metrics/runs.jsonl")
-        # Failed facts stayed in memory and were written once space returned (the retry).
+        policy = (home / "evolve" / "policy.json").read_text()
+        assert all(f'"{arm}"' in policy for arm in acked["policy"])
+        procedures = (home / "memory" / "procedures.json").read_text()
+        assert all(f'"{option}"' in procedures for option in acked["procedure"])
+        memory_md = (project / ".slmcode" / "MEMORY.md").read_text()
+        assert all(lesson in memory_md for lesson in acked["lesson"])
+        # Failed facts, arms and options stayed in memory and were written once space
+        # returned (the retries).
         assert {f"full-{i}" for i in range(20)} <= _facts(project)
+        assert all(f'"arm-{i}"' in policy for i in range(20))
+        assert all(f'"option-{i}"' in procedures for i in range(20))
     finally:
         stop_quietly(daemon)
 
