@@ -18,7 +18,6 @@ import json
 import os
 import subprocess
 import threading
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -35,16 +34,7 @@ from slmactor.protocol.messages import (
     RunFinish,
 )
 from slmactor.testing import DaemonProcess, _short_tempdir, spawn_daemon, stop_quietly
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 30.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.05)
-    raise AssertionError(f"timed out waiting for {what}")
+from tests.integration.test_runtime import wait_for
 
 
 @pytest.fixture
@@ -156,10 +146,11 @@ def test_disk_full_every_ack_is_stored_every_loss_is_an_error(small_disk: Path) 
             filler.unlink()  # space returns
             attempt("fact", "after", lambda: client.ask(
                 FactObserve(kind="convention", subject="after", text="space is back")))
-            wait_for(lambda: client.status()["health"] == "healthy", "a healthy status")
-            wait_for(lambda: not (project / ".slmcode/evolve/pending").exists()
-                     or not any((project / ".slmcode/evolve/pending").iterdir()),
-                     "the kept journals to be replayed")  # fmt: skip
+            wait_for(lambda: client.status()["health"] == "healthy", "a healthy status", 30)
+            pending = project / ".slmcode" / "evolve" / "pending"
+            # Each poll is a status round trip, then a look at the journals the retries empty.
+            wait_for(lambda: client.status() and not any(pending.glob("fin_*.json")),
+                     "the kept journals to be replayed", 30)  # fmt: skip
         assert daemon.stop() == 0
         # Every acknowledged record is on disk.
         assert acked_facts <= _facts(project)
@@ -214,8 +205,8 @@ def test_sigkill_under_load_loses_no_acknowledged_fact_or_run(daemon: DaemonProc
             # The reflector replays the journals of a project when it next serves it.
             client.ask(RunFinish(report=_report("after-restart"), wait=True))
             pending = daemon.project / ".slmcode" / "evolve" / "pending"
-            wait_for(lambda: not pending.exists() or not any(pending.iterdir()),
-                     "the interrupted pipelines to be replayed")  # fmt: skip
+            wait_for(lambda: client.status() and not any(pending.glob("fin_*.json")),
+                     "the interrupted pipelines to be replayed", 30)  # fmt: skip
         assert restarted.stop() == 0
     finally:
         with contextlib.suppress(Exception):
