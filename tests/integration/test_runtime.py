@@ -237,10 +237,14 @@ def test_runtime_dir_with_loose_mode_is_tightened(tmp_path: Any) -> None:
 
 
 def test_tells_queued_at_close_still_reach_the_daemon(daemon: DaemonProcess) -> None:
+    # Fewer tells than the client's queue holds (tell_hwm 10,000): none may be dropped however
+    # slowly a loaded machine lets the daemon read, and many are still queued at close.
     sender = daemon.client()
-    for i in range(20_000):
-        sender.record_tool("run-close", "Bash", command=f"echo {i}")
-    assert sender.dropped == 0
-    sender.close()  # right away: some tells are still in the client's queue
+    try:
+        for i in range(8_000):
+            sender.record_tool("run-close", "Bash", command=f"echo {i}")
+        assert sender.dropped == 0
+    finally:
+        sender.close()  # right away: some tells are still in the client's queue
     with daemon.client() as client:
-        wait_for(lambda: actor_row(client, "working")["processed"] >= 20_000, "all 20000 tells applied")
+        wait_for(lambda: actor_row(client, "working")["processed"] >= 8_000, "all 8000 tells applied")
