@@ -1,32 +1,44 @@
 """OpenHands SDK adapter: memory for an in-process `Conversation` (issue 13).
 
-    from openhands.sdk import Agent, AgentContext, Conversation
+    from openhands.sdk import Agent
     from slmactor.adapters.openhands_sdk import MemoryCallback
 
     memory = MemoryCallback(project=repo, task=task, model=llm.model)
-    agent = Agent(llm=llm, tools=tools,
-                  agent_context=AgentContext(system_message_suffix=memory.block()))
-    conversation = Conversation(agent=agent, workspace=repo, callbacks=[memory])
+    agent = Agent(llm=llm, tools=tools, agent_context=memory.agent_context())
+    conversation = memory.conversation(agent, workspace=repo)  # Conversation(callbacks=[memory])
     conversation.send_message(task)
     conversation.run()
     memory.finish()
 
-The SDK (OpenHands SDK 1.x, `openhands/sdk/conversation/types.py`: a callback is
-`Callable[[Event], None]`; `openhands/sdk/context/agent_context.py`: `system_message_suffix`)
-gives two places to join in, and this adapter uses both:
+Written against openhands-sdk 1.58.2 (PyPI), following these files of it:
 
-* `block()` starts the run and answers the memory block for the task (facts, similar past runs,
-  fixes of failures seen before) — put it in the agent's `AgentContext(system_message_suffix=...)`.
-* the callback records each tool call when its observation arrives (`record_tool`; a failure —
-  `is_error`, a non-zero `exit_code`, an `AgentErrorEvent` — is asked about with
-  `evolve.on_failure`, and the advice kept in `advice`); the next successful call of the same
-  tool and program is reported as the fix (`evolve.resolved`); the `finish` tool marks success.
-* `finish()` sends `run.finish`: the daemon builds the report from what it was told.
+* `openhands/sdk/context/agent_context.py` — `AgentContext.system_message_suffix` is appended to
+  the agent's system prompt: `agent_context()` (or `block()` for a context you build yourself)
+  starts the run and puts the memory block for the task there (facts, similar past runs, fixes
+  of failures seen before).
+* `openhands/sdk/conversation/types.py` — a callback is `Callable[[Event], None]`;
+  `conversation/impl/local_conversation.py` runs the callbacks on the run thread while holding
+  the state's re-entrant lock, and its `send_message(message, sender=...)` appends a user message
+  the agent reads on its next step.
+* `openhands/sdk/agent/agent.py` (`_execute_actions`) — the tool calls of one LLM response are
+  emitted as `ActionEvent`s, then their `ObservationEvent`s (or `AgentErrorEvent`s) in order on
+  the run thread, before the next step; `openhands/sdk/event/llm_convertible/` gives their fields
+  (`tool_name`, `action`, `action_id`, `tool_call_id`, `observation.is_error`, `exit_code`).
+
+As a callback it records each tool call when its observation arrives (`record_tool`); a failure
+(`is_error`, a non-zero `exit_code`, an `AgentErrorEvent`) is asked about with `evolve.on_failure`
+and the advice kept in `advice`; when memory knows the failure, its `[slmactor]` line is sent to
+the agent as a user message (sender "slmactor") once every call of that response has its
+observation — never between a response's tool results, which the model APIs require together,
+and not after the agent called `finish`. The next successful call of the same tool and program is
+reported as the fix (`evolve.resolved`, with the calls made in between). `finish()` sends
+`run.finish`: the daemon builds the report from what it was told.
 
 Events are read through their JSON form (`model_dump(mode="json")`, the `kind`-tagged shape the
-SDK persists — the same one `metrics replay` imports), so this module imports nothing from the
-SDK, which needs Python ≥ 3.12. Memory never breaks the conversation: the callback never
-raises, and with the daemon down every step is skipped quietly (reasons in `errors`).
+SDK persists — the same one `metrics replay` imports). The SDK needs Python ≥ 3.12, so it is
+imported only inside `agent_context()` and `conversation()`; the rest works on any event-shaped
+object. Memory never breaks the conversation: the callback never raises, and with the daemon down
+every step is skipped quietly (reasons in `errors`).
 """
 
 from __future__ import annotations
@@ -45,6 +57,8 @@ __all__ = ["MemoryCallback"]
 MESSAGE_CHARS = 2000
 #: Reasons kept in `errors`, newest last.
 MAX_ERRORS = 32
+#: Who the advice messages are from (`send_message(sender=...)`).
+SENDER = "slmactor"
 
 
 def _as_dict(event: Any) -> Mapping[str, Any]:
@@ -101,6 +115,14 @@ class MemoryCallback:
         self.errors: list[str] = []
         self.agent_finished = False
         self.finished: Finished | None = None
+        #: The conversation advice is sent to (`attach`, `conversation`); None: advice only kept.
+        self.attached: Any = None
+        #: `[slmactor]` lines waiting until every call of the current response is observed.
+        self._pending: list[str] = []
+        #: The lines sent to the agent, oldest first.
+        self.sent: list[str] = []
+        #: The memory block last answered by `block()`.
+        self.block_text = ""
 
     # ---- the run
 
@@ -123,11 +145,38 @@ class MemoryCallback:
         if not self.start():
             return ""
         try:
-            return self.client.memory_block(self.task, run_id=self.run_id, budget=budget,
-                                            model=self.model, language=self.language)
+            self.block_text = self.client.memory_block(
+                self.task, run_id=self.run_id, budget=budget, model=self.model,
+                language=self.language)
         except (DaemonUnavailable, RequestFailed) as exc:
             self._note(exc)
-            return ""
+            self.block_text = ""
+        return self.block_text
+
+    def agent_context(self, context: Any = None, budget: int = 0) -> Any:
+        """An SDK `AgentContext` (a copy of `context` when given) whose system message suffix
+        ends with the memory block for the task. Imports the SDK (Python ≥ 3.12)."""
+        from openhands.sdk import AgentContext
+
+        block = self.block(budget)
+        if context is None:
+            return AgentContext(system_message_suffix=block or None)
+        suffix = "\n\n".join(p for p in (context.system_message_suffix or "", block) if p)
+        return context.model_copy(update={"system_message_suffix": suffix or None})
+
+    def attach(self, conversation: Any) -> None:
+        """Send advice to `conversation` (anything with `send_message(text, sender=...)`)."""
+        self.attached = conversation
+
+    def conversation(self, agent: Any, **kwargs: Any) -> Any:
+        """`Conversation(agent, callbacks=[self, *callbacks], **kwargs)`, attached. Imports the
+        SDK (Python ≥ 3.12)."""
+        from openhands.sdk import Conversation
+
+        callbacks = [self, *(kwargs.pop("callbacks", None) or [])]
+        conversation = Conversation(agent=agent, callbacks=callbacks, **kwargs)
+        self.attach(conversation)
+        return conversation
 
     def finish(self, success: bool | None = None) -> Finished | None:
         """Send `run.finish` once (success: given, else whether the agent used `finish`)."""
@@ -147,11 +196,27 @@ class MemoryCallback:
 
     def __call__(self, event: Any) -> None:
         try:
-            self._on_event(_as_dict(event))
+            data = _as_dict(event)
+            self._on_event(data)
+            if data.get("kind") in ("ObservationEvent", "AgentErrorEvent"):
+                self._deliver()
         except (DaemonUnavailable, RequestFailed) as exc:
             self._note(exc)
         except Exception as exc:  # noqa: BLE001 - a callback must never break the conversation
             self._note(exc)
+
+    def _deliver(self) -> None:
+        """Send the waiting advice once the response's calls all have their results (a user
+        message between tool results would break the next request), unless the agent is done
+        (a message would reopen a finished conversation)."""
+        if self._calls or not self._pending:
+            return
+        lines, self._pending = self._pending, []
+        if self.attached is None or self.agent_finished:
+            return
+        text = "\n".join(dict.fromkeys(lines))
+        self.attached.send_message(text, sender=SENDER)
+        self.sent.append(text)
 
     def _on_event(self, data: Mapping[str, Any]) -> None:
         kind = data.get("kind")
@@ -160,15 +225,14 @@ class MemoryCallback:
             self.task = sdk_text(message.get("content")) if isinstance(message, Mapping) else ""
         elif kind == "ActionEvent":
             tool = str(data.get("tool_name") or "")
-            if tool == "finish":
-                self.agent_finished = True
-                return
+            self.agent_finished = self.agent_finished or tool == "finish"
             action = data.get("action")
             fields = action if isinstance(action, Mapping) else {}
             args = sdk_action_args(fields)
+            call = (tool, args, _summary(tool, fields, args))
             for key in (data.get("id"), data.get("tool_call_id")):
                 if isinstance(key, str) and key:
-                    self._calls[key] = (tool, args, _summary(tool, fields, args))
+                    self._calls[key] = call
         elif kind == "ObservationEvent":
             observation = data.get("observation")
             failed, text = sdk_outcome(observation if isinstance(observation, Mapping) else {})
@@ -177,10 +241,12 @@ class MemoryCallback:
             self._observed(None, data.get("tool_call_id"), True, str(data.get("error") or ""))
 
     def _observed(self, action_id: Any, call_id: Any, failed: bool, text: str) -> None:
-        call = self._calls.pop(action_id, None) if isinstance(action_id, str) else None
+        call = self._calls.get(action_id) if isinstance(action_id, str) else None
         if call is None and isinstance(call_id, str):
-            call = self._calls.pop(call_id, None)
-        if call is None or not self.start():
+            call = self._calls.get(call_id)
+        # Kept under its action id and its tool call id: the call is done under both.
+        self._calls = {key: pending for key, pending in self._calls.items() if pending is not call}
+        if call is None or call[0] == "finish" or not self.start():
             return
         tool, args, summary = call
         command = args if not args.startswith("{") else ""
@@ -194,6 +260,9 @@ class MemoryCallback:
             self._open[key] = (args, advice, len(self._done))
             if advice.found:
                 self.advice.append(advice)
+                line = advice.observation()
+                if line:
+                    self._pending.append(f"{line} (after: {summary[:160]})")
             return
         if key in self._open:
             failed_args, advice, since = self._open.pop(key)
