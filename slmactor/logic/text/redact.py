@@ -466,6 +466,8 @@ def redact_obj(
     if isinstance(obj, str):
         return redact(obj, home=home)
     if isinstance(obj, dict):
+        if type(obj) is Redacted and home is None and depth + obj.height <= max_depth:
+            return obj  # already what this call would make of its source
         if depth >= max_depth:
             return DEPTH_MARKER
         out: dict[object, object] = {}
@@ -490,3 +492,38 @@ REPLY_MAX_DEPTH = 64
 def redact_reply(obj: object) -> object:
     """What a reply may carry out of the daemon: `obj` with every secret replaced (C-20)."""
     return redact_obj(obj, max_depth=REPLY_MAX_DEPTH)
+
+
+class Redacted(dict[object, object]):
+    """A map that is already `redact_obj` of its source, nested `height` containers deep.
+
+    Nothing nested in it was cut by the depth limit, so `redact_obj` at any depth that keeps all of
+    it within the limit (and without `home`) would make exactly this map again: it hands it back
+    unchanged. A reply part cached this way (a recalled episode asked for on every prompt) is not
+    scanned for secrets again on every reply. Made by `redacted_map`; never mutate one.
+    """
+
+    __slots__ = ("height",)
+
+    def __init__(self, redacted: dict[object, object], height: int) -> None:
+        super().__init__(redacted)
+        self.height = height
+
+
+def _height(obj: object) -> int:
+    """Containers nested in `obj`, itself included (0 for a string or a number)."""
+    if isinstance(obj, dict):
+        return 1 + max((_height(v) for v in obj.values()), default=0)
+    if isinstance(obj, list | tuple):
+        return 1 + max((_height(v) for v in obj), default=0)
+    return 0
+
+
+def redacted_map(obj: dict[str, object], max_depth: int = REPLY_MAX_DEPTH) -> object:
+    """`redact_obj(obj, max_depth=max_depth)`, as a `Redacted` when nothing in it was cut by the
+    depth limit (a map deeper than that comes back as `redact_obj` makes it, unmarked)."""
+    out = redact_obj(obj, max_depth=max_depth)
+    if not isinstance(out, dict):
+        return out
+    height = _height(out)
+    return Redacted(out, height) if height < max_depth else out
