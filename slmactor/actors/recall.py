@@ -20,12 +20,14 @@ cap and age limit from `episodes_cap` / `episodes_max_age_days` (env `SLMACTOR_E
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
+from slmactor.logic.text.redact import redacted_map
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EpisodeAppend,
@@ -42,6 +44,7 @@ from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
 
 if TYPE_CHECKING:
+    from slmactor.logic.recall.episode import IndexEntry
     from slmactor.logic.recall.rank import RankOptions
     from slmactor.stores.episodes import EpisodeStore
 
@@ -62,6 +65,8 @@ BIG_FLUSH_SECONDS = 60.0
 EAGER_FLUSH_MAX = 1_000
 #: Hits whose full episode is read back from the log (the rest carry the index projection).
 HYDRATE_HITS = 20
+#: Index entries of recent hits kept as their redacted reply maps (`_entry_part`).
+ENTRY_PARTS = 2048
 
 
 class RecallActor(Actor):
@@ -85,6 +90,7 @@ class RecallActor(Actor):
             self._open, lambda store: store.close(), settings.max_open_projects
         )
         self._last_flush: dict[Path, float] = {}
+        self._entry_parts: OrderedDict[int, tuple[IndexEntry, object]] = OrderedDict()
         extra = self.ctx.stats.extra
         extra["recall_mode"] = self.mode
         extra["episodes_appended"] = 0
@@ -147,6 +153,21 @@ class RecallActor(Actor):
             return fn(*args)
         except StoreError as exc:
             raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+
+    def _entry_part(self, entry: IndexEntry) -> object:
+        """`entry.to_dict()` as the reply's redaction leaves it, made once per entry: an index
+        entry never changes, and a replaced index has new entry objects, so the identity check
+        is the invalidation. The reply is what it was; only the secret scan is not repeated."""
+        key = id(entry)
+        cached = self._entry_parts.get(key)
+        if cached is not None and cached[0] is entry:
+            self._entry_parts.move_to_end(key)
+            return cached[1]
+        part = redacted_map(entry.to_dict())
+        self._entry_parts[key] = (entry, part)  # holding `entry` keeps its id from being reused
+        if len(self._entry_parts) > ENTRY_PARTS:
+            self._entry_parts.popitem(last=False)
+        return part
 
     # ------------------------------------------------------------------------------ asks
     @handles(EpisodeAppend)
@@ -240,14 +261,18 @@ class RecallActor(Actor):
         now = self.now()
         hits = await self._call(store, store.recall, query, now)
         self.ctx.stats.extra["recalls"] += 1
+        # One store call for every hydrated hit: a big store answers from a worker thread, and a
+        # thread hop per hit cost more than the reads.
+        ids = [hit.entry.id for hit in hits[:HYDRATE_HITS]]
+        episodes = await self._call(store, lambda: [store.get_dict(i) for i in ids])
         out: list[dict[str, Any]] = []
         for rank, hit in enumerate(hits):
-            item: dict[str, Any] = {"id": hit.entry.id, "score": hit.score,
-                                    "entry": hit.entry.to_dict()}
-            if rank < HYDRATE_HITS:
-                full = await self._call(store, store.get_dict, hit.entry.id)
-                if full is not None:
-                    item["episode"] = full
+            entry = hit.entry
+            item: dict[str, Any] = {"id": entry.id, "score": hit.score,
+                                    "entry": self._entry_part(entry)}
+            full = episodes[rank] if rank < len(episodes) else None
+            if full is not None:
+                item["episode"] = full  # redacted already (`EpisodeStore.get_dict`)
             if hit.explanation is not None:
                 item["explanation"] = hit.explanation.to_dict()
                 item["why"] = hit.explanation.render()

@@ -36,7 +36,7 @@ from typing import Any
 from slmactor.logic.recall.episode import Episode, IndexEntry, normalize_episode
 from slmactor.logic.recall.index import EpisodeHit, EpisodeIndex, RecallQuery
 from slmactor.logic.recall.rank import RankOptions
-from slmactor.logic.text.redact import redact_obj
+from slmactor.logic.text.redact import redact_obj, redacted_map
 from slmactor.logic.text.timefmt import SECONDS_PER_DAY, to_rfc3339
 from slmactor.stores.base.errors import RecordTooLarge, StoreError
 from slmactor.stores.base.fsutil import FileState, file_state
@@ -407,12 +407,13 @@ class EpisodeStore:
             return None
 
     def get_dict(self, episode_id: str) -> dict[str, Any] | None:
-        """`get(episode_id).to_dict()`, from a bounded cache when it was read recently.
+        """`get(episode_id).to_dict()` as a reply carries it (redacted: a `Redacted` map, which
+        the reply's redaction passes through), from a bounded cache when it was read recently.
 
-        A stored episode never changes, so recall's best hits need not be re-read from the log
-        and re-normalised on every ask (a block asked on every prompt hits the same few). The
-        cache belongs to the current index: any rebuild, prune, forget or change on disk that
-        replaces the index empties it. Callers must not mutate the dict they get.
+        A stored episode never changes, so recall's best hits need not be re-read from the log,
+        re-normalised and scanned for secrets on every ask (a block asked on every prompt hits
+        the same few). The cache belongs to the current index: any rebuild, prune, forget or
+        change on disk that replaces the index empties it. Callers must not mutate the dict.
         """
         with self._lock:
             self._sync_with_disk()
@@ -425,8 +426,8 @@ class EpisodeStore:
                 return cached
             episode = self.get(episode_id)
             if episode is None or self._hydrated_for is not self._index:
-                return None if episode is None else episode.to_dict()
-            record = episode.to_dict()
+                return None if episode is None else _reply_ready(episode)
+            record = _reply_ready(episode)
             self._hydrated[episode_id] = record
             if len(self._hydrated) > HYDRATED_CACHE:
                 self._hydrated.popitem(last=False)
@@ -463,3 +464,9 @@ class EpisodeStore:
     @property
     def vocabulary_size(self) -> int:
         return self._index.vocabulary_size
+
+
+def _reply_ready(episode: Episode) -> dict[str, Any]:
+    record = episode.to_dict()
+    ready = redacted_map(record)
+    return ready if isinstance(ready, dict) else record
