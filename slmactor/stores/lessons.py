@@ -10,7 +10,9 @@ Reading never fails: a missing or unreadable file, a directory or a symlink in i
 "" (`read_text`); undecodable bytes read as U+FFFD and lines that are not bullets are ignored by
 the parser, so a damaged MEMORY.md costs only its damaged lines. Something that is not a regular
 file where MEMORY.md should be is moved aside (`MEMORY.md.corrupt`) before the next append.
-The files are bounded: past `MAX_MEMORY_BYTES` the oldest bullets are dropped (atomic rewrite).
+The files are bounded: past `MAX_MEMORY_BYTES` the oldest bullets the daemon wrote (those with its
+provenance marker) are dropped, with a global block's heading once its bullets are gone (atomic
+rewrite); the user's own lines are never dropped.
 Global lessons are read from `$XDG_CONFIG_HOME/slmcode/MEMORY.md` (else `~/.config/slmcode/`) and
 from the user store's `MEMORY.md`, joined by a blank line.
 """
@@ -123,9 +125,12 @@ class LessonFile:
             mode = os.stat(self.path, follow_symlinks=False).st_mode & 0o777
         except OSError:
             mode = self.mode
-        trimmed = trim_oldest_bullets(self.read(), self.max_bytes)
-        atomic_write_bytes(self.path, trimmed.encode("utf-8", "surrogatepass"))
+        trimmed = trim_oldest_bullets(self.read(), self.max_bytes).encode("utf-8", "surrogatepass")
+        atomic_write_bytes(self.path, trimmed)
         os.chmod(self.path, mode)
+        if len(trimmed) > self.max_bytes:
+            self.warnings.warn(f"{self.path.name} is over {self.max_bytes} bytes with its "
+                               "hand-written text alone; that text is never trimmed", self._now())
 
     def delete(self) -> None:
         try:

@@ -1,6 +1,6 @@
 """The lessons file harnesses read whole (`aider --read .slmcode/MEMORY.md`, `@.slmcode/MEMORY.md`
 in CLAUDE.md / GEMINI.md; clients/ADAPTERS.md) stays within its size budget however much is
-learned, keeping the newest lessons (issue 13)."""
+learned, keeping the newest lessons and every line the user wrote there (issue 13)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,16 @@ from slmactor.protocol.messages import LessonAdd
 from slmactor.stores.lessons import MAX_MEMORY_BYTES
 from slmactor.testing import DaemonProcess
 
+USERS_OWN = ("# Project memory\n\nNotes for agents, by hand: the CI runs `make check`.\n\n"
+             "- ⚙ never push to main on Fridays\n* keep the changelog in sync\n\n## Lessons\n\n")
 
-def test_memory_md_stays_within_its_budget(daemon: DaemonProcess) -> None:
+
+def test_memory_md_stays_within_its_budget_and_keeps_the_users_text(
+    daemon: DaemonProcess,
+) -> None:
     memory_md = daemon.project / ".slmcode" / "MEMORY.md"
+    memory_md.parent.mkdir(exist_ok=True)
+    memory_md.write_text(USERS_OWN, encoding="utf-8")
     written = 0
     with daemon.client(timeout=30.0) as client:
         for batch in range(12):
@@ -24,4 +31,5 @@ def test_memory_md_stays_within_its_budget(daemon: DaemonProcess) -> None:
     size = memory_md.stat().st_size
     assert 0 < size <= MAX_MEMORY_BYTES
     text = memory_md.read_text(encoding="utf-8")
+    assert text.startswith(USERS_OWN)  # the user's own lines, byte for byte, in place
     assert "lesson 11-199:" in text and "lesson 0-0:" not in text  # the oldest went first

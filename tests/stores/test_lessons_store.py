@@ -127,7 +127,7 @@ def test_file_is_bounded_by_dropping_oldest_bullets(tmp_path: Path) -> None:
     path = tmp_path / "MEMORY.md"
     lessons = LessonFile(path, "# H\n\n", WarningLog(), max_bytes=2000)
     for i in range(100):
-        lessons.append(f"- ⚙ lesson number {i:03d} with some padding text\n")
+        lessons.append(f"- ⚙ lesson number {i:03d} with some padding text <!-- slm at={i} -->\n")
     text = path.read_text()
     assert len(text.encode()) <= 2000
     assert text.startswith("# H\n")
@@ -141,3 +141,15 @@ def test_a_huge_hand_grown_file_is_not_trimmed(tmp_path: Path) -> None:
     LessonFile(path, "# H\n\n", log, max_bytes=2000).append("- ⚙ newest\n")
     assert path.read_text().endswith("- ⚙ old\n- ⚙ newest\n")
     assert any("not trimmed" in w["text"] for w in log.recent())
+
+
+def test_hand_written_text_over_the_budget_is_kept_and_said(tmp_path: Path) -> None:
+    path = tmp_path / "MEMORY.md"
+    mine = "".join(f"- ⚙ my own note {i:03d}, written by hand\n" for i in range(100))
+    path.write_text(mine)
+    log = WarningLog()
+    lessons = LessonFile(path, "# H\n\n", log, max_bytes=2000)
+    for i in range(3):
+        lessons.append(f"- ⚙ learned {i} <!-- slm at={i} -->\n")
+    assert path.read_text() == mine + "- ⚙ learned 2 <!-- slm at=2 -->\n"
+    assert any("never trimmed" in w["text"] for w in log.recent())

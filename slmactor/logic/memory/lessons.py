@@ -430,18 +430,39 @@ def recent_adaptive_memory(project: str, global_: str, now: float, max_bytes: in
     return recent_adaptive_memory_for("", project, global_, now, max_bytes)
 
 
-def trim_oldest_bullets(markdown: str, max_bytes: int) -> str:
-    """Drop the oldest lesson bullets (first in the file) until it fits `max_bytes`.
+#: The heading of a block `global_block` wrote: `## <title> (<RFC 3339>)`.
+_BLOCK_HEADING = re.compile(r"## .*\(\d{4}-\d\d-\d\dT[^()]*\)\s*")
 
-    Headings and prose stay; a file that still does not fit keeps its newest bullets only.
+
+def daemon_written(line: str) -> bool:
+    """A bullet this daemon appended: `render_bullet` ends it with its provenance marker (every
+    lesson the daemon writes has at least its time). A bullet without one is the user's."""
+    return line.lstrip().startswith(("- ", "* ")) and _split_marker(line.rstrip())[1] is not None
+
+
+def trim_oldest_bullets(markdown: str, max_bytes: int) -> str:
+    """Drop the oldest daemon-written bullets (first in the file) until it fits `max_bytes`,
+    and the `## <title> (<time>)` heading of a global block left with none of its bullets.
+
+    The user's own text (headings, prose, bullets without the daemon's marker) always stays, so
+    a file whose user text alone is over `max_bytes` keeps it, and the daemon's newest bullet.
     """
     lines = markdown.splitlines(keepends=True)
     size = len(markdown.encode("utf-8", "surrogatepass"))
+    ours = [i for i, line in enumerate(lines) if daemon_written(line)]
     drop: set[int] = set()
-    for i, line in enumerate(lines):
+    for i in ours[:-1]:
         if size <= max_bytes:
             break
-        if line.lstrip().startswith(("- ", "* ")):
-            drop.add(i)
-            size -= len(line.encode("utf-8", "surrogatepass"))
+        drop.add(i)
+        size -= len(lines[i].encode("utf-8", "surrogatepass"))
+    for start, line in enumerate(lines):
+        if not _BLOCK_HEADING.fullmatch(line.rstrip("\n")):
+            continue
+        end = next((j for j in range(start + 1, len(lines)) if lines[j].startswith("#")),
+                   len(lines))
+        section = range(start + 1, end)
+        if any(j in drop for j in section) and all(j in drop or not lines[j].strip()
+                                                  for j in section):
+            drop.update(range(start, end))
     return "".join(line for i, line in enumerate(lines) if i not in drop)

@@ -26,6 +26,7 @@ from slmactor.logic.memory.lessons import (
     record_facts,
     render_markdown,
     strip_provenance,
+    trim_oldest_bullets,
 )
 
 NOW = 1_790_000_000.0
@@ -244,6 +245,60 @@ def test_global_memory_append_and_join() -> None:
     md = append_bullets("", [Lesson("T1", "failure", "x", "")])
     assert md == "# Project memory\n\n## Lessons\n\n- ⚠ x <!-- slm task=T1 kind=failure -->\n"
     assert append_bullets("# Mine", [Lesson(text="y")]) == "# Mine\n- • y\n"
+
+
+# --- the size budget: only the daemon's bullets are trimmed --------------------------------
+
+USER_TEXT = "# Project memory\n\nMy notes: run `make lint` first.\n- ⚙ my own bullet, keep it\n"
+
+
+def _ours(i: int) -> str:
+    at = "2026-01-01T00:00:00Z"
+    return render_markdown([Lesson(f"t{i}", "pitfall", f"lesson {i:03d} padded out", at)])
+
+
+def test_the_oldest_daemon_bullets_go_first_and_the_users_text_stays() -> None:
+    md = USER_TEXT + "".join(_ours(i) for i in range(50)) + "- * another of mine\n" + _ours(50)
+    trimmed = trim_oldest_bullets(md, 1500)
+    assert len(trimmed.encode()) <= 1500
+    assert trimmed.startswith(USER_TEXT) and "- * another of mine\n" in trimmed
+    assert "lesson 050" in trimmed and "lesson 000" not in trimmed
+    assert trim_oldest_bullets(md, len(md.encode())) == md  # within budget: untouched
+
+
+def test_a_global_block_goes_with_its_last_bullet() -> None:
+    md = "# SLMCode Global Memory\n\n## Lessons\n"
+    for run in range(3):
+        md = append_global_block(md, f"Run {run}", _ours(run), NOW)
+    trimmed = trim_oldest_bullets(md, len(md.encode()) - 1)
+    assert "Run 0" not in trimmed and "lesson 000" not in trimmed
+    kept = "# SLMCode Global Memory\n\n## Lessons\n"
+    for run in (1, 2):
+        kept = append_global_block(kept, f"Run {run}", _ours(run), NOW)
+    assert trimmed == kept
+
+
+def test_user_text_over_the_budget_keeps_it_and_the_newest_lesson() -> None:
+    mine = "".join(f"- ⚙ hand-written {i}\n" for i in range(200))
+    trimmed = trim_oldest_bullets(mine + _ours(1) + _ours(2), 100)
+    assert trimmed == mine + _ours(2)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(st.integers(0, 999), st.sampled_from(
+    ["- ⚙ mine", "* mine too", "prose", "", "## Heading", "- <!-- not a marker"])), max_size=60),
+    st.integers(0, 4000))
+def test_trimming_keeps_every_user_line_in_order(items: list[int | str], budget: int) -> None:
+    lines = [_ours(x) if isinstance(x, int) else x + "\n" for x in items]
+    md = "".join(lines)
+    trimmed = trim_oldest_bullets(md, budget)
+    user = [line for line in lines if isinstance(line, str) and "<!-- slm" not in line]
+    kept = trimmed.splitlines(keepends=True)
+    assert [line for line in kept if "<!-- slm" not in line] == user
+    ours = [line for line in kept if "<!-- slm" in line]
+    written = [line for line in lines if "<!-- slm" in line]
+    assert ours == written[len(written) - len(ours):]  # the newest lessons, in order
+    assert len(trimmed.encode()) <= budget or len(ours) <= 1 or trimmed == md
 
 
 # --- adaptive selection (S-8.10) -----------------------------------------------------------
