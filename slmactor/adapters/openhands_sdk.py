@@ -3,12 +3,12 @@
     from openhands.sdk import Agent
     from slmactor.adapters.openhands_sdk import MemoryCallback
 
-    memory = MemoryCallback(project=repo, task=task, model=llm.model)
-    agent = Agent(llm=llm, tools=tools, agent_context=memory.agent_context())
-    conversation = memory.conversation(agent, workspace=repo)  # Conversation(callbacks=[memory])
-    conversation.send_message(task)
-    conversation.run()
-    memory.finish()
+    with MemoryCallback(project=repo, task=task, model=llm.model) as memory:
+        agent = Agent(llm=llm, tools=tools, agent_context=memory.agent_context())
+        conversation = memory.conversation(agent, workspace=repo)  # callbacks=[memory]
+        conversation.send_message(task)
+        conversation.run()
+    # leaving the block sends run.finish (success: the agent called `finish`) and closes
 
 Written against openhands-sdk 1.58.2 (PyPI), following these files of it:
 
@@ -32,7 +32,8 @@ the agent as a user message (sender "slmactor") once every call of that response
 observation — never between a response's tool results, which the model APIs require together,
 and not after the agent called `finish`. The next successful call of the same tool and program is
 reported as the fix (`evolve.resolved`, with the calls made in between). `finish()` sends
-`run.finish`: the daemon builds the report from what it was told.
+`run.finish`: the daemon builds the report from what it was told (as a context manager, on
+leaving the block, then `close()`).
 
 Events are read through their JSON form (`model_dump(mode="json")`, the `kind`-tagged shape the
 SDK persists — the same one `metrics replay` imports). The SDK needs Python ≥ 3.12, so it is
@@ -45,7 +46,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Self
 
 from slmactor.client import Client, DaemonUnavailable, RequestFailed
 from slmactor.logic.loop.importers import sdk_action_args, sdk_outcome, sdk_text
@@ -191,6 +192,16 @@ class MemoryCallback:
 
     def close(self) -> None:
         self.client.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, *_: object) -> None:
+        """`finish()` (not a success when the conversation raised), then `close()`."""
+        try:
+            self.finish(success=False if exc_type is not None else None)
+        finally:
+            self.close()
 
     # ---- the callback
 

@@ -91,14 +91,13 @@ def main(repo: str, task: str, out: str) -> None:
     responses.append(_call(len(STEPS), "finish", {"message": "check.py passes"}))
     llm = RecordingLLM.from_messages(responses)
 
-    memory = MemoryCallback(repo, task, model=llm.model, language="python")
-    agent = Agent(llm=llm, tools=[Tool(name="terminal", params={"cwd": repo})],
-                  agent_context=memory.agent_context())
-    conversation = memory.conversation(agent, workspace=repo, visualizer=None)
-    conversation.send_message(task)
-    conversation.run()
-    finished = memory.finish()
-    memory.close()
+    with MemoryCallback(repo, task, model=llm.model, language="python") as memory:
+        agent = Agent(llm=llm, tools=[Tool(name="terminal", params={"cwd": repo})],
+                      agent_context=memory.agent_context())
+        conversation = memory.conversation(agent, workspace=repo, visualizer=None)
+        conversation.send_message(task)
+        conversation.run()
+    finished = memory.finished  # run.finish, sent on leaving the block
     Path(out).write_text(json.dumps({
         "run_id": memory.run_id,
         "status": str(conversation.state.execution_status.value),

@@ -14,6 +14,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from slmactor.adapters.openhands_sdk import MemoryCallback
 from slmactor.protocol.messages import MetricsShow
 from slmactor.testing import DaemonProcess
@@ -126,3 +128,16 @@ def test_the_callback_never_raises_and_runs_without_a_daemon(tmp_path: Path) -> 
         memory(event)
     assert memory.finish() is None and memory.errors
     memory.close()
+
+
+def test_leaving_the_block_finishes_the_run_not_a_success_when_it_raised(
+    daemon: DaemonProcess,
+) -> None:
+    with pytest.raises(RuntimeError), _memory(daemon) as memory:
+        memory.block()
+        raise RuntimeError("the conversation broke")
+    assert memory.finished is not None and memory.finished.success is False
+    with _memory(daemon) as finished:
+        for event in _events(as_objects=False):
+            finished(event)
+    assert finished.finished is not None and finished.finished.success is True
