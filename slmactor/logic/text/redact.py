@@ -195,14 +195,14 @@ _PATH_VARIABLES = frozenset({"pwd", "oldpwd"})
 
 # Credentials written into commands and URLs (the forms `psql`, `mysql`, `curl` and connection
 # strings take). Only the password part is replaced; a reference (`$PW`, `<password>`, `${X}`)
-# stays. Every quantifier is bounded, and each pattern starts at a literal that is rare in text.
+# stays. Every quantifier is bounded; a pattern is tried only when its literals are in the text
+# (`_COMMAND_PATTERNS`), and where it can, it starts with a literal so the engine skips ahead
+# (a lookbehind written after the literal keeps that fast path).
 #: `scheme://user:password@host`: the password of a URL's user-info.
-_URL_USERINFO = re.compile(
-    r"(?i)(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,30}://[^\s:/?#@'\"<>«]{0,256}:([^\s/?#@'\"<>]{1,256})@"
-)
+_URL_USERINFO = re.compile(r"://[^\s:/?#@'\"<>«]{0,256}:([^\s/?#@'\"<>]{1,256})@")
 #: `--password pw`, `--password=pw`, `--db-password pw`, `--token pw`, `--api-key pw`, ...
 _OPTION_VALUE = re.compile(
-    r"(?i)(?<![\w-])--(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|passphrase|token|secret"
+    r"(?i)--(?<![\w-]--)(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|passphrase|token|secret"
     r"|api-?key)(?:=|[ \t]{1,8})(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'`;|&]{1,256})"
 )
 #: `mysql -ppw` (the MySQL clients take the password glued to `-p`), `sshpass -p pw`,
@@ -213,27 +213,33 @@ _PROGRAM_PASSWORD = re.compile(
     r"[ \t]{0,8}|redis-cli(?![\w-])[^\n|;&]{0,256}?[ \t]-a[ \t]{1,8})"
     r"(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'`;|&]{1,256})"
 )
-#: `curl -u user:pw`, `curl --user user:pw`, `wget --password pw` (the latter via _OPTION_VALUE).
+#: `curl -u user:pw`, `curl --user user:pw` (`wget --password pw` is _OPTION_VALUE's).
 _USER_COLON_PASSWORD = re.compile(
-    r"(?i)(?<![\w-])(?:curl|wget|http|https|xh)(?![\w-])[^\n|;&]{0,512}?[ \t]"
+    r"(?i)(?<![\w-])(?:curl|wget)(?![\w-])[^\n|;&]{0,512}?[ \t]"
     r"(?:-u|-U|--user|--proxy-user)(?:=|[ \t]{0,8})[\"']?[^\s:\"'«]{1,256}:([^\s\"']{1,256})"
 )
 #: `.netrc`: `machine host login user password pw`.
-_NETRC = re.compile(r"(?i)(?<![\w-])login[ \t]{1,8}\S{1,256}[ \t]{1,8}password[ \t]{1,8}(\S{1,256})")
+_NETRC = re.compile(
+    r"(?i)login(?<![\w-]login)[ \t]{1,8}\S{1,256}[ \t]{1,8}password[ \t]{1,8}(\S{1,256})"
+)
 #: `aws_secret_access_key <value>` (`aws configure set`, config dumps): a compound secret name
 #: and a random-looking value separated by blanks only.
 _BLANK_SEPARATED = re.compile(
-    r"(?i)(?<![\w.-])((?:[a-z0-9]{1,20}[_-]){1,4}(?:key|secret|token|password|passwd))[ \t]{1,8}"
-    r"([A-Za-z0-9/+=_.~-]{16,256})(?![^\s,;\"'\\\]})])"
+    r"(key|secret|token|passw(?:or)?d)[ \t]{1,8}([a-z0-9/+=_.~-]{16,256})(?![^\s,;\"'\\\]})])"
 )
+#: The whole name before a blank-separated value: a compound identifier (`aws_secret_access_key`).
+_COMPOUND_NAME = re.compile(r"(?:[a-z0-9]{1,20}[_-]){1,4}(?:key|secret|token|passw(?:or)?d)")
 _COMMAND_NEEDLES = ("://", "--", "mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget",
                     "login", "key", "secret", "token", "passw")
-_COMMAND_PATTERNS: tuple[tuple[re.Pattern[str], int], ...] = (
-    (_URL_USERINFO, 1),
-    (_OPTION_VALUE, 1),
-    (_PROGRAM_PASSWORD, 1),
-    (_USER_COLON_PASSWORD, 1),
-    (_NETRC, 1),
+#: Each command pattern with the lowercase literals a text must hold (all of the first tuple's
+#: ... any of them, per tuple) for the pattern to be tried: an `in` test costs far less than a
+#: regex pass, and most texts hold none of these forms.
+_COMMAND_PATTERNS: tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...]], ...] = (
+    (_URL_USERINFO, (("://",), ("@",))),
+    (_OPTION_VALUE, (("--",), ("pass", "token", "secret", "key"))),
+    (_PROGRAM_PASSWORD, (("mysql", "mariadb", "sshpass", "redis-cli"),)),
+    (_USER_COLON_PASSWORD, (("curl", "wget"), ("-u", "--user", "--proxy-user"))),
+    (_NETRC, (("login",), ("password",))),
 )
 
 
@@ -350,18 +356,26 @@ def _is_reference(value: str) -> bool:
     return stripped.lower() in _DUMMY_WORDS or _TEMPLATE.search(stripped) is not None
 
 
-def _redact_commands(text: str) -> str:
-    """Passwords in URLs, command options and `.netrc` lines, and blank-separated secrets."""
+def _redact_commands(text: str, low: str) -> str:
+    """Passwords in URLs, command options and `.netrc` lines, and blank-separated secrets.
+    `low` is `text` lowercased."""
     spans: list[tuple[int, int, str]] = [
-        (match.start(group), match.end(group), marker("password"))
-        for pattern, group in _COMMAND_PATTERNS
+        (match.start(1), match.end(1), marker("password"))
+        for pattern, needles in _COMMAND_PATTERNS
+        if all(any(n in low for n in group) for group in needles)
         for match in pattern.finditer(text)
-        if not _is_reference(match.group(group))
+        if not _is_reference(match.group(1))
     ]
-    for match in _BLANK_SEPARATED.finditer(text):
-        value = match.group(2)
-        if _looks_random(value) and not is_placeholder(value, quoted=True):
-            spans.append((match.start(2), match.end(2), marker("secret")))
+    same = _lower(text) is not None  # indices of `low` are those of `text`
+    if same and ("key" in low or "secret" in low or "token" in low or "passw" in low):
+        for match in _BLANK_SEPARATED.finditer(low):
+            # The whole identifier run before the value must be the compound name (so
+            # `x.aws_secret_access_key` or a bare `token` does not count).
+            if not _COMPOUND_NAME.fullmatch(_name_before(low, match.start()) + match.group(1)):
+                continue
+            value = text[match.start(2) : match.end(2)]
+            if _looks_random(value) and not is_placeholder(value, quoted=True):
+                spans.append((match.start(2), match.end(2), marker("secret")))
     if not spans:
         return text
     spans.sort()
@@ -422,7 +436,7 @@ def redact(text: str, *, home: str | None = None) -> str:
         text = _redact_tokens(text)
     low = text.lower()
     if any(needle in low for needle in _COMMAND_NEEDLES):
-        text = _redact_commands(text)
+        text = _redact_commands(text, low)
         low = text.lower()
     if short and _WORD_TRIGGER.search(low) is None:
         return text
