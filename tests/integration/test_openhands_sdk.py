@@ -85,7 +85,9 @@ def _repo(root: Path) -> Path:
 def _conversation(python: Path, daemon: DaemonProcess, repo: Path, out: Path) -> dict[str, Any]:
     # The slmactor under test (this tree) first on the path, not a copy installed in the venv.
     env = {**os.environ, "PYTHONPATH": str(ROOT), "SLMACTOR_RUNTIME_DIR": str(daemon.runtime_dir),
-           "OPENHANDS_SUPPRESS_BANNER": "1", "PYTHONDONTWRITEBYTECODE": "1"}
+           "OPENHANDS_SUPPRESS_BANNER": "1", "PYTHONDONTWRITEBYTECODE": "1",
+           # LiteLLM (under the SDK) fetches its model price list on import: no network here.
+           "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     done = subprocess.run([str(python), str(DRIVER), str(repo), TASK, str(out)], env=env,
                           capture_output=True, text=True, timeout=300, check=False)
     assert done.returncode == 0, done.stderr[-4000:]
