@@ -27,7 +27,7 @@ from slmactor.config import Settings
 from slmactor.protocol import MAX_MESSAGE_BYTES
 from slmactor.stores.base.lock import StoreLock
 
-from . import logfilter, sdnotify
+from . import heap, logfilter, sdnotify
 from .actor import Actor, ActorContext
 from .cell import ActorCell
 from .control import ROUTED_BY_FIELD, ControlActor, DaemonInfo
@@ -141,6 +141,7 @@ async def serve(
             outer.start_soon(front.serve_requests)
             outer.start_soon(front.serve_replies)
             outer.start_soon(_watch_signals, stop)
+            outer.start_soon(heap.trim_after_bursts, router)
             interval = sdnotify.watchdog_interval()
             if interval:
                 outer.start_soon(_watchdog, interval)
