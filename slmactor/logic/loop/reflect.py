@@ -144,7 +144,8 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
         if cand.fingerprint in seen:
             continue
         seen.add(cand.fingerprint)
-        how = cand.repair.get("transform") or cand.repair.get("guidance", "")
+        how = str(cand.repair.get("transform") or cand.repair.get("guidance", ""))
+        how = how.strip().removeprefix("fixed by ")  # a harness's resolution often says it already
         where = f" ({cand.language})" if cand.language else ""
         out.append(Lesson(report.run_id, "convention",
                           f"{cand.tool}: {describe(cand.cls)}{where} — fixed by {how}", at))

@@ -194,6 +194,7 @@ def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
         shown.add(key)
         resolution = failure.get("resolution")
         fix = resolution if isinstance(resolution, str) and resolution.strip() else resolved_by
+        fix = fix.strip().removeprefix("fixed by ")  # harnesses often write it themselves
         msg = clip_words(salient_of(failure), _HIT_MSG_BYTES)
         hit = f"hit: {msg} → fixed by {clip_words(first_line(fix, 4 * _HIT_FIX_BYTES), _HIT_FIX_BYTES)}"
         if msg and item_meaning(hit, numbers=False) not in known:

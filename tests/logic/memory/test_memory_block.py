@@ -137,6 +137,17 @@ def test_episodic_section_format() -> None:
     assert episodic_section([], 500) == ""
 
 
+def test_a_resolution_that_says_fixed_by_is_not_said_twice() -> None:
+    # Harness adapters write resolutions like "fixed by running: sed ..." themselves.
+    episode = {"query": "fix add()", "success": True, "failures": [
+        {"message": "AssertionError: add(2, 3) should be 5",
+         "resolution": "fixed by running: sed -i s/-/+/ calc.py", "resolved_by": "llm"}]}
+    hits = [line for line in episodic_section([episode], 500).splitlines() if "hit:" in line]
+    assert len(hits) == 1
+    assert "→ fixed by running: sed -i s/-/+/ calc.py" in hits[0]
+    assert "fixed by fixed by" not in hits[0]
+
+
 def test_episodic_section_drops_whole_episodes_to_fit() -> None:
     episodes = [{**EPISODE, "query": f"task {i}"} for i in range(5)]
     full = episodic_section(episodes, 1000)
