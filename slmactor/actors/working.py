@@ -274,6 +274,8 @@ class WorkingActor(Actor):
                 run_key = (project, run_id)
                 memory = memories.get(run_key)
                 if memory is None:
+                    if "\x00" in run_id or "\x00" in project:  # once per run per batch
+                        raise _BadEvent("record_tool: a NUL byte in run_id or project")
                     evicted_before = self.runs.evicted
                     memory = self._ensure(self._canonical(project), run_id, now)
                     if self.runs.evicted != evicted_before:

@@ -61,6 +61,13 @@ class DaemonInfo:
             return {"stopping": True, "pid": os.getpid()}
         return {"actor": "control", "pong": True, "state": str(self.router.stats["control"].state)}
 
+    def rss_bytes(self) -> int:
+        if self._process is None:
+            import psutil
+
+            self._process = psutil.Process()
+        return int(self._process.memory_info().rss)
+
     def stall_event(self, actor: str) -> Any:
         """The event a debug `stall` of `actor` waits on (an anyio.Event)."""
         import anyio
@@ -97,11 +104,6 @@ class DaemonInfo:
             for key, value in stats.extra.items():
                 if isinstance(value, int) and not isinstance(value, bool):
                     extra_totals[key] = extra_totals.get(key, 0) + value
-        if self._process is None:
-            import psutil
-
-            self._process = psutil.Process()
-        process = self._process
         return {
             "health": self.health(),
             "version": __version__,
@@ -109,7 +111,7 @@ class DaemonInfo:
             "pid": os.getpid(),
             "started_at": self.started_at,
             "uptime_s": round(time.monotonic() - self.started_monotonic, 3),
-            "rss_bytes": process.memory_info().rss,
+            "rss_bytes": self.rss_bytes(),
             "endpoints": dict(self.endpoints),
             "stores": dict(self.stores),
             "actors": actors,

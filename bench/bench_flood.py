@@ -1,0 +1,174 @@
+"""Floods against one daemon (issue 17): memory stays bounded, `status` keeps answering.
+
+Three floods, each at full speed from a separate process for FLOOD_SECONDS: ordinary record_tool
+tells (up to 1M), 1 MiB tells (refused by their caps, but read and decoded first) and large asks
+(256 KiB `memory.recall` queries, answered BUSY once the mailbox budget is spent). Meanwhile a
+`status` ask every 50 ms (latency p99) and the daemon's RSS every 100 ms (peak). After the floods,
+RSS is sampled for SETTLE_SECONDS; the row compares it with the idle RSS before the floods.
+Targets: peak ≤ 256 MB, settled ≤ 1.5 × idle, status p99 ≤ 50 ms, drops counted (sent =
+applied + invalid + dropped). The floor column is the idle RSS / an idle status p99.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import psutil
+import zmq
+
+from slmactor.client import Client
+from slmactor.protocol import PROTOCOL_VERSION
+from slmactor.testing import spawn_daemon, stop_quietly
+
+Row = dict[str, Any]
+FLOOD_SECONDS = 20.0
+SETTLE_SECONDS = 60.0
+MB = 1 << 20
+
+
+def _row(name: str, value: float, unit: str, floor: float | None, floor_name: str, target: str) -> Row:
+    ratio = value / floor if floor else None
+    return {"name": name, "value": value, "unit": unit, "floor": floor, "floor_name": floor_name,
+            "ratio": ratio, "target": target}
+
+
+def _tells(runtime: str, project: str, seconds: float, limit: int, size: int, out: Any) -> None:
+    """Send record_tool tells (pre-encoded) until `limit` or `seconds`; report sent/dropped."""
+    ctx: zmq.Context[Any] = zmq.Context()
+    push = ctx.socket(zmq.PUSH)
+    push.setsockopt(zmq.LINGER, 0)
+    push.setsockopt(zmq.SNDHWM, 10_000)
+    push.connect(f"ipc://{runtime}/events.sock")
+    body = msgpack.packb({"v": PROTOCOL_VERSION, "project": project, "run_id": "flood", "tool": "Bash",
+                          "command": "pytest -q", "error": "x" * size, "ok": size == 0, "client": "f"})
+    sent = dropped = 0
+    end = time.monotonic() + seconds
+    while sent + dropped < limit and time.monotonic() < end:
+        try:
+            push.send_multipart([b"record_tool", body], zmq.NOBLOCK)
+            sent += 1
+        except zmq.Again:
+            dropped += 1
+            time.sleep(0.0005)
+    out.put((sent, dropped))
+    push.close(linger=0)
+    ctx.term()
+
+
+def _asks(runtime: str, project: str, seconds: float, size: int, out: Any) -> None:
+    """Pipelined large asks (up to 200 in flight) until `seconds`; report ok/busy/other."""
+    ctx: zmq.Context[Any] = zmq.Context()
+    dealer = ctx.socket(zmq.DEALER)
+    dealer.setsockopt(zmq.LINGER, 0)
+    dealer.connect(f"ipc://{runtime}/ctl.sock")
+    query = "flaky test " * (size // 11)
+    counts = {"sent": 0, "ok": 0, "busy": 0, "other": 0}
+    end = time.monotonic() + seconds
+    inflight = 0
+    n = 0
+    while time.monotonic() < end or inflight:
+        while inflight < 200 and time.monotonic() < end:
+            n += 1
+            body = {"v": PROTOCOL_VERSION, "id": f"a{n}", "project": project, "query": query[:60_000]}
+            dealer.send_multipart([b"memory.recall", msgpack.packb(body)])
+            inflight += 1
+            counts["sent"] += 1
+        if not dealer.poll(2000):
+            break
+        reply = msgpack.unpackb(dealer.recv_multipart()[1], strict_map_key=False)
+        inflight -= 1
+        if reply.get("ok"):
+            counts["ok"] += 1
+        elif reply.get("error", {}).get("code") == 7:
+            counts["busy"] += 1
+        else:
+            counts["other"] += 1
+    out.put(counts)
+    dealer.close(linger=0)
+    ctx.term()
+
+
+def _watch(pid: int, runtime: Path, project: Path, stop: threading.Event, rss: list[int],
+           latencies: list[float]) -> None:
+    proc = psutil.Process(pid)
+    with Client(runtime, project=project, timeout=5.0, retries=1) as client:
+        last_status = 0.0
+        while not stop.is_set():
+            rss.append(proc.memory_info().rss)
+            if time.monotonic() - last_status >= 0.05:
+                started = time.perf_counter()
+                client.status()
+                latencies.append((time.perf_counter() - started) * 1000)
+                last_status = time.monotonic()
+            time.sleep(0.1)
+
+
+def _p99(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] if ordered else 0.0
+
+
+def run(quick: bool) -> list[Row]:
+    seconds = 4.0 if quick else FLOOD_SECONDS
+    settle = 10.0 if quick else SETTLE_SECONDS
+    daemon = spawn_daemon(debug_hooks=False)
+    rows: list[Row] = []
+    try:
+        runtime, project = str(daemon.runtime_dir), str(daemon.project)
+        idle_lat: list[float] = []
+        with daemon.client() as client:
+            for _ in range(50):
+                started = time.perf_counter()
+                client.status()
+                idle_lat.append((time.perf_counter() - started) * 1000)
+        idle_rss = psutil.Process(daemon.pid).memory_info().rss
+        rss: list[int] = []
+        lat: list[float] = []
+        stop = threading.Event()
+        watcher = threading.Thread(target=_watch, args=(daemon.pid, daemon.runtime_dir, daemon.project,
+                                                         stop, rss, lat), daemon=True)
+        watcher.start()
+        mpctx = mp.get_context("spawn")
+        out = mpctx.Queue()
+        totals = {"sent": 0, "dropped": 0}
+        for limit, size in ((1_000_000, 0), (10**9, 1 << 20)):
+            sender = mpctx.Process(target=_tells, args=(runtime, project, seconds, limit, size, out))
+            sender.start()
+            sent, dropped = out.get()
+            sender.join()
+            totals["sent"] += sent
+            totals["dropped"] += dropped
+        asker = mpctx.Process(target=_asks, args=(runtime, project, seconds, 256 * 1024, out))
+        asker.start()
+        asks = out.get()
+        asker.join()
+        flood_peak = max(rss)
+        flood_lat = list(lat)
+        time.sleep(settle)  # the point of the row: memory given back while idle
+        stop.set()
+        watcher.join()
+        settled = psutil.Process(daemon.pid).memory_info().rss
+        with daemon.client() as client:
+            status = client.status()
+        applied = status["events"]["received"]
+        rows.append(_row("peak RSS during the floods", flood_peak / MB, "MB", idle_rss / MB, "idle RSS",
+                         "≤ 256 MB"))
+        rows.append(_row(f"RSS {settle:.0f} s after the floods", settled / MB, "MB", idle_rss / MB,
+                         "idle RSS", "≤ 1.5× idle"))
+        rows.append(_row("status p99 during the floods", _p99(flood_lat), "ms", _p99(idle_lat),
+                         "idle status p99", "≤ 50 ms"))
+        rows.append(_row("tells sent", totals["sent"], "tells", None, "", "info"))
+        rows.append(_row("tells dropped by the sender (EAGAIN, counted)", totals["dropped"], "tells", None,
+                         "", "counted"))
+        rows.append(_row("tells taken in by the daemon (applied + invalid)", applied, "tells", None, "",
+                         "= sent"))
+        rows.append(_row("large asks sent / answered BUSY", asks["sent"], f"asks ({asks['busy']} BUSY, "
+                         f"{asks['other']} other errors)", None, "", "every one answered"))
+    finally:
+        stop_quietly(daemon)
+    return rows
