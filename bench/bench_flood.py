@@ -55,9 +55,9 @@ def _tells(runtime: str, project: str, seconds: float, limit: int, size: int, ou
         except zmq.Again:
             dropped += 1
             time.sleep(0.0005)
-    out.put((sent, dropped))
-    push.close(linger=0)
+    push.close(linger=30_000)  # what is queued still goes; the daemon's inbox then counts it
     ctx.term()
+    out.put((sent, dropped))
 
 
 def _asks(runtime: str, project: str, seconds: float, size: int, out: Any) -> None:
