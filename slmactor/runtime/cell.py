@@ -26,6 +26,7 @@ from .stats import ActorState
 #: Messages taken from a socket per wake-up before yielding to the event loop.
 MAILBOX_BATCH = 64
 EVENTS_BATCH = 256
+EVENTS_BATCH_BYTES = 4 << 20
 #: Longest the events loop keeps the event loop to itself (seconds): it hands `on_events` batches
 #: of up to EVENTS_BATCH until the socket is empty or this slice is used up, then yields.
 EVENTS_SLICE = 0.0005
@@ -36,23 +37,30 @@ YIELDS_PER_SLICE = 6
 _NOBLOCK = int(zmq.NOBLOCK)  # a plain int: the Flag enum is converted on every call otherwise
 
 
-def _fill(batch: list[list[bytes]], recv: Callable[..., Any]) -> None:
-    """Add queued messages to `batch` without blocking, up to EVENTS_BATCH in all.
+def _fill(batch: list[list[bytes]], recv: Callable[..., Any]) -> bool:
+    """Add queued messages to `batch` without blocking, up to EVENTS_BATCH messages or
+    EVENTS_BATCH_BYTES of bodies in all; True when it stopped at a limit (more may be queued),
+    False when the socket ran dry.
 
     `recv_multipart` inlined with zero-copy frames: it asks RCVMORE through getsockopt, which
     builds an enum per call (measured 2.5 → 1.5 µs per two-frame event, bench/bench_working.py).
+    The byte bound keeps a flood of 1 MiB tells from holding 256 of them (and their decoded
+    copies) at once.
     """
     append = batch.append
+    size = sum(len(parts[-1]) for parts in batch)
     try:
-        while len(batch) < EVENTS_BATCH:
+        while len(batch) < EVENTS_BATCH and size < EVENTS_BATCH_BYTES:
             frame = recv(_NOBLOCK, copy=False)
             parts = [frame.bytes]
             while frame.more:
                 frame = recv(_NOBLOCK, copy=False)
                 parts.append(frame.bytes)
+            size += len(parts[-1])
             append(parts)
     except zmq.Again:
-        return
+        return False
+    return True
 
 
 def _result_frames(msg: Any, result: Any) -> list[bytes]:
@@ -158,11 +166,11 @@ class ActorCell:
             batch = [await sock.recv_multipart()]
             slice_end = clock() + EVENTS_SLICE
             while True:
-                _fill(batch, recv)
+                more = _fill(batch, recv)
                 if batch:
                     actor.on_events(batch)  # a raise here crashes the actor (events are tells)
                     stats.processed += len(batch)
-                if len(batch) < EVENTS_BATCH or clock() >= slice_end:
+                if not more or clock() >= slice_end:
                     break
                 batch = []
             # Six turns even when the socket ran dry: measured (bench_working, paired runs) it
@@ -184,11 +192,11 @@ class ActorCell:
             shadow: zmq.Socket[bytes] = zmq.Socket.shadow(self._events.underlying)
             while True:
                 batch: list[list[bytes]] = []
-                _fill(batch, shadow.recv)
+                more = _fill(batch, shadow.recv)
                 if batch:
                     actor.on_events(batch)
                     self.ctx.stats.processed += len(batch)
-                if len(batch) < EVENTS_BATCH:
+                if not more:
                     break
         mailbox: zmq.Socket[bytes] = zmq.Socket.shadow(self.ctx.router.mailboxes[self.name].underlying)
         while True:
