@@ -60,7 +60,14 @@ def cmd_serve(ctx: CliContext) -> int:
         )
     except ValueError as exc:
         return ctx.fail(str(exc))
-    run = functools.partial(serve, replace=ctx.args.replace)
+    def warm_up_after_ready(_info: object) -> None:
+        import threading
+
+        from slmactor.actors import warm_up
+
+        threading.Thread(target=warm_up, name="warm-up", daemon=True).start()
+
+    run = functools.partial(serve, replace=ctx.args.replace, on_ready=warm_up_after_ready)
     return anyio.run(run, settings, all_actors(), backend="asyncio")
 
 
