@@ -57,6 +57,10 @@ T = TypeVar("T")
 FLUSH_SECONDS = 2.0
 #: Stores larger than this answer from a worker thread.
 BIG_STORE = 20_000
+#: Queries longer than this (characters of text, files and tags) rank in a worker thread too:
+#: tokenizing a 256 KiB query on the loop held every other ask (`status` p99 0.65 s in the
+#: flood bench) for the length of its ranking.
+LONG_QUERY = 8_192
 BIG_FLUSH_SECONDS = 60.0
 #: Stores up to this size rewrite their index every `FLUSH_SECONDS`; larger ones every
 #: `BIG_FLUSH_SECONDS`: encoding a 10k-entry index takes tens of ms of the GIL, which showed up
@@ -145,10 +149,12 @@ class RecallActor(Actor):
         self.ctx.stats.extra["open_projects"] = len(self.stores)
         return store
 
-    async def _call(self, store: EpisodeStore, fn: Callable[..., T], *args: Any) -> T:
-        """Run a store call inline for small stores, in a worker thread for big ones."""
+    async def _call(self, store: EpisodeStore, fn: Callable[..., T], *args: Any,
+                    heavy: bool = False) -> T:
+        """Run a store call inline for small stores, in a worker thread for big ones (or when
+        the caller knows this call is `heavy`)."""
         try:
-            if len(store) > BIG_STORE:
+            if heavy or len(store) > BIG_STORE:
                 return await self.run_sync(fn, *args)
             return fn(*args)
         except StoreError as exc:
@@ -259,7 +265,8 @@ class RecallActor(Actor):
         )
         store = await self._store(msg)
         now = self.now()
-        hits = await self._call(store, store.recall, query, now)
+        size = len(msg.query) + sum(map(len, msg.files)) + sum(map(len, msg.tags))
+        hits = await self._call(store, store.recall, query, now, heavy=size > LONG_QUERY)
         self.ctx.stats.extra["recalls"] += 1
         # One store call for every hydrated hit: a big store answers from a worker thread, and a
         # thread hop per hit cost more than the reads.

@@ -124,3 +124,21 @@ def test_cli_episodes_and_recall(daemon: DaemonProcess) -> None:
     assert data["hits"][0]["entry"]["query"] == "speed up the JSON parser"
     nothing = _cli(daemon, "memory", "recall", "kubernetes helm chart")
     assert nothing.returncode == 0 and "nothing recalled" in nothing.stdout
+
+
+def test_a_long_query_ranks_off_the_loop_with_the_same_answer(daemon: DaemonProcess) -> None:
+    # A query past LONG_QUERY characters is ranked in a worker thread (so it cannot hold the
+    # loop, and every other ask, for its whole ranking); the hits are those the loop would give.
+    from slmactor.actors.recall import LONG_QUERY
+
+    with daemon.client() as client:
+        wanted = client.ask(EpisodeAppend(episode=_episode(
+            "fix flaky network test in the http client", ["src/http.py"])))
+        client.ask(EpisodeAppend(episode=_episode("document the cache layer", ["docs/cache.md"])))
+        words = "network test flaky again "
+        long_text = words * (LONG_QUERY // len(words) + 1)
+        assert len(long_text) > LONG_QUERY
+        short = client.ask(MemoryRecall(query=words * 3, files=["src/http.py"]))
+        long = client.ask(MemoryRecall(query=long_text, files=["src/http.py"]))
+        assert [h["id"] for h in long["hits"]] == [h["id"] for h in short["hits"]] == [wanted["id"]]
+        assert client.status()["pid"] == daemon.pid
