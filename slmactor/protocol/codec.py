@@ -54,17 +54,17 @@ def _reject_ext(code: int, data: bytes) -> Any:
     raise ValueError(f"msgpack ext type {code} is not allowed")
 
 
+#: What every body is decoded with (strings as str, no ext types, bounded containers).
+_UNPACK_OPTIONS: dict[str, Any] = {
+    "raw": False, "strict_map_key": True, "use_list": True, "ext_hook": _reject_ext,
+    "max_array_len": MAX_CONTAINER, "max_map_len": MAX_CONTAINER,
+}
+
+
 def _unpack(raw: bytes) -> Any:
+    options = _UNPACK_OPTIONS
     if len(raw) <= MAX_CONTAINERS:  # every container takes at least one byte: no count needed
-        return msgpack.unpackb(
-            raw,
-            raw=False,
-            strict_map_key=True,
-            use_list=True,
-            max_array_len=MAX_CONTAINER,
-            max_map_len=MAX_CONTAINER,
-            ext_hook=_reject_ext,
-        )
+        return msgpack.unpackb(raw, **options)
     left = MAX_CONTAINERS
 
     def count(value: Any) -> Any:
@@ -74,19 +74,7 @@ def _unpack(raw: bytes) -> Any:
             raise ValueError(f"more than {MAX_CONTAINERS} maps and arrays in one body")
         return value
 
-    return msgpack.unpackb(
-        raw,
-        raw=False,
-        strict_map_key=True,
-        use_list=True,
-        max_array_len=MAX_CONTAINER,
-        max_map_len=MAX_CONTAINER,
-        ext_hook=_reject_ext,
-        list_hook=count,
-        object_hook=count,
-    )
-
-
+    return msgpack.unpackb(raw, **options, list_hook=count, object_hook=count)
 
 
 def pack(value: Any) -> bytes:
