@@ -117,6 +117,8 @@ export class Client {
     this._dropped = 0;
     this._unreported = 0;
     this._push = null;
+    /** Tells handed to zeromq.js whose send has not completed yet (its `send` is asynchronous). */
+    this._sending = new Set();
     this._early = null;
     this._closed = false;
   }
@@ -144,8 +146,10 @@ export class Client {
    */
   async ask(kind, fields = {}, { timeout, retries, withProject = true } = {}) {
     if (this._closed) throw new DaemonUnavailable("client is closed");
-    // Tells held for the connection go first, so an ask naming their seq can see them.
+    // Tells held for the connection go first, so an ask naming their seq can see them; so do
+    // tells still inside zeromq.js's asynchronous send (the daemon waits only briefly for them).
     if (this._early !== null) await this._earlyDone;
+    if (this._sending.size > 0) await Promise.allSettled([...this._sending]);
     const id = `${this._clientId}.${++this._ids}`;
     const body = { v: PROTOCOL_VERSION, id };
     if (this.project && withProject) body.project = this.project;
@@ -225,7 +229,9 @@ export class Client {
         // The connection completes asynchronously: hold the first tells, briefly.
         this._early = [];
         this._earlyDone = new Promise((done) => { this._earlyFlushed = done; });
-        this._push.events.on("connect", () => this._flushEarly());
+        // With ZMQ_IMMEDIATE a message can be queued only once the ZMTP handshake is done:
+        // "connect" comes before it, and a tell flushed then would be dropped.
+        this._push.events.on("handshake", () => this._flushEarly());
         this._earlyTimer = setTimeout(() => this._flushEarly(), CONNECT_WAIT_MS);
         this._earlyTimer.unref?.();
       }
@@ -249,7 +255,9 @@ export class Client {
       return false;
     }
     try {
-      push.send(frames).catch(() => this._drop());
+      const sent = push.send(frames).catch(() => this._drop());
+      this._sending.add(sent);
+      sent.finally(() => this._sending.delete(sent));
     } catch {
       this._drop();
       return false;
