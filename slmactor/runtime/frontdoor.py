@@ -26,8 +26,6 @@ from .stats import ActorState
 log = logging.getLogger("slmactor.frontdoor")
 
 REQUEST_BATCH = 64
-#: Longest the front door sleeps without looking at its socket (see `serve_requests`).
-WAKE_MS = 50
 #: The retry hint sent with BUSY (milliseconds); `Client` waits this long before resending.
 BUSY_RETRY_MS = 100
 _REQ_STYLE = b"R"  # the client sent an empty delimiter frame (REQ socket): echo it back
@@ -47,17 +45,13 @@ class FrontDoor:
         self.accepting = True
 
     async def serve_requests(self) -> None:
-        sock, shadow = self._ctl, self._ctl_shadow
+        sock = self._ctl
         while True:
-            # ZMQ_FD is edge-triggered, and replies leave through the shadow socket from another
-            # task: a send there can consume the edge of a request that arrived meanwhile, and
-            # a pipe that is already non-empty signals no new edge, so a bare `await recv` could
-            # sleep forever with requests queued (seen: every ask unanswered from one moment
-            # on). Wait for the edge or WAKE_MS, whichever comes first, then read.
-            await sock.poll(timeout=WAKE_MS)
+            frames = await sock.recv_multipart()
+            self._guarded(frames)
             for _ in range(REQUEST_BATCH):
                 try:
-                    frames = shadow.recv_multipart(zmq.NOBLOCK)
+                    frames = self._ctl_shadow.recv_multipart(zmq.NOBLOCK)
                 except zmq.Again:
                     break
                 self._guarded(frames)
