@@ -57,12 +57,19 @@ class FrontDoor:
                 self._guarded(frames)
 
     async def serve_replies(self) -> None:
+        wake_requests = self._ctl.get
         while True:
             frames = await self._sink.recv_multipart()
             if len(frames) != 3:
                 continue
             token, kind, body = frames
             self._send(token, [kind, body])
+            # ZMQ_FD is edge-triggered and shared by both directions: the send above may have
+            # consumed the signal of a request that arrived meanwhile, while `serve_requests`
+            # awaits that signal — and a non-empty pipe never signals again, so the door went
+            # deaf. Reading ZMQ_EVENTS through the asyncio socket makes pyzmq schedule the
+            # waiting receive when a request is there (what its own sends do after a send).
+            wake_requests(zmq.EVENTS)
 
     def _guarded(self, frames: list[bytes]) -> None:
         """`_on_request`, never raising: the front door's task must outlive any request."""

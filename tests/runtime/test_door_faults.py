@@ -268,3 +268,32 @@ def test_stored_records_no_reply_can_carry_are_quarantined_across_a_restart() ->
             stop_quietly(second)
     finally:
         stop_quietly(first)
+
+
+def test_pipelined_asks_keep_being_answered_while_replies_go_out(daemon: DaemonProcess,
+                                                                 zctx: zmq.Context[Any]) -> None:
+    """One client with four routed asks in flight: a reply sent by the reply task could consume
+    the ctl socket's edge of a request that had just arrived, and the door went deaf for good
+    (before the fix: a hang within 15-421 asks in 3 of 3 runs)."""
+    sock = dealer(zctx, daemon)
+    kinds = [b"metrics.show", b"calibration.get", b"status", b"memory.recall"]
+    sent = 0
+
+    def send() -> None:
+        nonlocal sent
+        sent += 1
+        kind = kinds[sent % len(kinds)]
+        fields: dict[str, Any] = {"id": f"a{sent}", "project": str(daemon.project)}
+        if kind == b"memory.recall":
+            fields["query"] = "x"
+        sock.send_multipart([kind, body(**fields)])
+
+    for _ in range(4):
+        send()
+    answered = 0
+    while answered < 3000:
+        assert sock.poll(10_000), f"ask a{answered + 1}.. unanswered for 10 s after {answered} replies"
+        reply = codec.load_reply(sock.recv_multipart())
+        assert reply.ok, reply
+        answered += 1
+        send()
