@@ -46,16 +46,23 @@ def _tells(runtime: str, project: str, seconds: float, limit: int, size: int, ou
     push.connect(f"ipc://{runtime}/events.sock")
     body = msgpack.packb({"v": PROTOCOL_VERSION, "project": project, "run_id": "flood", "tool": "Bash",
                           "command": "pytest -q", "error": "x" * size, "ok": size == 0, "client": "f"})
-    sent = dropped = 0
-    end = time.monotonic() + seconds
-    while sent + dropped < limit and time.monotonic() < end:
-        try:
-            push.send_multipart([b"record_tool", body], zmq.NOBLOCK)
-            sent += 1
-        except zmq.Again:
-            dropped += 1
-            time.sleep(0.0005)
-    push.close(linger=30_000)  # what is queued still goes; the daemon's inbox then counts it
+    with Client(runtime, timeout=5.0) as client:
+        taken_before = client.status()["events"]["received"]
+        sent = dropped = 0
+        end = time.monotonic() + seconds
+        while sent + dropped < limit and time.monotonic() < end:
+            try:
+                push.send_multipart([b"record_tool", body], zmq.NOBLOCK)
+                sent += 1
+            except zmq.Again:
+                dropped += 1
+                time.sleep(0.0005)
+        # Stay connected until the daemon took in what was queued: libzmq's linger covers its
+        # queue, not the bytes its I/O thread still holds when the daemon's inbox is full.
+        deadline = time.monotonic() + 30
+        while client.status()["events"]["received"] < taken_before + sent and time.monotonic() < deadline:
+            time.sleep(0.05)
+    push.close(linger=0)
     ctx.term()
     out.put((sent, dropped))
 

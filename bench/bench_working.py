@@ -143,7 +143,7 @@ def bench_pure_render(n: int) -> tuple[float, float, int]:
 # ---------------------------------------------------------------- children (python -c)
 
 #: A sender: pre-encodes `count` record_tool tells, says "ready", waits for a line on stdin,
-#: then sends them all with blocking sends (back-pressure: nothing is dropped).
+#: then sends them all with blocking sends (back-pressure: nothing is dropped), and stays.
 _SENDER = """
 import sys, random, msgpack, zmq
 sys.path.insert(0, sys.argv[6])
@@ -161,9 +161,10 @@ sys.stdin.readline()
 kind = b"record_tool"
 for payload in frames:
     sock.send_multipart((kind, payload))
-sock.close(linger=-1)
-zctx.term()
 print("sent", flush=True)
+# Stay connected until killed: libzmq's linger covers its queue but not bytes its I/O thread
+# still holds, and a sender that exits while the daemon's inbox is full loses its last tells.
+sys.stdin.readline()
 """
 
 #: The floor: a blocking pyzmq PULL loop that receives and msgpack-decodes `total` events, then

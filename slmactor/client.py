@@ -11,8 +11,10 @@ Asks go to `ctl.sock` on a DEALER socket with a receive deadline and Lazy-Pirate
 socket is recreated after a timeout; the request id stays the same, so a retried ask is
 recognised). Tells go to `events.sock` on a PUSH socket with `send(NOBLOCK)`: a tell never
 blocks and never raises because the daemon is down — it is counted in `dropped` and reported to
-the daemon later. Sockets have LINGER=0 except for a 100 ms grace period that lets queued tells
-reach a live daemon when the client closes, so closing never hangs.
+the daemon later. Sockets have LINGER=0 except for a 100 ms grace period; a client that sent a
+backlog of tells first has the daemon confirm them on close (`working.applied`, at most
+CLOSE_CONFIRM_SECONDS) and counts what stays unconfirmed, so closing never hangs and never loses
+tells silently.
 """
 
 from __future__ import annotations
@@ -59,6 +61,12 @@ def _ping_fields(actor: str) -> dict[str, Any]:
 
 #: Milliseconds queued tells may take to leave when the client closes.
 CLOSE_LINGER_MS = 100
+#: close() asks the daemon to confirm queued tells when more than this many were sent since the
+#: last confirmation: a few tells always fit in the daemon's inbox for this connection, a backlog
+#: may not, and libzmq's linger does not cover bytes its I/O thread still holds.
+CONFIRM_AFTER_TELLS = 64
+#: Longest close() waits for that confirmation (seconds); what is unconfirmed then is counted.
+CLOSE_CONFIRM_SECONDS = 2.0
 #: Milliseconds the first tell waits for the connection to a daemon whose socket exists.
 CONNECT_WAIT_MS = 200
 
@@ -129,6 +137,10 @@ class _Teller:
         self.seq = 0
         self.dropped = 0
         self._unreported = 0
+        #: Seq of the last tell queued, and how many were queued since the daemon last confirmed.
+        self.last_sent = 0
+        self.pending = 0
+        self.unconfirmed = 0
         # One reused Packer (`packb` builds a new one per call) and two plain sends instead of
         # `send_multipart` (a Python loop): together they halve the cost of a tell. Same bytes as
         # `codec.pack`; the two frames stay atomic (libzmq checks the HWM on the first part only).
@@ -155,9 +167,22 @@ class _Teller:
             self.dropped += 1
             self._unreported += 1
             return False
+        self.last_sent = self.seq
+        self.pending += 1
         if self._unreported:
             self._report_drops()
         return True
+
+    def settle(self, applied: int, caught_up: bool) -> None:
+        """The daemon confirmed tells up to `applied`; on close, what it did not is counted as
+        dropped (at most `pending`: a tell the client already counted is not counted twice)."""
+        if caught_up:
+            self.pending = 0
+            return
+        lost = min(self.pending, max(self.last_sent - applied, 0))
+        self.dropped += lost
+        self.unconfirmed += lost
+        self.pending = 0
 
     def _await_connection(self) -> None:
         """Once, before the first tell: give the connection to a daemon whose socket exists up to
@@ -216,6 +241,8 @@ class _Base(abc.ABC):
         self._listener_seen = False
         #: Drops of a PUSH side already closed (so `dropped` still counts them after close()).
         self._dropped_closed = 0
+        #: Tells close() could not get confirmed by the daemon (also counted in `dropped`).
+        self.unconfirmed = 0
         #: Random per client instance: names its tells (`client`) and prefixes its request ids.
         #: Made here, not by the PUSH side, so an ask-only client never opens events.sock.
         self._client_id = os.urandom(6).hex()
@@ -234,6 +261,19 @@ class _Base(abc.ABC):
     @property
     def client_id(self) -> str:
         return self._client_id
+
+    def _needs_confirmation(self) -> bool:
+        return self._teller is not None and self._teller.pending > CONFIRM_AFTER_TELLS
+
+    def _applied_fields(self) -> dict[str, Any]:
+        assert self._teller is not None
+        return {"client": self._client_id, "seq": self._teller.last_sent}
+
+    def _settled(self, applied: int, caught_up: bool) -> None:
+        assert self._teller is not None
+        before = self._teller.unconfirmed
+        self._teller.settle(applied, caught_up)
+        self.unconfirmed += self._teller.unconfirmed - before
 
     @property
     def last_seq(self) -> int:
@@ -503,12 +543,31 @@ class Client(SyncVerbs, _Base):
         return result
 
     def close(self) -> None:
+        """Close the sockets. A backlog of tells is first confirmed by the daemon (at most
+        CLOSE_CONFIRM_SECONDS); tells still unconfirmed then are counted in `dropped` and
+        `unconfirmed` — a tell that arrives later is still applied."""
+        if self._needs_confirmation():
+            self._confirm_tells(time.monotonic() + CLOSE_CONFIRM_SECONDS)
         self._reset()
         if self._teller is not None:
             self._dropped_closed += self._teller.dropped
             self._teller.close()
             self._teller = None
         self._zctx.term()
+
+    def _confirm_tells(self, deadline: float) -> None:
+        applied, caught_up = 0, False
+        while (left := deadline - time.monotonic()) > 0:
+            try:
+                reply = self.ask_raw("working.applied", self._applied_fields(),
+                                     timeout=min(left, self.timeout), retries=1)
+            except (RequestFailed, DaemonUnavailable):
+                break
+            applied, caught_up = int(reply["applied"]), bool(reply["caught_up"])
+            if caught_up:
+                break
+            time.sleep(min(0.01, max(deadline - time.monotonic(), 0)))  # a backlog: let it drain
+        self._settled(applied, caught_up)
 
     def __enter__(self) -> Self:
         return self
@@ -661,6 +720,8 @@ class AsyncClient(AsyncVerbs, _Base):
         return result
 
     def close(self) -> None:
+        """Close without waiting (a backlog of tells gets libzmq's short linger only);
+        `aclose()` (and `async with`) first has the daemon confirm them, as `Client.close()`."""
         self._reset()
         if self._teller is not None:
             self._dropped_closed += self._teller.dropped
@@ -668,10 +729,31 @@ class AsyncClient(AsyncVerbs, _Base):
             self._teller = None
         self._sync_ctx.term()
 
+    async def aclose(self) -> None:
+        """Have the daemon confirm a backlog of tells (at most CLOSE_CONFIRM_SECONDS; what stays
+        unconfirmed is counted in `dropped` and `unconfirmed`), then close."""
+        if self._needs_confirmation():
+            import asyncio
+
+            deadline = time.monotonic() + CLOSE_CONFIRM_SECONDS
+            applied, caught_up = 0, False
+            while (left := deadline - time.monotonic()) > 0:
+                try:
+                    reply = await self.ask_raw("working.applied", self._applied_fields(),
+                                               timeout=min(left, self.timeout), retries=1)
+                except (RequestFailed, DaemonUnavailable):
+                    break
+                applied, caught_up = int(reply["applied"]), bool(reply["caught_up"])
+                if caught_up:
+                    break
+                await asyncio.sleep(min(0.01, max(deadline - time.monotonic(), 0)))
+            self._settled(applied, caught_up)
+        self.close()
+
     async def __aenter__(self) -> Self:
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: types.TracebackType | None
     ) -> None:
-        self.close()
+        await self.aclose()

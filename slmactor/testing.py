@@ -14,6 +14,8 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -142,3 +144,24 @@ def stop_quietly(daemon: DaemonProcess) -> None:
         pass
     finally:
         daemon.cleanup()
+
+
+def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 20.0, pause: float = 0.0) -> Any:
+    """Poll an observable condition (a query to the daemon, a file it writes) until it holds;
+    return its value, or fail naming `what` after `timeout` seconds. `pause` spaces the polls
+    of conditions that cost no round trip."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        if pause:
+            time.sleep(pause)
+
+
+def actor_row(client: Client, name: str) -> dict[str, Any]:
+    """The `status` row of one actor."""
+    row: dict[str, Any] = {r["name"]: r for r in client.status()["actors"]}[name]
+    return row

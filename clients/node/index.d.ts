@@ -172,5 +172,8 @@ export declare class Client {
   finishRun(runId: string, report?: Record<string, unknown> | null,
             options?: { success?: boolean; summary?: string; model?: string; language?: string;
                         wait?: boolean; timeout?: number }): Promise<Finished>;
+  /** Wait (at most `timeout` ms, default 2000) until the daemon confirms every tell sent so far;
+   *  what stays unconfirmed is counted in `dropped`. Call before close() after a burst. */
+  flush(options?: { timeout?: number }): Promise<{ applied: number; caughtUp: boolean; unconfirmed: number }>;
   close(): void;
 }

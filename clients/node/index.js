@@ -116,6 +116,9 @@ export class Client {
     this._seq = 0;
     this._dropped = 0;
     this._unreported = 0;
+    /** Seq of the last tell queued, and tells queued since the daemon last confirmed (flush). */
+    this._lastSent = 0;
+    this._pending = 0;
     this._push = null;
     /** Tells handed to zeromq.js whose send has not completed yet (its `send` is asynchronous). */
     this._sending = new Set();
@@ -313,9 +316,53 @@ export class Client {
         return false;
       }
       this._early.push(frames);
+      this._queued(body.seq);
       return true;
     }
-    return this._send(frames);
+    const sent = this._send(frames);
+    if (sent) this._queued(body.seq);
+    return sent;
+  }
+
+  _queued(seq) {
+    this._lastSent = seq;
+    this._pending += 1;
+  }
+
+  /**
+   * Wait, at most `timeout` ms, until the daemon confirms every tell sent so far (the
+   * `working.applied` ask). Call it before close() after a burst: the daemon queues only 256
+   * tells per connection, and ZeroMQ's linger does not cover bytes its I/O thread still holds
+   * when the process exits. Tells still unconfirmed at the deadline are counted in `dropped`.
+   * @param {{timeout?: number}} [options]
+   * @returns {Promise<{applied: number, caughtUp: boolean, unconfirmed: number}>}
+   */
+  async flush({ timeout = 2000 } = {}) {
+    const last = this._lastSent;
+    const pending = this._pending;
+    if (pending === 0 || this._closed) return { applied: last, caughtUp: pending === 0, unconfirmed: 0 };
+    const deadline = Date.now() + timeout;
+    let applied = 0;
+    let caughtUp = false;
+    while (Date.now() < deadline) {
+      try {
+        const reply = await this.ask("working.applied", { client: this._clientId, seq: last },
+          { timeout: Math.max(1, Math.min(deadline - Date.now(), this.timeout)), retries: 1, withProject: false });
+        applied = Number(reply.applied) || 0;
+        caughtUp = reply.caught_up === true;
+      } catch {
+        break;
+      }
+      if (caughtUp) break;
+      await new Promise((done) => setTimeout(done, 10)); // a backlog: let it drain
+    }
+    let unconfirmed = 0;
+    if (!caughtUp) {
+      unconfirmed = Math.min(pending, Math.max(last - applied, 0));
+      this._dropped += unconfirmed;
+    }
+    this._pending = 0;
+    return { applied, caughtUp, unconfirmed };
   }
 
   /** Record one tool call and its outcome (the hot path). */
@@ -468,7 +515,8 @@ export class Client {
     };
   }
 
-  /** Close the sockets; queued tells get CLOSE_LINGER (100 ms) to leave. Never hangs. */
+  /** Close the sockets; queued tells get CLOSE_LINGER (100 ms) to leave. Never hangs. After a
+   *  burst of tells, `await flush()` first so none is lost uncounted. */
   close() {
     if (this._closed) return;
     if (this._early !== null && this._early.length) {

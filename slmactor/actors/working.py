@@ -68,6 +68,7 @@ from slmactor.protocol.messages import (
     RunStart,
     Summarize,
     Tell,
+    WorkingApplied,
     WorkingMirror,
     WorkingRender,
     WorkingSnapshot,
@@ -301,6 +302,14 @@ class WorkingActor(Actor):
         if self._waiters:
             self._wake()
 
+    def on_events_refused(self, count: int, reason: str) -> None:
+        """Tells too large to read (dropped by the events loop): received, invalid, and why."""
+        extra = self.ctx.stats.extra
+        extra["events_received"] += count
+        extra["events_invalid"] += count
+        for _ in range(count):
+            self._count_bad(reason)
+
     def _mark_applied(self, seen: dict[Any, Any]) -> None:
         applied = self._applied
         for client, seq in seen.items():
@@ -488,6 +497,11 @@ class WorkingActor(Actor):
         memory = self.runs.get(root, run_id)
         snap = memory.snapshot().to_dict() if memory is not None else {}
         return {"run_id": run_id, "live": memory is not None, "caught_up": caught_up, "snapshot": snap}
+
+    @handles(WorkingApplied)
+    async def _on_applied(self, msg: WorkingApplied) -> dict[str, Any]:
+        caught_up = await self._caught_up(msg.client, msg.seq)
+        return {"applied": self._applied.get(msg.client, 0), "caught_up": caught_up}
 
     @handles(WorkingMirror)
     async def _on_mirror(self, msg: WorkingMirror) -> dict[str, Any]:

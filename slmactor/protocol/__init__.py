@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from .codec import (
     MAX_MESSAGE_BYTES,
+    MAX_TELL_BYTES,
     Reply,
     dump,
     dump_error,
@@ -32,6 +33,7 @@ _FROM_MESSAGES = frozenset({"MESSAGES", "Kind", "Message", "Tell"})
 
 __all__ = [
     "MAX_MESSAGE_BYTES",
+    "MAX_TELL_BYTES",
     "MESSAGES",
     "PROTOCOL_VERSION",
     "ErrorCode",

@@ -24,6 +24,11 @@ if TYPE_CHECKING:
 
 #: Largest frame the daemon accepts (also set as ZMQ_MAXMSGSIZE, which disconnects the sender).
 MAX_MESSAGE_BYTES = 1 << 20
+#: Largest tell body (fire-and-forget messages). A legal `record_tool` is far smaller (its long
+#: fields are capped at 36,864 characters, at most 144 KiB of UTF-8); larger tells are dropped
+#: unread on `events.sock` (counted as invalid) and answered TOO_LARGE on `ctl.sock`, so a flood
+#: of huge tells costs the daemon no decoding and no queue (docs/DOOR.md).
+MAX_TELL_BYTES = 256 * 1024
 #: Default cap on one string field, in characters.
 MAX_TEXT = 64 * 1024
 #: Default cap on the items of one list field.
@@ -325,6 +330,9 @@ def load_fields(frames: Sequence[bytes]) -> tuple[type[Message], dict[str, Any]]
     if entry is None:
         raise ProtocolError(ErrorCode.UNKNOWN_KIND, f"unknown message kind {kind[:64]!r}", rid)
     cls, schema = entry
+    if cls.TELL and len(frames[1]) > MAX_TELL_BYTES:
+        raise ProtocolError(ErrorCode.TOO_LARGE,
+                            f"tell body of {len(frames[1])} bytes exceeds {MAX_TELL_BYTES}", rid)
     if "project" in body:
         project = body["project"]
         if type(project) is not str or len(project) > 4096 or "\x00" in project:

@@ -43,6 +43,7 @@ class Kind(StrEnum):
     WORKING_RENDER = "working.render"
     WORKING_SNAPSHOT = "working.snapshot"
     WORKING_MIRROR = "working.mirror"
+    WORKING_APPLIED = "working.applied"
     # episodic memory and recall
     EPISODE_APPEND = "episode.append"
     EPISODE_GET = "episode.get"
@@ -307,6 +308,16 @@ class WorkingSnapshot(Message):
 
     KIND: ClassVar[Kind] = Kind.WORKING_SNAPSHOT
     run_id: str = ""
+    client: str = ""
+    seq: int = 0
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class WorkingApplied(Message):
+    """How far a client's tells were applied: waits (bounded) for `seq`, then answers the highest
+    applied seq. `Client.close()` asks it so tells still queued are confirmed, or counted."""
+
+    KIND: ClassVar[Kind] = Kind.WORKING_APPLIED
     client: str = ""
     seq: int = 0
 

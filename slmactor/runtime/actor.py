@@ -143,6 +143,11 @@ class Actor:
             "events_unrouted", 0
         ) + len(batch)
 
+    def on_events_refused(self, count: int, reason: str) -> None:
+        """`count` tells were dropped unread by the events loop (events-inbox actor only)."""
+        extra = self.ctx.stats.extra
+        extra["events_refused"] = extra.get("events_refused", 0) + count
+
     def loops(self) -> list[Callable[[], Coroutine[Any, Any, None]]]:
         """Extra long-running tasks (timers, ...) run beside the mailbox."""
         return []

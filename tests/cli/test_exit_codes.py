@@ -9,8 +9,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,15 +24,7 @@ from slmactor.cli.context import (
 from slmactor.client import RequestFailed
 from slmactor.protocol.errors import ErrorCode
 from slmactor.protocol.messages import DebugCrash
-from slmactor.testing import DaemonProcess
-
-
-def wait_for(predicate: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    """Poll a real query (a round trip to the daemon each time) until it holds."""
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+from slmactor.testing import DaemonProcess, wait_for
 
 
 def _env(daemon: DaemonProcess | None, tmp_path: Path) -> dict[str, str]:

@@ -187,3 +187,14 @@ def test_a_fail_open_session_runs_without_a_daemon(tmp_path: Path) -> None:
     assert run.finished is not None and not run.finished.accepted
     assert run.client.dropped == 1
     assert len(run.errors) == 7 and all("not reachable" in e for e in run.errors)
+
+
+@pytest.mark.anyio
+async def test_async_client_confirms_a_backlog_of_tells_on_exit(daemon: DaemonProcess) -> None:
+    async with AsyncClient(daemon.runtime_dir, project=daemon.project, tell_hwm=100_000) as c:
+        queued = sum(c.record_tool("async-backlog", "Bash", command=f"echo {i}") for i in range(30_000))
+    assert c.unconfirmed == 0
+    assert c.dropped == 30_000 - queued
+    with Client(daemon.runtime_dir, project=daemon.project) as check:
+        snapshot = check.working_snapshot("async-backlog", wait=False)["snapshot"]
+    assert snapshot["counters"]["calls"] == queued

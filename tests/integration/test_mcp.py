@@ -10,14 +10,12 @@ import dataclasses
 import json
 import os
 import sys
-import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
 
 from slmactor.protocol.messages import EpisodeRecent, FactList, LessonsRender, MetricsShow
-from slmactor.testing import DaemonProcess
+from slmactor.testing import DaemonProcess, wait_for
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
@@ -35,14 +33,6 @@ def _server(daemon: DaemonProcess, *extra: str) -> Any:
         env=env,
         cwd=str(daemon.project),
     )
-
-
-def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 10.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.02)  # polling a condition the daemon reports, not a timed wait
 
 
 def _text(result: Any) -> str:
@@ -76,7 +66,7 @@ async def test_tools_list_and_every_tool_through_the_sdk_client(daemon: DaemonPr
         assert not reported.is_error and "Recorded the outcome" in _text(reported)
         # run.finish answers once the report is safe; the episode is stored by its pipeline.
         with daemon.client() as c:
-            _wait_for(lambda: bool(c.ask(EpisodeRecent(n=5))["episodes"]), "the episode stored")
+            wait_for(lambda: bool(c.ask(EpisodeRecent(n=5))["episodes"]), "the episode stored")
 
         recalled = _text(await client.call_tool("recall", {"query": "pagination off-by-one"}))
         block = _text(await client.call_tool("memory_block", {"task": "pagination off-by-one"}))
@@ -89,7 +79,7 @@ async def test_tools_list_and_every_tool_through_the_sdk_client(daemon: DaemonPr
         assert "UTC" in c.ask(LessonsRender(query="parser tests"))["text"]
         episodes = c.ask(EpisodeRecent(n=5))["episodes"]
         assert [e["query"] for e in episodes] == ["fix the pagination off-by-one"]
-        _wait_for(lambda: bool(c.ask(MetricsShow())["runs"]), "the run's metrics recorded")
+        wait_for(lambda: bool(c.ask(MetricsShow())["runs"]), "the run's metrics recorded")
     assert "[succeeded] fix the pagination off-by-one" in recalled
     assert "app/pagination.py" in recalled
     assert "pagination" in block

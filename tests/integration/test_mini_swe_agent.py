@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from slmactor.protocol.messages import EpisodeRecent, EvolveRules, MetricsCompare, MetricsShow
-from slmactor.testing import DaemonProcess
+from slmactor.testing import DaemonProcess, wait_for
 
 pytest.importorskip("minisweagent", reason="mini-swe-agent is not installed")
 
@@ -71,14 +69,6 @@ def _run(daemon: DaemonProcess, repo: Path) -> MemoryAgent:
     return agent
 
 
-def _wait_for(condition: Callable[[], bool], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)  # polling what the daemon reports, not a timed wait
-
-
 def test_two_runs_the_second_starts_from_memory_and_gets_the_remembered_fix(
     daemon: DaemonProcess, tmp_path: Path
 ) -> None:
@@ -86,8 +76,8 @@ def test_two_runs_the_second_starts_from_memory_and_gets_the_remembered_fix(
     first = _run(daemon, repo)
     assert "return a + b" in (repo / "calc.py").read_text()
     with daemon.client(project=repo) as client:
-        _wait_for(lambda: len(client.ask(EpisodeRecent(n=5))["episodes"]) == 1, "run 1's episode")
-        _wait_for(lambda: any(not r.get("seeded") for r in
+        wait_for(lambda: len(client.ask(EpisodeRecent(n=5))["episodes"]) == 1, "run 1's episode")
+        wait_for(lambda: any(not r.get("seeded") for r in
                               client.ask(EvolveRules(include_all=True))["rules"]),
                   "a rule learned from run 1")
 
@@ -105,8 +95,8 @@ def test_two_runs_the_second_starts_from_memory_and_gets_the_remembered_fix(
                    if m.get("role") == "user")
 
     with daemon.client(project=repo) as client:
-        _wait_for(lambda: len(client.ask(EpisodeRecent(n=5))["episodes"]) == 2, "both episodes")
-        _wait_for(lambda: len(client.ask(MetricsShow(last=10))["runs"]) == 2, "both runs' metrics")
+        wait_for(lambda: len(client.ask(EpisodeRecent(n=5))["episodes"]) == 2, "both episodes")
+        wait_for(lambda: len(client.ask(MetricsShow(last=10))["runs"]) == 2, "both runs' metrics")
         compared = client.ask(MetricsCompare(n=1))
     assert compared.get("enough_runs", True) is not False and "text" in compared
     shown = subprocess.run(

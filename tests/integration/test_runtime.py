@@ -6,8 +6,8 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -15,23 +15,7 @@ import pytest
 from slmactor.client import Client, DaemonUnavailable, RequestFailed
 from slmactor.protocol import ErrorCode
 from slmactor.protocol.messages import DaemonStop, DebugCrash, Ping, RecordTool
-from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 10.0) -> Any:
-    """Poll a real query (each poll is a round trip to the daemon) until it holds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-
-
-def actor_row(client: Client, name: str) -> dict[str, Any]:
-    rows = {row["name"]: row for row in client.status()["actors"]}
-    return rows[name]
+from slmactor.testing import DaemonProcess, actor_row, spawn_daemon, stop_quietly, wait_for
 
 
 def test_ask_round_trip_and_tells_reach_the_events_actor(daemon: DaemonProcess) -> None:
@@ -248,3 +232,42 @@ def test_tells_queued_at_close_still_reach_the_daemon(daemon: DaemonProcess) -> 
         sender.close()  # right away: some tells are still in the client's queue
     with daemon.client() as client:
         wait_for(lambda: actor_row(client, "working")["processed"] >= 8_000, "all 8000 tells applied")
+
+
+def test_close_confirms_a_backlog_of_tells(daemon: DaemonProcess) -> None:
+    # More tells than the daemon's inbox for one connection (256) holds: close() returns once the
+    # daemon confirmed them — nothing dropped or unconfirmed, every tell applied.
+    sender = daemon.client(tell_hwm=100_000)
+    for i in range(30_000):
+        sender.record_tool("run-confirm", "Bash", command=f"echo {i}")
+    dropped_while_sending = sender.dropped
+    sender.close()
+    assert sender.unconfirmed == 0
+    assert sender.dropped == dropped_while_sending
+    with daemon.client() as client:
+        calls = client.working_snapshot("run-confirm", wait=False)["snapshot"]["counters"]["calls"]
+    assert calls == 30_000 - dropped_while_sending
+
+
+def test_close_counts_tells_a_stalled_daemon_could_not_confirm(daemon: DaemonProcess) -> None:
+    # The working actor held by a debug stall cannot answer: close() gives up within its budget
+    # and counts the backlog as unconfirmed (and in `dropped`) instead of losing it silently.
+    holder = daemon.client(timeout=10.0, retries=1)
+    with daemon.client() as client:
+        before = actor_row(client, "working")["processed"]
+        holding = threading.Thread(target=lambda: holder.ask(DebugCrash(actor="working", how="stall")))
+        holding.start()
+        try:
+            wait_for(lambda: actor_row(client, "working")["processed"] > before, "the working actor stalled")
+            sender = daemon.client(timeout=0.3, retries=1)
+            sent = sum(sender.record_tool("run-stalled", "Bash", command=f"echo {i}") for i in range(1_000))
+            started = time.monotonic()
+            sender.close()
+            took = time.monotonic() - started
+            assert sender.unconfirmed == sent
+            assert sender.dropped == 1_000
+            assert took < 3.0, f"close() took {took:.1f} s"
+        finally:
+            client.ask(DebugCrash(actor="working", how="release"))
+            holding.join(10)
+            holder.close()

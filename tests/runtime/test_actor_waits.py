@@ -5,8 +5,6 @@ the other and both answered only after the internal ask timeout (10 s), forget r
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable
 from typing import Any
 
 import msgpack
@@ -15,20 +13,9 @@ import zmq
 
 from slmactor.protocol import PROTOCOL_VERSION, codec
 from slmactor.runtime.router import Router
-from slmactor.testing import spawn_daemon, stop_quietly
+from slmactor.testing import spawn_daemon, stop_quietly, wait_for
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    """Poll a real query (each poll is a round trip to the daemon) until it holds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
 
 
 def test_backfill_and_forget_both_finish_and_forget_succeeds() -> None:

@@ -14,7 +14,6 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,20 +24,9 @@ import zmq
 from slmactor.client import Client
 from slmactor.protocol import PROTOCOL_VERSION
 from slmactor.protocol.messages import RunFinish
-from slmactor.testing import spawn_daemon, stop_quietly
+from slmactor.testing import spawn_daemon, stop_quietly, wait_for
 
 pytestmark = pytest.mark.timeout(120)
-
-
-def wait_for(predicate: Callable[[], Any], what: str, timeout: float = 20.0) -> Any:
-    """Poll a real query (each poll is a round trip to the daemon or a file check) until it holds."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
 
 
 def extra(client: Client, actor: str) -> dict[str, Any]:

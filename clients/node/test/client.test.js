@@ -151,3 +151,20 @@ test("error replies reject with the code, name and reason", async () => {
     c.close();
   }
 });
+
+test("flush: a burst of tells is confirmed by the daemon before close", async () => {
+  const c = new Client({ runtimeDir: daemon.runtimeDir, project: daemon.project, tellHwm: 100000 });
+  try {
+    let queued = 0;
+    for (let i = 0; i < 20000; i++) queued += c.recordTool("node-flush", "Bash", { command: `echo ${i}` }) ? 1 : 0;
+    const flushed = await c.flush({ timeout: 10000 });
+    assert.equal(flushed.caughtUp, true);
+    assert.equal(flushed.unconfirmed, 0);
+    assert.equal(flushed.applied, c.lastSeq);
+    const snap = await c.ask("working.snapshot", { run_id: "node-flush" });
+    assert.equal(snap.snapshot.counters.calls, queued);
+    assert.deepEqual(await c.flush(), { applied: c.lastSeq, caughtUp: true, unconfirmed: 0 });
+  } finally {
+    c.close();
+  }
+});
