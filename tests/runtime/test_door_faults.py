@@ -19,7 +19,7 @@ import pytest
 import zmq
 
 from slmactor.client import Client, DaemonUnavailable, RequestFailed
-from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, codec
+from slmactor.protocol import MAX_TELL_BYTES, PROTOCOL_VERSION, ErrorCode, codec
 from slmactor.protocol.messages import CalibrationGet, MetricsShow, Ping, RunReset
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
 
@@ -288,3 +288,27 @@ def test_pipelined_asks_keep_being_answered_while_replies_go_out(daemon: DaemonP
         assert reply.ok, reply
         answered += 1
         send()
+
+
+def test_tells_over_the_tell_limit_are_dropped_unread_and_counted(daemon: DaemonProcess,
+                                                                   zctx: zmq.Context[Any]) -> None:
+    project = str(daemon.project)
+    push = zctx.socket(zmq.PUSH)
+    _sockets.append(push)
+    push.connect(f"ipc://{daemon.runtime_dir / 'events.sock'}")
+    huge = body(project=project, run_id="big", tool="Bash", error="x" * (MAX_TELL_BYTES + 1))
+    for _ in range(50):
+        push.send_multipart([b"record_tool", huge])
+    push.send_multipart([b"record_tool", body(project=project, run_id="big", tool="Read", path="a.py")])
+    with daemon.client() as client:
+        wait_for(lambda: client.status()["events"]["received"] >= 51, "51 tells taken in")
+        assert client.status()["events"]["invalid"] == 50
+        snapshot = client.working_snapshot("big", wait=False)["snapshot"]
+        assert snapshot["counters"]["calls"] == 1
+        assert restarts(client) == 0
+    # The same tell sent on ctl.sock is answered, not dropped.
+    sock = dealer(zctx, daemon)
+    sock.send_multipart([b"record_tool", body(id="t1", project=project, run_id="big", tool="Bash",
+                                              error="x" * (MAX_TELL_BYTES + 1))])
+    (reply,) = collect([sock], 1)
+    assert (reply.ok, reply.code) == (False, int(ErrorCode.TOO_LARGE))
