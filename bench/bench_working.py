@@ -34,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -456,7 +457,9 @@ def bench_echo_under_flood(tmp: Path, events: int, latencies: list[float]) -> No
                 dealer.recv()
             with _children([_sender_argv(pull, "/bench", "echo", events, 7)]) as (sender,):
                 _go([sender])
-                while sender.poll() is None:
+                sent = threading.Event()  # the sender says "sent", then stays until killed
+                threading.Thread(target=lambda: (_line(sender), sent.set()), daemon=True).start()
+                while not sent.is_set():
                     t0 = time.perf_counter()
                     dealer.send(b"ping")
                     dealer.recv()
