@@ -458,7 +458,12 @@ def bench_echo_under_flood(tmp: Path, events: int, latencies: list[float]) -> No
             with _children([_sender_argv(pull, "/bench", "echo", events, 7)]) as (sender,):
                 _go([sender])
                 sent = threading.Event()  # the sender says "sent", then stays until killed
-                threading.Thread(target=lambda: (_line(sender), sent.set()), daemon=True).start()
+
+                def wait_sent() -> None:
+                    _line(sender)
+                    sent.set()
+
+                threading.Thread(target=wait_sent, daemon=True).start()
                 while not sent.is_set():
                     t0 = time.perf_counter()
                     dealer.send(b"ping")
