@@ -140,7 +140,6 @@ class _Teller:
         #: Seq of the last tell queued, and how many were queued since the daemon last confirmed.
         self.last_sent = 0
         self.pending = 0
-        self.unconfirmed = 0
         # One reused Packer (`packb` builds a new one per call) and two plain sends instead of
         # `send_multipart` (a Python loop): together they halve the cost of a tell. Same bytes as
         # `codec.pack`; the two frames stay atomic (libzmq checks the HWM on the first part only).
@@ -173,16 +172,13 @@ class _Teller:
             self._report_drops()
         return True
 
-    def settle(self, applied: int, caught_up: bool) -> None:
-        """The daemon confirmed tells up to `applied`; on close, what it did not is counted as
-        dropped (at most `pending`: a tell the client already counted is not counted twice)."""
-        if caught_up:
-            self.pending = 0
-            return
-        lost = min(self.pending, max(self.last_sent - applied, 0))
+    def settle(self, applied: int, caught_up: bool) -> int:
+        """The daemon confirmed tells up to `applied`; what it did not is counted as dropped and
+        returned (at most `pending`: a tell the client already counted is not counted twice)."""
+        lost = 0 if caught_up else min(self.pending, max(self.last_sent - applied, 0))
         self.dropped += lost
-        self.unconfirmed += lost
         self.pending = 0
+        return lost
 
     def _await_connection(self) -> None:
         """Once, before the first tell: give the connection to a daemon whose socket exists up to
@@ -271,9 +267,7 @@ class _Base(abc.ABC):
 
     def _settled(self, applied: int, caught_up: bool) -> None:
         assert self._teller is not None
-        before = self._teller.unconfirmed
-        self._teller.settle(applied, caught_up)
-        self.unconfirmed += self._teller.unconfirmed - before
+        self.unconfirmed += self._teller.settle(applied, caught_up)
 
     @property
     def last_seq(self) -> int:

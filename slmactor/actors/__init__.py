@@ -8,6 +8,7 @@ daemon is READY, loads it ahead of the first asks.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 
 from slmactor.runtime.actor import Actor
@@ -44,10 +45,8 @@ def warm_up() -> None:
     """Import `FIRST_USE_MODULES` (a module that cannot be imported is left to its first use,
     which reports the error to the ask that needs it)."""
     for name in FIRST_USE_MODULES:
-        try:
+        with contextlib.suppress(ImportError):
             importlib.import_module(name)
-        except ImportError:
-            pass
 
 
 def all_actors() -> list[type[Actor]]:

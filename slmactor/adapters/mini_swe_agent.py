@@ -26,6 +26,7 @@ The daemon being down never stops the agent: the run goes on without memory.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shlex
@@ -111,9 +112,9 @@ class MemoryAgent(DefaultAgent):
         if memory is None:
             return
         try:
-            memory.finish(success=succeeded)
-        except (DaemonUnavailable, RequestFailed):
-            pass
+            # Fail-open: with the daemon gone the agent's run still ends as it would without us.
+            with contextlib.suppress(DaemonUnavailable, RequestFailed):
+                memory.finish(success=succeeded)
         finally:
             memory.close()
 

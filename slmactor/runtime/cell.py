@@ -56,16 +56,18 @@ def _fill(batch: list[list[bytes]], recv: Callable[..., Any]) -> tuple[bool, int
         while len(batch) < EVENTS_BATCH and size < EVENTS_BATCH_BYTES:
             frame = recv(_NOBLOCK, copy=False)
             parts = [frame.bytes]
+            oversize = False
             while frame.more:
                 frame = recv(_NOBLOCK, copy=False)
                 if len(frame) > MAX_TELL_BYTES:
-                    too_large += 1
-                    parts = []
-                    continue
-                parts.append(frame.bytes)
-            if parts:
-                size += len(parts[-1])
-                append(parts)
+                    oversize = True
+                elif not oversize:
+                    parts.append(frame.bytes)
+            if oversize:
+                too_large += 1
+                continue
+            size += len(parts[-1])
+            append(parts)
     except zmq.Again:
         return False, too_large
     return True, too_large

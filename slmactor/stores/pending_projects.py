@@ -11,6 +11,7 @@ is next used.
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -64,7 +65,7 @@ class PendingProjects:
 
     @staticmethod
     def _remove(marker: Path) -> None:
-        try:
+        # Already gone, or not removable now: a marker left behind only costs an idle replay
+        # check at the next start.
+        with contextlib.suppress(OSError):
             marker.unlink()
-        except OSError:
-            pass

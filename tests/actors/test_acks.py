@@ -13,7 +13,7 @@ pytestmark = pytest.mark.anyio
 
 
 class Store:
-    pass
+    """A stand-in store object: only its identity matters to the acks under test."""
 
 
 async def test_a_waiter_returns_only_after_a_covering_write() -> None:

@@ -29,8 +29,9 @@ def _fdatasyncs_during_appends(env: dict[str, str], tmp: Path) -> int:
             try:
                 assert tracer.stderr is not None
                 # strace says "Process N attached" once it traces the daemon's main thread.
-                while "attached" not in tracer.stderr.readline():
-                    pass
+                for line in tracer.stderr:  # ends at EOF if strace exits instead
+                    if "attached" in line:
+                        break
                 for i in range(5):
                     client.ask(EpisodeAppend(episode={"query": f"task {i}", "run_id": f"r{i}"}))
                     client.ask(MetricsRecord(run={"run_id": f"r{i}", "label": "t"}))

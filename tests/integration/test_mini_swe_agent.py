@@ -17,6 +17,7 @@ import pytest
 
 from slmactor.protocol.messages import EpisodeRecent, EvolveRules, MetricsCompare, MetricsShow
 from slmactor.testing import DaemonProcess, wait_for
+from tests.fixtures.calc_repo import BUGGY, FIX, make_calc_repo
 
 pytest.importorskip("minisweagent", reason="mini-swe-agent is not installed")
 
@@ -27,8 +28,6 @@ from minisweagent.models.test_models import DeterministicModel, make_output
 from slmactor.adapters.mini_swe_agent import MemoryAgent
 
 TASK = "add() returns the wrong sum; make check.py pass"
-BUGGY = "def add(a, b):\n    return a - b\n"
-FIX = "sed -i 's/a - b/a + b/' calc.py"
 
 
 def _agent_config() -> dict[str, Any]:
@@ -37,15 +36,6 @@ def _agent_config() -> dict[str, Any]:
     config = yaml.safe_load((builtin_config_dir / "mini_textbased.yaml").read_text())["agent"]
     return {**config, "step_limit": 10, "cost_limit": 0}
 
-
-def _repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    (repo / "calc.py").write_text(BUGGY)
-    (repo / "check.py").write_text(
-        "from calc import add\n\nassert add(2, 3) == 5, 'add(2, 3) should be 5'\nprint('ok')\n")
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    return repo
 
 
 def _model() -> DeterministicModel:
@@ -72,7 +62,7 @@ def _run(daemon: DaemonProcess, repo: Path) -> MemoryAgent:
 def test_two_runs_the_second_starts_from_memory_and_gets_the_remembered_fix(
     daemon: DaemonProcess, tmp_path: Path
 ) -> None:
-    repo = _repo(tmp_path)
+    repo = make_calc_repo(tmp_path)
     first = _run(daemon, repo)
     assert "return a + b" in (repo / "calc.py").read_text()
     with daemon.client(project=repo) as client:
@@ -107,7 +97,7 @@ def test_two_runs_the_second_starts_from_memory_and_gets_the_remembered_fix(
 
 
 def test_a_daemon_that_is_down_leaves_the_agent_working(tmp_path: Path) -> None:
-    repo = _repo(tmp_path)
+    repo = make_calc_repo(tmp_path)
     agent = MemoryAgent(_model(), _env(repo), project=repo,
                         runtime_dir=tmp_path / "no-daemon", **_agent_config())
     assert agent.run(TASK)["exit_status"] == "Submitted"

@@ -26,13 +26,12 @@ import pytest
 
 from slmactor.protocol.messages import EpisodeRecent, EvolveRules
 from slmactor.testing import DaemonProcess
+from tests.fixtures.calc_repo import BUGGY, FIX, make_calc_repo
 from tests.integration.test_runtime import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 DRIVER = Path(__file__).with_name("openhands_sdk_driver.py")
 TASK = "add() returns the wrong sum; make check.py pass"
-BUGGY = "def add(a, b):\n    return a - b\n"
-FIX = "sed -i 's/a - b/a + b/' calc.py"
 
 
 def _runs(python: str) -> bool:
@@ -72,15 +71,6 @@ def _skip_reason() -> str:
             "python3.12 -m venv .venv312 && .venv312/bin/pip install openhands-sdk -e .")
 
 
-def _repo(root: Path) -> Path:
-    repo = root / "repo"
-    repo.mkdir()
-    (repo / "calc.py").write_text(BUGGY)
-    (repo / "check.py").write_text(
-        "from calc import add\n\nassert add(2, 3) == 5, 'add(2, 3) should be 5'\nprint('ok')\n")
-    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
-    return repo
-
 
 def _conversation(python: Path, daemon: DaemonProcess, repo: Path, out: Path) -> dict[str, Any]:
     # The slmactor under test (this tree) first on the path, not a copy installed in the venv.
@@ -109,7 +99,7 @@ def test_two_conversations_the_second_starts_from_memory_and_gets_the_remembered
     python = sdk_python()
     if python is None:
         pytest.skip(_skip_reason())
-    repo = _repo(tmp_path)
+    repo = make_calc_repo(tmp_path)
 
     first = _conversation(python, daemon, repo, tmp_path / "run1.json")
     assert "return a + b" in (repo / "calc.py").read_text()

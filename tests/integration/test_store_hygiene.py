@@ -131,5 +131,5 @@ def test_the_daemon_log_is_private_even_when_it_was_not(tmp_path: Path) -> None:
     assert log.read_text() == "an old line\na new line\n"
     fresh = tmp_path / "fresh.log"
     with open_private_log(fresh):
-        pass
+        pass  # creating the file is the point: its mode is checked below
     assert stat.S_IMODE(fresh.stat().st_mode) == 0o600

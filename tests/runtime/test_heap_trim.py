@@ -17,7 +17,7 @@ from slmactor.runtime import heap
 
 
 class _Done(Exception):
-    pass
+    """Raised by the scripted wait when its script runs out: ends the trimming loop under test."""
 
 
 async def _drive(script: list[int], burst: int = 10_000, find: Any = None) -> list[int]:
