@@ -23,6 +23,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slmactor.harnesses import tool_classes as harness_tool_classes
 from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
@@ -141,7 +142,7 @@ class RulesActor(Actor):
             advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
             return advice
         book = self._store(root).book
-        suggestion = lookup(book, fp, msg.message, msg.args or None)
+        suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes())
         if suggestion is None:
             return advice
         rule = suggestion.rule

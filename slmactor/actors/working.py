@@ -29,8 +29,8 @@ everyone else's asks; it gets `caught_up: false` and may ask again.
 out of the table (by the housekeeping timer), and for the latest run of each project at shutdown.
 Text is redacted by `write_markdown`.
 
-Tool-name classes (which tools read, edit, run commands) default to the names of slmcode, Claude
-Code, Codex, OpenHands, SWE-agent, Gemini CLI, Cline and opencode; a `tool_classes.toml` beside
+Tool-name classes (which tools read, edit, run commands) default to slmcode's names and every
+harness room's (`slmactor.harnesses.tool_classes`); a `tool_classes.toml` beside
 the config file (or `$SLMACTOR_TOOL_CLASSES`) extends or replaces them.
 """
 
@@ -46,12 +46,12 @@ import anyio.lowlevel
 import msgpack
 
 from slmactor.config import default_config_path
+from slmactor.harnesses import tool_classes as harness_tool_classes
 from slmactor.logic.text.strings import count_tokens_chars
 from slmactor.logic.working.checkpoint import memory_state, restore_memory
 from slmactor.logic.working.memory import WorkingMemory, working_markdown
 from slmactor.logic.working.runs import RunKey, WorkingRuns
 from slmactor.logic.working.toolclasses import (
-    DEFAULT_TOOL_CLASSES,
     ToolClasses,
     ToolClassesConfigError,
 )
@@ -159,7 +159,8 @@ class WorkingActor(Actor):
 
     def __init__(self, ctx: ActorContext) -> None:
         super().__init__(ctx)
-        self.runs = WorkingRuns()
+        self._classes = harness_tool_classes()
+        self.runs = WorkingRuns(classes=self._classes)
         self._applied: dict[str, int] = {}
         self._progress = anyio.Event()
         self._waiters = 0
@@ -167,7 +168,6 @@ class WorkingActor(Actor):
         self._pending_mirrors: dict[str, tuple[Path, str]] = {}
         self._projects: dict[str, str] = {}
         self._latest_per_project: dict[str, RunKey] = {}
-        self._classes = DEFAULT_TOOL_CLASSES
         self._checkpoint = WorkingCheckpoint(
             UserLayout(ctx.settings.home).memory_dir / "working.checkpoint.json",
             self.store_warnings(), now=self.now,
@@ -189,7 +189,7 @@ class WorkingActor(Actor):
 
     async def on_start(self) -> None:
         settings = self.ctx.settings
-        self._classes = self._load_tool_classes() or DEFAULT_TOOL_CLASSES
+        self._classes = self._load_tool_classes() or harness_tool_classes()
         self.runs = WorkingRuns(max(settings.working_runs, 1), classes=self._classes)
         restored = 0
         for project, run_id, touched, state in await self.run_sync(self._checkpoint.load):
@@ -209,7 +209,8 @@ class WorkingActor(Actor):
         if not path.is_file():
             return None
         try:
-            return ToolClasses.from_config(tomllib.loads(path.read_text(encoding="utf-8")))
+            return ToolClasses.from_config(tomllib.loads(path.read_text(encoding="utf-8")),
+                                           harness_tool_classes())
         except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ToolClassesConfigError) as exc:
             self.warn(f"{path}: tool classes not loaded, using the defaults: {exc}")
             return None

@@ -1,19 +1,12 @@
 """Put slmactor's hook entries into a harness's settings, and take exactly those out again.
 
-Where each harness reads its hooks (`settings_path`), from each harness's docs and source:
+Where a harness reads its hooks is its room's `settings` (`slmactor.harnesses`): a JSON settings
+file with a `"hooks"` key (`JsonSettings`, project and user scope), or a folder with one
+executable per event (`ScriptPerEvent`).
 
-    claude     .claude/settings.json (project) · ~/.claude/settings.json (user)     "hooks" key
-    codex      .codex/hooks.json · $CODEX_HOME/hooks.json (~/.codex)                "hooks" key
-    gemini     .gemini/settings.json · ~/.gemini/settings.json                      "hooks" key
-    openhands  .openhands/hooks.json · ~/.openhands/hooks.json   "hooks" key, or the events at top
-    cline      .clinerules/hooks/<Event> · ~/Documents/Cline/Hooks/<Event>: one executable each
-
-`entries(harness, command)` is what we add: per event, one `{"type": "command", ...}` handler in
-a matcher group of its own. Timeouts: seconds, Gemini milliseconds. `async: true` (run in the
-background, output ignored) only where the harness supports it and we return nothing: Claude
-Code and OpenHands `PostToolUse` (a success: it is only recorded). Claude's
-`PostToolUseFailure` / `PreToolUse` stay synchronous — they may carry a repair or a rewritten
-input. Codex parses `async` but skips such hooks, Gemini and Cline have no such flag.
+`entries(harness, command)` is what we add: per event the room handles, one handler (the room's
+`handler`: `{"type": "command", ...}`, its timeout unit, `async` where the harness runs it in the
+background) in a matcher group of its own (the room's `tool_matcher` for tool events).
 
 Merging (`merge` / `unmerge`) works on the parsed document: other hooks, other events and
 unrelated keys are kept; installing twice gives one entry (our handler is recognised by its
@@ -33,25 +26,22 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from .events import EVENTS, PREFLIGHT, RECORD, has_work
+from slmactor import harnesses
+from slmactor.harnesses.base import PREFLIGHT, RECORD, ScriptPerEvent
 
-HARNESSES = ("claude", "codex", "gemini", "openhands", "cline")
 BACKUP_SUFFIX = ".slmactor-backup"
 TIMEOUT_S = 10
-CLINE_MARKER = "# slmactor hook"
-#: What the user must do after an install (the harness will not run new hooks unseen).
-NEXT_STEP = {
-    "claude": "Restart Claude Code (or run /hooks to review): it reads hooks when a session starts.",
-    "codex": "Start codex and trust the new hooks when it asks (it lists hooks that are new or "
-             "changed and runs none of them until you accept). An older codex also needs "
-             "[features] codex_hooks = true in ~/.codex/config.toml.",
-    "gemini": "Start gemini and accept the new hooks when it warns about them (project hooks are "
-              "fingerprinted); /hooks panel lists them.",
-    "openhands": "Start the agent from this directory: the SDK loads .openhands/hooks.json from "
-                 "the working directory, else ~/.openhands/hooks.json.",
-    "cline": "In Cline's settings, Feature Settings → check \"Enable Hooks\" (hooks do not run on Windows).",
-}
-_ASYNC = {"claude": frozenset({"PostToolUse"}), "openhands": frozenset({"PostToolUse"})}
+SCRIPT_MARKER = "# slmactor hook"
+
+
+def installable() -> tuple[str, ...]:
+    """Every harness whose hooks `hook install` can configure."""
+    return tuple(n for n in harnesses.names() if harnesses.get(n).settings is not None and harnesses.get(n).events)
+
+
+def next_step(harness: str) -> str:
+    """What the user must do after an install (the harness will not run new hooks unseen)."""
+    return harnesses.get(harness).next_step
 
 
 class SettingsError(ValueError):
@@ -69,41 +59,30 @@ class Change(NamedTuple):
     notes: tuple[str, ...] = ()
 
 
+def _room(harness: str) -> Any:
+    room = harnesses.find(harness)
+    if room is None or room.settings is None or not room.events:
+        raise ValueError(f"unknown harness {harness!r} (one of {', '.join(installable())})")
+    return room
+
+
 def settings_path(harness: str, scope: str, project: Path, home: Path, env: Mapping[str, str]) -> Path:
-    """The settings file (Cline: the hooks directory) for `scope` "project" or "user"."""
-    if harness not in HARNESSES:
-        raise ValueError(f"unknown harness {harness!r} (one of {', '.join(HARNESSES)})")
-    user = scope == "user"
-    if harness == "cline":
-        return home / "Documents" / "Cline" / "Hooks" if user else project / ".clinerules" / "hooks"
-    if harness == "codex" and user:
-        return Path(env["CODEX_HOME"]) / "hooks.json" if env.get("CODEX_HOME") else home / ".codex" / "hooks.json"
-    folder = {"claude": ".claude", "codex": ".codex", "gemini": ".gemini", "openhands": ".openhands"}[harness]
-    name = "settings.json" if harness in ("claude", "gemini") else "hooks.json"
-    return (home if user else project) / folder / name
-
-
-def _tool_event(harness: str, event: str) -> bool:
-    return EVENTS[harness].get(event) in (RECORD, PREFLIGHT)
+    """The settings file (a script-per-event harness: the hooks directory) for `scope`
+    "project" or "user"."""
+    return Path(_room(harness).settings_path(scope, project, home, env))
 
 
 def entries(harness: str, command: str, timeout_s: int = TIMEOUT_S) -> dict[str, dict[str, Any]]:
     """Per event, the matcher group we add: `{"matcher"?: str, "hooks": [handler]}`."""
+    room = _room(harness)
     out: dict[str, dict[str, Any]] = {}
-    for event in EVENTS[harness]:
-        if not has_work(harness, event):
-            continue  # a process per event for nothing (a Stop where SessionEnd reports, ...)
-        handler: dict[str, Any] = {"type": "command", "command": f"{command} hook {harness} {event}"}
-        if harness == "gemini":
-            handler = {"name": f"slmactor-{event}", **handler, "timeout": timeout_s * 1000}
-        else:
-            handler["timeout"] = timeout_s
-        if event in _ASYNC.get(harness, frozenset()):
-            handler["async"] = True
+    for event, action in room.events.items():
+        if not room.has_work(event):
+            continue  # a process per event for nothing (a turn's end where a session end reports, ...)
         group: dict[str, Any] = {}
-        if _tool_event(harness, event):
-            group["matcher"] = ".*" if harness == "gemini" else "*"
-        group["hooks"] = [handler]
+        if action in (RECORD, PREFLIGHT) and room.tool_matcher:
+            group["matcher"] = room.tool_matcher
+        group["hooks"] = [room.handler(command, event, timeout_s)]
         out[event] = group
     return out
 
@@ -128,16 +107,9 @@ def is_ours(handler: Any, harness: str) -> bool:
 
 
 def _container(doc: dict[str, Any], harness: str, create: bool) -> dict[str, Any] | None:
-    """The event → groups mapping of a settings document (OpenHands also accepts it at the top)."""
-    if harness == "openhands" and "hooks" not in doc and any(k in doc for k in EVENTS["openhands"]):
-        return doc
-    hooks = doc.get("hooks")
-    if isinstance(hooks, dict):
-        return hooks
-    if hooks is None and create:
-        doc["hooks"] = {}
-        return doc["hooks"]  # type: ignore[no-any-return]
-    return None
+    """The event → groups mapping of a settings document."""
+    container: dict[str, Any] | None = _room(harness).hooks_container(doc, create)
+    return container
 
 
 def merge(doc: dict[str, Any], harness: str, command: str) -> dict[str, Any]:
@@ -233,9 +205,10 @@ def _mode(path: Path) -> int | None:
 
 
 def apply(harness: str, path: Path, command: str, *, dry_run: bool = False) -> Change:
-    """Install our entries into the settings file at `path` (Cline: the hooks directory)."""
-    if harness == "cline":
-        return _cline_install(path, command, dry_run=dry_run)
+    """Install our entries into the settings file at `path` (a script-per-event harness: the
+    hooks directory)."""
+    if isinstance(_room(harness).settings, ScriptPerEvent):
+        return _scripts_install(harness, path, command, dry_run=dry_run)
     old, doc = _read(path)
     new = _dump(merge(doc, harness, command))
     if old is not None and json.loads(new) == doc:
@@ -251,8 +224,8 @@ def apply(harness: str, path: Path, command: str, *, dry_run: bool = False) -> C
 
 def remove(harness: str, path: Path, *, dry_run: bool = False) -> Change:
     """Take our entries out again; the original bytes come back when nothing else changed."""
-    if harness == "cline":
-        return _cline_remove(path, dry_run=dry_run)
+    if isinstance(_room(harness).settings, ScriptPerEvent):
+        return _scripts_remove(harness, path, dry_run=dry_run)
     old, doc = _read(path)
     if old is None:
         return Change(harness, path, False, "", None)
@@ -287,44 +260,45 @@ def _same(raw: bytes, doc: dict[str, Any]) -> bool:
         return False
 
 
-def cline_script(command: str, event: str) -> str:
-    return (f"#!/bin/sh\n{CLINE_MARKER} (installed by `slmactor hook install --harness cline`; "
-            f"`slmactor hook uninstall --harness cline` removes it)\nexec {command} hook cline {event}\n")
+def event_script(harness: str, command: str, event: str) -> str:
+    """The executable a script-per-event harness runs for `event`."""
+    return (f"#!/bin/sh\n{SCRIPT_MARKER} (installed by `slmactor hook install --harness {harness}`; "
+            f"`slmactor hook uninstall --harness {harness}` removes it)\nexec {command} hook {harness} {event}\n")
 
 
 def _is_ours_file(path: Path) -> bool:
     try:
         with path.open("rb") as fh:
-            return CLINE_MARKER.encode() in fh.read(4096).splitlines()[1]
+            return SCRIPT_MARKER.encode() in fh.read(4096).splitlines()[1]
     except (OSError, IndexError):
         return False
 
 
-def _cline_install(folder: Path, command: str, *, dry_run: bool) -> Change:
+def _scripts_install(harness: str, folder: Path, command: str, *, dry_run: bool) -> Change:
     diffs, notes, changed = [], [], False
-    for event in EVENTS["cline"]:
+    for event in _room(harness).events:
         path = folder / event
-        text = cline_script(command, event).encode()
+        text = event_script(harness, command, event).encode()
         old = path.read_bytes() if path.exists() else None
         if old == text:
             continue
         if old is not None and not _is_ours_file(path):
-            notes.append(f"{path} exists and is not ours: left alone (Cline runs one file per event)")
+            notes.append(f"{path} exists and is not ours: left alone (the harness runs one file per event)")
             continue
         changed = True
         diffs.append(_diff(path, old, text))
         if not dry_run:
             _write(path, text, 0o755)
-    return Change("cline", folder, changed, "".join(diffs), None, tuple(notes))
+    return Change(harness, folder, changed, "".join(diffs), None, tuple(notes))
 
 
-def _cline_remove(folder: Path, *, dry_run: bool) -> Change:
+def _scripts_remove(harness: str, folder: Path, *, dry_run: bool) -> Change:
     diffs, changed = [], False
-    for event in EVENTS["cline"]:
+    for event in _room(harness).events:
         path = folder / event
         if path.exists() and _is_ours_file(path):
             changed = True
             diffs.append(_diff(path, path.read_bytes(), None))
             if not dry_run:
                 path.unlink()
-    return Change("cline", folder, changed, "".join(diffs), None)
+    return Change(harness, folder, changed, "".join(diffs), None)

@@ -1,17 +1,17 @@
-"""The self-improvement loop on the hook path (issue 12, items 2–4): what a hook does beyond
+"""The self-improvement loop on the hook path: what a hook does beyond
 recording a call and fetching the memory block.  Independent of how the command line was parsed
 and how the daemon is reached: the caller passes the project root, the runtime directory and an
 `ask(kind, fields)` that returns the daemon's reply or None (daemon down, timeout, error — it
 never raises), so every step here fails open.
 
-* pre-tool events (`PreToolUse`, `BeforeTool`): pre-flight repair of an edit
+* pre-tool events (the room's `pre_event`): pre-flight repair of an edit
   (`slmactor.hooks.preflight`); a rewrite goes into the session's ledger;
 * tool events: the call goes into the ledger and to the daemon (`record_tool`); a failed call
   also asks `evolve.on_failure` and gets the advice back as the harness's context for that tool
   event (`slmactor.hooks.advice`), in the harness's own tool names;
 * prompt events: the prompt goes into the ledger (the session's query); the caller then fetches
   the memory block as before;
-* end events (`SessionEnd`; Codex `Stop`): the session becomes a run report and `run.finish`
+* end events (the room's `end_events`): the session becomes a run report and `run.finish`
   (`slmactor.hooks.session`).
 """
 
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from slmactor import harnesses
 from slmactor.hooks import session
-from slmactor.hooks.edit_tools import PRE_EVENTS, is_edit_tool
 
 #: (kind, raw fields) → the daemon's reply, or None when there is none (never raises).
 Ask = Callable[[str, dict[str, Any]], Any]
@@ -42,11 +42,12 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
            ask: Ask) -> dict[str, Any] | None:
     """The harness JSON to print for this event, or None when the caller's usual path applies
     (context events, and events the loop has nothing to do with)."""
-    fmt, event = hook.format, hook.event
-    pre = PRE_EVENTS.get(fmt) == event
-    if pre and not is_edit_tool(fmt, payload.get("tool_name")):
+    room = harnesses.get(hook.format)
+    event = hook.event
+    pre = bool(room.pre_event) and room.pre_event == event
+    if pre and not room.is_preflight_tool(hook.tool_call.tool if hook.tool_call is not None else None):
         return {}  # pre-flight looks at edits only: nothing to import, read or write
-    ending = event in session.END_EVENTS.get(fmt, frozenset())
+    ending = event in room.end_events
     wants_context = _wants_context(hook)
     # A pre-tool event also carries its tool call (not yet run): only a finished one is recorded.
     tool_done = hook.tool_call is not None and getattr(hook, "action", "record") == "record"
@@ -92,14 +93,15 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
     from slmactor.hooks.advice import advice_text
     from slmactor.hooks.dialects import output
 
+    room = harnesses.get(hook.format)
     call = hook.tool_call
     path = relative(call.path, project)
-    if not path and call.tool == "apply_patch" and call.command:
+    if not path and call.tool in room.preflight_patches and call.command:
         from slmactor.logic.evolve.preflight import patch_paths
 
         paths = patch_paths(call.command)
         path = relative(paths[0], project) if paths else ""
-    edit = getattr(call, "kind", "") == "edit" or is_edit_tool(hook.format, call.tool)
+    edit = getattr(call, "kind", "") == "edit" or room.is_preflight_tool(call.tool)
     text, key = "", ""
     if not call.ok:
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": call.tool,

@@ -1,20 +1,14 @@
-"""Pre-flight repair of edits in the harness's own process (issue 12, item 4).
+"""Pre-flight repair of edits in the harness's own process.
 
-On `PreToolUse` (Claude Code, Codex CLI: `updatedInput`) and `BeforeTool` (Gemini CLI:
-`tool_input`), for edit tools only — Claude `Edit`, Gemini `replace`, Codex `apply_patch` — the
-hook reads the file the edit will run on (it runs in the user's repository; the daemon never
-touches it) and, when the text to replace is not there, asks memory how this kind of failure was
-fixed before (`evolve.on_failure` with the harness's own error text) and tries that beside the safe
-generic repairs.  `slmactor.logic.evolve.preflight` decides; the input is rewritten only when
-exactly one repair matches the file exactly once, and the reason says so in one line.
-
-Output shapes (each harness's schema): Claude Code `hookSpecificOutput{hookEventName: PreToolUse,
-permissionDecision, permissionDecisionReason, updatedInput}` — `allow` only when the session
-already lets edits through without asking (`permission_mode` acceptEdits / bypassPermissions /
-dontAsk), else `ask`, so a rewrite never skips a prompt the user would have seen; Codex
-`{permissionDecision: allow, updatedInput}` (it accepts `updatedInput` only with `allow`);
-Gemini `hookSpecificOutput{hookEventName: BeforeTool, tool_input}` (merged over the model's
-arguments) plus `systemMessage`.
+On the room's pre-tool event (`slmactor.harnesses`: the event whose output can replace the
+input), for the room's edit tools only (`preflight_edits`, search/replace; `preflight_patches`,
+`*** Begin Patch` envelopes), the hook reads the file the edit will run on (it runs in the
+user's repository; the daemon never touches it) and, when the text to replace is not there, asks
+memory how this kind of failure was fixed before (`evolve.on_failure` with the harness's own
+error text) and tries that beside the safe generic repairs.  `slmactor.logic.evolve.preflight`
+decides; the input is rewritten only when exactly one repair matches the file exactly once, and
+the reason says so in one line.  The output is the room's `preflight_output`, in the shape its
+harness reads.
 """
 
 from __future__ import annotations
@@ -26,7 +20,8 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from slmactor.hooks.edit_tools import PRE_EVENTS, is_edit_tool
+from slmactor import harnesses
+from slmactor.harnesses.base import EditTool
 
 # The decision logic (`slmactor.logic.evolve.preflight`, and the transforms under it) is imported
 # only when an edit's text is missing from its file: every other pre-tool event — another tool,
@@ -34,37 +29,9 @@ from slmactor.hooks.edit_tools import PRE_EVENTS, is_edit_tool
 
 #: Longest file pre-flight reads; a larger one is left to the tool.
 MAX_FILE_BYTES = 8 << 20
-_NO_PROMPT_MODES = frozenset({"acceptEdits", "bypassPermissions", "dontAsk"})
 
 #: (tool, message, args) → the daemon's `evolve.on_failure` answer, or None.
 AskAdvice = Callable[[str, str, str], Mapping[str, Any] | None]
-
-
-class EditTool(NamedTuple):
-    """How one harness's edit tool names its fields and words its not-found error."""
-
-    #: The error the harness would report, `{old}` and `{path}` filled in (so the failure is
-    #: fingerprinted as the one a failed call of this tool records).
-    error: str
-    old: str = "old_string"
-    new: str = "new_string"
-    replace_all: str = "replace_all"
-    expected: str = ""
-    #: The harness compares with the file's line endings normalised to `\n`.
-    normalizes_crlf: bool = True
-
-
-SEARCH_REPLACE: dict[str, dict[str, EditTool]] = {
-    # Claude Code's Edit: `String to replace not found in file.\nString: <old_string>`.
-    "claude": {"Edit": EditTool("String to replace not found in file.\nString: {old}")},
-    # Gemini CLI's replace (packages/core/src/tools/edit.ts, EDIT_NO_OCCURRENCE_FOUND).
-    "gemini": {"replace": EditTool(
-        "Failed to edit, 0 occurrences found for old_string in {path}. Ensure you're not escaping "
-        "content incorrectly and check whitespace, indentation, and context. Use read_file tool to "
-        "verify.", replace_all="allow_multiple", expected="expected_replacements")},
-}
-#: Codex CLI's apply_patch (codex-rs/apply-patch: a hunk whose lines are not in the file).
-CODEX_PATCH_ERROR = "apply_patch verification failed: Failed to find expected lines in {path}:\n{old}"
 
 
 class Outcome(NamedTuple):
@@ -123,33 +90,23 @@ def _learned(advice: Mapping[str, Any] | None, key: str | None = None) -> list[A
     return [Candidate(parsed, str(name) or "rule", rule_id)]
 
 
-def _output(fmt: str, payload: Mapping[str, Any], updated: dict[str, Any], reason: str) -> dict[str, Any]:
-    if fmt == "gemini":
-        return {"systemMessage": reason,
-                "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": updated}}
-    decision = "allow"
-    if fmt == "claude" and payload.get("permission_mode") not in _NO_PROMPT_MODES:
-        decision = "ask"
-    return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
-                                   "permissionDecisionReason": reason, "updatedInput": updated}}
-
-
 def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAdvice) -> Outcome:
     """Pre-flight for one pre-tool event; `{}` output unless the edit is rewritten."""
-    if PRE_EVENTS.get(fmt) != event:
+    room = harnesses.get(fmt)
+    if not room.pre_event or room.pre_event != event:
         return Outcome({}, "not a pre-tool event")
-    tool = payload.get("tool_name")
-    tool_input = payload.get("tool_input")
-    if not isinstance(tool, str) or not isinstance(tool_input, dict):
+    tool, raw, _ = room.tool_fields(payload)
+    tool_input = raw
+    if not tool or not isinstance(tool_input, dict):
         return Outcome({}, "no tool input")
-    if not is_edit_tool(fmt, tool):
+    if not room.is_preflight_tool(tool):
         return Outcome({}, f"{tool} is not an edit tool")
-    cwd = payload.get("cwd")
-    base = Path(cwd) if isinstance(cwd, str) and os.path.isabs(cwd) else base
-    if fmt == "codex":
-        decision, message, path = _patch(tool, tool_input, base, ask)
+    cwd = room.project(payload, {}, "")
+    base = Path(cwd) if cwd and os.path.isabs(cwd) else base
+    if tool in room.preflight_patches:
+        decision, message, path = _patch(tool, tool_input, room.patch_error, base, ask)
     else:
-        decision, message, path = _edit(tool, tool_input, SEARCH_REPLACE[fmt][tool], base, ask)
+        decision, message, path = _edit(tool, tool_input, room.preflight_edits[tool], base, ask)
     if isinstance(decision, str):
         return Outcome({}, decision)
     if decision.candidate is None:
@@ -164,7 +121,7 @@ def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAd
              "failed_args": _dump(tool_input), "fixed_args": _dump(updated),
              "transform": cand.transform, "rule_id": cand.rule_id,
              "model": model if isinstance(model, str) else ""}
-    return Outcome(_output(fmt, payload, updated, reason), reason, entry)
+    return Outcome(room.preflight_output(payload, updated, reason), reason, entry)
 
 
 def _dump(args: Mapping[str, Any]) -> str:
@@ -177,7 +134,7 @@ _Found = tuple[Any, str, str]
 
 def _edit(tool: str, tool_input: dict[str, Any], spec: EditTool, base: Path,
           ask: AskAdvice) -> _Found:
-    old, name = tool_input.get(spec.old), tool_input.get("file_path")
+    old, name = tool_input.get(spec.old), tool_input.get(spec.path)
     if not isinstance(old, str) or not old or not isinstance(name, str) or not name:
         return "not a search/replace edit", "", ""
     text = _read_text(_resolve(name, base))
@@ -196,7 +153,7 @@ def _edit(tool: str, tool_input: dict[str, Any], spec: EditTool, base: Path,
     return decide(tool_input, text, candidates, fields), message, name
 
 
-def _patch(tool: str, tool_input: dict[str, Any], base: Path, ask: AskAdvice) -> _Found:
+def _patch(tool: str, tool_input: dict[str, Any], error: str, base: Path, ask: AskAdvice) -> _Found:
     from slmactor.logic.evolve.preflight import decide_patch, generic_patch_candidates, patch_paths
 
     patch = tool_input.get("command")
@@ -211,7 +168,7 @@ def _patch(tool: str, tool_input: dict[str, Any], base: Path, ask: AskAdvice) ->
     if not files:
         return "no patched file could be read", "", first
     generic = generic_patch_candidates(patch)
-    message = CODEX_PATCH_ERROR.format(path=first, old="")
+    message = error.format(path=first, old="")
     decision = decide_patch(patch, files, generic)
     if decision.reason == "every hunk of the patch is in its file":
         return decision, message, first

@@ -1,5 +1,4 @@
-"""A hook-driven session's ledger, and the `run.finish` that turns the session into memory
-(issue 12, item 2).
+"""A hook-driven session's ledger, and the `run.finish` that turns the session into memory.
 
 Each hook is a one-shot process, so what a session did is written down as it happens: every tool
 event appends one line to the session's **ledger** — the call with its full arguments (working
@@ -9,14 +8,13 @@ ledger lives in the runtime directory (`hook-sessions/<hash of project and sessi
 mode 0600, at most 8 MiB: past that, calls are noted without their arguments), never in the
 project.
 
-When the session ends — `SessionEnd` (Claude Code, Gemini CLI, OpenHands), or `Stop` for a
-harness that has no end event (Codex CLI) — the hook takes the ledger, asks the daemon for the
-run's working memory, reads the transcript when the payload names one, builds the run report
-(`slmactor.logic.loop.session_report`) and sends `run.finish`.  `Stop` is debounced per session:
-it finishes only the part of the session not yet reported, and only when that part made a tool
-call (a `Stop` after a turn without tools, or a repeated `Stop`, sends nothing); each part after
-the first is its own run, `<session>#2`, `<session>#3`, …  Claude Code and Gemini CLI say
-`SessionEnd`, so their `Stop` (every turn) finishes nothing.
+When the session ends — one of the room's `end_events` (`slmactor.harnesses`; for a harness
+without an end event, its end of a turn) — the hook takes the ledger, asks the daemon for the
+run's working memory, reads the transcript when the payload names one the room can read, builds
+the run report (`slmactor.logic.loop.session_report`) and sends `run.finish`.  A turn's end is
+debounced per session: it finishes only the part of the session not yet reported, and only when
+that part made a tool call (an end after a turn without tools, or a repeated one, sends nothing);
+each part after the first is its own run, `<session>#2`, `<session>#3`, …
 
 Everything here fails open: a ledger that cannot be written or read costs the session its
 learning, never the harness its call.
@@ -32,16 +30,6 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-#: Events that end a session, per harness.  Codex CLI has no end event: its `Stop` (end of a
-#: turn) ends a segment instead.
-END_EVENTS: dict[str, frozenset[str]] = {
-    "claude": frozenset({"SessionEnd"}),
-    "gemini": frozenset({"SessionEnd"}),
-    "openhands": frozenset({"SessionEnd"}),
-    "codex": frozenset({"Stop"}),
-    # Cline: executables named after the event; a task ends completed or cancelled.
-    "cline": frozenset({"TaskComplete", "TaskCancel"}),
-}
 LEDGER_DIR = "hook-sessions"
 MAX_LEDGER_BYTES = 8 << 20
 #: Longest transcript read (a longer one is read up to this size).
@@ -166,12 +154,14 @@ def _mark_segment(path: Path, n: int, at: float) -> None:
 
 
 def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float) -> Any:
-    """`TranscriptStats` of the transcript the payload names (Claude Code's JSONL, Codex CLI's
-    rollout), of what happened after `since`; None when there is none to read."""
-    from slmactor.logic.loop.transcripts import claude_transcript_stats, codex_rollout
+    """`TranscriptStats` of the transcript the payload names, read by the harness's room, of
+    what happened after `since`; None when there is none it reads."""
+    from slmactor import harnesses
 
-    name = payload.get("transcript_path")
-    if fmt not in ("claude", "codex") or not isinstance(name, str) or not name.endswith(".jsonl"):
+    room = harnesses.get(fmt)
+    name = room.transcript_path(payload)
+    suffix = room.transcript_suffix()
+    if not suffix or not name.endswith(suffix):
         return None
     try:
         fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the hook
@@ -184,9 +174,7 @@ def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float) -> Any:
             return None
         data = fh.read(MAX_TRANSCRIPT_BYTES)
     lines = data.decode("utf-8", errors="replace").splitlines()
-    if fmt == "codex":
-        return codex_rollout(lines, since)
-    return claude_transcript_stats(lines) if not since else None
+    return room.transcript_stats(name, lines, since)
 
 
 def _when(entry: Mapping[str, Any]) -> float:
@@ -199,10 +187,11 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     """Build and send the session's (or segment's) `run.finish`; the daemon's reply, or None when
     there was nothing to report or no reply (then the ledger stays for the next end event).
     `ask(kind, fields)` returns the daemon's reply or None, and never raises."""
+    from slmactor import harnesses
     from slmactor.logic.loop.session_report import session_report
-    from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, EDIT
+    from slmactor.logic.working.toolclasses import EDIT
 
-    if event == "Stop" and payload.get("stop_hook_active") is True:
+    if harnesses.get(fmt).is_stop_rerun(event, payload):
         return None
     entries = read_ledger(path)
     recorded = len(entries)
@@ -219,20 +208,22 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
             snapshot = reply["snapshot"]
     transcript = transcript_stats(fmt, payload, since)
     if transcript is not None and transcript.calls:
-        # Calls no hook saw (Codex: patches that did not apply, when no PostToolUse reported
-        # them), in the order they happened; one a hook did report is not counted twice.
+        # Calls no hook saw (patches that did not apply, when no tool hook reported them), in
+        # the order they happened; one a hook did report is not counted twice.
         seen = {(e.get("tool"), e.get("args")) for e in entries if e.get("e") == "call"}
         unseen = [c for c in transcript.calls if (c.get("tool"), c.get("args")) not in seen]
         entries = sorted([*entries, *unseen], key=_when)  # stable: ties keep their order
 
+    classes = harnesses.tool_classes()
+
     def is_edit(tool: str) -> bool:
-        return DEFAULT_TOOL_CLASSES.classify(tool)[1] == EDIT
+        return classes.classify(tool)[1] == EDIT
 
     now = time.time()
     report = session_report(report_id, fmt, entries, snapshot, transcript, now, is_edit,
-                            first_segment=done == 0)
+                            first_segment=done == 0, edit_format_of=harnesses.edit_format)
     # Answered once the report is journalled (durable; a daemon killed mid-pipeline replays it),
-    # not after the pipeline: a Codex `Stop` ends every turn, and a pipeline slower than the
+    # not after the pipeline: a turn's end may end every turn, and a pipeline slower than the
     # hook's deadline would read as a wedged daemon and open the hooks' breaker.
     reply = ask("run.finish", {"report": report})
     if not isinstance(reply, dict):

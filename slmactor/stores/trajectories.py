@@ -1,8 +1,8 @@
-"""Loading recorded trajectories from a directory or one file (SPEC S-17.1, issue 13).
+"""Loading recorded trajectories from a directory or one file (SPEC S-17.1).
 
 `*.json`, `*.traj` and `*.jsonl` files sorted by name (or the one file given); each is read in
-whichever format it is — slmactor's own, mini-swe-agent, SWE-agent `.traj`, OpenHands events,
-OpenHands SDK events (JSON lines) — by `logic.loop.importers`. A file that cannot be read or parsed is skipped and named in the
+whichever format it is — slmactor's own, or a harness's (mini-swe-agent, SWE-agent `.traj`,
+OpenHands events, OpenHands SDK events as JSON lines) — by `slmactor.harnesses.read_trajectory`. A file that cannot be read or parsed is skipped and named in the
 returned list of problems; a file that parses but is none of those formats raises
 `TrajectoryFormatError` (a foreign file is refused, never replayed as an empty run); a missing
 path is an error. Files are read with a size bound so a stray multi-gigabyte file cannot exhaust
@@ -14,7 +14,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from slmactor.logic.loop.importers import UnknownTrajectoryFormat, to_trajectory
+from slmactor.harnesses import read_trajectory
+from slmactor.logic.loop.importers import UnknownTrajectoryFormat
 from slmactor.logic.loop.replay import Trajectory
 
 MAX_TRAJECTORY_BYTES = 4 * 1024 * 1024
@@ -49,7 +50,7 @@ def load_trajectories(path: Path) -> tuple[list[Trajectory], list[str]]:
             skipped.append(f"{file.name}: {exc}")
             continue
         try:
-            out.append(to_trajectory(data, default_id=file.stem))
+            out.append(read_trajectory(data, file.stem))
         except UnknownTrajectoryFormat as exc:
             raise TrajectoryFormatError(f"{file}: {exc}") from None
     return out, skipped

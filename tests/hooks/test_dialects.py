@@ -9,14 +9,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from slmactor import harnesses
+from slmactor.harnesses.base import patch_paths
 from slmactor.hooks import dialects
-from slmactor.hooks.responses import outcome, patch_paths
 from slmactor.protocol import codec
 from slmactor.protocol.messages import RecordTool
 from tests.fixtures.hooks import Fixture, load, output_problems
 
 PROJECT = "/home/u/repo"
 FIXTURES = load()
+
+
+def outcome(fmt: str, tool: str, payload: dict[str, Any]) -> tuple[bool, str]:
+    """(ok, error) of a finished call, as the harness's room reads its tool response."""
+    return harnesses.get(fmt).outcome(tool, "", payload)
 
 
 def _parse(fx: Fixture, env: dict[str, str] | None = None) -> dialects.HookInput:

@@ -36,9 +36,9 @@ def test_advice_goes_out_only_on_events_that_take_context() -> None:
 
 
 def test_the_edit_tool_tables_agree() -> None:
-    from slmactor.hooks.edit_tools import EDIT_TOOLS
-    from slmactor.hooks.preflight import SEARCH_REPLACE
+    from slmactor import harnesses
 
-    for fmt, tools in SEARCH_REPLACE.items():
-        assert set(tools) <= EDIT_TOOLS[fmt]
-    assert EDIT_TOOLS["codex"] == {"apply_patch"}
+    for room in harnesses.every():
+        edits = {tool for tool, kind in room.tool_kinds.items() if kind == "edit"}
+        assert set(room.preflight_edits) | room.preflight_patches <= edits
+    assert harnesses.get("codex").preflight_patches == {"apply_patch"}

@@ -35,7 +35,7 @@ from openhands.sdk.tool import (
 )
 from pydantic import Field
 
-from slmactor.adapters.openhands_sdk import MemoryCallback
+from slmactor.harnesses.openhands.sdk import MemoryCallback
 
 FIX = "sed -i 's/a - b/a + b/' calc.py"
 STEPS = ["python3 check.py", FIX, "python3 check.py"]

@@ -25,7 +25,7 @@ from minisweagent.config import builtin_config_dir
 from minisweagent.environments.local import LocalEnvironment
 from minisweagent.models.test_models import DeterministicModel, make_output
 
-from slmactor.adapters.mini_swe_agent import MemoryAgent
+from slmactor.harnesses.mini_swe_agent.agent import MemoryAgent
 
 TASK = "add() returns the wrong sum; make check.py pass"
 

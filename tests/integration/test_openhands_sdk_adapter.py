@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from slmactor.adapters.openhands_sdk import MemoryCallback
+from slmactor.harnesses.openhands.sdk import MemoryCallback
 from slmactor.protocol.messages import MetricsShow
 from slmactor.testing import DaemonProcess
 from tests.integration.test_runtime import wait_for

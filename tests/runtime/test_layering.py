@@ -13,8 +13,12 @@ PACKAGE = Path(__file__).resolve().parents[2] / "slmactor"
 
 #: room → slmactor packages it must never import (directly).
 FORBIDDEN = {
-    "logic": {"protocol", "runtime", "stores", "actors", "cli", "client", "config", "testing"},
-    "protocol": {"logic", "runtime", "stores", "actors", "cli", "client", "config", "testing"},
+    "logic": {"protocol", "runtime", "stores", "actors", "cli", "client", "config", "testing",
+              "harnesses"},
+    "protocol": {"logic", "runtime", "stores", "actors", "cli", "client", "config", "testing",
+                 "harnesses"},
+    # A harness's room knows the harness; it reaches the daemon only as a client does.
+    "harnesses": {"runtime", "actors", "stores", "cli", "hooks", "testing", "config"},
     "stores": {"actors", "runtime", "cli", "client", "testing"},
     "runtime": {"actors", "cli"},
     "adapters": {"runtime", "actors", "stores", "cli"},

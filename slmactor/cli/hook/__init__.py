@@ -4,7 +4,7 @@ Reads the harness's hook JSON on stdin, turns it into one normalised event
 (`slmactor.hooks.dialects`), does what the event's action needs, and prints the harness's JSON.
 
 Fail-open, always: whatever the argv, stdin or the daemon's state, it prints valid JSON (the
-harness's neutral output — `{}`, Cline `{"cancel": false}` — when there is nothing to add) and
+harness's neutral output — `{}`, or what its room says changes nothing — when there is nothing to add) and
 exits 0 within its deadline (`--timeout`, at most `HOOK_TIMEOUT` seconds, stdin included). What
 went wrong goes to stderr in one line. A harness reads exit 2 as "block", so a usage error must
 never surface as argparse's exit 2: this path parses its own argv (`parse_argv`), before and
@@ -12,7 +12,8 @@ without argparse, and accepts the options anywhere on the line (`hook claude Use
 --no-autostart`); unknown options are reported and ignored.
 
 Cheap: one Python process per event. It imports only what the event needs — an event with
-nothing to do (`events.has_work`: a Claude `Stop`, an OpenHands `PreToolUse`, ...) never loads
+nothing to do (`events.has_work`: a turn's end where a session end reports, a pre-tool event of a
+harness that cannot take a rewritten input, ...) never loads
 json, typing, the client or zmq — and skips the daemon at once while the breaker
 (`slmactor.hooks.breaker`) is open after a timeout. Only context events at a session start may
 start the daemon (unless `--no-autostart`); tool events never wait for a start.
@@ -298,7 +299,9 @@ def without_defaults(fields: dict[str, Any], defaults: dict[str, Any]) -> dict[s
 
 def context(run: HookRun) -> dict[str, Any]:
     """A session start or a prompt → the memory block, as the harness's additional context."""
-    if run.hook.event in ("SessionStart", "TaskStart") and not run.start_daemon():
+    from slmactor import harnesses
+
+    if run.hook.event in harnesses.get(run.hook.format).start_events and not run.start_daemon():
         return {}
     result = run.ask("memory.block", without_defaults({
         "role": run.opts.role, "budget": run.opts.budget, "query": run.hook.query,
@@ -334,8 +337,8 @@ def main(argv: Sequence[str]) -> int:
         raw = read_stdin(deadline)
         from slmactor.hooks import events
 
-        if fmt not in events.FORMATS:
-            warn(f"unknown hook format {fmt!r} (one of {', '.join(events.FORMATS)})")
+        if not events.is_format(fmt):
+            warn(f"unknown hook format {fmt!r} (one of {', '.join(events.formats())})")
             _say_text("{}")
             return 0
         # Decided before the payload is parsed (no json, no dialects, no typing): an event with
@@ -375,20 +378,31 @@ def main(argv: Sequence[str]) -> int:
         _say(out or dialects.neutral(fmt))
     except BaseException as exc:  # noqa: BLE001 - fail open, even on ^C: the harness must never be blocked
         warn(f"{type(exc).__name__}: {exc}")
-        _say_text('{"cancel": false}' if fmt == "cline" else "{}")
+        _say_text(_neutral_after_error(fmt))
     return 0
+
+
+def _neutral_after_error(fmt: str) -> str:
+    """The neutral answer when something failed: the room's, or `{}` if even that fails."""
+    try:
+        from slmactor.hooks import events
+
+        return events.neutral_json(fmt)
+    except BaseException:  # noqa: BLE001 - fail open: the harness must get valid JSON
+        return "{}"
 
 
 def register(sub: Any) -> None:
     """`hook <format>` parsers exist for `--help` only (the event path never reaches argparse);
     install / uninstall / config are in `install`."""
-    from slmactor.hooks.dialects import EVENTS, FORMATS
+    from slmactor import harnesses
+    from slmactor.hooks.events import formats
 
     from . import install as hook_install
 
-    for fmt in FORMATS:
+    for fmt in formats():
         p = sub.add_parser(fmt, help=f"handle a {fmt} hook event (JSON on stdin, JSON on stdout)",
-                           description=f"Events: {', '.join(EVENTS[fmt])}. Options may come anywhere "
+                           description=f"Events: {', '.join(harnesses.get(fmt).events)}. Options may come anywhere "
                            "on the line; a hook always exits 0 with valid JSON.")
         p.add_argument("event", nargs="?", help="the hook event (default: read from the payload)")
         p.add_argument("--role", default="worker", help="memory block role (default: worker)")

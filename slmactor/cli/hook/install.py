@@ -19,7 +19,9 @@ from ..context import EXIT_OK, EXIT_USAGE, CliContext
 
 
 def register(sub: Any) -> None:
-    from slmactor.hooks.install import HARNESSES
+    from slmactor.hooks.install import installable
+
+    HARNESSES = installable()
 
     for name, verb in (("install", "merge slmactor's hooks into"), ("uninstall", "remove slmactor's hooks from")):
         # `--project` here is also the scope flag (`--user|--project`), so it may come without
@@ -52,14 +54,14 @@ def _target(ctx: CliContext) -> Path:
 
 
 def _report(ctx: CliContext, change: Any, verb: str) -> int:
-    from slmactor.hooks.install import NEXT_STEP
+    from slmactor.hooks.install import next_step
 
     dry = ctx.args.dry_run
     data = {
         "ok": True, "harness": change.harness, "scope": ctx.args.scope, "path": str(change.path),
         "changed": change.changed, "dry_run": dry, "diff": change.diff,
         "backup": str(change.backup) if change.backup else None, "notes": list(change.notes),
-        "next": NEXT_STEP[change.harness] if verb == "install" and change.changed and not dry else "",
+        "next": next_step(change.harness) if verb == "install" and change.changed and not dry else "",
     }
     lines = []
     if dry:

@@ -30,6 +30,7 @@ from slmactor.logic.evolve.rules import (
 )
 from slmactor.logic.evolve.transforms import apply_transform, fits, is_token_edit
 from slmactor.logic.failures.fingerprint import Fingerprint, analyze
+from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, ToolClasses
 
 _EVIDENCE_SHOWN = 3
 
@@ -114,8 +115,9 @@ def _best(rules: list[Rule]) -> Rule:
 
 
 def lookup(book: RuleBook, fp: Fingerprint, message: str,
-           args: str | None = None) -> Suggestion | None:
-    """The repair for one failed call (see the module docstring)."""
+           args: str | None = None, classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> Suggestion | None:
+    """The repair for one failed call (see the module docstring); `classes` says which tools are
+    one family (the daemon passes every harness's names)."""
     if fp.is_zero:
         return None
     pool = list(book.rules.values())
@@ -137,7 +139,8 @@ def lookup(book: RuleBook, fp: Fingerprint, message: str,
     sources: dict[str, Rule] = {}
     if args is not None:
         known = {rule.id for rule in pool}
-        for proposed, source in transfer.proposals(pool, fp, message, args, skip=fitting):
+        for proposed, source in transfer.proposals(pool, fp, message, args, skip=fitting,
+                                                    classes=classes):
             if proposed.id in known or not apply_transform(proposed.repair.transform, args)[1]:
                 continue  # proposed before: that rule answers for itself (or was retired)
             fitting[proposed.repair.transform] = [proposed]

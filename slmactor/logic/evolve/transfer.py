@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from slmactor.logic.evolve.rules import Rule, Trigger, rule_id
 from slmactor.logic.evolve.transforms import fits
 from slmactor.logic.failures.fingerprint import Fingerprint
-from slmactor.logic.working.toolclasses import EDIT, MODE, ToolClasses
+from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, EDIT, MODE, ToolClasses
 
 #: Transforms that only rewrite the call's arguments (the language of the file plays no part).
 ARGUMENT_ONLY = frozenset({"strip_line_number_prefix", "trim_trailing_whitespace", "unfence_code",
@@ -32,29 +32,27 @@ SELF_EVIDENT = frozenset({"repair_json", "strip_line_number_prefix"})
 TRANSFER_DISCOUNT = 0.92
 TRANSFER_STRENGTH = 2.0
 
-_TOOLS = ToolClasses.default()
-
-
-def tool_family(tool: str) -> str:
-    """`edit`, `read`, `shell` for known tools (mode tools such as str_replace_editor edit), else
-    the tool's own name."""
-    name, cls = _TOOLS.classify(tool)
+def tool_family(tool: str, classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> str:
+    """`edit`, `read`, `shell` for known tools (mode tools, editors with sub-commands, edit),
+    else the tool's own name; `classes` knows the harnesses' names (the daemon passes them)."""
+    name, cls = classes.classify(tool)
     if cls == MODE:
         return EDIT
     return cls or name
 
 
-def _can_carry(rule: Rule, fp: Fingerprint, message: str) -> bool:
+def _can_carry(rule: Rule, fp: Fingerprint, message: str, classes: ToolClasses) -> bool:
     return (not rule.seeded and rule.repair.kind == "transform_args"
             and rule.repair.transform in ARGUMENT_ONLY and rule.successes >= 1 and rule.applicable
             and rule.trigger.cls == fp.cls
             and (fp.cls != "unknown" or rule.repair.transform in SELF_EVIDENT)
-            and tool_family(rule.trigger.tool or fp.tool) == tool_family(fp.tool)
+            and tool_family(rule.trigger.tool or fp.tool, classes) == tool_family(fp.tool, classes)
             and rule.fingerprint != fp.id and not rule.trigger.matches(fp, message))
 
 
 def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: str,
-              skip: Iterable[str] = ()) -> list[tuple[Rule, Rule]]:
+              skip: Iterable[str] = (),
+              classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> list[tuple[Rule, Rule]]:
     """`(proposed rule, its source)` for each argument-only transform, not in `skip`, that a rule
     of another language or tool learned and whose precondition holds on `args`; best source first.
     """
@@ -62,7 +60,7 @@ def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: str,
     best: dict[str, Rule] = {}
     for rule in rules:
         name = rule.repair.transform
-        if name in done or not _can_carry(rule, fp, message):
+        if name in done or not _can_carry(rule, fp, message, classes):
             continue
         held = best.get(name)
         if held is None or (-rule.confidence, rule.id) < (-held.confidence, held.id):

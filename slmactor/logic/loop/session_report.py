@@ -152,20 +152,15 @@ def _snapshot_list(snapshot: Mapping[str, Any] | None, key: str) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-#: The edit format a harness's edit tool stands for (the arms of the `edit_format` decision).
-EDIT_FORMATS: dict[str, str] = {
-    "edit": "search_replace", "multiedit": "search_replace", "replace": "search_replace",
-    "str_replace_editor": "search_replace", "file_editor": "search_replace",
-    "replace_in_file": "search_replace", "apply_patch": "apply_patch", "patch": "apply_patch",
-    "write": "whole_file", "write_file": "whole_file", "write_to_file": "whole_file",
-}
+def _no_edit_format(tool: str) -> str:
+    return ""
 
 
-def _edit_format(edits: Sequence[Mapping[str, Any]]) -> str:
+def _edit_format(edits: Sequence[Mapping[str, Any]], format_of: Callable[[str], str]) -> str:
     """The format most of the session's edits used ("" when none is known)."""
     counts: dict[str, int] = {}
     for call in edits:
-        fmt = EDIT_FORMATS.get(_s(call, "tool").lower(), "")
+        fmt = format_of(_s(call, "tool"))
         if fmt:
             counts[fmt] = counts.get(fmt, 0) + 1
     return max(sorted(counts), key=lambda f: counts[f]) if counts else ""
@@ -174,11 +169,13 @@ def _edit_format(edits: Sequence[Mapping[str, Any]]) -> str:
 def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any]],
                    snapshot: Mapping[str, Any] | None, transcript: TranscriptStats | None,
                    now: float, is_edit: Callable[[str], bool], *,
-                   first_segment: bool = True) -> dict[str, Any]:
+                   first_segment: bool = True,
+                   edit_format_of: Callable[[str], str] = _no_edit_format) -> dict[str, Any]:
     """The `run.finish` report of one session (or, for a harness that only says `Stop`, of the
     part of it since the last report: `first_segment` False leaves out the daemon's counters,
     which cover the whole session; the transcript's figures are the segment's own).  `is_edit(tool)` says which
-    tools edit files (the working memory's tool classes)."""
+    tools edit files (the working memory's tool classes), `edit_format_of(tool)` which edit format a
+    tool stands for (search_replace, apply_patch, whole_file; the harness rooms know)."""
     calls = [e for e in entries if e.get("e") == "call"]
     tools = list(dict.fromkeys(_s(c, "tool") for c in calls if _s(c, "tool")))
     edits = [c for c in calls if is_edit(_s(c, "tool"))]
@@ -208,7 +205,7 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         "failures": failures,
         "tags": ["hook", harness] if harness else ["hook"],
     }
-    edit_format = _edit_format(edits)
+    edit_format = _edit_format(edits, edit_format_of)
     if edit_format:
         # The edit format the harness's tools imply, and how it fared: procedures learn which
         # format applies for this model, the bandit's posterior for the arm moves.

@@ -1,16 +1,16 @@
-"""Which tool names read files, edit files or run shell commands (SPEC S-1.2), per harness.
+"""Which tool names read files, edit files or run shell commands (SPEC S-1.2).
 
 Working memory (S-1.3) files a tool call under "files read", "files edited" or "commands run"
 by the class of its tool. slmcode's own names (`ws_read`, `ws_edit`, `ws_shell`, ...) are only
-one dialect: real harnesses call the same things `Read`/`Edit`/`Bash` (Claude Code),
-`shell`/`apply_patch` (Codex CLI), `str_replace_editor`/`execute_bash` (OpenHands),
-`open`/`edit`/`create` (SWE-agent), `read_file`/`run_shell_command` (Gemini CLI), and so on.
-`DEFAULT_TOOL_CLASSES` knows all of these; `ToolClasses.from_config` adds or replaces names.
+one dialect: every harness calls the same things by names of its own, which its room
+(`slmactor/harnesses/`) lists; `ToolClasses.with_harnesses` adds those tables to slmcode's
+(`slmactor.harnesses.tool_classes()` is the table the daemon uses), and
+`ToolClasses.from_config` adds or replaces names.
 
-Some tools read *or* edit depending on a sub-command: OpenHands' and SWE-agent's
-`str_replace_editor` (and the SDK's `file_editor`) `view` a file or `create`/`str_replace`/
-`insert`/`undo_edit` it. Those are "mode tools": the class comes from the first word of the
-event's `command` field (where a hook adapter puts `tool_input.command`), else of its `args`.
+Some tools read *or* edit depending on a sub-command (an editor that can `view` a file or
+`create`/`str_replace`/`insert`/`undo_edit` it). Those are "mode tools": the class comes from
+the first word of the event's `command` field (where a hook adapter puts the tool input's
+command), else of its `args`.
 
 Names are compared lower-cased and trimmed. `classify` sits on the hot path, so results are
 memoised in a small bounded dict (one lookup per event instead of strip + lower + set probes).
@@ -30,73 +30,14 @@ OTHER: Final = ""
 MODE: Final = "mode"
 
 _CLASSES = (READ, EDIT, SHELL)
+#: A harness's names: (read tools, edit tools, shell tools, mode tools → {sub-command: class}).
+HarnessNames = tuple[Iterable[str], Iterable[str], Iterable[str], Mapping[str, Mapping[str, str]]]
 _CANON = {READ: READ, EDIT: EDIT, SHELL: SHELL}
 
 #: SPEC S-1.2 exactly (slmcode's names).
 SEED_READ = ("ws_read", "ws_list", "ws_glob", "ws_grep", "read")
 SEED_EDIT = ("ws_edit", "ws_write", "ws_patch", "ws_delete", "ws_mv", "edit", "write")
 SEED_SHELL = ("ws_shell", "bash", "shell", "run_command")
-
-#: Other harnesses' names (Claude Code, Codex CLI, OpenHands, SWE-agent, Gemini CLI, Cline,
-#: opencode). Lower-case; a name listed twice would be ambiguous, so each appears once.
-HARNESS_READ = (
-    # Claude Code: Read, Glob, Grep, LS, NotebookRead
-    "glob", "grep", "ls", "notebookread",
-    # Codex CLI (experimental file tools), Gemini CLI, Cline
-    "read_file", "list_dir", "grep_files", "read_many_files", "list_directory",
-    "search_file_content", "list_files", "search_files",
-    # Cline SDK
-    "read_files",
-    # opencode
-    "list",
-    # SWE-agent (classic ACI)
-    "open", "goto", "scroll_up", "scroll_down", "find_file", "search_file", "search_dir",
-    # OpenHands
-    "view",
-)
-HARNESS_EDIT = (
-    # Claude Code: Edit, MultiEdit, Write, NotebookEdit
-    "multiedit", "notebookedit",
-    # Codex CLI, opencode
-    "apply_patch", "patch",
-    # Gemini CLI, Cline
-    "write_file", "replace", "write_to_file", "replace_in_file",
-    # SWE-agent
-    "create", "insert", "append",
-    # OpenHands (LLM-based editor)
-    "edit_file",
-    # Cline SDK
-    "editor",
-)
-HARNESS_SHELL = (
-    # Claude Code
-    "bashoutput",
-    # Codex CLI
-    "local_shell", "exec_command", "unified_exec", "container.exec",
-    # OpenHands
-    "execute_bash", "terminal", "cmd_run",
-    # Gemini CLI, Cline
-    "run_shell_command", "execute_command",
-    # Cline SDK
-    "run_commands",
-)
-#: Mode tools: sub-command → class. Unknown sub-commands leave the call unclassified.
-HARNESS_MODES: Mapping[str, Mapping[str, str]] = {
-    "str_replace_editor": {
-        "view": READ,
-        "create": EDIT,
-        "str_replace": EDIT,
-        "insert": EDIT,
-        "undo_edit": EDIT,
-    },
-    "file_editor": {
-        "view": READ,
-        "create": EDIT,
-        "str_replace": EDIT,
-        "insert": EDIT,
-        "undo_edit": EDIT,
-    },
-}
 
 #: Bound of the classify memo; real harnesses use a few dozen names.
 _MEMO_LIMIT = 512
@@ -148,20 +89,24 @@ class ToolClasses:
         return cls(SEED_READ, SEED_EDIT, SEED_SHELL)
 
     @classmethod
-    def default(cls) -> ToolClasses:
-        """S-1.2 plus the names of Claude Code, Codex, OpenHands, SWE-agent, Gemini, Cline, opencode."""
-        return cls(
-            SEED_READ + HARNESS_READ,
-            SEED_EDIT + HARNESS_EDIT,
-            SEED_SHELL + HARNESS_SHELL,
-            HARNESS_MODES,
-        )
+    def with_harnesses(cls, tables: Iterable[HarnessNames]) -> ToolClasses:
+        """S-1.2 plus each harness's `(read, edit, shell, modes)` names (its room's tables)."""
+        read, edit, shell = list(SEED_READ), list(SEED_EDIT), list(SEED_SHELL)
+        modes: dict[str, Mapping[str, str]] = {}
+        for more_read, more_edit, more_shell, more_modes in tables:
+            read.extend(more_read)
+            edit.extend(more_edit)
+            shell.extend(more_shell)
+            for tool, table in more_modes.items():
+                modes.setdefault(tool, table)
+        return cls(read, edit, shell, modes)
 
     @classmethod
-    def from_config(cls, config: Mapping[str, object]) -> ToolClasses:
+    def from_config(cls, config: Mapping[str, object], defaults: ToolClasses | None = None) -> ToolClasses:
         """Build from a config table: `read`/`edit`/`shell` lists of names, `modes` (tool →
         {sub-command: class}), and `replace_defaults` (bool; default false = extend the defaults).
 
+        The defaults extended are `defaults` (the harnesses' table), else slmcode's own names.
         A name given in the config wins over the same name in the defaults. Values of the wrong
         type raise ToolClassesConfigError so a typo in config.toml is reported, not silently ignored.
         """
@@ -190,7 +135,7 @@ class ToolClasses:
             raise ToolClassesConfigError("tool classes: replace_defaults must be true or false")
         if replace:
             return cls(groups[READ], groups[EDIT], groups[SHELL], modes)
-        base = cls.default()
+        base = defaults if defaults is not None else cls.seed()
         names = dict(base._names)
         merged_modes: dict[str, Mapping[str, str]] = dict(base._modes)
         for klass in _CLASSES:
@@ -246,5 +191,6 @@ class ToolClasses:
         return {k: sorted(v) for k, v in out.items()}
 
 
-#: The table working memory uses unless the configuration says otherwise.
-DEFAULT_TOOL_CLASSES = ToolClasses.default()
+#: The table pure working-memory code uses when its caller passes none: slmcode's own names (the
+#: daemon passes `slmactor.harnesses.tool_classes()`, every harness's names too).
+DEFAULT_TOOL_CLASSES = ToolClasses.seed()

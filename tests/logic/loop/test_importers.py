@@ -10,7 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slmactor.logic.loop.importers import UnknownTrajectoryFormat, format_of, to_trajectory
+from slmactor.harnesses import read_trajectory as to_trajectory
+from slmactor.harnesses import trajectory_format_of as format_of
+from slmactor.logic.loop.importers import UnknownTrajectoryFormat
 from slmactor.logic.loop.replay import RunTally, StepResult
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures" / "trajectories"

@@ -9,11 +9,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from slmactor import harnesses
+from slmactor.harnesses.claude import transcript_stats as claude_transcript_stats
+from slmactor.harnesses.codex import rollout as codex_rollout
 from slmactor.logic.evolve.transforms import infer_transform
 from slmactor.logic.loop.reflect import reflect
 from slmactor.logic.loop.run_report import RunReport
 from slmactor.logic.loop.session_report import pair_failures, session_report
-from slmactor.logic.loop.transcripts import claude_transcript_stats, codex_rollout
 from slmactor.logic.text.timefmt import parse_rfc3339
 
 EDITS = {"edit", "replace", "apply_patch", "write"}
@@ -88,7 +90,8 @@ def test_session_report_reflects_into_episode_rule_and_metrics() -> None:
         call("Edit", True, "a.py", CLEAN, at=97.0),
     ]
     snapshot = {"counters": {"calls": 5, "errors": 1, "redundant": 1}, "files_edited": ["a.py"]}
-    report = session_report("s-1", "claude", entries, snapshot, None, 120.0, is_edit)
+    report = session_report("s-1", "claude", entries, snapshot, None, 120.0, is_edit,
+                            edit_format_of=harnesses.edit_format)
     assert report["query"] == "fix the discount" and report["tags"] == ["hook", "claude"]
     assert (report["tool_calls"], report["tool_errors"], report["redundant_calls"]) == (5, 1, 1)
     assert report["files_changed"] == ["a.py"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from slmactor import harnesses
 from slmactor.logic.text.strings import hash_id
 from slmactor.logic.working.memory import SEED_CAPS, WorkingMemory
 from slmactor.logic.working.records import WorkingSnapshot
@@ -326,7 +327,7 @@ def test_reset_clears_everything_including_counters() -> None:
 
 
 def test_harness_tool_names_are_classified() -> None:
-    w = wm()
+    w = WorkingMemory("r", classes=harnesses.tool_classes())
     w.record_tool("Read", "/r/a.py")
     w.record_tool("Grep", "/r/src")
     w.record_tool("MultiEdit", "/r/b.py")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from slmactor import harnesses
 from slmactor.logic.working.toolclasses import (
     EDIT,
     OTHER,
@@ -55,7 +56,7 @@ def test_seed_classes_are_exactly_s_1_2() -> None:
     ],
 )
 def test_default_classes_know_harness_names(tool: str, expected: str) -> None:
-    assert ToolClasses.default().class_of(tool) == expected
+    assert harnesses.tool_classes().class_of(tool) == expected
 
 
 @pytest.mark.parametrize("tool", ["str_replace_editor", "file_editor", "STR_REPLACE_EDITOR"])
@@ -76,7 +77,7 @@ def test_default_classes_know_harness_names(tool: str, expected: str) -> None:
 def test_mode_tools_take_their_class_from_the_sub_command(
     tool: str, command: str, args: str, expected: str
 ) -> None:
-    assert ToolClasses.default().class_of(tool, command, args) == expected
+    assert harnesses.tool_classes().class_of(tool, command, args) == expected
 
 
 def test_config_extends_and_overrides_the_defaults() -> None:
@@ -120,7 +121,7 @@ def test_bad_config_is_reported(config: dict[str, object]) -> None:
 
 
 def test_classify_memo_is_bounded_and_correct() -> None:
-    tc = ToolClasses.default()
+    tc = harnesses.tool_classes()
     for i in range(2000):
         assert tc.classify(f"Tool{i}") == (f"tool{i}", OTHER)
     assert tc.classify(" Read ") == ("read", READ)

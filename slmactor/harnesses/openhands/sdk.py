@@ -1,7 +1,7 @@
 """OpenHands SDK adapter: memory for an in-process `Conversation` (issue 13).
 
     from openhands.sdk import Agent
-    from slmactor.adapters.openhands_sdk import MemoryCallback
+    from slmactor.harnesses.openhands.sdk import MemoryCallback
 
     with MemoryCallback(project=repo, task=task, model=llm.model) as memory:
         agent = Agent(llm=llm, tools=tools, agent_context=memory.agent_context())
@@ -49,7 +49,7 @@ from collections.abc import Mapping
 from typing import Any, Self
 
 from slmactor.client import Client, DaemonUnavailable, RequestFailed
-from slmactor.logic.loop.importers import sdk_action_args, sdk_outcome, sdk_text
+from slmactor.harnesses.openhands import sdk_action_args, sdk_outcome, sdk_text
 from slmactor.results import Advice, Finished
 
 __all__ = ["MemoryCallback"]

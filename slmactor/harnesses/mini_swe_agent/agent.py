@@ -1,7 +1,7 @@
 """mini-swe-agent with slmactor memory: `MemoryAgent`, a drop-in for its `DefaultAgent`.
 
     from minisweagent.environments.local import LocalEnvironment
-    from slmactor.adapters.mini_swe_agent import MemoryAgent
+    from slmactor.harnesses.mini_swe_agent.agent import MemoryAgent
 
     agent = MemoryAgent(model, LocalEnvironment(cwd=repo), project=repo, **agent_config)
     agent.run("fix the failing date parser test")

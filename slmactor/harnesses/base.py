@@ -1,0 +1,374 @@
+"""The interface every harness room implements, and the default behaviour rooms inherit.
+
+A harness is one agent program slmactor serves (Claude Code, Codex CLI, ...). Everything that is
+particular to it — its hook events and payload fields, how a tool response says "failed", the
+JSON it reads back, its tool names and their families, its edit tools for pre-flight, its
+transcript format, its trajectory format, its settings files — lives in its room
+(`slmactor/harnesses/<name>.py`) as a subclass of `Harness`. The generic machinery (`hooks/`,
+`hook install`, working memory, the session report, `metrics replay`) asks the room through the
+registry (`slmactor.harnesses.get`) and never branches on a harness itself.
+
+Cheap to import on purpose: a hook process for an event with nothing to do reads only the room's
+event table, so nothing here (nor in a room) imports `typing`, `json`, `re` or `dataclasses` at
+module level; the methods that need them import them when called.
+
+Actions (what slmactor does with an event): RECORD a finished tool call, PREFLIGHT a call about
+to run, CONTEXT (session start, prompt: the memory block), STOP (end of a turn), END (end of the
+session), IGNORE.
+"""
+
+from __future__ import annotations
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from pathlib import Path
+    from typing import Any
+
+RECORD = "record"
+PREFLIGHT = "preflight"
+CONTEXT = "context"
+STOP = "stop"
+END = "end"
+IGNORE = ""
+
+#: Hook-level kinds of a tool call (what a hook may do with it).
+EDIT = "edit"
+READ = "read"
+SHELL = "shell"
+
+#: Payload keys that name the file a tool works on, in the order they are tried.
+PATH_KEYS = ("file_path", "filePath", "absolute_path", "notebook_path", "path")
+
+
+def text(value: Any) -> str:
+    """`value` if it is a string, else ""."""
+    return value if isinstance(value, str) else ""
+
+
+def content_text(value: Any) -> str:
+    """Text of a string, or of a list of `{text}` parts (content blocks of most APIs)."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        return text(value.get("text"))
+    if isinstance(value, list):
+        return "\n".join(t for t in (content_text(v) for v in value) if t)
+    return ""
+
+
+def error_text(value: Any) -> str:
+    """The message of an error given as a string or as `{message|error|reason}`."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict):
+        for key in ("message", "error", "reason"):
+            if isinstance(value.get(key), str):
+                return str(value[key])
+    return ""
+
+
+_EXIT_KEYS = ("exit_code", "exitCode", "returncode", "return_code")
+
+
+def generic_outcome(response: Any) -> tuple[bool, str]:
+    """(ok, error) from a dict tool response: explicit failure flags, an error, a non-zero exit."""
+    if not isinstance(response, dict):
+        return True, ""
+    error = response.get("error")
+    if error and error_text(error):
+        return False, error_text(error)
+    if response.get("success") is False or response.get("is_error") is True or response.get("isError") is True:
+        found = (text(response.get("stderr")) or text(response.get("message"))
+                 or content_text(response.get("content")) or text(response.get("output")))
+        return False, found or "the tool reported failure"
+    for key in _EXIT_KEYS:
+        code = response.get(key)
+        if isinstance(code, int) and not isinstance(code, bool) and code != 0:
+            output = text(response.get("stderr")).strip() or content_text(response.get("content")).strip()
+            return False, output or f"exit status {code}"
+    if response.get("interrupted") is True:
+        return False, "interrupted"
+    return True, ""
+
+
+#: `*** Update File: p`, `*** Add File: p`, `*** Delete File: p`, `*** Move to: p`: the headers
+#: of the `*** Begin Patch` envelope (a patch format several harnesses' tools take).
+_PATCH_HEADER = r"(?m)^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
+
+
+def patch_paths(patch: str) -> tuple[str, ...]:
+    """Every file a `*** Begin Patch` envelope names, in order, once each."""
+    import re
+
+    seen: dict[str, None] = {}
+    for match in re.finditer(_PATCH_HEADER, patch):
+        seen.setdefault((match.group(1) or match.group(2)).strip(), None)
+    return tuple(p for p in seen if p)
+
+
+class EditTool:
+    """How one harness's search/replace edit tool names its fields and words its not-found error
+    (what pre-flight needs to check an edit against the file and to rewrite it)."""
+
+    __slots__ = ("error", "expected", "new", "normalizes_crlf", "old", "path", "replace_all")
+
+    def __init__(self, error: str, old: str = "old_string", new: str = "new_string",
+                 replace_all: str = "replace_all", expected: str = "", *, path: str = "file_path",
+                 normalizes_crlf: bool = True) -> None:
+        #: The error the harness would report, `{old}` and `{path}` filled in (so a failure
+        #: pre-flight foresees is fingerprinted as the one a failed call of this tool records).
+        self.error = error
+        self.old = old
+        self.new = new
+        self.replace_all = replace_all
+        self.expected = expected
+        self.path = path
+        #: The harness compares with the file's line endings normalised to `\n`.
+        self.normalizes_crlf = normalizes_crlf
+
+
+class JsonSettings:
+    """A harness that reads its hooks from a JSON settings file under a `"hooks"` key."""
+
+    __slots__ = ("folder", "name", "user_env")
+
+    def __init__(self, folder: str, name: str, user_env: str = "") -> None:
+        self.folder = folder
+        self.name = name
+        #: An environment variable that moves the user-scope folder (its value replaces `~/folder`).
+        self.user_env = user_env
+
+
+class ScriptPerEvent:
+    """A harness that runs one executable per event, named after the event, from a folder."""
+
+    __slots__ = ("project", "user")
+
+    def __init__(self, project: tuple[str, ...], user: tuple[str, ...]) -> None:
+        self.project = project
+        self.user = user
+
+
+class Harness:
+    """One harness. Class attributes are its tables; methods its behaviour (defaults: the
+    Claude-Code-like hook shape most harnesses copied). Rooms subclass and override."""
+
+    #: Registry name (`slmactor hook <name>`, `--harness <name>`).
+    name = ""
+    #: How people call it.
+    title = ""
+    #: Event → action, for every hook event slmactor handles (any other: IGNORE).
+    events: Mapping[str, str] = {}
+    #: Events whose output may carry text for the model.
+    context_events: frozenset[str] = frozenset()
+    #: Events whose output may replace the tool's input.
+    input_events: frozenset[str] = frozenset()
+    #: Events that end a session (a harness without one ends segments on STOP).
+    end_events: frozenset[str] = frozenset()
+    #: Context events at which the daemon may be started (a session's first event).
+    start_events: frozenset[str] = frozenset()
+    #: Payload key of the event name (the command line names it too; this is the fallback).
+    event_key = "hook_event_name"
+    #: Environment variable naming the project root, and the payload key that does otherwise.
+    project_env = ""
+    project_key = "cwd"
+    #: Tool name → EDIT / READ / SHELL, as the hook payloads spell it.
+    tool_kinds: Mapping[str, str] = {}
+    #: Tools that edit unless their `command` is `view` (and are search/replace only for
+    #: `str_replace`).
+    mode_editors: frozenset[str] = frozenset()
+    #: Tool → (old key, new key, replace-all key) of its string-replacing edit.
+    edit_keys: Mapping[str, tuple[str, str, str]] = {}
+    #: Pre-flight: the search/replace tools it may rewrite, and its patch tools.
+    preflight_edits: Mapping[str, EditTool] = {}
+    preflight_patches: frozenset[str] = frozenset()
+    #: The error a patch tool reports for a hunk not in the file (`{path}`, `{old}` filled in).
+    patch_error = ""
+    #: Working memory's tool classes: lower-case names per class, and mode tools
+    #: (sub-command → class).
+    read_tools: tuple[str, ...] = ()
+    edit_tools: tuple[str, ...] = ()
+    shell_tools: tuple[str, ...] = ()
+    mode_tools: Mapping[str, Mapping[str, str]] = {}
+    #: Lower-case edit tool → the edit format it stands for (search_replace / apply_patch /
+    #: whole_file: the arms of the `edit_format` decision).
+    edit_formats: Mapping[str, str] = {}
+    #: slmcode's tool and field names (`ws_read`, `old_str`) → this harness's, for advice text.
+    vocabulary: Mapping[str, str] = {}
+    #: Where its hooks are configured (None: no hooks to install).
+    settings: JsonSettings | ScriptPerEvent | None = None
+    #: Install: events whose handler may run in the background (output ignored).
+    async_events: frozenset[str] = frozenset()
+    #: Install: the matcher a tool event's group gets ("" = none).
+    tool_matcher = "*"
+    #: What the user must do after an install.
+    next_step = ""
+    #: Longest context text the harness accepts (0 = no limit of its own).
+    context_limit = 0
+
+    # ------------------------------------------------------------------------- hook events
+
+    def has_work(self, event: str) -> bool:
+        """Whether slmactor does anything for this event (else the hook answers neutrally at
+        once, and `hook install` does not register it): a STOP only where the harness has no END
+        event, a PREFLIGHT only where the harness accepts a rewritten input."""
+        action = self.events.get(event, IGNORE)
+        if action == STOP:
+            return END not in self.events.values()
+        if action == PREFLIGHT:
+            return event in self.input_events
+        return action != IGNORE
+
+    def is_stop_rerun(self, event: str, payload: Mapping[str, Any]) -> bool:
+        """A turn's end that a stop hook caused by continuing the turn (nothing new to report)."""
+        return self.events.get(event) == STOP and payload.get("stop_hook_active") is True
+
+    def neutral_json(self) -> str:
+        """The output that changes nothing, as text."""
+        return "{}"
+
+    def neutral(self) -> dict[str, Any]:
+        """The output that changes nothing."""
+        return {}
+
+    def tool_fields(self, payload: Mapping[str, Any]) -> tuple[str, Any, Mapping[str, Any]]:
+        """(tool name, raw input, input as a mapping) of a tool event."""
+        tool, raw = text(payload.get("tool_name")), payload.get("tool_input")
+        return tool.strip(), raw, raw if isinstance(raw, dict) else {}
+
+    def project(self, payload: Mapping[str, Any], env: Mapping[str, str], cwd: str) -> str:
+        """The project root the harness works in: its env var first (the root the harness was
+        started in, while a payload's cwd follows `cd`), else the payload's."""
+        from_env = env.get(self.project_env, "") if self.project_env else ""
+        return from_env or text(payload.get(self.project_key)) or cwd
+
+    def run_id(self, payload: Mapping[str, Any], env: Mapping[str, str]) -> str:
+        """The session id ("" when there is none)."""
+        return text(payload.get("session_id"))
+
+    def prompt(self, payload: Mapping[str, Any]) -> str:
+        """The user's prompt of a context event ("" when it has none)."""
+        return text(payload.get("prompt"))
+
+    def outcome(self, tool: str, event: str, payload: Mapping[str, Any]) -> tuple[bool, str]:
+        """(ok, error) of the finished call a RECORD event reports."""
+        return generic_outcome(payload.get("tool_response"))
+
+    def paths(self, tool: str, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
+        """Every file the call names (a patch envelope's headers, else its path key)."""
+        for key in ("command", "input", "patch"):
+            value = tool_input.get(key)
+            if isinstance(value, str) and "*** Begin Patch" in value:
+                return patch_paths(value)
+        for key in PATH_KEYS:
+            value = tool_input.get(key)
+            if isinstance(value, str) and value:
+                return (value,)
+        return ()
+
+    def tool_kind(self, tool: str, tool_input: Mapping[str, Any]) -> str:
+        """EDIT / READ / SHELL / "" for a tool call (a mode editor by its sub-command)."""
+        kind = self.tool_kinds.get(tool, "")
+        if kind == EDIT and tool in self.mode_editors and tool_input.get("command") == "view":
+            return READ
+        return kind
+
+    def is_search_replace(self, tool: str, tool_input: Mapping[str, Any]) -> bool:
+        """Whether this call of an `edit_keys` tool is a string replacement."""
+        return tool not in self.mode_editors or tool_input.get("command") == "str_replace"
+
+    def output(self, event: str, context: str, new_input: Mapping[str, Any] | None) -> dict[str, Any]:
+        """The JSON the harness reads on stdout; `context` and `new_input` are already limited to
+        the events that take them."""
+        if not context and new_input is None:
+            return {}
+        specific: dict[str, Any] = {"hookEventName": event}
+        if new_input is not None:
+            specific["updatedInput"] = dict(new_input)
+        if context:
+            specific["additionalContext"] = context
+        return {"hookSpecificOutput": specific}
+
+    # --------------------------------------------------------------------------- pre-flight
+
+    @property
+    def pre_event(self) -> str:
+        """The pre-tool event whose output can replace the input ("" when none can)."""
+        for event, action in self.events.items():
+            if action == PREFLIGHT and event in self.input_events:
+                return event
+        return ""
+
+    def is_preflight_tool(self, tool: object) -> bool:
+        """Whether pre-flight looks at calls of this tool (its edit and patch tools only)."""
+        return isinstance(tool, str) and (tool in self.preflight_edits or tool in self.preflight_patches)
+
+    def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
+                         reason: str) -> dict[str, Any]:
+        """What the hook prints to run the call with `updated` as its input."""
+        return {"hookSpecificOutput": {"hookEventName": self.pre_event, "permissionDecision": "allow",
+                                       "permissionDecisionReason": reason, "updatedInput": updated}}
+
+    # --------------------------------------------------------------------------- transcripts
+
+    def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> Any:
+        """`TranscriptStats` of the session transcript at `path` (its lines given), of what
+        happened after `since`; None when this harness writes none we read."""
+        return None
+
+    def transcript_path(self, payload: Mapping[str, Any]) -> str:
+        """The session transcript a hook payload names ("" when none)."""
+        return text(payload.get("transcript_path"))
+
+    def transcript_suffix(self) -> str:
+        """The file ending of the transcripts `transcript_stats` reads ("" = none)."""
+        return ""
+
+    # -------------------------------------------------------------------------- trajectories
+
+    #: How an error names its trajectory formats ("SWE-agent .traj (trajectory, info)").
+    trajectory_hints: tuple[str, ...] = ()
+
+    def trajectory_format(self, data: Any) -> str:
+        """The name of this harness's trajectory format `data` is in, or ""."""
+        return ""
+
+    def trajectory(self, data: Any, default_id: str) -> Any:
+        """A replayable `Trajectory` of `data` (a format `trajectory_format` recognised)."""
+        raise ValueError(f"{self.name} has no trajectory format")
+
+    # ------------------------------------------------------------------------------ install
+
+    def settings_path(self, scope: str, project: Path, home: Path, env: Mapping[str, str]) -> Path:
+        """The settings file (or, for a script-per-event harness, the folder) of `scope`
+        ("project" or "user")."""
+        from pathlib import Path as _Path
+
+        spec = self.settings
+        if spec is None:
+            raise ValueError(f"{self.name} has no hook settings")
+        user = scope == "user"
+        if isinstance(spec, ScriptPerEvent):
+            return (home if user else project).joinpath(*(spec.user if user else spec.project))
+        if user and spec.user_env and env.get(spec.user_env):
+            return _Path(env[spec.user_env]) / spec.name
+        return (home if user else project) / spec.folder / spec.name
+
+    def handler(self, command: str, event: str, timeout_s: int) -> dict[str, Any]:
+        """Our hook handler for `event` in the harness's settings."""
+        entry: dict[str, Any] = {"type": "command", "command": f"{command} hook {self.name} {event}",
+                                 "timeout": timeout_s}
+        if event in self.async_events:
+            entry["async"] = True
+        return entry
+
+    def hooks_container(self, doc: dict[str, Any], create: bool) -> dict[str, Any] | None:
+        """The event → groups mapping of a settings document."""
+        hooks = doc.get("hooks")
+        if isinstance(hooks, dict):
+            return hooks
+        if hooks is None and create:
+            doc["hooks"] = {}
+            return doc["hooks"]  # type: ignore[no-any-return]
+        return None

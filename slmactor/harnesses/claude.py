@@ -1,0 +1,161 @@
+"""Claude Code: its hook events and payloads, its tools, its transcript, its settings.
+
+Follows Claude Code 2.1.x: the hooks reference (docs.anthropic.com/en/docs/claude-code/hooks —
+events, `hookSpecificOutput`, `permissionDecision`, `updatedInput`, `additionalContext`,
+`async`), the settings reference (`.claude/settings.json`, `~/.claude/settings.json`,
+`CLAUDE_CONFIG_DIR`), and the session transcript it writes
+(`~/.claude/projects/<project>/<session>.jsonl`); what the real binary does with them is in
+`tests/fixtures/hooks/claude/` (each fixture names its version).
+
+* Failures arrive on `PostToolUseFailure` (`error`, kept whole: for Bash it is
+  `Exit code N\\n<output>`, and the output *is* the error); a `PostToolUse` response is a dict
+  (`{stdout, stderr, interrupted}` for Bash, `{filePath, success}` for Write, ...).
+* Its `Read` shows a `N\\t` gutter; its `Edit` says `String to replace not found in file.`
+* Pre-flight answers `permissionDecision: allow` only when the session already lets edits
+  through without asking (`permission_mode` acceptEdits / bypassPermissions / dontAsk), else
+  `ask`, so a rewrite never skips a prompt the user would have seen.
+"""
+
+from __future__ import annotations
+
+from slmactor.harnesses.base import (
+    CONTEXT,
+    EDIT,
+    END,
+    PREFLIGHT,
+    READ,
+    RECORD,
+    SHELL,
+    STOP,
+    EditTool,
+    Harness,
+    JsonSettings,
+    text,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Mapping
+    from typing import Any
+
+_NO_PROMPT_MODES = frozenset({"acceptEdits", "bypassPermissions", "dontAsk"})
+
+
+class Claude(Harness):
+    name = "claude"
+    title = "Claude Code"
+    events = {
+        "SessionStart": CONTEXT, "UserPromptSubmit": CONTEXT, "PreToolUse": PREFLIGHT,
+        "PostToolUse": RECORD, "PostToolUseFailure": RECORD, "Stop": STOP, "SubagentStop": STOP,
+        "SessionEnd": END,
+    }
+    context_events = frozenset({"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse",
+                                "PostToolUseFailure"})
+    input_events = frozenset({"PreToolUse"})
+    end_events = frozenset({"SessionEnd"})
+    start_events = frozenset({"SessionStart"})
+    project_env = "CLAUDE_PROJECT_DIR"
+    tool_kinds = {"Edit": EDIT, "MultiEdit": EDIT, "Write": EDIT, "NotebookEdit": EDIT,
+                  "Read": READ, "Bash": SHELL}
+    edit_keys = {"Edit": ("old_string", "new_string", "replace_all")}
+    preflight_edits = {"Edit": EditTool("String to replace not found in file.\nString: {old}")}
+    # Read, Edit, Write and Bash are slmcode's own names too (SPEC S-1.2, compared lower-case).
+    read_tools = ("glob", "grep", "ls", "notebookread")
+    edit_tools = ("multiedit", "notebookedit")
+    shell_tools = ("bashoutput",)
+    edit_formats = {"edit": "search_replace", "multiedit": "search_replace", "write": "whole_file"}
+    vocabulary = {
+        "ws_read": "Read", "ws_edit": "Edit", "ws_write": "Write", "ws_patch": "Edit",
+        "ws_glob": "Glob", "ws_list": "Glob", "ws_grep": "Grep", "ws_shell": "Bash",
+        "old_str": "old_string", "new_str": "new_string",
+    }
+    settings = JsonSettings(".claude", "settings.json")
+    async_events = frozenset({"PostToolUse"})
+    next_step = "Restart Claude Code (or run /hooks to review): it reads hooks when a session starts."
+
+    def outcome(self, tool: str, event: str, payload: Mapping[str, Any]) -> tuple[bool, str]:
+        if event == "PostToolUseFailure":
+            return False, text(payload.get("error")) or (
+                "interrupted" if payload.get("is_interrupt") else "the tool failed")
+        return super().outcome(tool, event, payload)
+
+    def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
+                         reason: str) -> dict[str, Any]:
+        decision = "allow" if payload.get("permission_mode") in _NO_PROMPT_MODES else "ask"
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
+                                       "permissionDecisionReason": reason, "updatedInput": updated}}
+
+    def transcript_suffix(self) -> str:
+        return ".jsonl"
+
+    def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> Any:
+        # The whole session is read once, at its end (no segments).
+        return transcript_stats(lines) if not since else None
+
+
+def _prompt_text(message: Any) -> str:
+    """A user entry's typed text (a string, or its text blocks); "" for tool results."""
+    content = message.get("content") if isinstance(message, dict) else None
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        texts = [b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"]
+        return "\n".join(t for t in texts if isinstance(t, str))
+    return ""
+
+
+def transcript_stats(lines: Iterable[str]) -> Any:
+    """Model, LLM calls and tokens of a Claude Code JSONL transcript (a `TranscriptStats`).
+
+    Format (Claude Code 2.x, `~/.claude/projects/<project>/<session>.jsonl`): one entry per line
+    with `type` (`user`, `assistant`, `system`, `summary`, …), `timestamp`, `isSidechain`,
+    `isMeta`; an assistant entry's `message` is the Messages API response (`id`, `model`,
+    `usage` with `input_tokens`, `cache_creation_input_tokens`, `cache_read_input_tokens`,
+    `output_tokens`, `stop_reason`).  A streamed response is written as several entries sharing
+    one `message.id`, each repeating the usage: the last entry of an id counts, once.  Tokens in
+    are all input tokens the model processed (cached or not); `<synthetic>` entries (written by
+    Claude Code itself, not a model) are skipped.
+    """
+    from slmactor.logic.loop.transcripts import TranscriptStats, as_count, json_objects
+    from slmactor.logic.text.timefmt import parse_rfc3339
+
+    usage_by_id: dict[str, tuple[int, int]] = {}
+    models: dict[str, int] = {}
+    started = ended = 0.0
+    prompt = ""
+    for entry in json_objects(lines):
+        stamp = entry.get("timestamp")
+        at = parse_rfc3339(stamp) if isinstance(stamp, str) else None
+        if at:
+            started = at if not started else min(started, at)
+            ended = max(ended, at)
+        kind, message = entry.get("type"), entry.get("message")
+        if kind == "user" and not prompt and not entry.get("isMeta") and not entry.get("isSidechain"):
+            prompt = _prompt_text(message).strip()
+        if kind != "assistant" or not isinstance(message, dict):
+            continue
+        model = message.get("model")
+        if not isinstance(model, str) or not model or model == "<synthetic>":
+            continue
+        mid = message.get("id")
+        key = mid if isinstance(mid, str) and mid else f"line-{len(usage_by_id)}"
+        usage = message.get("usage")
+        usage = usage if isinstance(usage, dict) else {}
+        tokens_in = (as_count(usage.get("input_tokens")) + as_count(usage.get("cache_creation_input_tokens"))
+                     + as_count(usage.get("cache_read_input_tokens")))
+        if key not in usage_by_id:
+            models[model] = models.get(model, 0) + 1
+        usage_by_id[key] = (tokens_in, as_count(usage.get("output_tokens")))
+    main_model = max(models, key=lambda m: (models[m], m)) if models else ""
+    return TranscriptStats(
+        model=main_model,
+        llm_calls=len(usage_by_id),
+        tokens_in=sum(i for i, _ in usage_by_id.values()),
+        tokens_out=sum(o for _, o in usage_by_id.values()),
+        started_at=started,
+        ended_at=ended,
+        first_prompt=prompt,
+    )
+
+
+HARNESS = Claude()

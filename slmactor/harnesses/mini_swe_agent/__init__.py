@@ -1,0 +1,73 @@
+"""mini-swe-agent: its trajectory files, and (in `agent`) `MemoryAgent`, its `DefaultAgent`
+with memory.
+
+Follows mini-swe-agent 2.x: `src/minisweagent/agents/default.py` (`serialize`, what
+`DefaultAgent.save` writes: `trajectory_format: "mini-swe-agent-1.1"`, `messages` in which an
+assistant message lists its `extra.actions` (`{"command"}`) and each action's observation
+follows as a `user`/`tool` message with `extra.returncode`), `info.config.model.model_name`,
+`info.exit_status` ("Submitted" when the task was handed in). Its only tool is the shell.
+Fixtures: `tests/fixtures/trajectories/`.
+"""
+
+from __future__ import annotations
+
+from slmactor.harnesses.base import Harness, text
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+    from typing import Any
+
+
+class MiniSweAgent(Harness):
+    name = "mini_swe_agent"
+    title = "mini-swe-agent"
+    trajectory_hints = ("mini-swe-agent (trajectory_format, messages)",)
+
+    def trajectory_format(self, data: Any) -> str:
+        if isinstance(data, dict) and text(data.get("trajectory_format")).startswith("mini-swe-agent") \
+                and isinstance(data.get("messages"), list):
+            return "mini-swe-agent"
+        return ""
+
+    def trajectory(self, data: Any, default_id: str) -> Any:
+        return _trajectory(data, default_id)
+
+
+def _dict(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _trajectory(data: Mapping[str, Any], default_id: str) -> Any:
+    from slmactor.logic.loop.importers import ERROR_CHARS, QUERY_CHARS, message_text, pair_fixes
+    from slmactor.logic.loop.replay import Step, Trajectory
+
+    info = _dict(data.get("info"))
+    config = _dict(info.get("config"))
+    model = text(_dict(config.get("model")).get("model_name"))
+    messages = [m for m in data["messages"] if isinstance(m, dict)]
+    query = next((message_text(m.get("content")) for m in messages if m.get("role") == "user"), "")
+    steps: list[Step] = []
+    pending: list[str] = []  # commands of the last assistant message, awaiting observations
+    for message in messages:
+        role = message.get("role")
+        extra = _dict(message.get("extra"))
+        if role == "assistant":
+            steps.append(Step(kind="assistant"))
+            actions = extra.get("actions")
+            pending = [text(a.get("command")) for a in actions if isinstance(a, dict)] \
+                if isinstance(actions, list) else []
+        elif role in ("user", "tool") and "returncode" in extra and pending:
+            command = pending.pop(0)
+            code = extra.get("returncode")
+            failed = (isinstance(code, int) and code != 0) or bool(extra.get("exception_info"))
+            output = text(extra.get("exception_info")) or text(extra.get("raw_output"))
+            steps.append(Step(kind="tool", tool="bash", args=command, ok=not failed,
+                              error=output[:ERROR_CHARS] if failed else ""))
+    exit_status = text(info.get("exit_status"))
+    return Trajectory(
+        id=default_id, query=query[:QUERY_CHARS], model=model,
+        task_passed=exit_status == "Submitted", steps=tuple(pair_fixes(steps)))
+
+
+HARNESS = MiniSweAgent()
