@@ -92,6 +92,65 @@ def generic_outcome(response: Any) -> tuple[bool, str]:
     return True, ""
 
 
+def compact_json(value: Any) -> str:
+    """A tool input as the ledger keeps it: a string as is, anything else as compact JSON."""
+    import json
+
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def command_of(tool_input: Mapping[str, Any]) -> str:
+    """The shell command a tool input runs ("" when it names none): `command` / `cmd` as a
+    string or an argv (a `sh -c` script kept as the script), or a list of `commands`."""
+    command = tool_input.get("command", tool_input.get("cmd"))
+    if isinstance(command, list) and all(isinstance(c, str) for c in command):
+        if len(command) == 3 and command[1] in {"-c", "-lc"}:
+            return str(command[2])
+        import shlex
+
+        return shlex.join(command)
+    commands = tool_input.get("commands")  # a JSON list of commands, as a string
+    if isinstance(commands, str) and commands.startswith("["):
+        import json
+
+        try:
+            commands = json.loads(commands)
+        except ValueError:
+            pass
+    if isinstance(commands, list):
+        return " && ".join(c if isinstance(c, str) else compact_json(c) for c in commands)
+    return text(command) or text(commands)
+
+
+#: Longest error text a transcript call keeps (the wire cap of `record_tool`).
+MAX_CALL_ERROR = 16_000
+
+
+def call_entry(room: Harness, *, at: float, call_id: str, tool: str, tool_input: Any, ok: bool,
+               error: str = "", exit_code: int | None = None) -> dict[str, Any]:
+    """One tool call a transcript shows, as a session-ledger `call` entry (unredacted: the
+    ledger's writer redacts)."""
+    mapping = tool_input if isinstance(tool_input, dict) else {}
+    paths = room.paths(tool, mapping)
+    entry: dict[str, Any] = {"e": "call", "at": at, "id": call_id, "tool": tool, "ok": ok}
+    if paths:
+        entry["path"] = paths[0]
+    if tool_input not in (None, "", {}):
+        entry["args"] = compact_json(tool_input)
+    if room.tool_kind(tool, mapping) == SHELL:
+        command = command_of(mapping)
+        if command:
+            entry["command"] = command
+    if not ok:
+        entry["error"] = error.strip()[:MAX_CALL_ERROR] or (
+            f"exit status {exit_code}" if exit_code is not None else "the tool failed")
+    if exit_code is not None:
+        entry["exit_code"] = exit_code
+    return entry
+
+
 #: `*** Update File: p`, `*** Add File: p`, `*** Delete File: p`, `*** Move to: p`: the headers
 #: of the `*** Begin Patch` envelope (a patch format several harnesses' tools take).
 _PATCH_HEADER = r"(?m)^\*\*\* (?:Update|Add|Delete) File: (.+?)\s*$|^\*\*\* Move to: (.+?)\s*$"
@@ -231,6 +290,11 @@ class Harness:
     def neutral(self) -> dict[str, Any]:
         """The output that changes nothing."""
         return {}
+
+    def call_id(self, payload: Mapping[str, Any]) -> str:
+        """The id of the tool call a tool event reports ("" when none): the one its transcript
+        names the call by, so a call seen by a hook and in the transcript is counted once."""
+        return text(payload.get("tool_use_id"))
 
     def tool_fields(self, payload: Mapping[str, Any]) -> tuple[str, Any, Mapping[str, Any]]:
         """(tool name, raw input, input as a mapping) of a tool event."""

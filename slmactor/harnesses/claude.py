@@ -104,8 +104,22 @@ def _prompt_text(message: Any) -> str:
     return ""
 
 
+_ERROR_TAGS = ("<tool_use_error>", "</tool_use_error>")
+
+
+def _result_text(block: Mapping[str, Any]) -> str:
+    """A `tool_result` block's text without Claude Code's `<tool_use_error>` wrapper."""
+    from slmactor.harnesses.base import content_text
+
+    found = content_text(block.get("content")).strip()
+    for tag in _ERROR_TAGS:
+        found = found.replace(tag, "")
+    return found.strip()
+
+
 def transcript_stats(lines: Iterable[str]) -> Any:
-    """Model, LLM calls and tokens of a Claude Code JSONL transcript (a `TranscriptStats`).
+    """Model, LLM calls, tokens and every tool call of a Claude Code JSONL transcript (a
+    `TranscriptStats`).
 
     Format (Claude Code 2.x, `~/.claude/projects/<project>/<session>.jsonl`): one entry per line
     with `type` (`user`, `assistant`, `system`, `summary`, …), `timestamp`, `isSidechain`,
@@ -115,10 +129,19 @@ def transcript_stats(lines: Iterable[str]) -> Any:
     one `message.id`, each repeating the usage: the last entry of an id counts, once.  Tokens in
     are all input tokens the model processed (cached or not); `<synthetic>` entries (written by
     Claude Code itself, not a model) are skipped.
+
+    Tool calls: an assistant message's `tool_use` blocks (`id`, `name`, `input`) and the
+    `tool_result` block (`tool_use_id`, `content`, `is_error`) of a later user entry. A call
+    whose input failed Claude Code's own validation (an `Edit` whose `old_string` is not in the
+    file) reaches no hook at all — the transcript is the only witness: `is_error: true`, content
+    `<tool_use_error>String to replace not found in file.…</tool_use_error>`.
     """
+    from slmactor.harnesses.base import call_entry
     from slmactor.logic.loop.transcripts import TranscriptStats, as_count, json_objects
     from slmactor.logic.text.timefmt import parse_rfc3339
 
+    uses: dict[str, tuple[float, str, Any]] = {}
+    calls: list[dict[str, Any]] = []
     usage_by_id: dict[str, tuple[int, int]] = {}
     models: dict[str, int] = {}
     started = ended = 0.0
@@ -132,6 +155,19 @@ def transcript_stats(lines: Iterable[str]) -> Any:
         kind, message = entry.get("type"), entry.get("message")
         if kind == "user" and not prompt and not entry.get("isMeta") and not entry.get("isSidechain"):
             prompt = _prompt_text(message).strip()
+        content = message.get("content") if isinstance(message, dict) else None
+        for block in content if isinstance(content, list) else ():
+            if not isinstance(block, dict):
+                continue
+            if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                uses[block["id"]] = (at or 0.0, text(block.get("name")), block.get("input"))
+            elif block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                use = uses.pop(block["tool_use_id"], None)
+                if use is not None and use[1]:
+                    failed = block.get("is_error") is True
+                    calls.append(call_entry(HARNESS, at=use[0] or at or 0.0, call_id=block["tool_use_id"],
+                                            tool=use[1], tool_input=use[2], ok=not failed,
+                                            error=_result_text(block) if failed else ""))
         if kind != "assistant" or not isinstance(message, dict):
             continue
         model = message.get("model")
@@ -155,6 +191,7 @@ def transcript_stats(lines: Iterable[str]) -> Any:
         started_at=started,
         ended_at=ended,
         first_prompt=prompt,
+        calls=tuple(calls),
     )
 
 

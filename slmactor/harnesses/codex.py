@@ -98,24 +98,96 @@ class Codex(Harness):
         return rollout(lines, since)
 
 
+def _output_text(output: Any) -> str:
+    """A tool output as text: a string, content items, or `{"output": ...}` (older rollouts)."""
+    if isinstance(output, list):  # content items
+        return "\n".join(str(i.get("text", "")) for i in output if isinstance(i, dict))
+    if isinstance(output, dict):
+        return str(output.get("output", output.get("content", "")))
+    if isinstance(output, str) and output.startswith('{"output"'):
+        import json
+
+        try:
+            parsed = json.loads(output)
+        except ValueError:
+            return output
+        if isinstance(parsed, dict):
+            return str(parsed.get("output", ""))
+    return output if isinstance(output, str) else ""
+
+
+def _exit_code(output: Any) -> int | None:
+    """The exit code a tool output reports (the exec summary's line, or older rollouts'
+    `{"metadata": {"exit_code"}}`), None when it names none."""
+    import re
+
+    if isinstance(output, str) and output.startswith('{"output"'):
+        import json
+
+        try:
+            parsed = json.loads(output)
+        except ValueError:
+            parsed = None
+        output = parsed if isinstance(parsed, dict) else output
+    if isinstance(output, dict):
+        meta = output.get("metadata")
+        code = meta.get("exit_code") if isinstance(meta, dict) else None
+        return code if isinstance(code, int) and not isinstance(code, bool) else None
+    found = re.search(_EXIT_LINE, _output_text(output)[:600])
+    return int(found.group(1)) if found else None
+
+
 def _patch_failure(output: Any) -> str:
     """The error text of a failed apply_patch output, "" when it succeeded."""
     import re
 
-    if isinstance(output, list):  # content items
-        output = "\n".join(str(i.get("text", "")) for i in output if isinstance(i, dict))
-    if not isinstance(output, str):
-        return ""
-    text = output.strip()
+    text = _output_text(output).strip()
     match = re.match(_ROLLOUT_EXIT, text)
     if match and int(match.group(1)) != 0:
         return text
     return text if any(marker in text for marker in _PATCH_FAILED) else ""
 
 
+#: A patch run through the shell: `apply_patch <<'EOF'` … `EOF` (what Codex has a model without
+#: a freeform patch tool do).
+_HEREDOC = r"\A\s*apply_patch\s+<<\s*['\"]?(\w+)['\"]?\s*\n(.*?)\n\1\s*\Z"
+_SHELL_TOOLS = frozenset({"exec_command", "shell", "local_shell", "container.exec", "unified_exec"})
+
+
+def shell_patch(command: str) -> str:
+    """The patch of a shell command that only runs `apply_patch` on a heredoc, else ""."""
+    import re
+
+    found = re.match(_HEREDOC, command, re.DOTALL)
+    return found.group(2) if found and "*** Begin Patch" in found.group(2) else ""
+
+
+def _call(name: str, raw: Any) -> tuple[str, Any]:
+    """(tool as the hooks name it, tool input) of a rollout call."""
+    if name == "apply_patch":
+        return "apply_patch", {"command": raw} if isinstance(raw, str) else raw
+    if name not in _SHELL_TOOLS:
+        return name, raw
+    args = raw
+    if isinstance(raw, str):
+        import json
+
+        try:
+            args = json.loads(raw)
+        except ValueError:
+            args = {"command": raw}
+    from slmactor.harnesses.base import command_of
+
+    command = command_of(args) if isinstance(args, dict) else ""
+    patch = shell_patch(command)
+    if patch:
+        return "apply_patch", {"command": patch}
+    return "Bash", {"command": command} if command else args
+
+
 def rollout(lines: Iterable[str], since: float = 0.0) -> Any:
-    """Model use and failed `apply_patch` calls of a Codex CLI rollout, after `since` (a
-    `TranscriptStats`).
+    """Model use and every tool call, with its exit code, of a Codex CLI rollout after `since`
+    (a `TranscriptStats`).
 
     Format (codex-rs `RolloutLine`: `{timestamp, type, payload}`): `turn_context` payloads name
     the `model`; `event_msg` payloads of type `token_count` carry `info.last_token_usage`
@@ -123,19 +195,20 @@ def rollout(lines: Iterable[str], since: float = 0.0) -> Any:
     `info.total_token_usage` — a repeated total is the same response reported again, counted
     once; `response_item` payloads `custom_tool_call{call_id, name, input}` /
     `function_call{call_id, name, arguments}` and their `custom_tool_call_output` /
-    `function_call_output{call_id, output}`.  Tokens in are the input tokens (cached ones
-    included, as Codex counts them).  Codex runs `PostToolUse` only after a tool produced an
-    output, and a patch that does not apply is an error, so no hook ever sees it; the rollout does.
+    `function_call_output{call_id, output}`, whose text leads with the exec summary
+    (`Exit code: N`, or `Process exited with code N` after a chunk header).  Tokens in are the
+    input tokens (cached ones included, as Codex counts them).  The hooks miss what only the
+    rollout has: a shell command's exit code (the shell tool's `PostToolUse` carries the raw
+    output), a patch that did not apply (no `PostToolUse` at all), and a patch run through the
+    shell (`apply_patch <<'EOF'`, which a hook sees as `Bash`; named `apply_patch` here).
     """
-    import json
-
-    from slmactor.logic.evolve.preflight import patch_paths
+    from slmactor.harnesses.base import call_entry
     from slmactor.logic.loop.transcripts import TranscriptStats, as_count, json_objects
     from slmactor.logic.text.timefmt import parse_rfc3339
 
     models: dict[str, int] = {}
-    calls: dict[str, tuple[float, str]] = {}
-    failed: list[dict[str, Any]] = []
+    pending: dict[str, tuple[float, str, Any]] = {}
+    calls: list[dict[str, Any]] = []
     llm_calls = tokens_in = tokens_out = 0
     last_total = -1
     started = ended = 0.0
@@ -165,24 +238,28 @@ def rollout(lines: Iterable[str], since: float = 0.0) -> Any:
             tokens_in += as_count(last.get("input_tokens"))
             tokens_out += as_count(last.get("output_tokens"))
         elif kind == "response_item" and ptype in ("custom_tool_call", "function_call") \
-                and payload.get("name") == "apply_patch" and isinstance(payload.get("call_id"), str):
-            patch = payload.get("input", payload.get("arguments"))
-            if isinstance(patch, str):
-                calls[payload["call_id"]] = (at, patch)
+                and isinstance(payload.get("call_id"), str) and isinstance(payload.get("name"), str):
+            pending[payload["call_id"]] = (at, payload["name"], payload.get("input", payload.get("arguments")))
         elif kind == "response_item" and ptype in ("custom_tool_call_output", "function_call_output"):
-            call = calls.pop(str(payload.get("call_id")), None)
-            error = _patch_failure(payload.get("output")) if call else ""
-            if call and error:
-                paths = patch_paths(call[1])
-                failed.append({"e": "call", "at": call[0] or at, "tool": "apply_patch", "ok": False,
-                               "path": paths[0] if paths else "",
-                               "args": json.dumps({"command": call[1]}, ensure_ascii=False,
-                                                  sort_keys=True, separators=(",", ":")),
-                               "command": call[1], "error": error[:16_000]})
+            call_id = str(payload.get("call_id"))
+            call = pending.pop(call_id, None)
+            if call is None:
+                continue
+            tool, tool_input = _call(call[1], call[2])
+            output = payload.get("output")
+            code = _exit_code(output)
+            if tool == "apply_patch":
+                error = _patch_failure(output)
+                ok = not error
+            else:
+                ok = code is None or code == 0
+                error = "" if ok else _after_output(_output_text(output)).strip()
+            calls.append(call_entry(HARNESS, at=call[0] or at, call_id=call_id, tool=tool,
+                                    tool_input=tool_input, ok=ok, error=error, exit_code=code))
     return TranscriptStats(
         model=max(models, key=lambda m: (models[m], m)) if models else "",
         llm_calls=llm_calls, tokens_in=tokens_in, tokens_out=tokens_out,
-        started_at=started, ended_at=ended, calls=tuple(failed),
+        started_at=started, ended_at=ended, calls=tuple(calls),
     )
 
 

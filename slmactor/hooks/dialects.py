@@ -18,7 +18,8 @@ The normalised event, `HookInput` (a NamedTuple; every field always present):
                        else None — a `ToolCall` (below)
     tool_input         PREFLIGHT/RECORD: the raw tool input as the harness sent it ({} if none)
     query              CONTEXT: the user's prompt ("" when the event has none)
-    transcript_path    the payload's `transcript_path` ("" when absent)
+    transcript_path    the session transcript the payload names ("" when absent)
+    call_id            PREFLIGHT/RECORD: the call's id as the transcript names it ("" if none)
 
 `ToolCall`: `tool` (the harness's own tool name), `kind` (EDIT / READ / SHELL / "" from the
 room's `tool_kind`), `path` (first file, = `paths[0]`), `paths` (every file the call names: all
@@ -33,12 +34,11 @@ the harness reads on stdout; `neutral(fmt)` is the "nothing to add" answer.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from slmactor import harnesses
-from slmactor.harnesses.base import EDIT, READ, SHELL
+from slmactor.harnesses.base import EDIT, READ, SHELL, command_of, compact_json
 
 from .events import CONTEXT, END, IGNORE, PREFLIGHT, RECORD, STOP, formats
 
@@ -105,6 +105,7 @@ class HookInput(NamedTuple):
     tool_input: Mapping[str, Any] = {}
     query: str = ""
     transcript_path: str = ""
+    call_id: str = ""
 
     @property
     def wants_context(self) -> bool:
@@ -130,32 +131,6 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def _as_json(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), default=str)
-
-
-def _command(tool_input: Mapping[str, Any]) -> str:
-    command = tool_input.get("command", tool_input.get("cmd"))
-    if isinstance(command, list) and all(isinstance(c, str) for c in command):
-        # An argv: keep the script when it is a shell -c.
-        if len(command) == 3 and command[1] in {"-c", "-lc"}:
-            return str(command[2])
-        import shlex
-
-        return shlex.join(command)
-    commands = tool_input.get("commands")  # a JSON list of commands, as a string
-    if isinstance(commands, str) and commands.startswith("["):
-        try:
-            commands = json.loads(commands)
-        except ValueError:
-            pass
-    if isinstance(commands, list):
-        return " && ".join(c if isinstance(c, str) else _as_json(c) for c in commands)
-    return _text(command) or _text(commands)
-
-
 def tool_kind(fmt: str, tool: str, tool_input: Mapping[str, Any]) -> str:
     """EDIT / READ / SHELL / "" for a tool call of harness `fmt`."""
     return harnesses.get(fmt).tool_kind(tool, tool_input)
@@ -170,11 +145,11 @@ def _tool_call(fmt: str, event: str, tool: str, tool_input: Mapping[str, Any], r
     else:
         ok, error = True, ""
     paths = tuple(clip(p, 4000) for p in room.paths(tool, tool_input))
-    args = _as_json(raw_input) if raw_input not in (None, "", {}) else ""
+    args = compact_json(raw_input) if raw_input not in (None, "", {}) else ""
     return ToolCall(
         tool=clip(tool, 200), kind=kind, path=paths[0] if paths else "", paths=paths,
         args=clip(args, MAX_ARGS),
-        command=clip(_command(tool_input), MAX_COMMAND) if kind == SHELL else "",
+        command=clip(command_of(tool_input), MAX_COMMAND) if kind == SHELL else "",
         ok=ok, error=clip(error.strip(), MAX_ERROR) if not ok else "",
     )
 
@@ -197,7 +172,7 @@ def parse(fmt: str, event: str, payload: Mapping[str, Any], env: Mapping[str, st
         tool, raw, tool_input = room.tool_fields(payload)
         call = _tool_call(fmt, event, tool, tool_input, raw, payload) if tool else None
         return HookInput(fmt, event, action, project, run_id, tool_call=call, tool_input=tool_input,
-                         transcript_path=transcript)
+                         transcript_path=transcript, call_id=clip(room.call_id(payload), 200))
     query = clip(room.prompt(payload).strip(), MAX_QUERY) if action == CONTEXT else ""
     return HookInput(fmt, event, action, project, run_id, query=query, transcript_path=transcript)
 

@@ -63,7 +63,7 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
             note(ledger, session.prompt_entry(hook.query, time.time()))
         return None
     if ending:
-        finish(hook, payload, ledger, ask)
+        finish(hook, payload, ledger, ask, project)
         return {}
     return tool_event(hook, project, ledger, model, ask)
 
@@ -114,6 +114,9 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
         _resolve_fixed(hook, call.tool, path, ledger, ask)
     entry = session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,
                                model, time.time(), edit=edit)
+    call_id = getattr(hook, "call_id", "")
+    if call_id:
+        entry["id"] = call_id  # the transcript's name for it: the call is counted once
     note(ledger, {**entry, "key": key} if key else entry)
     # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
     # without the fields at their default, as the codec would send it.
@@ -167,9 +170,9 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
     return outcome.output
 
 
-def finish(hook: Any, payload: Mapping[str, Any], ledger: Path, ask: Ask) -> None:
+def finish(hook: Any, payload: Mapping[str, Any], ledger: Path, ask: Ask, project: Path | None = None) -> None:
     """The session's (or segment's) `run.finish`; kept for the next end event if unsent."""
     reply = session.finish(ask, fmt=hook.format, event=hook.event, payload=payload, path=ledger,
-                           run_id=hook.run_id)
+                           run_id=hook.run_id, project=str(project) if project is not None else "")
     if reply is None and ledger.exists():
         warn("the session was not reported (the daemon did not answer); it will be at its next end")

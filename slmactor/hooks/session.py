@@ -26,7 +26,7 @@ import contextlib
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -177,13 +177,55 @@ def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float) -> Any:
     return room.transcript_stats(name, lines, since)
 
 
+def merge_transcript(entries: list[dict[str, Any]], calls: Sequence[Mapping[str, Any]],
+                     is_edit: Callable[[str], bool], project: str = "") -> list[dict[str, Any]]:
+    """The ledger with the calls of the session's transcript merged in, each call once.
+
+    The transcript is the record; hooks are triggers that may not fire (a call rejected by the
+    harness's own validation, a hook cancelled at exit, one skipped while the daemon was
+    wedged). A transcript call the ledger has under the same id is the same call: its verdict
+    replaces the hook's where the transcript knows better (it failed, or it carries an exit
+    code the hook's payload lacked), keeping the hook's fingerprint link. One the ledger lacks
+    is added, redacted as the ledger's own entries are; a call of an old ledger without ids is
+    matched by tool and arguments. Paths inside `project` are made relative to it, as the
+    hooks' entries name them.
+    """
+    out = list(entries)
+    by_id = {e["id"]: i for i, e in enumerate(out) if e.get("e") == "call" and isinstance(e.get("id"), str)}
+    seen = {(e.get("tool"), e.get("args")) for e in out if e.get("e") == "call" and not e.get("id")}
+    for call in calls:
+        tool, ok = str(call.get("tool", "")), call.get("ok") is True
+        path = str(call.get("path", ""))
+        if project and os.path.isabs(path) and Path(path).is_relative_to(project):
+            path = str(Path(path).relative_to(project))
+        entry = call_entry(tool, path, str(call.get("args", "")),
+                           str(call.get("command", "")), ok, str(call.get("error", "")), "",
+                           _when(call), edit=is_edit(tool))
+        call_id = call.get("id")
+        if isinstance(call_id, str) and call_id:
+            entry["id"] = call_id
+        if isinstance(call.get("exit_code"), int):
+            entry["exit_code"] = call["exit_code"]
+        index = by_id.get(call_id) if isinstance(call_id, str) else None
+        if index is not None:
+            hooked = out[index]
+            if hooked.get("ok") is not ok and (not ok or "exit_code" in entry):
+                keep: dict[str, Any] = {k: hooked[k] for k in ("key", "model") if k in hooked}
+                out[index] = {**entry, "at": _when(hooked) or entry["at"], **keep}
+            continue
+        if (call.get("tool"), call.get("args")) in seen:
+            continue
+        out.append(entry)
+    return sorted(out, key=_when)  # stable: ties keep their order
+
+
 def _when(entry: Mapping[str, Any]) -> float:
     at = entry.get("at")
     return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else 0.0
 
 
 def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
-           payload: Mapping[str, Any], path: Path, run_id: str) -> dict[str, Any] | None:
+           payload: Mapping[str, Any], path: Path, run_id: str, project: str = "") -> dict[str, Any] | None:
     """Build and send the session's (or segment's) `run.finish`; the daemon's reply, or None when
     there was nothing to report or no reply (then the ledger stays for the next end event).
     `ask(kind, fields)` returns the daemon's reply or None, and never raises."""
@@ -207,14 +249,10 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
         if isinstance(reply, dict) and isinstance(reply.get("snapshot"), dict):
             snapshot = reply["snapshot"]
     transcript = transcript_stats(fmt, payload, since)
-    if transcript is not None and transcript.calls:
-        # Calls no hook saw (patches that did not apply, when no tool hook reported them), in
-        # the order they happened; one a hook did report is not counted twice.
-        seen = {(e.get("tool"), e.get("args")) for e in entries if e.get("e") == "call"}
-        unseen = [c for c in transcript.calls if (c.get("tool"), c.get("args")) not in seen]
-        entries = sorted([*entries, *unseen], key=_when)  # stable: ties keep their order
-
     classes = harnesses.tool_classes()
+    if transcript is not None and transcript.calls:
+        entries = merge_transcript(entries, transcript.calls,
+                                   lambda tool: classes.classify(tool)[1] == EDIT, project)
 
     def is_edit(tool: str) -> bool:
         return classes.classify(tool)[1] == EDIT

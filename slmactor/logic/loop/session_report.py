@@ -221,7 +221,10 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         report["tool_calls"] = max(report["tool_calls"], as_count(counters.get("calls")))
         report["tool_errors"] = max(report["tool_errors"], as_count(counters.get("errors")))
         report["redundant_calls"] = as_count(counters.get("redundant"))
-        runs = [{"cmd": c["command"], "ok": c.get("status") != "failed"}
+        # A command the session's record shows failing failed, whatever a hook told the daemon
+        # (a shell hook's payload may carry the output without its exit status).
+        failed_cmds = {_s(c, "command") for c in calls if c.get("ok") is not True and _s(c, "command")}
+        runs = [{"cmd": c["command"], "ok": c.get("status") != "failed" and c["command"] not in failed_cmds}
                 for c in _snapshot_list(snapshot, "commands")
                 if isinstance(c, Mapping) and isinstance(c.get("command"), str) and c["command"]]
         if runs:

@@ -177,7 +177,7 @@ def _line(kind: str, payload: dict[str, Any], stamp: str = "2026-12-01T10:00:00.
     return json.dumps({"timestamp": stamp, "type": kind, "payload": payload})
 
 
-def test_codex_rollout_gives_failed_patches_and_model_use_after_a_time() -> None:
+def test_codex_rollout_gives_every_call_with_its_exit_code_and_model_use_after_a_time() -> None:
     patch = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-     3\tx = 1\n+x = 2\n*** End Patch"
     usage = {"input_tokens": 100, "cached_input_tokens": 40, "output_tokens": 7, "total_tokens": 107}
     lines = [
@@ -196,9 +196,12 @@ def test_codex_rollout_gives_failed_patches_and_model_use_after_a_time() -> None
     ]
     stats = codex_rollout(lines)
     assert (stats.model, stats.llm_calls, stats.tokens_in, stats.tokens_out) == ("gpt-5-codex", 1, 100, 7)
-    [failed] = stats.calls
-    assert (failed["tool"], failed["path"], failed["ok"]) == ("apply_patch", "src/a.py", False)
+    failed, applied, shell = stats.calls
+    assert (failed["tool"], failed["path"], failed["ok"], failed["id"]) == ("apply_patch", "src/a.py", False, "c1")
     assert json.loads(failed["args"]) == {"command": patch}
+    assert (applied["ok"], applied["exit_code"]) == (True, 0)
+    # A shell command's exit code is only in the rollout (its hook carries the raw output).
+    assert (shell["tool"], shell["ok"], shell["exit_code"]) == ("Bash", False, 1)
     later = codex_rollout(lines, since=parse_rfc3339("2026-12-01T10:00:00Z") or 0.0)
     assert later.calls == () and later.llm_calls == 0
 
@@ -214,4 +217,4 @@ def test_codex_rollout_gives_failed_patches_and_model_use_after_a_time() -> None
                 max_size=20))
 def test_codex_rollout_reader_never_raises(lines: list[str]) -> None:
     stats = codex_rollout(lines)
-    assert stats.llm_calls >= 0 and all(not c["ok"] for c in stats.calls)
+    assert stats.llm_calls >= 0 and all(c["e"] == "call" and isinstance(c["ok"], bool) for c in stats.calls)
