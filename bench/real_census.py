@@ -111,7 +111,7 @@ def read_claude(path: Path) -> Iterator[Session]:
 
 # --- Codex CLI --------------------------------------------------------------------------------
 
-_CODEX_EXIT = re.compile(r"Process exited with code (-?\d+)|\"exit_code\"\s*:\s*(-?\d+)|^Exit code: (-?\d+)", re.M)
+_CODEX_EXIT = re.compile(r"Process exited with code (-?\d+)|\"exit_code\"\s*:\s*(-?\d+)|^Exit code: (-?\d+)", re.MULTILINE)
 
 
 def codex_failed(tool: str, output: str) -> bool:
@@ -134,7 +134,7 @@ def read_codex(path: Path) -> Iterator[Session]:
             session.session_id = str(payload.get("id", session.session_id))
             session.version = payload.get("cli_version")
         elif kind in ("function_call", "custom_tool_call"):
-            raw = payload.get("arguments", payload.get("input", ""))
+            raw = str(payload.get("arguments", payload.get("input", "")))
             try:
                 args = json.loads(raw) if kind == "function_call" else {"input": raw}
             except ValueError:
@@ -155,7 +155,7 @@ def read_codex(path: Path) -> Iterator[Session]:
 
 # --- Gemini CLI -------------------------------------------------------------------------------
 
-_GEMINI_EXIT = re.compile(r"^Exit Code: (-?\d+)", re.M)
+_GEMINI_EXIT = re.compile(r"^Exit Code: (-?\d+)", re.MULTILINE)
 
 
 def read_gemini(path: Path) -> Iterator[Session]:
@@ -187,10 +187,10 @@ _CLINE_FAIL = ("The tool execution failed with the following error", "[ERROR]", 
 
 
 def _cline_args(text: str, tool: str) -> dict[str, Any]:
-    body = re.search(rf"<{tool}>(.*?)(?:</{tool}>|$)", text, re.S)
+    body = re.search(rf"<{tool}>(.*?)(?:</{tool}>|$)", text, re.DOTALL)
     if not body:
         return {}
-    return {k: v.strip() for k, v in re.findall(r"<(\w+)>(.*?)</\1>", body.group(1), re.S)}
+    return {k: v.strip() for k, v in re.findall(r"<(\w+)>(.*?)</\1>", body.group(1), re.DOTALL)}
 
 
 def read_cline(path: Path) -> Iterator[Session]:
@@ -246,7 +246,7 @@ def read_mini(path: Path) -> Iterator[Session]:
     for msg in doc.get("messages", []):
         content = _text(msg.get("content"))
         if msg.get("role") == "assistant":
-            blocks = re.findall(r"```(?:bash|sh)?\s*\n(.*?)```", content, re.S)
+            blocks = re.findall(r"```(?:bash|sh)?\s*\n(.*?)```", content, re.DOTALL)
             action = Call(seq, "bash", {"command": blocks[0].strip() if len(blocks) == 1 else None,
                                         "blocks": len(blocks)}, "", False)
             seq += 1
@@ -262,7 +262,7 @@ def read_mini(path: Path) -> Iterator[Session]:
 
 _SWE_FAIL = re.compile(r"Your proposed edit has introduced new syntax error|command not found|No such file or "
                        r"directory|Traceback \(most recent call last\)|^Error:|^Usage: |not found$|"
-                       r"EXECUTION TIMED OUT|is not a valid", re.M)
+                       r"EXECUTION TIMED OUT|is not a valid", re.MULTILINE)
 
 
 def read_swe(path: Path) -> Iterator[Session]:
@@ -299,12 +299,12 @@ def read_openhands(path: Path) -> Iterator[Session]:
 
 # --- aider ------------------------------------------------------------------------------------
 
-_AIDER_FAIL = re.compile(r"^> .*(failed to match|did not conform|Error|error:|Unable to|Failed|exceeded|Malformed)", re.M)
+_AIDER_FAIL = re.compile(r"^> .*(failed to match|did not conform|Error|error:|Unable to|Failed|exceeded|Malformed)", re.MULTILINE)
 
 
 def read_aider(path: Path) -> Iterator[Session]:
     text = path.read_text(encoding="utf-8", errors="replace")
-    parts = re.split(r"^# aider chat started at ", text, flags=re.M)
+    parts = re.split(r"^# aider chat started at ", text, flags=re.MULTILINE)
     for i, part in enumerate(parts[1:]):
         session = Session("aider", path, f"{path.parent.name}#{i}:{part[:19]}")
         seq = 0
