@@ -215,7 +215,9 @@ def read_cline(path: Path) -> Iterator[Session]:
                 if _CLINE_RESULT.match(text):
                     result = "\n".join([text, *texts[i + 1:i + 2]])
                     last.result = result
-                    last.failed = any(marker in result for marker in _CLINE_FAIL)
+                    # the verdict opens the result block; a program's own "[ERROR]" log lines later are output
+                    last.failed = any(block.lstrip().startswith(_CLINE_FAIL) or _CLINE_FAIL[0] in block[:300]
+                                      for block in texts[i:i + 2])
                     session.calls.append(last)
                     last = None
                     break
@@ -246,7 +248,8 @@ def read_mini(path: Path) -> Iterator[Session]:
     for msg in doc.get("messages", []):
         content = _text(msg.get("content"))
         if msg.get("role") == "assistant":
-            blocks = re.findall(r"```(?:bash|sh)?\s*\n(.*?)```", content, re.DOTALL)
+            # mini-swe-agent's default action regex: exactly one ```bash block is an action
+            blocks = re.findall(r"```bash\s*\n(.*?)\n```", content, re.DOTALL)
             action = Call(seq, "bash", {"command": blocks[0].strip() if len(blocks) == 1 else None,
                                         "blocks": len(blocks)}, "", False)
             seq += 1
