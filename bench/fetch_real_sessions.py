@@ -11,8 +11,11 @@ already on this machine (`<root>/<owner>+<repo>/repo`, the layout the team's fet
 otherwise it is cloned once over https into `--cache` (blobless and without checkout, then only
 the named commit is fetched), which needs the network.
 
-    python bench/fetch_real_sessions.py [--target /work/corpus] [--split dev|heldout|all]
-        [--mirror-root /work/.mirror] [--cache ~/.cache/slmactor-real] [--json]
+    python bench/fetch_real_sessions.py [--target DIR] [--split dev|heldout|all]
+        [--mirror-root DIR] [--cache DIR] [--json]
+
+The target defaults to `$SLMACTOR_REAL_CORPUS` (else `~/.cache/slmactor-real/corpus`), the mirror
+root to `$SLMACTOR_MIRROR_ROOT` (else none), the clone cache to `~/.cache/slmactor-real/git`.
 
 Existing files with the right size are kept, so a second run copies nothing. Exit status 0 when
 every named file was written, 1 when some could not be had (each one is listed).
@@ -22,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -29,6 +33,12 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 MANIFEST = HERE / "real_sessions.json"
+CACHE = Path.home() / ".cache" / "slmactor-real"
+
+
+def default_corpus() -> Path:
+    """Where the corpus lives unless told: `$SLMACTOR_REAL_CORPUS`, else the user's cache."""
+    return Path(os.environ.get("SLMACTOR_REAL_CORPUS") or CACHE / "corpus")
 
 
 def _git(gitdir: Path, *args: str) -> subprocess.CompletedProcess[bytes]:
@@ -95,14 +105,15 @@ def materialize(manifest: dict[str, Any], target: Path, split: str, mirror_root:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
-    parser.add_argument("--target", type=Path, default=Path("/work/corpus"))
+    parser.add_argument("--target", type=Path, default=default_corpus())
     parser.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
-    parser.add_argument("--mirror-root", type=Path, default=Path("/work/.mirror"))
-    parser.add_argument("--cache", type=Path, default=Path.home() / ".cache" / "slmactor-real")
+    mirrors = os.environ.get("SLMACTOR_MIRROR_ROOT")
+    parser.add_argument("--mirror-root", type=Path, default=Path(mirrors) if mirrors else None)
+    parser.add_argument("--cache", type=Path, default=CACHE / "git")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     args = parser.parse_args(argv)
     manifest = json.loads(args.manifest.read_text(encoding="utf-8"))
-    mirror_root = args.mirror_root if args.mirror_root.is_dir() else None
+    mirror_root = args.mirror_root if args.mirror_root is not None and args.mirror_root.is_dir() else None
     summary = materialize(manifest, args.target, args.split, mirror_root, args.cache)
     if args.json:
         print(json.dumps(summary, indent=2))

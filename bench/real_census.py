@@ -23,7 +23,7 @@ enough to pair a call with its result and to apply the harness's own failure ver
 * aider `.aider.chat.history.md`: one session per `# aider chat started at`; calls are applied
   edits, run commands and the errors aider printed; failed on those error lines.
 
-    python bench/real_census.py [ROOT=/work/corpus] [--json]
+    python bench/real_census.py [ROOT] [--json]      (ROOT defaults as in fetch_real_sessions.py)
 
 Streams: JSONL is read line by line; a JSON document is loaded one file at a time.
 """
@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from collections import Counter, defaultdict
@@ -364,7 +365,8 @@ def census(root: Path) -> dict[str, dict[str, int]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Count sessions, tool calls and failed calls per harness.")
-    parser.add_argument("root", nargs="?", type=Path, default=Path("/work/corpus"))
+    default = Path(os.environ.get("SLMACTOR_REAL_CORPUS") or Path.home() / ".cache" / "slmactor-real" / "corpus")
+    parser.add_argument("root", nargs="?", type=Path, default=default)
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     table = census(args.root)
