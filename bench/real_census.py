@@ -18,7 +18,8 @@ enough to pair a call with its result and to apply the harness's own failure ver
   failed on `<returncode>` != 0, a format error, an output-too-long warning or a timeout notice.
 * SWE-agent `.traj`: `trajectory[].action/observation`; failed when the observation carries
   SWE-agent's or the shell's error text (SWE-agent 0.x records no exit code).
-* OpenHands event lists: an action paired with the observation whose `cause` is its id; failed on
+* OpenHands event lists (a saved trajectory, or the `history` of each instance of an evaluation
+  output): an action paired with the observation whose `cause` is its id; failed on
   an `error` observation, `exit_code` != 0 or a result text starting `ERROR:`.
 * aider `.aider.chat.history.md`: one session per `# aider chat started at`; calls are applied
   edits, run commands and the errors aider printed; failed on those error lines.
@@ -283,8 +284,17 @@ def read_swe(path: Path) -> Iterator[Session]:
 # --- OpenHands --------------------------------------------------------------------------------
 
 def read_openhands(path: Path) -> Iterator[Session]:
-    events = json.loads(path.read_text(encoding="utf-8", errors="replace"))
-    session = Session("openhands", path, path.stem)
+    doc = json.loads(path.read_text(encoding="utf-8", errors="replace"))
+    if isinstance(doc, list) and doc and isinstance(doc[0], dict) and "history" in doc[0]:
+        # an evaluation output: one instance per element, its events under "history"
+        for instance in doc:
+            yield from _openhands_events(path, str(instance.get("instance_id", path.stem)), instance.get("history"))
+    else:
+        yield from _openhands_events(path, path.stem, doc)
+
+
+def _openhands_events(path: Path, session_id: str, events: Any) -> Iterator[Session]:
+    session = Session("openhands", path, session_id)
     actions: dict[Any, Call] = {}
     seq = 0
     for ev in events if isinstance(events, list) else []:
