@@ -11,7 +11,7 @@ from slmactor import harnesses
 from slmactor.harnesses.base import CONTEXT, END, IGNORE, PREFLIGHT, RECORD, STOP
 
 __all__ = ["CONTEXT", "END", "IGNORE", "PREFLIGHT", "RECORD", "STOP", "formats", "has_work",
-           "is_format", "neutral_json"]
+           "is_end", "is_format", "is_pre_tool", "neutral_json"]
 
 
 def formats() -> tuple[str, ...]:
@@ -29,6 +29,18 @@ def neutral_json(fmt: str) -> str:
     """The output that changes nothing, as text ("{}" for a harness we do not know)."""
     found = harnesses.find(fmt)
     return found.neutral_json() if found is not None else "{}"
+
+
+def is_pre_tool(fmt: str, event: str) -> bool:
+    """Whether `event` is the harness's pre-tool event (or unnamed yet: decided later)."""
+    found = harnesses.find(fmt)
+    return found is not None and bool(event) and found.events.get(event) == PREFLIGHT
+
+
+def is_end(fmt: str, event: str) -> bool:
+    """Whether `event` ends a session of harness `fmt`."""
+    found = harnesses.find(fmt)
+    return found is not None and event in found.end_events
 
 
 def has_work(fmt: str, event: str) -> bool:

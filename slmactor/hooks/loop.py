@@ -61,11 +61,59 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
     if wants_context:
         if hook.query:
             note(ledger, session.prompt_entry(hook.query, time.time()))
+        if event in room.start_events:
+            session.recover(ask, ledger.parent, skip=ledger)  # sessions that ended unreported
         return None
     if ending:
-        finish(hook, payload, ledger, ask, project)
+        if finish(hook, payload, ledger, ask, project):
+            session.recover(ask, ledger.parent, skip=ledger)
         return {}
     return tool_event(hook, project, ledger, model, ask)
+
+
+def replay_spool(runtime_dir: Path, resolve_project: Callable[[str, str], Path]) -> int:
+    """File the events spooled while the breaker was open into their sessions' ledgers: calls and
+    prompts as entries, a session's end as a report pending (sent by `session.recover`). How
+    many events were filed. `resolve_project(given, dir)` is the project root: the hook's
+    `--project` when it had one, else that of the harness's dir."""
+    import json
+
+    from slmactor.hooks import dialects, spool
+
+    filed = 0
+    for item in spool.take(str(runtime_dir)):
+        fmt, event = str(item.get("fmt", "")), str(item.get("event", ""))
+        room = harnesses.find(fmt)
+        if room is None:
+            continue
+        try:
+            payload = json.loads(str(item.get("payload", "")) or "{}")
+        except ValueError:
+            continue
+        if not isinstance(payload, dict):
+            continue
+        event = dialects.event_name(fmt, event, payload)
+        env = {room.project_env: str(item.get("project_env", ""))} if room.project_env else {}
+        hook = dialects.parse(fmt, event, payload, env, str(item.get("cwd", "")) or "/")
+        project = resolve_project(str(item.get("project", "")), hook.project_dir)
+        ledger = session.ledger_path(runtime_dir, str(project), hook.run_id)
+        stamp = item.get("at")
+        at = float(stamp) if isinstance(stamp, (int, float)) else time.time()
+        if hook.action == "record" and hook.tool_call is not None:
+            call = hook.tool_call
+            edit = call.kind == "edit" or room.is_preflight_tool(call.tool)
+            entry = session.call_entry(call.tool, relative(call.path, project), call.args, call.command,
+                                       call.ok, call.error, "", at, edit=edit)
+            if hook.call_id:
+                entry["id"] = hook.call_id
+            note(ledger, entry)
+        elif hook.action == "context" and hook.query:
+            note(ledger, session.prompt_entry(hook.query, at))
+        elif event in room.end_events:
+            session.mark_pending(ledger, fmt=fmt, event=event, payload=payload, run_id=hook.run_id,
+                                 project=str(project))
+        filed += 1
+    return filed
 
 
 def _wants_context(hook: Any) -> bool:
@@ -170,9 +218,11 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
     return outcome.output
 
 
-def finish(hook: Any, payload: Mapping[str, Any], ledger: Path, ask: Ask, project: Path | None = None) -> None:
-    """The session's (or segment's) `run.finish`; kept for the next end event if unsent."""
+def finish(hook: Any, payload: Mapping[str, Any], ledger: Path, ask: Ask, project: Path | None = None) -> bool:
+    """The session's (or segment's) `run.finish`; kept for a later hook event if unsent.
+    Whether the daemon took it."""
     reply = session.finish(ask, fmt=hook.format, event=hook.event, payload=payload, path=ledger,
                            run_id=hook.run_id, project=str(project) if project is not None else "")
     if reply is None and ledger.exists():
-        warn("the session was not reported (the daemon did not answer); it will be at its next end")
+        warn("the session was not reported (the daemon did not answer); a later hook event will")
+    return reply is not None

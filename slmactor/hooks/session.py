@@ -265,11 +265,70 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     # hook's deadline would read as a wedged daemon and open the hooks' breaker.
     reply = ask("run.finish", {"report": report})
     if not isinstance(reply, dict):
+        mark_pending(path, fmt=fmt, event=event, payload=payload, run_id=run_id, project=project)
         return None
     drop(path, recorded)
     _mark_segment(path, done + 1, now)
+    with contextlib.suppress(OSError):
+        path.with_suffix(PENDING_SUFFIX).unlink()
     prune(path.parent, now)
     return reply
+
+
+#: Beside a ledger whose session ended while the daemon could not take its report: what a later
+#: hook needs to report it (the end event's harness, event, payload, run and project).
+PENDING_SUFFIX = ".pending"
+#: Largest end-event payload kept for a later report (an end event carries a few ids and paths).
+MAX_PENDING_BYTES = 16 << 10
+#: Sessions a hook event reports for others at most (each costs two asks of the event's deadline).
+RECOVER_PER_EVENT = 2
+
+
+def mark_pending(path: Path, *, fmt: str, event: str, payload: Mapping[str, Any], run_id: str,
+                 project: str) -> None:
+    """Note that the session of this ledger ended unreported, for `recover` to report later."""
+    data = json.dumps({"fmt": fmt, "event": event, "payload": dict(payload), "run_id": run_id,
+                       "project": project}, ensure_ascii=False, default=str)
+    if len(data) > MAX_PENDING_BYTES:
+        data = json.dumps({"fmt": fmt, "event": event, "payload": {}, "run_id": run_id, "project": project})
+    with contextlib.suppress(OSError):
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        fd = os.open(path.with_suffix(PENDING_SUFFIX), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+
+
+def recover(ask: Callable[[str, dict[str, Any]], Any], directory: Path, *, skip: Path | None = None,
+            limit: int = RECOVER_PER_EVENT) -> int:
+    """Report sessions that ended while the daemon could not take their report (oldest first, at
+    most `limit`); how many were reported. A session hooks never saw end stays in its ledger
+    until `prune` removes it."""
+    try:
+        markers = sorted(directory.glob(f"*{PENDING_SUFFIX}"), key=lambda m: m.stat().st_mtime)
+    except OSError:
+        return 0
+    reported = 0
+    for marker in markers:
+        ledger = marker.with_suffix(".jsonl")
+        if reported >= limit or (skip is not None and ledger == skip):
+            continue
+        try:
+            note = json.loads(marker.read_text(encoding="utf-8"))
+            fmt, event, payload = str(note["fmt"]), str(note["event"]), note["payload"]
+            run_id, project = str(note["run_id"]), str(note.get("project", ""))
+        except (OSError, ValueError, KeyError, TypeError):
+            with contextlib.suppress(OSError):
+                marker.unlink()  # unreadable: nothing to report it with
+            continue
+        if not ledger.exists():
+            with contextlib.suppress(OSError):
+                marker.unlink()
+            continue
+        if finish(ask, fmt=fmt, event=event, payload=payload if isinstance(payload, dict) else {},
+                  path=ledger, run_id=run_id, project=project) is None:
+            break  # the daemon still does not answer: try again at a later event
+        reported += 1
+    return reported
 
 
 def prune(directory: Path, now: float) -> int:

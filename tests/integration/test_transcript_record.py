@@ -173,3 +173,49 @@ def test_a_codex_shell_failure_is_recorded_failed_with_its_exit_code(daemon: Dae
     # Never "a command that works": the run's commands show it failed.
     ran = [c for c in episode["commands"] if "import shop" in c.get("cmd", "")]
     assert ran and all(c["ok"] is False for c in ran), episode["commands"]
+
+
+def test_a_daemon_stopped_during_a_session_loses_neither_that_session_nor_the_next(tmp_path: Path) -> None:
+    import os
+    import signal
+
+    proc = spawn_daemon()
+    try:
+        repo = tmp_path / "repo"
+        repo.mkdir()
+        subprocess.run(["git", "init", "-q", str(repo)], check=True)
+
+        def hook(event: str, session: str, fields: dict[str, Any], timeout: str = "0.5") -> None:
+            payload = {"session_id": session, "transcript_path": "", "cwd": str(repo),
+                       "hook_event_name": event, **fields}
+            done = subprocess.run([sys.executable, "-m", "slmactor", "--runtime-dir", str(proc.runtime_dir), "hook",
+                                   "claude", event, "--timeout", timeout], input=json.dumps(payload).encode(),
+                                  capture_output=True, timeout=60, env=proc.env, check=False)
+            assert done.returncode == 0 and json.loads(done.stdout) is not None
+
+        failing = {"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "make tset"},
+                   "error": "Exit code 2\nmake: *** No rule to make target 'tset'.  Stop."}
+        hook("UserPromptSubmit", "stop-a", {"prompt": "run the tests (a)"})
+        os.kill(proc.proc.pid, signal.SIGSTOP)
+        try:
+            hook("PostToolUseFailure", "stop-a", failing)  # times out: the breaker opens
+            hook("PostToolUse", "stop-a", {"tool_name": "Bash", "tool_use_id": "t2",
+                                            "tool_input": {"command": "make test"},
+                                            "tool_response": {"stdout": "ok", "stderr": "", "interrupted": False}})
+            hook("SessionEnd", "stop-a", {"reason": "other"})
+        finally:
+            os.kill(proc.proc.pid, signal.SIGCONT)
+        # The next session starts while the breaker is still open.
+        hook("SessionStart", "stop-b", {"source": "startup"})
+        hook("UserPromptSubmit", "stop-b", {"prompt": "run the tests (b)"})
+        hook("PostToolUseFailure", "stop-b", {**failing, "tool_use_id": "t3"})
+        hook("SessionEnd", "stop-b", {"reason": "other"}, timeout="2")  # the harnesses' usual deadline
+        _settle(proc)
+        listed = _run(proc, ["--project", str(repo), "--json", "memory", "episodes"])
+        items = listed.get("episodes", listed) if isinstance(listed, dict) else listed
+        queries = sorted(e["query"] for e in items)
+        assert queries == ["run the tests (a)", "run the tests (b)"], queries
+        by_query = {e["query"]: e for e in items}
+        assert by_query["run the tests (a)"]["failures"] == 1 and by_query["run the tests (b)"]["failures"] == 1
+    finally:
+        stop_quietly(proc)

@@ -214,6 +214,8 @@ class HookRun:
         self.deadline = deadline
         self._project: str | None = None
         self._client: Any = None
+        #: Ask the daemon even while the breaker is open.
+        self.force = False
 
     @property
     def project(self) -> str:
@@ -254,7 +256,7 @@ class HookRun:
         """
         from slmactor.hooks import breaker
 
-        if breaker.is_open(self.runtime_dir, time.time()):
+        if not self.force and breaker.is_open(self.runtime_dir, time.time()):
             warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
             return None
         if not os.path.exists(os.path.join(self.runtime_dir, "ctl.sock")):
@@ -349,8 +351,13 @@ def main(argv: Sequence[str]) -> int:
         rt = runtime_dir(opts, os.environ)
         from slmactor.hooks import breaker
 
-        if breaker.is_open(rt, time.time()):
+        # While the breaker is open the daemon is skipped, never the session's ledger (local,
+        # cheap): the calls and the session's end are still written down, for the report a
+        # later event sends. A pre-tool event has nothing to write: it answers at once.
+        if breaker.is_open(rt, time.time()) and not events.is_end(fmt, opts.event):
             warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
+            if not events.is_pre_tool(fmt, opts.event):
+                _spool(fmt, opts, rt, raw)
             _say_text(events.neutral_json(fmt))
             return 0
         from slmactor.hooks import dialects
@@ -362,11 +369,16 @@ def main(argv: Sequence[str]) -> int:
             _say(dialects.neutral(fmt))
             return 0
         run = HookRun(opts, hook, rt, deadline)
+        # A session's end is tried even while the breaker is open: once per session, and the
+        # reply that closes the breaker lets it report the sessions that ended meanwhile.
+        run.force = hook.action == events.END
         try:
             from pathlib import Path
 
             from slmactor.hooks import loop
 
+            # Events spooled while the breaker was open go into their sessions' ledgers first.
+            loop.replay_spool(Path(rt), _project_root)
             # Pre-flight repair, the session ledger, advice on failures, the session's end.
             out = loop.handle(hook, payload, Path(run.project), Path(rt), run.ask)
             if out is None:
@@ -380,6 +392,26 @@ def main(argv: Sequence[str]) -> int:
         warn(f"{type(exc).__name__}: {exc}")
         _say_text(_neutral_after_error(fmt))
     return 0
+
+
+def _spool(fmt: str, opts: Options, rt: str, raw: bytes) -> None:
+    """Write the event down for the next hook that reaches the daemon (`hooks/spool.py`)."""
+    from slmactor import harnesses
+    from slmactor.hooks import spool
+
+    room = harnesses.get(fmt)
+    project_env = os.environ.get(room.project_env, "") if room.project_env else ""
+    if not spool.append(rt, fmt, opts.event, os.getcwd(), project_env, opts.project, raw, time.time()):
+        warn("the hook spool is full or cannot be written; this event is not recorded")
+
+
+def _project_root(given: str, directory: str) -> Any:
+    """The project root of a spooled event: its `--project`, else the git root of its dir."""
+    from pathlib import Path
+
+    from ..context import find_project_root
+
+    return Path(given).resolve() if given else find_project_root(Path(directory or "/"))
 
 
 def _neutral_after_error(fmt: str) -> str:
