@@ -291,6 +291,10 @@ class Harness:
         """The output that changes nothing."""
         return {}
 
+    def event_of(self, payload: Mapping[str, Any]) -> str:
+        """The event a payload names (the command line names it too; this is the fallback)."""
+        return text(payload.get(self.event_key))
+
     def call_id(self, payload: Mapping[str, Any]) -> str:
         """The id of the tool call a tool event reports ("" when none): the one its transcript
         names the call by, so a call seen by a hook and in the transcript is counted once."""

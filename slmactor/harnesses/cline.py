@@ -7,7 +7,12 @@ section; the answer `{cancel, contextModification}`, at most 50 KB of context), 
 and 4.x extension tool names (`editor`, `read_files`, `run_commands`, and the extension's
 `replace_in_file`, `write_to_file`, `execute_command`). Fixtures: `tests/fixtures/hooks/cline/`.
 
-* A call failed when `postToolUse.success` is false; `postToolUse.result` is the text.
+* A call failed when `postToolUse.success` is false; `postToolUse.result` is the text. Cline CLI
+  3.0.65 says `success: true` for every call that ran and reports the tool's own verdict inside
+  `result`, a JSON text: `{"query", "result", "error", "success": false}` for an editor that
+  replaced nothing, a list of those for `run_commands` / `read_files` (seen from the real binary:
+  `"error": "Editor operation failed: No replacement performed: text not found in …"`,
+  `"error": "Command exited with code 4"`).
 * Hooks cannot replace a tool's input; any event may carry context.
 """
 
@@ -62,6 +67,14 @@ class Cline(Harness):
     context_limit = CONTEXT_LIMIT
     next_step = "In Cline's settings, Feature Settings → check \"Enable Hooks\" (hooks do not run on Windows)."
 
+    #: Event names a payload may carry for a script's event (Cline CLI 3.0.65 runs the
+    #: PostToolUse script with `hookName: "tool_result"`).
+    payload_events = {"tool_result": "PostToolUse"}
+
+    def event_of(self, payload: Mapping[str, Any]) -> str:
+        named = text(payload.get(self.event_key))
+        return self.payload_events.get(named, named)
+
     def neutral_json(self) -> str:
         return '{"cancel": false}'
 
@@ -92,9 +105,12 @@ class Cline(Harness):
 
     def outcome(self, tool: str, event: str, payload: Mapping[str, Any]) -> tuple[bool, str]:
         section = payload.get("postToolUse")
-        if not isinstance(section, dict) or section.get("success") is not False:
+        if not isinstance(section, dict):
             return True, ""
-        return False, text(section.get("result")) or "the tool failed"
+        if section.get("success") is False:
+            return False, text(section.get("result")) or "the tool failed"
+        return _result_verdict(text(section.get("result")))
+
 
     def output(self, event: str, context: str, new_input: Mapping[str, Any] | None) -> dict[str, Any]:
         if not context:
@@ -102,6 +118,31 @@ class Cline(Harness):
         if len(context) > CONTEXT_LIMIT:
             context = context[: CONTEXT_LIMIT - 1] + "…"
         return {"cancel": False, "contextModification": context}
+
+
+def _result_verdict(result: str) -> tuple[bool, str]:
+    """(ok, error) of the tool results a `result` text carries (an object or a list of them)."""
+    head = result.lstrip()[:1]
+    if head not in ("{", "["):
+        return True, ""
+    import json
+
+    try:
+        parsed = json.loads(result)
+    except ValueError:
+        return True, ""
+    items = parsed if isinstance(parsed, list) else [parsed]
+    failed = [i for i in items if isinstance(i, dict) and i.get("success") is False]
+    if not failed:
+        return True, ""
+    errors = []
+    for item in failed:
+        detail = text(item.get("error")) or text(item.get("result"))
+        output = text(item.get("result"))
+        if output and output != detail and detail:
+            detail = f"{detail}\n{output}"
+        errors.append(detail or "the tool failed")
+    return False, "\n".join(errors)
 
 
 HARNESS = Cline()

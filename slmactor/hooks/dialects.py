@@ -156,7 +156,7 @@ def _tool_call(fmt: str, event: str, tool: str, tool_input: Mapping[str, Any], r
 
 def event_name(fmt: str, given: str | None, payload: Mapping[str, Any]) -> str:
     """The event from the command line, else from the payload."""
-    return given or _text(payload.get(harnesses.get(fmt).event_key))
+    return given or harnesses.get(fmt).event_of(payload)
 
 
 def parse(fmt: str, event: str, payload: Mapping[str, Any], env: Mapping[str, str], cwd: str) -> HookInput:
