@@ -135,7 +135,8 @@ class RulesActor(Actor):
         advice: dict[str, Any] = {"found": False, "fingerprint": fp.to_dict(), "rule_id": "",
                                   "apply": False, "repair": None, "new_args": "",
                                   "reason": "no repair known for this failure yet",
-                                  "exact": False, "confidence": 0.0, "guidance": ""}
+                                  "exact": False, "confidence": 0.0, "guidance": "",
+                                  "seeded": False, "outcomes": 0}
         if msg.args and json_cut_off(msg.args):
             # A call cut off mid-string or mid-structure: closing it would apply a shortened
             # argument as if the model had meant it. Nothing can repair it; it must be resent.
@@ -156,7 +157,7 @@ class RulesActor(Actor):
         advice.update(found=True, rule_id=rule.id, apply=suggestion.apply,
                       repair=rule.repair.to_dict(), reason=suggestion.reason(),
                       exact=suggestion.exact, confidence=round(suggestion.confidence, 4),
-                      guidance=guidance)
+                      guidance=guidance, seeded=rule.seeded, outcomes=rule.samples)
         if rule.repair.kind == "transform_args" and msg.args and not suggestion.ambiguous:
             new_args, changed = apply_transform(rule.repair.transform, msg.args)
             if changed:

@@ -11,9 +11,11 @@ events, `hookSpecificOutput`, `permissionDecision`, `updatedInput`, `additionalC
   `Exit code N\\n<output>`, and the output *is* the error); a `PostToolUse` response is a dict
   (`{stdout, stderr, interrupted}` for Bash, `{filePath, success}` for Write, ...).
 * Its `Read` shows a `N\\t` gutter; its `Edit` says `String to replace not found in file.`
-* Pre-flight answers `permissionDecision: allow` only when the session already lets edits
-  through without asking (`permission_mode` acceptEdits / bypassPermissions / dontAsk), else
-  `ask`, so a rewrite never skips a prompt the user would have seen.
+* Pre-flight answers with `updatedInput` and no permission decision: Claude Code then applies
+  the rewritten input under the user's own permission rules (a prompt the user would have seen
+  still comes). `ask` is no middle ground: in `-p` mode Claude Code turns it into a denial, even
+  for a tool the user allowed, and hands the model our reason as the error (seen with 2.1.328).
+  Why the call was rewritten goes to the model as the event's `additionalContext`.
 """
 
 from __future__ import annotations
@@ -37,9 +39,6 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Mapping
     from typing import Any
-
-_NO_PROMPT_MODES = frozenset({"acceptEdits", "bypassPermissions", "dontAsk"})
-
 
 class Claude(Harness):
     name = "claude"
@@ -81,9 +80,8 @@ class Claude(Harness):
 
     def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
                          reason: str) -> dict[str, Any]:
-        decision = "allow" if payload.get("permission_mode") in _NO_PROMPT_MODES else "ask"
-        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": decision,
-                                       "permissionDecisionReason": reason, "updatedInput": updated}}
+        return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated,
+                                       "additionalContext": reason}}
 
     def transcript_suffix(self) -> str:
         return ".jsonl"

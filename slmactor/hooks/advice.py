@@ -29,6 +29,20 @@ def localize(fmt: str, text: str) -> str:
     return _WORD.sub(lambda m: names.get(m.group(1), m.group(1)), text)
 
 
+def _head(tool: str, advice: Mapping[str, Any]) -> str:
+    """What memory can truthfully say of this advice: "seen before" only for a failure this
+    project met before, with the outcomes behind it; a shipped rule is a known fix, not a memory."""
+    outcomes = advice.get("outcomes")
+    count = outcomes if isinstance(outcomes, int) and not isinstance(outcomes, bool) else 0
+    if advice.get("seeded") is True and count == 0:
+        return f"slmactor: a known fix for this kind of {tool} failure (not tried in this project yet)."
+    confidence = advice.get("confidence")
+    pct = f"{round(100 * confidence)}%" if isinstance(confidence, (int, float)) else "?"
+    seen = "this exact failure was seen before" if advice.get("exact") is True else "a failure like this was seen before"
+    worked = f"; {pct} confidence over {count} outcome{'' if count == 1 else 's'}" if count else ""
+    return f"slmactor memory: {seen} with {tool}{worked}."
+
+
 def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
     """One short paragraph for the model, or "" when memory knows nothing useful."""
     if advice.get("found") is not True:
@@ -37,9 +51,7 @@ def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
     guidance = guidance.strip() if isinstance(guidance, str) else ""
     if not guidance:
         return ""
-    confidence = advice.get("confidence")
-    pct = f"{round(100 * confidence)}%" if isinstance(confidence, (int, float)) else "?"
-    head = f"slmactor memory: this {tool} failure was seen before (confidence {pct})."
+    head = _head(tool, advice)
     lines = [f"{head} {localize(fmt, guidance)}"]
     repair = advice.get("repair")
     new_args = advice.get("new_args")

@@ -113,7 +113,8 @@ def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAd
         return Outcome({}, decision.reason)
     cand = decision.candidate
     updated = {**tool_input, **cand.args}
-    how = f"learned rule {cand.rule_id}" if cand.rule_id else "a safe generic repair"
+    # What the model reads: the repair by name, never an internal rule id (the ledger keeps it).
+    how = "a fix learned in this project" if cand.rule_id else "a safe generic repair"
     reason = f"slmactor: rewrote the {tool} call before it ran ({cand.transform}, {how}): " \
              f"{decision.reason}."
     model = payload.get("model")

@@ -20,9 +20,17 @@ def test_advice_text_only_when_memory_knows_something() -> None:
     assert advice_text("claude", "Edit", {"found": False}) == ""
     advice = {"found": True, "apply": True, "confidence": 0.8, "guidance": SEED_GUIDANCE,
               "repair": {"kind": "transform_args", "transform": "strip_line_number_prefix"},
-              "new_args": '{"old_string":"x"}'}
+              "new_args": '{"old_string":"x"}', "exact": True, "outcomes": 3}
     text = advice_text("claude", "Edit", advice)
-    assert "confidence 80%" in text and "Read the file" in text and '{"old_string":"x"}' in text
+    assert "seen before" in text and "80% confidence over 3 outcomes" in text
+    assert "Read the file" in text and '{"old_string":"x"}' in text
+
+
+def test_a_shipped_rule_never_claims_the_failure_was_seen_before() -> None:
+    # A rule that ships with slmactor has a prior, not a history: its first use is no memory.
+    shipped = {"found": True, "confidence": 0.8, "guidance": SEED_GUIDANCE, "seeded": True, "outcomes": 0}
+    text = advice_text("claude", "Edit", shipped)
+    assert "seen before" not in text and "80%" not in text and "not tried in this project yet" in text
 
 
 def test_advice_goes_out_only_on_events_that_take_context() -> None:
