@@ -60,7 +60,10 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
         return preflight(hook, payload, project, ledger, model, ask)
     if wants_context:
         if hook.query:
-            note(ledger, session.prompt_entry(hook.query, time.time()))
+            told = session.told_lines(session.read_ledger(ledger))
+            query = session.without_injected(hook.query, told) if told else hook.query
+            if query:
+                note(ledger, session.prompt_entry(query, time.time()))
         if event in room.start_events:
             session.recover(ask, ledger.parent, skip=ledger)  # sessions that ended unreported
         return None

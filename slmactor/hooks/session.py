@@ -100,6 +100,65 @@ def prompt_entry(text: str, now: float) -> dict[str, Any]:
     return {"e": "prompt", "at": now, "text": text[:MAX_PROMPT]}
 
 
+#: Wrappers harnesses put around context a hook injected, or around their own reminders, when
+#: they hand it back inside a prompt (opening and closing tag names).
+_INJECTED_TAGS = ("hook_context", "system-reminder", "user-prompt-submit-hook")
+
+
+def _line_key(line: str) -> str:
+    """A line as compared across what a session was told and what a prompt carries (HTML
+    entities undone: a harness may escape the context it echoes back)."""
+    import html
+
+    return _digest(html.unescape(line).strip())
+
+
+def told_entry(text: str, now: float) -> dict[str, Any]:
+    """A ledger entry naming every line of context this session was given (digests only)."""
+    return {"e": "told", "at": now, "lines": sorted({_line_key(line) for line in text.splitlines() if line.strip()})}
+
+
+def told_lines(entries: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The digests of every line of context a session was given so far."""
+    found: set[str] = set()
+    for entry in entries:
+        if entry.get("e") == "told" and isinstance(entry.get("lines"), list):
+            found.update(d for d in entry["lines"] if isinstance(d, str))
+    return found
+
+
+def untold(block: str, told: set[str]) -> str:
+    """The part of a memory block the session was not given yet: each heading kept only over the
+    lines under it that are new ("" when nothing is)."""
+    out: list[str] = []
+    heading: str | None = None
+    for line in block.splitlines():
+        if line.startswith("#"):
+            heading = line
+            continue
+        if not line.strip() or _line_key(line) in told:
+            continue
+        if heading is not None:
+            if out:
+                out.append("")
+            out.append(heading)
+            heading = None
+        out.append(line)
+    return "\n".join(out) + "\n" if out else ""
+
+
+def without_injected(prompt: str, told: set[str]) -> str:
+    """A prompt without the context this session was given (a harness may prepend it) and
+    without harnesses' own reminder blocks, so the prompt stored as the task is the user's."""
+    import re
+
+    text = prompt
+    for tag in _INJECTED_TAGS:
+        text = re.sub(rf"<{re.escape(tag)}>.*?</{re.escape(tag)}>", "", text, flags=re.DOTALL)
+    kept = [line for line in text.splitlines() if not (line.strip() and _line_key(line) in told)]
+    return "\n".join(kept).strip()
+
+
 def _read(path: Path) -> list[dict[str, Any]]:
     entries: list[dict[str, Any]] = []
     with open(path, "rb") as fh:
@@ -125,7 +184,9 @@ def drop(path: Path, count: int) -> None:
     """Remove the first `count` entries (the ones just reported); entries a concurrent hook
     appended meanwhile stay for the next report."""
     try:
-        rest = _read(path)[count:]
+        entries = _read(path)
+        # What the session was told stays: a later segment's prompts add only what is new.
+        rest = [e for e in entries[:count] if e.get("e") == "told"] + entries[count:]
         if not rest:
             path.unlink()
             return

@@ -283,6 +283,23 @@ class HookRun:
         breaker.clear(self.runtime_dir)
         return result
 
+    def once(self, text: str) -> str:
+        """`text` without what this session was already given (kept in its ledger), and noted
+        as given: the session start gets the block, a later prompt only what is new."""
+        from pathlib import Path
+
+        from slmactor.hooks import session
+
+        ledger = session.ledger_path(Path(self.runtime_dir), self.project, self.hook.run_id)
+        told = session.told_lines(session.read_ledger(ledger))
+        new = session.untold(text, told) if told else text
+        if new:
+            try:
+                session.append(ledger, session.told_entry(new, time.time()))
+            except OSError as exc:
+                warn(f"session ledger: {exc}")
+        return new
+
     def close(self) -> None:
         if self._client is not None:
             self._client.close()
@@ -310,7 +327,9 @@ def context(run: HookRun) -> dict[str, Any]:
         "run_id": run.hook.run_id,
     }, MEMORY_BLOCK_DEFAULTS))
     text = result.get("text", "") if isinstance(result, dict) else ""
-    return {"context": text} if isinstance(text, str) and text else {}
+    if not isinstance(text, str) or not text:
+        return {}
+    return {"context": run.once(text)} if text else {}
 
 
 #: action → handler. A handler returns `{"context": str, "updated_input": dict}` (either may be
