@@ -358,6 +358,11 @@ class Harness:
             specific["additionalContext"] = context
         return {"hookSpecificOutput": specific}
 
+    def failure_output(self, event: str, error: str, advice: str) -> dict[str, Any] | None:
+        """The output that carries `advice` to the model after a failed call, where the usual
+        context channel does not reach it (None: the usual `output` does)."""
+        return None
+
     # --------------------------------------------------------------------------- pre-flight
 
     @property

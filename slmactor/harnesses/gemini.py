@@ -7,6 +7,11 @@ the edit tool's errors in `packages/core/src/tools/edit.ts`, settings in
 `docs/get-started/configuration.md` (`.gemini/settings.json`, timeouts in milliseconds).
 Fixtures: `tests/fixtures/hooks/gemini/`.
 
+* After a failed call, `AfterTool`'s `additionalContext` never reaches the model (0.61 appends
+  it only to successful results; a failed call's response is `{"error": message}`). What does
+  is a blocking answer: `decision: "deny"` with a `reason`, which replaces the tool result sent
+  to the model (docs/hooks/reference.md, "AfterTool"); the reason carries the tool's own error
+  first, so the model loses nothing, then the advice.
 * A tool response is `{llmContent, returnDisplay, error?}`. `error` is set for failed edits and
   spawn errors; a shell command that exits non-zero has none — the status is only a line
   `Exit Code: N` inside `llmContent`, wrapped in `<untrusted_context>` tags.
@@ -109,6 +114,11 @@ class Gemini(Harness):
         if context:
             specific["additionalContext"] = context
         return {"hookSpecificOutput": specific}
+
+    def failure_output(self, event: str, error: str, advice: str) -> dict[str, Any] | None:
+        if event != "AfterTool" or not advice:
+            return None
+        return {"decision": "deny", "reason": f"{error.strip()}\n\n{advice}" if error.strip() else advice}
 
     def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
                          reason: str) -> dict[str, Any]:

@@ -175,6 +175,10 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
               "command": call.command, "error": call.error, "key": key}
     ask("record_tool", {**{k: v for k, v in fields.items() if v},
                         **({} if call.ok else {"ok": False})})
+    if not call.ok and text:
+        carried = room.failure_output(hook.event, call.error, text)
+        if carried is not None:
+            return carried
     return output(hook.format, hook.event, text)
 
 

@@ -50,3 +50,15 @@ def test_the_edit_tool_tables_agree() -> None:
         edits = {tool for tool, kind in room.tool_kinds.items() if kind == "edit"}
         assert set(room.preflight_edits) | room.preflight_patches <= edits
     assert harnesses.get("codex").preflight_patches == {"apply_patch"}
+
+
+def test_gemini_gets_advice_after_a_failure_where_it_reaches_the_model() -> None:
+    # AfterTool context is appended only to successful results: a failed call's advice goes as
+    # the blocking reason that replaces the result, the tool's own error first.
+    from slmactor import harnesses
+
+    room = harnesses.get("gemini")
+    out = room.failure_output("AfterTool", "Failed to edit, 0 occurrences found", "slmactor memory: …")
+    assert out == {"decision": "deny", "reason": "Failed to edit, 0 occurrences found\n\nslmactor memory: …"}
+    assert room.failure_output("AfterTool", "boom", "") is None
+    assert harnesses.get("claude").failure_output("PostToolUseFailure", "boom", "advice") is None
