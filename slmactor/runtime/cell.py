@@ -20,7 +20,7 @@ from slmactor.logic.text.redact import redact, redact_reply
 from slmactor.protocol import MAX_TELL_BYTES, ErrorCode, ProtocolError, RequestError, codec
 from slmactor.stores.base.errors import STORAGE_ERRNOS, StoreError
 
-from .actor import IN_HANDLER, Actor, ActorContext, Later
+from .actor import IN_HANDLER, Actor, ActorContext, Later, store_failure
 from .stats import ActorState
 
 #: Messages taken from a socket per wake-up before yielding to the event loop.
@@ -271,7 +271,8 @@ class ActorCell:
             return codec.dump_error(msg.id, exc.code, redact(exc.reason))
         if isinstance(exc, StoreError) or (isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS):
             # Nothing was acknowledged: the store said why (disk full, read-only, too large).
-            return codec.dump_error(msg.id, ErrorCode.STORE_ERROR, redact(str(exc)))
+            failure = store_failure(exc)
+            return codec.dump_error(msg.id, failure.code, redact(failure.reason))
         text = redact(describe(exc))
         self.ctx.stats.record_error(f"{msg.KIND}: {text}")
         return codec.dump_error(msg.id, ErrorCode.INTERNAL, text)
