@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Self
 import msgpack
 import zmq
 
-from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
+from slmactor.protocol import MAX_TELL_BYTES, PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
 from slmactor.verbs import AsyncVerbs, SyncVerbs
 
 if TYPE_CHECKING:
@@ -188,6 +188,12 @@ class _Teller:
             body["project"] = self.project
         try:
             data = self._pack(body)
+            if len(data) > MAX_TELL_BYTES:
+                # The daemon refuses it anyway, and a frame this far over its limit costs the
+                # connection (and the tells queued with it): drop it here, counted.
+                self.dropped += 1
+                self._unreported += 1
+                return False
             if self._connecting:
                 self._await_connection()
             self._sock.send(kind, _NOBLOCK_MORE)

@@ -297,6 +297,18 @@ def _request_id(body: dict[str, Any]) -> str:
     return ""
 
 
+def peek_request_id(raw: bytes) -> str:
+    """The request id in a body, or "" (not a map, too large, undecodable): what a refusal of
+    the whole message can still answer to. Never raises."""
+    if len(raw) > MAX_MESSAGE_BYTES:
+        return ""
+    try:
+        body = _unpack(raw)
+    except Exception:  # noqa: BLE001 - msgpack raises many unrelated types for bad input
+        return ""
+    return _request_id(body) if type(body) is dict else ""
+
+
 def load_body(frames: Sequence[bytes]) -> tuple[str, dict[str, Any]]:
     """Check the frames and decode the body map; returns (kind, body). Raises ProtocolError."""
     if len(frames) != 2:
