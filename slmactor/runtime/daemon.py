@@ -98,6 +98,7 @@ async def serve(
     # worker holds the GIL long enough to put 5 ms on the tail of every ask. 1 ms keeps the
     # event loop's share of the GIL close to what it gets on an idle daemon.
     sys.setswitchinterval(SWITCH_INTERVAL)
+    heap.pin_mmap_threshold()  # large frames go back to the system when freed (runtime/heap.py)
     logfilter.install()  # nothing logged from here on carries a secret (C-20)
     try:
         ensure_runtime_dir(settings.runtime_dir)
