@@ -28,6 +28,9 @@ import sys
 NOBODY = -1
 #: `listener_uid` when something listens but this platform cannot say who.
 UNKNOWN = -2
+#: `listener_uid` when something listens but its backlog stayed full (a burst of connects, or a
+#: wedged listener): alive, uid not read. The directory check still holds for it.
+BUSY = -3
 
 _FIX = "set SLMACTOR_RUNTIME_DIR (or XDG_RUNTIME_DIR) to a directory only you can write"
 
@@ -74,16 +77,24 @@ def _peer_uid(sock: object) -> int:
 def listener_uid(path: str, timeout: float = 0.5) -> int:
     """The uid of the process listening on the unix socket `path`; NOBODY when nothing listens
     (missing, or a file left by a crash: the connect is refused at once), UNKNOWN when the
-    platform cannot tell. Nothing is sent on the connection."""
+    platform cannot tell, BUSY when its backlog stayed full for `timeout`. Nothing is sent on
+    the connection."""
     import _socket
+    import errno
+    import struct
 
     probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
     try:
-        probe.settimeout(timeout)
+        # Blocking, with a send timeout: Linux then waits that long for room in a full backlog
+        # (many clients connecting at once) instead of failing at once with EAGAIN, as a socket
+        # in timeout mode does, which would make a busy daemon look dead.
+        seconds = int(timeout)
+        probe.setsockopt(_socket.SOL_SOCKET, _socket.SO_SNDTIMEO,
+                         struct.pack("ll", seconds, int((timeout - seconds) * 1e6)))
         try:
             probe.connect(path)
-        except OSError:
-            return NOBODY
+        except OSError as exc:
+            return BUSY if exc.errno in (errno.EAGAIN, errno.EWOULDBLOCK) else NOBODY
         try:
             return _peer_uid(probe)
         except OSError:
@@ -94,7 +105,7 @@ def listener_uid(path: str, timeout: float = 0.5) -> int:
 
 def peer_problem(path: str, peer: int, uid: int | None = None) -> str:
     """Why a listener of uid `peer` (from `listener_uid`) on `path` must not be talked to; ""
-    when it is ours, or cannot be told (NOBODY, UNKNOWN)."""
+    when it is ours, or cannot be told (NOBODY, UNKNOWN, BUSY)."""
     uid = os.getuid() if uid is None else uid
     if peer < 0 or peer == uid:
         return ""
