@@ -8,6 +8,7 @@ ran after `os.setuid` — `SO_PEERCRED` reports the credentials of the listen.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
 import shutil
@@ -21,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from slmactor.client import Client, DaemonNotRunning, UntrustedDaemon
+from slmactor.client import AsyncClient, Client, DaemonNotRunning, UntrustedDaemon
 from slmactor.hooks import breaker
 from slmactor.testing import spawn_daemon, stop_quietly, wait_for
 
@@ -119,6 +120,13 @@ def test_a_runtime_dir_squatted_by_another_user_gets_nothing(base: Path) -> None
                 client.status()
             assert client.record_tool("run-1", "Bash", command="echo secret-prompt") is False
             assert client.dropped == 1
+
+        async def async_status() -> None:
+            async with AsyncClient(runtime, project=base, timeout=1, retries=1) as aclient:
+                await aclient.status()
+
+        with pytest.raises(UntrustedDaemon, match=f"owned by uid {OTHER}"):
+            asyncio.run(async_status())
         hook = _hook(runtime, "UserPromptSubmit", {"prompt": "secret-prompt", "cwd": str(base),
                                                     "session_id": "s", "hook_event_name": "UserPromptSubmit"})
         assert (hook.returncode, hook.stdout.strip()) == (0, "{}")
