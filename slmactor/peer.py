@@ -7,8 +7,10 @@ connected there would hand every prompt and tool command to that user and put th
 the agent's context. So before anything is sent, a client checks two things, both stdlib-only
 and costing microseconds:
 
-- the directory (not followed if it is a symlink) is a directory owned by us with no group or
-  other permission bits (`runtime_dir_problem`);
+- the directory (not followed if it is a symlink) is a directory owned by us that no other user
+  can write (`runtime_dir_problem`): binding a socket in it takes write permission, and
+  connecting to one takes write permission on the socket file, which the daemon makes 0600 — so
+  read bits (a `mkdir` under umask 022, before any daemon tightened it to 0700) are harmless;
 - the process listening on the socket runs as our uid: a plain AF_UNIX connect to the socket file
   reads the listener's credentials (`SO_PEERCRED` on Linux, `LOCAL_PEERCRED` on macOS) before
   ZeroMQ exchanges a single byte (`listener_uid`). The same connect tells a stale socket left by a
@@ -50,9 +52,9 @@ def runtime_dir_problem(path: str, uid: int | None = None) -> str:
     if info.st_uid != uid:
         return (f"runtime dir {path} is owned by uid {info.st_uid}, not by you (uid {uid}): another "
                 f"user may be posing as the daemon; refusing it; {_FIX}")
-    if info.st_mode & 0o077:
-        return (f"runtime dir {path} is open to other users (mode {stat.S_IMODE(info.st_mode):o}); "
-                f"refusing it; chmod 700 it or {_FIX}")
+    if info.st_mode & 0o022:
+        return (f"runtime dir {path} is writable by other users (mode {stat.S_IMODE(info.st_mode):o}), "
+                f"who could listen in it; refusing it; chmod 700 it or {_FIX}")
     return ""
 
 

@@ -17,8 +17,11 @@ def test_only_a_private_directory_of_ours_passes(tmp_path: Path) -> None:
     ours.mkdir(mode=0o700)
     assert peer.runtime_dir_problem(str(ours)) == ""
     assert peer.runtime_dir_problem(str(tmp_path / "missing")) == ""  # nothing can listen there
-    ours.chmod(0o750)
-    assert "open to other users (mode 750)" in peer.runtime_dir_problem(str(ours))
+    ours.chmod(0o755)  # readable: nobody else can bind or connect in it
+    assert peer.runtime_dir_problem(str(ours)) == ""
+    for mode in (0o770, 0o703, 0o1777):
+        ours.chmod(mode)
+        assert f"writable by other users (mode {mode:o})" in peer.runtime_dir_problem(str(ours))
     ours.chmod(0o700)
     link = tmp_path / "link"
     link.symlink_to(ours)

@@ -132,6 +132,11 @@ def test_a_runtime_dir_squatted_by_another_user_gets_nothing(base: Path) -> None
         assert (hook.returncode, hook.stdout.strip()) == (0, "{}")
         assert f"owned by uid {OTHER}" in hook.stderr and len(hook.stderr.strip().splitlines()) == 1
         assert not (runtime / breaker.FILE).exists()  # a refusal is not a timeout
+        status = subprocess.run([sys.executable, "-m", "slmactor", "--runtime-dir", str(runtime), "--json",
+                                 "status"], capture_output=True, text=True, timeout=60, check=False)
+        shown = json.loads(status.stdout)
+        assert (status.returncode, shown["running"], shown["health"]) == (1, False, "untrusted")
+        assert f"owned by uid {OTHER}" in shown["error"]
         assert sorted(p.name for p in runtime.iterdir()) == ["ctl.sock", "events.sock"]  # no ledger either
         # Our daemon refuses the directory too, in one line, and exits.
         serve = subprocess.run([sys.executable, "-m", "slmactor", "serve"], capture_output=True, text=True,

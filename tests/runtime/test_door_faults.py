@@ -210,7 +210,7 @@ def test_the_client_waits_out_busy_with_the_daemons_hint(zctx: zmq.Context[Any])
 
 def test_an_ask_to_a_stale_socket_fails_at_once(tmp_path: Any) -> None:
     runtime = tmp_path / "rt"
-    runtime.mkdir(mode=0o700)  # as the daemon made it (a client refuses one open to others)
+    runtime.mkdir()
     stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     stale.bind(str(runtime / "ctl.sock"))
     stale.close()  # the file stays, nobody listens: what SIGKILL leaves behind
