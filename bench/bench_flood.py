@@ -1,10 +1,17 @@
 """Floods against one daemon (issue 17): memory stays bounded, `status` keeps answering.
 
 Three floods, each at full speed from a separate process for FLOOD_SECONDS: ordinary record_tool
-tells (up to 1M), 1 MiB tells (refused by their caps, but read and decoded first) and large asks
+tells (up to 1M), tells just over the tell limit (257 KiB: read, refused unread and counted; a
+frame far over it, such as a 1 MiB tell, costs its sender the connection instead — the
+multi-frame tell row below) and large asks
 (256 KiB `memory.recall` queries, answered BUSY once the mailbox budget is spent). Meanwhile a
 `status` ask every 50 ms (latency p99) and the daemon's RSS every 100 ms (peak). After the floods,
 RSS is sampled for SETTLE_SECONDS; the row compares it with the idle RSS before the floods.
+
+Then the multi-frame floods (whole-message bounds, docs/DOOR.md): six asks of 300 × 1 MiB frames
+on ctl.sock — from one connection, then from six at once — and six such tells on events.sock.
+Their peak is the kernel's high-water mark of the daemon's RSS (VmHWM, reset through
+/proc/PID/clear_refs before each; psutil's 100 ms samples miss a peak this short).
 Targets: peak ≤ 256 MB, settled ≤ 1.5 × idle, status p99 ≤ 50 ms, drops counted (sent =
 applied + invalid + dropped). The floor column is the idle RSS / an idle status p99.
 """
@@ -22,7 +29,7 @@ import psutil
 import zmq
 
 from slmactor.client import Client
-from slmactor.protocol import PROTOCOL_VERSION
+from slmactor.protocol import MAX_TELL_BYTES, PROTOCOL_VERSION
 from slmactor.testing import spawn_daemon, stop_quietly
 
 Row = dict[str, Any]
@@ -100,6 +107,77 @@ def _asks(runtime: str, project: str, seconds: float, size: int, out: Any) -> No
     ctx.term()
 
 
+def _multiframe(runtime: str, sock_type: int, path: str, connections: int, messages: int, frames: int,
+                out: Any) -> None:
+    """`messages` messages of [kind, body, `frames` - 2 × 1 MiB] over each of `connections` sockets;
+    for asks, wait for every reply. Reports the replies' error codes."""
+    ctx: zmq.Context[Any] = zmq.Context()
+    socks = []
+    for _ in range(connections):
+        sock = ctx.socket(sock_type)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.setsockopt(zmq.SNDHWM, 0)
+        sock.connect(f"ipc://{runtime}/{path}")
+        socks.append(sock)
+    blob = b"x" * MB
+    for n in range(messages):
+        for i, sock in enumerate(socks):
+            body = msgpack.packb({"v": PROTOCOL_VERSION, "id": f"m{i}.{n}"})
+            sock.send_multipart([b"ping", body, *([blob] * (frames - 2))], copy=False)
+    codes: dict[str, int] = {}
+    if sock_type == zmq.DEALER:
+        poller = zmq.Poller()
+        for sock in socks:
+            poller.register(sock, zmq.POLLIN)
+        deadline = time.monotonic() + 120
+        while sum(codes.values()) < connections * messages and time.monotonic() < deadline:
+            for sock, _ in poller.poll(1000):
+                reply = msgpack.unpackb(sock.recv_multipart()[1], strict_map_key=False)
+                code = str(reply.get("error", {}).get("code", "ok"))
+                codes[code] = codes.get(code, 0) + 1
+    else:
+        time.sleep(2.0)  # the daemon cuts each such connection at its first frame; give it time
+    for sock in socks:
+        sock.close(linger=0)
+    ctx.term()
+    out.put(codes)
+
+
+def _reset_peak(pid: int) -> bool:
+    """Reset the kernel's peak RSS of `pid` (VmHWM); False where that is not possible."""
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")
+    except OSError:
+        return False
+    return True
+
+
+def _peak(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) * 1024
+    return 0
+
+
+def _multiframe_floods(daemon_pid: int, runtime: str, mpctx: Any, out: Any, idle_rss: int) -> list[Row]:
+    rows: list[Row] = []
+    for label, sock_type, path, connections in (
+            ("six asks of 300 × 1 MiB frames, one connection", zmq.DEALER, "ctl.sock", 1),
+            ("six asks of 300 × 1 MiB frames, six connections at once", zmq.DEALER, "ctl.sock", 6),
+            ("six tells of 300 × 1 MiB frames", zmq.PUSH, "events.sock", 1)):
+        if not _reset_peak(daemon_pid):
+            return rows  # not Linux, or not allowed: no exact peak to report
+        messages = 6 // connections
+        sender = mpctx.Process(target=_multiframe, args=(runtime, sock_type, path, connections, messages, 302, out))
+        sender.start()
+        codes = out.get()
+        sender.join()
+        answered = ", ".join(f"{n} × {code}" for code, n in sorted(codes.items())) or "no replies (tells)"
+        rows.append(_row(f"peak RSS during {label} ({answered})", _peak(daemon_pid) / MB, "MB", idle_rss / MB,
+                         "idle RSS", "≤ 256 MB"))
+    return rows
+
+
 def _watch(pid: int, runtime: Path, project: Path, stop: threading.Event, rss: list[tuple[str, int]],
            latencies: dict[str, list[float]], phase: list[str]) -> None:
     proc = psutil.Process(pid)
@@ -144,7 +222,7 @@ def run(quick: bool) -> list[Row]:
         mpctx = mp.get_context("spawn")
         out = mpctx.Queue()
         totals = {"sent": 0, "dropped": 0}
-        for label, limit, size in (("small tells", 1_000_000, 0), ("1 MiB tells", 10**9, 1 << 20)):
+        for label, limit, size in (("small tells", 1_000_000, 0), ("257 KiB tells", 10**9, MAX_TELL_BYTES + 1024)):
             phase[0] = label
             sender = mpctx.Process(target=_tells, args=(runtime, project, seconds, limit, size, out))
             sender.start()
@@ -157,6 +235,8 @@ def run(quick: bool) -> list[Row]:
         asker.start()
         asks = out.get()
         asker.join()
+        phase[0] = "multi-frame"
+        multiframe_rows = _multiframe_floods(daemon.pid, runtime, mpctx, out, idle_rss)
         peaks: dict[str, int] = {}
         for label, value in rss:
             peaks[label] = max(peaks.get(label, 0), value)
@@ -169,7 +249,10 @@ def run(quick: bool) -> list[Row]:
         with daemon.client() as client:
             status = client.status()
         applied = status["events"]["received"]
+        rows.extend(multiframe_rows)
         for label, peak in peaks.items():
+            if label == "multi-frame":
+                continue  # reported exactly above
             rows.append(_row(f"peak RSS during the {label} flood", peak / MB, "MB", idle_rss / MB, "idle RSS",
                              "≤ 256 MB"))
         rows.append(_row(f"RSS {settle:.0f} s after the floods", settled / MB, "MB", idle_rss / MB,

@@ -10,6 +10,8 @@ Every figure is measured in one run next to its floor, on this machine, and repo
   the same frames from the same flooder (targets ≥ 100k events/s and ≥ 0.6× floor);
 * `status` ask — `Client.status()` p50/p99 vs a zmq.asyncio ROUTER echo server in a child process
   answered by a blocking DEALER (targets p50 ≤ 2×, p99 ≤ 5 ms);
+* the client's trust check before its first ask (runtime dir + listener uid) vs the bare
+  liveness connect it replaces
 * whole-process `slmactor --runtime-dir X status` (median wall time) vs a bare `python -c` script
   that imports zmq + msgpack and does one DEALER round trip to the same daemon (target ≤ 1.3×);
 * daemon start → READY (median of several starts, READY on the notify socket as systemd sees it)
@@ -419,6 +421,40 @@ def bench_cli(daemon: DaemonProcess, runs: int) -> list[Row]:
                  "python -c zmq+msgpack DEALER RTT", "≤ 1.3×")]
 
 
+def bench_trust_check(daemon: DaemonProcess, runs: int) -> list[Row]:
+    """What a client does before its first ask (`slmactor.peer`: the runtime directory's lstat, a
+    connect to ctl.sock and its SO_PEERCRED) vs the bare liveness connect it replaces; spaced
+    calls, as a client makes one per process."""
+    import _socket
+
+    from slmactor import peer
+
+    root, ctl = str(daemon.runtime_dir), str(daemon.runtime_dir / "ctl.sock")
+
+    def bare() -> None:
+        probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+        try:
+            probe.settimeout(0.5)
+            probe.connect(ctl)
+        finally:
+            probe.close()
+
+    def check() -> None:
+        assert not peer.runtime_dir_problem(root)
+        assert not peer.peer_problem(ctl, peer.listener_uid(ctl))
+
+    ours: list[float] = []
+    floor: list[float] = []
+    for _ in range(runs):
+        for fn, out in ((check, ours), (bare, floor)):
+            time.sleep(0.002)  # one probe per client process: never a full backlog
+            t0 = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - t0) * 1e6)
+    return [_row("client trust check before the first ask (median)", statistics.median(ours), "µs",
+                 statistics.median(floor), "bare liveness connect", "≤ 0.2 ms (≪ CLI wall)")]
+
+
 # ---------------------------------------------------------------- start → ready, RSS
 
 
@@ -517,6 +553,7 @@ def _run_all(quick: bool, starts: int) -> list[Row]:
                          echo_rss / (1 << 20), "zmq.asyncio echo process RSS", "≤ 60 MB"))
         rows.extend(status_rows)
         rows.extend(bench_cli(daemon, 7 if quick else 21))
+        rows.extend(bench_trust_check(daemon, 200 if quick else 1000))
         rows.extend(bench_tell(daemon, 5_000 if quick else 50_000))
         rows.extend(bench_ingest(daemon, 20_000 if quick else 200_000))
         rows.extend(bench_rss_after_flood(daemon, idle_rss))

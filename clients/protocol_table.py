@@ -115,7 +115,11 @@ def render_limits() -> str:
         ("largest body frame", (f"{codec.MAX_MESSAGE_BYTES:,} bytes (1 MiB); larger → `TOO_LARGE`, "
                                "much larger frames are cut off by the socket (disconnect, no reply)")),
         ("largest tell body", (f"{codec.MAX_TELL_BYTES:,} bytes (256 KiB); larger → dropped unread on "
-                              "`events.sock` (counted invalid), `TOO_LARGE` on `ctl.sock`")),
+                              "`events.sock` (counted invalid), `TOO_LARGE` on `ctl.sock`; a frame over "
+                              "260 KiB on `events.sock` is cut off by the socket (disconnect)")),
+        ("frames of one message", ("`[kind, body]` (a REQ socket's empty delimiter too); more → `BAD_FRAMES` "
+                                   "on `ctl.sock`, dropped whole and counted invalid on `events.sock`")),
+        ("bytes of one request, all frames", "1 MiB + 4 KiB; more → `TOO_LARGE`, the rest discarded unread"),
         ("items in any one map or array", f"{codec.MAX_CONTAINER:,} (else `BAD_MSGPACK`)"),
         ("maps and arrays in one body, in all", f"{codec.MAX_CONTAINERS:,} (else `BAD_MSGPACK`)"),
         ("any integer, anywhere in a body", f"±{codec.MAX_SAFE_INT:,} (2⁵³ − 1; else `BAD_FIELD`)"),

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any, Self
 import msgpack
 import zmq
 
-from slmactor.protocol import PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
+from slmactor.protocol import MAX_TELL_BYTES, PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
 from slmactor.verbs import AsyncVerbs, SyncVerbs
 
 if TYPE_CHECKING:
@@ -47,7 +47,8 @@ if TYPE_CHECKING:
 # The message classes are imported where a method builds one, not here: creating them is most of
 # the start-up of a short-lived client (`slmactor status`, a hook), which may never need them.
 
-__all__ = ["AsyncClient", "Client", "DaemonUnavailable", "RequestFailed"]
+__all__ = ["AsyncClient", "Client", "DaemonNotRunning", "DaemonUnavailable", "RequestFailed",
+           "UntrustedDaemon"]
 
 # Kind.RECORD_TOOL / Kind.CLIENT_DROPPED (a protocol test keeps them equal).
 _RECORD_TOOL = b"record_tool"
@@ -74,6 +75,16 @@ class DaemonUnavailable(Exception):
     """No reply from the daemon within the deadline and retries (not running, or wedged)."""
 
 
+class DaemonNotRunning(DaemonUnavailable):
+    """Nothing listens on ctl.sock (no socket, or one left by a crash): known at once, no wait —
+    unlike a timeout, which is what a wedged daemon costs."""
+
+
+class UntrustedDaemon(DaemonUnavailable):
+    """The runtime directory or the process listening in it is not the user's own (another
+    user created it first): nothing was sent. The message says why, in one line."""
+
+
 class RequestFailed(Exception):
     """The daemon answered with an error reply."""
 
@@ -96,19 +107,15 @@ def listener_alive(path: Path) -> bool:
     A connect to a socket file nobody listens on fails at once with ECONNREFUSED, so a stale
     `ctl.sock` is told from a live one without waiting for a reply.
     """
-    # The C module, not `socket`: its Python wrapper (selectors, enum tables) costs a one-shot
-    # hook process a few ms for this one probe.
-    import _socket
+    from slmactor import peer
 
-    probe = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
-    try:
-        probe.settimeout(0.5)
-        probe.connect(str(path))
-    except OSError:
-        return False
-    finally:
-        probe.close()
-    return True
+    return peer.listener_uid(str(path)) != peer.NOBODY
+
+
+def _log_refusal(problem: str) -> None:
+    import logging  # only on this path: a refused daemon is rare, and logging is not cheap
+
+    logging.getLogger("slmactor.client").warning("%s", problem)
 
 
 def _busy_wait(exc: RequestFailed, deadline: float) -> float:
@@ -117,6 +124,24 @@ def _busy_wait(exc: RequestFailed, deadline: float) -> float:
         return -1.0
     pause = min(max(exc.retry_ms, 10), MAX_BUSY_WAIT_MS) / 1000
     return pause if time.monotonic() + pause < deadline else -1.0
+
+
+def _tells_problem(socket_file: str) -> str:
+    """Why tells must not go to `socket_file` ("" when they may): its directory or its listener
+    is another user's. A missing directory is made (0700, ours) first, so that nobody else can
+    create it while this client waits for a daemon to start."""
+    from slmactor import peer
+
+    root = os.path.dirname(socket_file)
+    if not os.path.lexists(root):
+        try:
+            os.makedirs(root, mode=0o700, exist_ok=True)
+        except OSError:
+            pass  # not creatable here: the daemon cannot bind there either; tells are dropped
+    problem = peer.runtime_dir_problem(root)
+    if problem or not os.path.exists(socket_file):
+        return problem
+    return peer.peer_problem(socket_file, peer.listener_uid(socket_file))
 
 
 class _Teller:
@@ -129,8 +154,13 @@ class _Teller:
         # Queue only on a completed connection: with the daemon down a tell fails at once
         # (EAGAIN) and is counted in `dropped`, instead of filling a queue that close() discards.
         self._sock.setsockopt(zmq.IMMEDIATE, 1)
-        self._sock.connect(endpoint)
         self._socket_file = endpoint.removeprefix("ipc://")
+        #: Why events.sock is not to be trusted ("" when it is): every tell is dropped, unsent.
+        self.refused = _tells_problem(self._socket_file)
+        if self.refused:
+            _log_refusal(self.refused)
+        else:
+            self._sock.connect(endpoint)
         self._connecting = True
         self.client_id = client_id
         self.project = project
@@ -146,7 +176,7 @@ class _Teller:
         self._pack = msgpack.Packer(use_bin_type=True).pack
 
     def send(self, kind: bytes, body: dict[str, Any]) -> bool:
-        if not self.project and not body.get("project") and kind != _CLIENT_DROPPED:
+        if self.refused or (not self.project and not body.get("project") and kind != _CLIENT_DROPPED):
             # The daemon files no tell without a project (the project rule): undeliverable.
             self.dropped += 1
             self._unreported += 1
@@ -158,6 +188,12 @@ class _Teller:
             body["project"] = self.project
         try:
             data = self._pack(body)
+            if len(data) > MAX_TELL_BYTES:
+                # The daemon refuses it anyway, and a frame this far over its limit costs the
+                # connection (and the tells queued with it): drop it here, counted.
+                self.dropped += 1
+                self._unreported += 1
+                return False
             if self._connecting:
                 self._await_connection()
             self._sock.send(kind, _NOBLOCK_MORE)
@@ -189,6 +225,8 @@ class _Teller:
             self._sock.poll(CONNECT_WAIT_MS, zmq.POLLOUT)
 
     def _report_drops(self) -> None:
+        if self.refused:
+            return
         body = {"v": PROTOCOL_VERSION, "client": self.client_id, "count": self._unreported}
         try:
             self._sock.send_multipart((_CLIENT_DROPPED, codec.pack(body)), zmq.NOBLOCK)
@@ -376,8 +414,8 @@ class _Base(abc.ABC):
         body.update(fields)
         return request_id, [kind.encode("ascii"), codec.pack(body)]
 
-    def _unavailable(self, why: str) -> DaemonUnavailable:
-        return DaemonUnavailable(f"slmactor daemon not reachable at {self.ctl_endpoint}: {why}")
+    def _unavailable(self, why: str, kind: type[DaemonUnavailable] = DaemonUnavailable) -> DaemonUnavailable:
+        return kind(f"slmactor daemon not reachable at {self.ctl_endpoint}: {why}")
 
     @staticmethod
     def _result(request_id: str, frames: list[bytes]) -> tuple[bool, Any]:
@@ -393,15 +431,26 @@ class _Base(abc.ABC):
         return True, reply.result
 
     def _check_listener(self) -> None:
-        """Fail fast when nothing listens on ctl.sock (missing, or stale after a crash).
+        """Fail fast when nothing listens on ctl.sock (missing, or stale after a crash), and
+        refuse a runtime directory or listener that is another user's (UntrustedDaemon).
 
         Checked before a client's first ask and before every retry after a timeout (the daemon
         may have died since), not before every ask."""
+        from slmactor import peer
+
         self._listener_seen = False
+        # Who serves the socket, before ZeroMQ connects and sends anything (`slmactor.peer`).
+        problem = peer.runtime_dir_problem(str(self.ctl_path.parent))
+        if problem:
+            raise UntrustedDaemon(problem)
         if not self.ctl_path.exists():
-            raise self._unavailable("no socket (is the daemon running?)")
-        if not listener_alive(self.ctl_path):
-            raise self._unavailable("no daemon listening (a socket file left by a crash?)")
+            raise self._unavailable("no socket (is the daemon running?)", DaemonNotRunning)
+        uid = peer.listener_uid(str(self.ctl_path))
+        if uid == peer.NOBODY:
+            raise self._unavailable("no daemon listening (a socket file left by a crash?)", DaemonNotRunning)
+        problem = peer.peer_problem(str(self.ctl_path), uid)
+        if problem:
+            raise UntrustedDaemon(problem)
         self._listener_seen = True
 
 

@@ -62,7 +62,7 @@ from slmactor.protocol.messages import (
     ProcedureObserve,
     RunReset,
 )
-from slmactor.runtime.actor import ActorDead, Later, handles
+from slmactor.runtime.actor import ActorDead, Later, handles, store_failure
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.fsutil import remove_temps_in
@@ -311,7 +311,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
                 else:
                     written = await self.run_sync(project.lessons.add_project, lessons)
             except StoreError as exc:
-                raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+                raise store_failure(exc) from exc
         facts = polar = 0
         if scope == "project" and written:
             facts = record_facts(project.facts.book, written, msg.run_id, self.now())

@@ -30,7 +30,7 @@ from slmactor.protocol.messages import (
     LessonsPenalize,
     LessonsRecall,
 )
-from slmactor.runtime.actor import Actor, handles
+from slmactor.runtime.actor import Actor, handles, store_failure
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
 
@@ -70,7 +70,7 @@ class PolarLessonsMixin(Actor):
             try:
                 return await self.run_sync(fn, *args)
             except (StoreError, OSError) as exc:
-                raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+                raise store_failure(exc) from exc
 
     async def _write_polar(self, project: Any, fn: Callable[..., Any], *args: Any) -> Any:
         """`_store_op` for a write: the store directories and `.gitignore` exist first."""

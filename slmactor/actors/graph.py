@@ -38,7 +38,7 @@ from slmactor.protocol.messages import (
     GraphWalk,
     Message,
 )
-from slmactor.runtime.actor import Actor, ActorDead, handles
+from slmactor.runtime.actor import Actor, ActorDead, handles, store_failure
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
@@ -215,7 +215,7 @@ class GraphActor(Actor):
         try:
             return await self.run_sync(fn, *args)
         except StoreError as exc:
-            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+            raise store_failure(exc) from exc
 
     # ------------------------------------------------------------------------------ asks
     @handles(GraphStats)
@@ -229,7 +229,7 @@ class GraphActor(Actor):
         try:
             return await self._backfill(root, store)
         except StoreError as exc:
-            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+            raise store_failure(exc) from exc
 
     @handles(GraphFile)
     async def file(self, msg: GraphFile) -> dict[str, Any]:

@@ -38,7 +38,7 @@ from slmactor.protocol.messages import (
     MemoryRecall,
     Message,
 )
-from slmactor.runtime.actor import Actor, handles
+from slmactor.runtime.actor import Actor, handles, store_failure
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
@@ -158,7 +158,7 @@ class RecallActor(Actor):
                 return await self.run_sync(fn, *args)
             return fn(*args)
         except StoreError as exc:
-            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+            raise store_failure(exc) from exc
 
     def _entry_part(self, entry: IndexEntry) -> object:
         """`entry.to_dict()` as the reply's redaction leaves it, made once per entry: an index
@@ -233,7 +233,7 @@ class RecallActor(Actor):
         try:
             removed = await self.run_sync(store.prune, msg.cap, msg.max_age_days)
         except StoreError as exc:
-            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+            raise store_failure(exc) from exc
         return {"episodes_removed": removed, "episodes": len(store)}
 
     @handles(EpisodeForget)
@@ -242,7 +242,7 @@ class RecallActor(Actor):
         try:
             removed = await self.run_sync(store.forget)
         except StoreError as exc:
-            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+            raise store_failure(exc) from exc
         return {"episodes_removed": removed}
 
     @handles(MemoryRecall)

@@ -59,7 +59,7 @@ from slmactor.protocol.messages import (
     WorkingMirror,
     WorkingSnapshot,
 )
-from slmactor.runtime.actor import Actor, ActorDead, handles
+from slmactor.runtime.actor import Actor, ActorDead, handles, store_failure
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.jsondoc import JsonDoc
@@ -300,7 +300,7 @@ class ReflectorActor(Actor):
             # Acknowledged = journalled (issue 18): a report that could not be made durable is
             # answered with a store error, so the harness knows it was not learned from.
             self.warn(f"run.finish: report not journalled ({exc}); not accepted")
-            raise RequestError(ErrorCode.STORE_ERROR, f"run.finish not accepted: {exc}") from exc
+            raise store_failure(exc, "run.finish not accepted: ") from exc
         self.ctx.stats.extra["runs_reflected"] += 1
         result: dict[str, Any] = {
             "run_id": report.run_id,

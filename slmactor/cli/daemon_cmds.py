@@ -157,11 +157,14 @@ def render_status(status: dict[str, Any]) -> str:
 
 
 def cmd_status(ctx: CliContext) -> int:
-    from slmactor.client import Client, DaemonUnavailable, RequestFailed
+    from slmactor.client import Client, DaemonUnavailable, RequestFailed, UntrustedDaemon
 
     with Client(ctx.runtime_dir, timeout=min(ctx.args.timeout, 2.0), retries=1) as client:
         try:
             status = client.status()
+        except UntrustedDaemon as exc:  # another user's directory or listener: not "not running"
+            ctx.emit({"running": False, "health": "untrusted", "error": str(exc)}, f"slmactor: {exc}")
+            return EXIT_UNREACHABLE
         except DaemonUnavailable as exc:
             ctx.emit({"running": False, "health": "unreachable", "error": str(exc)},
                      f"slmactor is not running ({exc})")

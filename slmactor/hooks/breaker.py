@@ -6,6 +6,10 @@ second until which later hooks skip the daemon and answer at once (fail-open: th
 its neutral output). When that time has passed, the next hook tries again (half-open): a reply
 removes the file, another timeout writes it again. `rm` of the file closes the breaker by hand.
 
+A refused connect is not a timeout: when the daemon crashed or stopped after the breaker opened,
+its stale `ctl.sock` refuses at once, so there is nothing to wait out. `holds` checks that with one
+connect while the breaker is open, and clears it, so a session start can start the daemon again.
+
 The file is plain text (`<until>\\n<why>\\n`), a few bytes, written by rename so a reader never
 sees half of it. Checking it costs one failed `open` while the breaker is closed. Stdlib only:
 it runs before anything else on the hook path.
@@ -44,6 +48,19 @@ def open_until(runtime_dir: str) -> float:
 
 def is_open(runtime_dir: str, now: float) -> bool:
     return now < open_until(runtime_dir)
+
+
+def holds(runtime_dir: str, now: float) -> bool:
+    """Whether a hook should skip the daemon: the breaker is open and something still listens on
+    `ctl.sock` (a wedged daemon). Nothing listening (refused, or no socket) clears the breaker."""
+    if not is_open(runtime_dir, now):
+        return False
+    from slmactor import peer  # stdlib only, like this module
+
+    if peer.listener_uid(os.path.join(runtime_dir, "ctl.sock"), timeout=0.05) == peer.NOBODY:
+        clear(runtime_dir)
+        return False
+    return True
 
 
 def trip(runtime_dir: str, now: float, seconds: float, why: str) -> None:

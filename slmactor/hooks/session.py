@@ -52,7 +52,8 @@ def ledger_path(runtime_dir: Path, project: str, run_id: str) -> Path:
 
 def append(path: Path, entry: Mapping[str, Any]) -> None:
     """Add one entry to a ledger (created 0600 in a 0700 directory); OSError propagates."""
-    path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+    path.parent.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # the runtime dir: private
+    path.parent.mkdir(mode=0o700, exist_ok=True)
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
         data = dict(entry)

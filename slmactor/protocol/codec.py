@@ -96,7 +96,9 @@ def _plain_problem(value: Any, depth: int) -> str:
     """Why a free-form value cannot be accepted ("" when it can): nested at most MAX_DEPTH deep,
     plain msgpack values only (msgpack decodes its timestamp extension without calling
     `ext_hook`, so a `Timestamp` can only be refused here), no NUL in a string or key, numbers
-    finite and within ±MAX_SAFE_INT."""
+    finite and within ±MAX_SAFE_INT. Keys are strings and no value is binary: stores keep what a
+    message said as JSON, which has neither binary strings nor non-string keys, so such a value
+    is refused here rather than failing at the store."""
     if depth > MAX_DEPTH:
         return f"nested deeper than {MAX_DEPTH}"
     kind = type(value)
@@ -106,6 +108,8 @@ def _plain_problem(value: Any, depth: int) -> str:
         return "" if _number_ok(value) else f"a number is not finite or outside ±{MAX_SAFE_INT}"
     if kind is dict:
         for key, item in value.items():
+            if type(key) is not str:
+                return f"a map key is {type(key).__name__}, not a string"
             if "\x00" in key:
                 return "a key holds a NUL byte"
             problem = _plain_problem(item, depth + 1)
@@ -118,8 +122,10 @@ def _plain_problem(value: Any, depth: int) -> str:
             if problem:
                 return problem
         return ""
-    if kind is bool or kind is bytes or value is None:
+    if kind is bool or value is None:
         return ""
+    if kind is bytes:
+        return "holds a binary value (send text)"
     return f"holds a {kind.__name__} value"
 
 
@@ -289,6 +295,18 @@ def _request_id(body: dict[str, Any]) -> str:
     if type(rid) is str and len(rid) <= MAX_ID:
         return rid
     return ""
+
+
+def peek_request_id(raw: bytes) -> str:
+    """The request id in a body, or "" (not a map, too large, undecodable): what a refusal of
+    the whole message can still answer to. Never raises."""
+    if len(raw) > MAX_MESSAGE_BYTES:
+        return ""
+    try:
+        body = _unpack(raw)
+    except Exception:  # noqa: BLE001 - msgpack raises many unrelated types for bad input
+        return ""
+    return _request_id(body) if type(body) is dict else ""
 
 
 def load_body(frames: Sequence[bytes]) -> tuple[str, dict[str, Any]]:

@@ -43,7 +43,7 @@ from anyio.streams.memory import MemoryObjectSendStream
 from slmactor.config import Settings
 from slmactor.protocol import ErrorCode, Message, RequestError, codec
 from slmactor.protocol.messages import DebugCrash, Ping
-from slmactor.stores.base.errors import StoreError
+from slmactor.stores.base.errors import RecordNotSerializable, RecordTooLarge, StoreError
 from slmactor.stores.base.project_lock import (
     ProjectLocked,
     UnsafeProjectStore,
@@ -64,6 +64,19 @@ _HANDLES_ATTR = "__slmactor_handles__"
 #: work, which do not hold the mailbox).
 IN_HANDLER: contextvars.ContextVar[str] = contextvars.ContextVar("slmactor_in_handler", default="")
 
+
+
+def store_failure(exc: BaseException, prefix: str = "") -> RequestError:
+    """The error reply for a store that refused a write: TOO_LARGE for a record over the store's
+    size limit and BAD_FIELD for one JSON cannot hold (both the sender's to fix, nothing was
+    written), STORE_ERROR for everything else (disk full, read-only, permissions)."""
+    if isinstance(exc, RecordTooLarge):
+        code = ErrorCode.TOO_LARGE
+    elif isinstance(exc, RecordNotSerializable):
+        code = ErrorCode.BAD_FIELD
+    else:
+        code = ErrorCode.STORE_ERROR
+    return RequestError(code, f"{prefix}{exc}")
 
 class Later:
     """A handler's answer that is not ready yet: the cell runs `work` beside the mailbox and
@@ -196,7 +209,7 @@ class Actor:
         except (ProjectLocked, UnsafeProjectStore) as exc:
             raise RequestError(ErrorCode.BAD_PROJECT, str(exc)) from None
         except StoreError as exc:
-            raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from None
+            raise store_failure(exc) from None
         return root
 
     async def ask(self, msg: Message, timeout: float | None = None) -> Any:  # noqa: ASYNC109

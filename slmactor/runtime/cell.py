@@ -20,7 +20,7 @@ from slmactor.logic.text.redact import redact, redact_reply
 from slmactor.protocol import MAX_TELL_BYTES, ErrorCode, ProtocolError, RequestError, codec
 from slmactor.stores.base.errors import STORAGE_ERRNOS, StoreError
 
-from .actor import IN_HANDLER, Actor, ActorContext, Later
+from .actor import IN_HANDLER, Actor, ActorContext, Later, store_failure
 from .stats import ActorState
 
 #: Messages taken from a socket per wake-up before yielding to the event loop.
@@ -34,15 +34,21 @@ EVENTS_SLICE = 0.0005
 #: and never yields, and an ask needs several turns (front door → mailbox → reply sink, each a
 #: socket wake-up and a task step), so a single yield would make an ask wait for several slices.
 YIELDS_PER_SLICE = 6
+#: Frames of a tell on events.sock: [kind, body]. More is refused whole, unread.
+TELL_FRAMES = 2
+#: Longest kind frame of a tell (kinds are short names).
+TELL_KIND_BYTES = 256
 _NOBLOCK = int(zmq.NOBLOCK)  # a plain int: the Flag enum is converted on every call otherwise
 
 
-def _fill(batch: list[list[bytes]], recv: Callable[..., Any]) -> tuple[bool, int]:
+def _fill(batch: list[list[bytes]], recv: Callable[..., Any]) -> tuple[bool, int, int]:
     """Add queued messages to `batch` without blocking, up to EVENTS_BATCH messages or
-    EVENTS_BATCH_BYTES of bodies in all. Returns (more, too_large): more is True when it stopped
-    at a limit (more may be queued), False when the socket ran dry; too_large counts tells whose
-    last frame is over MAX_TELL_BYTES, dropped here without copying or decoding them — so a flood
-    of huge tells is shed as fast as ZeroMQ hands them over and never backs up the inbox.
+    EVENTS_BATCH_BYTES of bodies in all. Returns (more, too_large, too_many): more is True when
+    it stopped at a limit (more may be queued), False when the socket ran dry; too_large counts
+    tells with a kind frame over TELL_KIND_BYTES or a body over MAX_TELL_BYTES, too_many tells of
+    more than TELL_FRAMES frames. Those are dropped here whole, frame by frame, without copying or
+    decoding a frame past the bound — so a flood of huge or many-framed tells is shed as fast as
+    ZeroMQ hands it over, never backs up the inbox and never holds more than one such frame.
 
     `recv_multipart` inlined with zero-copy frames: it asks RCVMORE through getsockopt, which
     builds an enum per call (measured 2.5 → 1.5 µs per two-frame event, bench/bench_working.py).
@@ -51,26 +57,39 @@ def _fill(batch: list[list[bytes]], recv: Callable[..., Any]) -> tuple[bool, int
     """
     append = batch.append
     size = sum(len(parts[-1]) for parts in batch)
-    too_large = 0
+    too_large = too_many = 0
     try:
         while len(batch) < EVENTS_BATCH and size < EVENTS_BATCH_BYTES:
             frame = recv(_NOBLOCK, copy=False)
-            parts = [frame.bytes]
-            oversize = False
+            large = len(frame) > TELL_KIND_BYTES
+            many = False
+            parts = [] if large else [frame.bytes]
             while frame.more:
                 frame = recv(_NOBLOCK, copy=False)
-                if len(frame) > MAX_TELL_BYTES:
-                    oversize = True
-                elif not oversize:
+                if large or many:
+                    continue  # dropping the rest: each frame is freed as the next is read
+                if len(parts) >= TELL_FRAMES:
+                    many = True
+                elif len(frame) > MAX_TELL_BYTES:
+                    large = True
+                else:
                     parts.append(frame.bytes)
-            if oversize:
-                too_large += 1
+            if large or many:
+                too_large += large
+                too_many += many
                 continue
             size += len(parts[-1])
             append(parts)
     except zmq.Again:
-        return False, too_large
-    return True, too_large
+        return False, too_large, too_many
+    return True, too_large, too_many
+
+
+def _refused(actor: Actor, too_large: int, too_many: int) -> None:
+    if too_large:
+        actor.on_events_refused(too_large, f"tell body over {MAX_TELL_BYTES} bytes")
+    if too_many:
+        actor.on_events_refused(too_many, f"tell of more than {TELL_FRAMES} frames [kind, body]")
 
 
 def _result_frames(msg: Any, result: Any) -> list[bytes]:
@@ -176,9 +195,9 @@ class ActorCell:
             batch = [await sock.recv_multipart()]
             slice_end = clock() + EVENTS_SLICE
             while True:
-                more, too_large = _fill(batch, recv)
-                if too_large:
-                    actor.on_events_refused(too_large, f"tell body over {MAX_TELL_BYTES} bytes")
+                more, too_large, too_many = _fill(batch, recv)
+                if too_large or too_many:
+                    _refused(actor, too_large, too_many)
                 if batch:
                     actor.on_events(batch)  # a raise here crashes the actor (events are tells)
                     stats.processed += len(batch)
@@ -204,9 +223,9 @@ class ActorCell:
             shadow: zmq.Socket[bytes] = zmq.Socket.shadow(self._events.underlying)
             while True:
                 batch: list[list[bytes]] = []
-                more, too_large = _fill(batch, shadow.recv)
-                if too_large:
-                    actor.on_events_refused(too_large, f"tell body over {MAX_TELL_BYTES} bytes")
+                more, too_large, too_many = _fill(batch, shadow.recv)
+                if too_large or too_many:
+                    _refused(actor, too_large, too_many)
                 if batch:
                     actor.on_events(batch)
                     self.ctx.stats.processed += len(batch)
@@ -271,7 +290,8 @@ class ActorCell:
             return codec.dump_error(msg.id, exc.code, redact(exc.reason))
         if isinstance(exc, StoreError) or (isinstance(exc, OSError) and exc.errno in STORAGE_ERRNOS):
             # Nothing was acknowledged: the store said why (disk full, read-only, too large).
-            return codec.dump_error(msg.id, ErrorCode.STORE_ERROR, redact(str(exc)))
+            failure = store_failure(exc)
+            return codec.dump_error(msg.id, failure.code, redact(failure.reason))
         text = redact(describe(exc))
         self.ctx.stats.record_error(f"{msg.KIND}: {text}")
         return codec.dump_error(msg.id, ErrorCode.INTERNAL, text)

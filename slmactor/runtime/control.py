@@ -44,6 +44,8 @@ class DaemonInfo:
     requests_busy: int = 0
     #: Replies dropped because the client was gone or not reading.
     replies_dropped: int = 0
+    #: Requests over the whole-message bounds (frames or bytes), discarded unread and answered.
+    requests_oversize: int = 0
     #: Requests whose handling in the front door raised (answered INTERNAL).
     door_errors: int = 0
     last_door_error: str = ""
@@ -123,6 +125,7 @@ class DaemonInfo:
             "requests": self.requests,
             "requests_rejected": self.requests_rejected,
             "requests_busy": self.requests_busy,
+            "requests_oversize": self.requests_oversize,
             "mailbox_bytes": self.router.queued_bytes,
             "replies_dropped": self.replies_dropped,
             "door_errors": self.door_errors,

@@ -24,7 +24,7 @@ import zmq
 import zmq.asyncio
 
 from slmactor.config import Settings
-from slmactor.protocol import MAX_MESSAGE_BYTES
+from slmactor.protocol import MAX_MESSAGE_BYTES, MAX_TELL_BYTES
 from slmactor.stores.base.lock import StoreLock
 
 from . import heap, logfilter, sdnotify
@@ -48,6 +48,11 @@ GC_GEN0_THRESHOLD = 10_000
 #: BUSY answer), so the receive side stays short; a client that sends a burst of asks gets its
 #: burst of answers (a reply past the mark is dropped and counted as `replies_dropped`).
 CTL_HWM = 1000
+#: Largest frame libzmq reads on each socket (larger: the sender is disconnected, nothing read):
+#: an ask body and its envelope on ctl.sock; a tell body a little over its limit on events.sock,
+#: so a tell just over MAX_TELL_BYTES is still read, refused and counted.
+CTL_FRAME_BYTES = MAX_MESSAGE_BYTES + 4096
+EVENTS_FRAME_BYTES = MAX_TELL_BYTES + 4096
 #: Exit status for a start-up problem (already running, unsafe runtime dir, ...).
 EXIT_STARTUP = 2
 
@@ -63,11 +68,14 @@ def _bind_private(sock: zmq.asyncio.Socket, path: Path) -> None:
     os.chmod(path, 0o600)
 
 
-def _socket(zctx: zmq.asyncio.Context, kind: int, hwm: int) -> zmq.asyncio.Socket:
+def _socket(zctx: zmq.asyncio.Context, kind: int, hwm: int, max_frame: int) -> zmq.asyncio.Socket:
     sock = zctx.socket(kind)
     sock.setsockopt(zmq.LINGER, 0)
-    # A peer sending more than this is disconnected by libzmq before we allocate anything.
-    sock.setsockopt(zmq.MAXMSGSIZE, MAX_MESSAGE_BYTES + 4096)
+    # A peer sending a frame larger than this is disconnected by libzmq as soon as it has read
+    # the frame's header, before anything is allocated. ZeroMQ has no bound on the frames of one
+    # message: it queues a multipart message whole before we see its first frame, so this per-frame
+    # bound is what keeps a many-framed flood from being assembled (docs/DOOR.md).
+    sock.setsockopt(zmq.MAXMSGSIZE, max_frame)
     sock.setsockopt(zmq.RCVHWM, hwm)
     sock.setsockopt(zmq.SNDHWM, hwm)
     return sock
@@ -90,6 +98,7 @@ async def serve(
     # worker holds the GIL long enough to put 5 ms on the tail of every ask. 1 ms keeps the
     # event loop's share of the GIL close to what it gets on an idle daemon.
     sys.setswitchinterval(SWITCH_INTERVAL)
+    heap.pin_mmap_threshold()  # large frames go back to the system when freed (runtime/heap.py)
     logfilter.install()  # nothing logged from here on carries a secret (C-20)
     try:
         ensure_runtime_dir(settings.runtime_dir)
@@ -116,9 +125,9 @@ async def serve(
         request_stop=stop.set,
         restart_window=settings.restart_window,
     )
-    ctl = _socket(zctx, zmq.ROUTER, CTL_HWM)
+    ctl = _socket(zctx, zmq.ROUTER, CTL_HWM, CTL_FRAME_BYTES)
     ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
-    events = _socket(zctx, zmq.PULL, settings.events_hwm)
+    events = _socket(zctx, zmq.PULL, settings.events_hwm, EVENTS_FRAME_BYTES)
     cells: list[ActorCell] = []
     try:
         all_classes: list[type[Actor]] = [ControlActor, *actor_classes]

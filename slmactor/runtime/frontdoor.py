@@ -1,7 +1,10 @@
 """The front door: the ROUTER on `ctl.sock` that takes asks and hands them to actor mailboxes.
 
-It validates each request with the codec (so a malformed message is answered here and never
-reaches an actor), finds the owning actor by kind, and forwards the original frames with a
+It reads each request within whole-message bounds — at most REQUEST_FRAMES frames and
+REQUEST_BYTES bytes — frame by frame without copying: the rest of a message over either bound is
+discarded as it is read, never kept, and answered BAD_FRAMES / TOO_LARGE (with the request id when
+a body was read). It validates each request with the codec (so a malformed message is answered
+here and never reaches an actor), finds the owning actor by kind, and forwards the original frames with a
 reply route. Replies come back through the front's reply sink and go out on the ROUTER with
 NOBLOCK and ROUTER_MANDATORY: a vanished or stalled client costs a counter, never a block.
 """
@@ -9,13 +12,14 @@ NOBLOCK and ROUTER_MANDATORY: a vanished or stalled client costs a counter, neve
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 import zmq
 import zmq.asyncio
 
 from slmactor.config import Settings
 from slmactor.logic.text.redact import redact
-from slmactor.protocol import ErrorCode, ProtocolError, codec
+from slmactor.protocol import MAX_MESSAGE_BYTES, ErrorCode, ProtocolError, codec
 from slmactor.protocol.messages import ClientDropped, DebugCrash, Ping
 
 from .control import INLINE_KINDS, ROUTED_BY_FIELD, DaemonInfo
@@ -26,10 +30,38 @@ from .stats import ActorState
 log = logging.getLogger("slmactor.frontdoor")
 
 REQUEST_BATCH = 64
+#: Frames of the largest legal request: routing id, REQ's empty delimiter, kind, body.
+REQUEST_FRAMES = 4
+#: Bytes of the largest legal request: a MAX_MESSAGE_BYTES body, its kind and routing id.
+REQUEST_BYTES = MAX_MESSAGE_BYTES + 4096
+_NOBLOCK = int(zmq.NOBLOCK)
 #: The retry hint sent with BUSY (milliseconds); `Client` waits this long before resending.
 BUSY_RETRY_MS = 100
 _REQ_STYLE = b"R"  # the client sent an empty delimiter frame (REQ socket): echo it back
 _DEALER_STYLE = b"D"
+
+
+def read_bounded(first: zmq.Frame, recv: Any, max_frames: int, max_bytes: int) -> tuple[list[bytes], str]:
+    """The frames of one message starting with `first` (the rest read with `recv(NOBLOCK,
+    copy=False)`: a multipart message is queued whole, so its frames are all there), and "" —
+    or, over a bound, the frames kept before it and "frames" / "bytes". Frames past a bound are
+    read and dropped one by one: at most one of them is alive at a time, none is copied."""
+    frames: list[bytes] = []
+    total = 0
+    over = ""
+    frame = first
+    while True:
+        if not over:
+            total += len(frame)
+            if len(frames) >= max_frames:
+                over = "frames"
+            elif total > max_bytes:
+                over = "bytes"
+            else:
+                frames.append(frame.bytes)
+        if not frame.more:
+            return frames, over
+        frame = recv(_NOBLOCK, copy=False)
 
 
 class FrontDoor:
@@ -46,15 +78,37 @@ class FrontDoor:
 
     async def serve_requests(self) -> None:
         sock = self._ctl
+        recv = self._ctl_shadow.recv
         while True:
-            frames = await sock.recv_multipart()
-            self._guarded(frames)
+            first = await sock.recv(copy=False)
+            self._take(first, recv)
             for _ in range(REQUEST_BATCH):
                 try:
-                    frames = self._ctl_shadow.recv_multipart(zmq.NOBLOCK)
+                    first = recv(_NOBLOCK, copy=False)
                 except zmq.Again:
                     break
-                self._guarded(frames)
+                self._take(first, recv)
+
+    def _take(self, first: zmq.Frame, recv: Any) -> None:
+        """Read the rest of the message that starts with `first` within the bounds, then handle
+        it; over a bound, answer it (the rest was discarded unkept)."""
+        frames, over = read_bounded(first, recv, REQUEST_FRAMES, REQUEST_BYTES)
+        if not over:
+            self._guarded(frames)
+            return
+        self._info.requests += 1
+        self._info.requests_oversize += 1
+        if len(frames) < 2:
+            return  # not even a routing id and one frame: nobody to answer
+        style = _REQ_STYLE if frames[1] == b"" else _DEALER_STYLE
+        rest = frames[2:] if style == _REQ_STYLE else frames[1:]  # [kind, body, ...]
+        request_id = codec.peek_request_id(rest[1]) if len(rest) > 1 else ""
+        if over == "frames":
+            self._reject(style + frames[0], request_id, ErrorCode.BAD_FRAMES,
+                         f"a request has at most {REQUEST_FRAMES - 1} frames [kind, body]; this had more")
+        else:
+            self._reject(style + frames[0], request_id, ErrorCode.TOO_LARGE,
+                         f"request over {REQUEST_BYTES} bytes in all")
 
     async def serve_replies(self) -> None:
         wake_requests = self._ctl.get

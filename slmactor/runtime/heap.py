@@ -9,6 +9,13 @@ the last trim and the last interval was quiet (fewer than `QUIET`), it calls `ma
 once, in a worker thread.
 A busy daemon is never interrupted, an idle one costs one sum per interval, and where there is no
 glibc (musl, macOS) this does nothing.
+
+Large blocks are returned at once (`pin_mmap_threshold`): libzmq allocates each large frame on its
+own, and glibc's default serves a block of 128 KiB or more with its own mapping only until such a
+block is freed — then the threshold rises to that block's size (up to 32 MiB) and later frames of
+that size come from the heap, where they stay, freed but resident, after a flood of multi-frame
+messages that are too few for a burst. A fixed threshold keeps every large frame in its own
+mapping, unmapped when freed.
 """
 
 from __future__ import annotations
@@ -27,6 +34,27 @@ CHECK_S = 5.0
 BURST = 10_000
 #: An interval with fewer messages than this is quiet (a harness's asks, a status poll).
 QUIET = 100
+
+
+#: Allocations of at least this many bytes get their own mapping, unmapped when freed.
+MMAP_THRESHOLD = 256 * 1024
+_M_MMAP_THRESHOLD = -3  # glibc <malloc.h>
+
+
+def pin_mmap_threshold(threshold: int = MMAP_THRESHOLD) -> bool:
+    """Fix glibc's mmap threshold at `threshold` (see the module docstring); False where there
+    is no glibc or it refused."""
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        mallopt = ctypes.CDLL(None).mallopt
+    except (OSError, AttributeError):
+        return False
+    mallopt.argtypes = [ctypes.c_int, ctypes.c_int]
+    mallopt.restype = ctypes.c_int
+    return bool(mallopt(_M_MMAP_THRESHOLD, threshold))
 
 
 def malloc_trim() -> Callable[[], int] | None:

@@ -15,7 +15,9 @@ Cheap: one Python process per event. It imports only what the event needs — an
 nothing to do (`events.has_work`: a turn's end where a session end reports, a pre-tool event of a
 harness that cannot take a rewritten input, ...) never loads
 json, typing, the client or zmq — and skips the daemon at once while the breaker
-(`slmactor.hooks.breaker`) is open after a timeout. Only context events at a session start may
+(`slmactor.hooks.breaker`) is open after a timeout (not after a refused connect). A runtime
+directory or a listener that is another user's is refused (`slmactor.peer`): nothing is sent,
+one line goes to stderr, the harness gets its neutral output. Only context events at a session start may
 start the daemon (unless `--no-autostart`); tool events never wait for a start.
 
 What an event does: `slmactor.hooks.loop.handle` (records tool calls with advice on failures,
@@ -233,10 +235,19 @@ class HookRun:
         """Start the daemon when nothing listens on its socket (context events at a session start)."""
         from pathlib import Path
 
-        from slmactor.client import listener_alive
+        from slmactor import peer
 
-        if listener_alive(Path(self.runtime_dir) / "ctl.sock"):
-            return True
+        problem = peer.runtime_dir_problem(self.runtime_dir)
+        if problem:  # another user's directory: our daemon would refuse it, and nothing is sent
+            warn(problem)
+            return False
+        ctl = os.path.join(self.runtime_dir, "ctl.sock")
+        uid = peer.listener_uid(ctl)
+        if uid != peer.NOBODY:
+            problem = peer.peer_problem(ctl, uid)
+            if problem:
+                warn(problem)
+            return not problem
         if not self.opts.autostart:
             warn(f"slmactor daemon not reachable at {self.runtime_dir}: not running (and --no-autostart)")
             return False
@@ -256,7 +267,7 @@ class HookRun:
         """
         from slmactor.hooks import breaker
 
-        if not self.force and breaker.is_open(self.runtime_dir, time.time()):
+        if not self.force and breaker.holds(self.runtime_dir, time.time()):
             warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
             return None
         if not os.path.exists(os.path.join(self.runtime_dir, "ctl.sock")):
@@ -266,14 +277,24 @@ class HookRun:
         if left <= 0.01:
             warn(f"no time left before the hook deadline for {kind}")
             return None
-        from slmactor.client import Client, DaemonUnavailable, RequestFailed
+        from slmactor.client import (
+            Client,
+            DaemonNotRunning,
+            DaemonUnavailable,
+            RequestFailed,
+            UntrustedDaemon,
+        )
 
         try:
             if self._client is None:
                 self._client = Client(self.runtime_dir, project=self.project, timeout=left, retries=1)
             result = self._client.ask_raw(kind, fields, timeout=left, retries=1)
         except DaemonUnavailable as exc:
-            breaker.trip(self.runtime_dir, time.time(), breaker.open_seconds(self.opts.breaker, os.environ), str(exc))
+            # Only a timeout (a wedged daemon) opens the breaker: a refused connect or a refused
+            # impostor is known at once and costs the next hook nothing.
+            if not isinstance(exc, (DaemonNotRunning, UntrustedDaemon)):
+                breaker.trip(self.runtime_dir, time.time(), breaker.open_seconds(self.opts.breaker, os.environ),
+                             str(exc))
             warn(str(exc))
             return None
         except RequestFailed as exc:
@@ -368,12 +389,19 @@ def main(argv: Sequence[str]) -> int:
             _say_text(events.neutral_json(fmt))
             return 0
         rt = runtime_dir(opts, os.environ)
+        from slmactor import peer
+
+        problem = peer.runtime_dir_problem(rt)
+        if problem:  # another user's directory: no ledger written there, nothing sent
+            warn(problem)
+            _say_text(events.neutral_json(fmt))
+            return 0
         from slmactor.hooks import breaker
 
         # While the breaker is open the daemon is skipped, never the session's ledger (local,
         # cheap): the calls and the session's end are still written down, for the report a
         # later event sends. A pre-tool event has nothing to write: it answers at once.
-        if breaker.is_open(rt, time.time()) and not events.is_end(fmt, opts.event):
+        if breaker.holds(rt, time.time()) and not events.is_end(fmt, opts.event):
             warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
             if not events.is_pre_tool(fmt, opts.event):
                 _spool(fmt, opts, rt, raw)
