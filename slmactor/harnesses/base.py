@@ -428,10 +428,10 @@ class Harness:
             return _Path(env[spec.user_env]) / spec.name
         return (home if user else project) / spec.folder / spec.name
 
-    def handler(self, command: str, event: str, timeout_s: int) -> dict[str, Any]:
-        """Our hook handler for `event` in the harness's settings."""
-        entry: dict[str, Any] = {"type": "command", "command": f"{command} hook {self.name} {event}",
-                                 "timeout": timeout_s}
+    def handler(self, line: str, event: str, timeout_s: int) -> dict[str, Any]:
+        """Our hook handler for `event` in the harness's settings; `line` is the command line
+        that runs `slmactor hook <name> <event>`."""
+        entry: dict[str, Any] = {"type": "command", "command": line, "timeout": timeout_s}
         if event in self.async_events:
             entry["async"] = True
         return entry

@@ -125,9 +125,9 @@ class Gemini(Harness):
         return {"systemMessage": reason,
                 "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": updated}}
 
-    def handler(self, command: str, event: str, timeout_s: int) -> dict[str, Any]:
-        return {"name": f"slmactor-{event}", "type": "command",
-                "command": f"{command} hook {self.name} {event}", "timeout": timeout_s * 1000}
+    def handler(self, line: str, event: str, timeout_s: int) -> dict[str, Any]:
+        return {"name": f"slmactor-{event}", "type": "command", "command": line,
+                "timeout": timeout_s * 1000}
 
 
 HARNESS = Gemini()

@@ -30,6 +30,13 @@ from slmactor import harnesses
 from slmactor.harnesses.base import PREFLIGHT, RECORD, ScriptPerEvent
 
 BACKUP_SUFFIX = ".slmactor-backup"
+#: Each user's own entry point for hooks kept in files a team shares: `hook install` writes it
+#: (pointing at this machine's installation), and the shared command runs it when it exists and
+#: answers the harness's neutral output when it does not — a teammate without slmactor gets no
+#: hook error. Under $HOME, not an XDG directory: harnesses start hooks without XDG variables.
+ENTRY_POINT = ".local/share/slmactor/bin/slmactor"
+#: The `command` that means "the user's entry point" (shared files) rather than this machine's.
+SHARED = "$HOME/" + ENTRY_POINT
 TIMEOUT_S = 10
 SCRIPT_MARKER = "# slmactor hook"
 
@@ -72,6 +79,27 @@ def settings_path(harness: str, scope: str, project: Path, home: Path, env: Mapp
     return Path(_room(harness).settings_path(scope, project, home, env))
 
 
+def hook_line(harness: str, command: str, event: str) -> str:
+    """The command line that runs `slmactor hook <harness> <event>`: this installation's
+    (`command` an absolute command), or, for shared files (`command` is `SHARED`), each user's
+    entry point when it is there and the neutral answer when it is not. `exec`: the hook is the
+    process the harness waits on (a shell left as its parent costs Claude Code a second at exit)."""
+    if command != SHARED:
+        return f"exec {command} hook {harness} {event}"
+    neutral = _room(harness).neutral_json()
+    return (f'h="{SHARED}"; [ -x "$h" ] && exec "$h" hook {harness} {event}; '
+            f"echo '{neutral}'")
+
+
+def write_entry_point(home: Path, command: str) -> Path:
+    """Write (or refresh) this user's hook entry point, running `command` (this installation)."""
+    target = home / ENTRY_POINT
+    text = f"#!/bin/sh\n# slmactor's hook entry point for this user (written by `slmactor hook install`)\nexec {command} \"$@\"\n"
+    if not (target.exists() and target.read_text(errors="replace") == text):
+        _write(target, text.encode(), 0o755)
+    return target
+
+
 def entries(harness: str, command: str, timeout_s: int = TIMEOUT_S) -> dict[str, dict[str, Any]]:
     """Per event, the matcher group we add: `{"matcher"?: str, "hooks": [handler]}`."""
     room = _room(harness)
@@ -80,9 +108,14 @@ def entries(harness: str, command: str, timeout_s: int = TIMEOUT_S) -> dict[str,
         if not room.has_work(event):
             continue  # a process per event for nothing (a turn's end where a session end reports, ...)
         group: dict[str, Any] = {}
-        if action in (RECORD, PREFLIGHT) and room.tool_matcher:
+        pre_tools = sorted({*room.preflight_edits, *room.preflight_patches})
+        if action == PREFLIGHT and pre_tools:
+            # Pre-flight looks at edit tools only: a hook process on every Bash or Read call
+            # would cost its whole run for nothing (matchers are regular expressions).
+            group["matcher"] = "|".join(pre_tools)
+        elif action in (RECORD, PREFLIGHT) and room.tool_matcher:
             group["matcher"] = room.tool_matcher
-        group["hooks"] = [room.handler(command, event, timeout_s)]
+        group["hooks"] = [room.handler(hook_line(harness, command, event), event, timeout_s)]
         out[event] = group
     return out
 
@@ -100,8 +133,10 @@ def is_ours(handler: Any, harness: str) -> bool:
         words = shlex.split(handler["command"])
     except ValueError:
         return False
+    shared = any(w.startswith("h=") and ENTRY_POINT in w for w in words)
     for i in range(1, len(words) - 1):
-        if words[i] == "hook" and words[i + 1] == harness and words[i - 1].rsplit("/", 1)[-1] == "slmactor":
+        if words[i] == "hook" and words[i + 1] == harness and (
+                words[i - 1].rsplit("/", 1)[-1] == "slmactor" or (shared and words[i - 1] == "$h")):
             return True
     return False
 
@@ -263,7 +298,7 @@ def _same(raw: bytes, doc: dict[str, Any]) -> bool:
 def event_script(harness: str, command: str, event: str) -> str:
     """The executable a script-per-event harness runs for `event`."""
     return (f"#!/bin/sh\n{SCRIPT_MARKER} (installed by `slmactor hook install --harness {harness}`; "
-            f"`slmactor hook uninstall --harness {harness}` removes it)\nexec {command} hook {harness} {event}\n")
+            f"`slmactor hook uninstall --harness {harness}` removes it)\n{hook_line(harness, command, event)}\n")
 
 
 def _is_ours_file(path: Path) -> bool:

@@ -89,7 +89,7 @@ def test_dry_run_prints_the_diff_and_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_bytes(_settings("claude"))
     change = apply("claude", path, CMD, dry_run=True)
-    assert change.changed and f"+            \"command\": \"{CMD} hook claude PostToolUse\"," in change.diff
+    assert change.changed and f"+            \"command\": \"exec {CMD} hook claude PostToolUse\"," in change.diff
     assert path.read_bytes() == _settings("claude")
     assert not (tmp_path / ("settings.json" + BACKUP_SUFFIX)).exists()
 
@@ -124,7 +124,9 @@ def test_entries_per_harness() -> None:
     assert claude["PostToolUse"]["hooks"][0]["async"] is True  # a success: recorded, nothing returned
     assert "async" not in claude["PostToolUseFailure"]["hooks"][0]  # may carry a repair
     assert "async" not in claude["PreToolUse"]["hooks"][0]  # may rewrite the input
-    assert claude["PreToolUse"]["matcher"] == "*" and "matcher" not in claude["SessionStart"]
+    # Pre-flight acts on edit tools only; every call is recorded.
+    assert claude["PreToolUse"]["matcher"] == "Edit" and claude["PostToolUse"]["matcher"] == "*"
+    assert "matcher" not in claude["SessionStart"]
     assert all("async" not in g["hooks"][0] for g in entries("codex", CMD).values())  # Codex skips async hooks
     gemini = entries("gemini", CMD)
     assert gemini["AfterTool"]["matcher"] == ".*" and gemini["AfterTool"]["hooks"][0]["timeout"] == 10_000
@@ -132,7 +134,7 @@ def test_entries_per_harness() -> None:
     for harness in JSON_HARNESSES:
         for event, group in entries(harness, CMD).items():
             assert event in EVENTS[harness]
-            assert group["hooks"][0]["command"] == f"{CMD} hook {harness} {event}"
+            assert group["hooks"][0]["command"] == f"exec {CMD} hook {harness} {event}"
 
 
 def test_settings_paths(tmp_path: Path) -> None:
@@ -195,7 +197,7 @@ def test_hook_config_prints_the_snippet(capsys: pytest.CaptureFixture[str]) -> N
     assert main(["hook", "config", "claude"]) == 0
     block = json.loads(capsys.readouterr().out)
     command = block["hooks"]["UserPromptSubmit"][0]["hooks"][0]["command"]
-    assert command == f"{shell_join(slmactor_command())} hook claude UserPromptSubmit"
+    assert command == f"exec {shell_join(slmactor_command())} hook claude UserPromptSubmit"
 
 
 def test_breaker_file(tmp_path: Path) -> None:

@@ -5,7 +5,10 @@
     slmactor hook config <harness>          the hooks block to paste by hand
 
 The project is the git root of the current directory (or the global `--project DIR`); `--user`
-targets the harness's per-user file instead. The work is in `slmactor.hooks.install`.
+targets the harness's per-user file instead. A project's files are shared by a team, so they
+run each user's own entry point (`~/.local/share/slmactor/bin/slmactor`, which every install
+writes for its user) and answer neutrally where slmactor is not installed; a user's own file
+runs this installation directly. The work is in `slmactor.hooks.install`.
 """
 
 from __future__ import annotations
@@ -79,11 +82,21 @@ def _report(ctx: CliContext, change: Any, verb: str) -> int:
     return EXIT_OK
 
 
+def _scoped_command(ctx: CliContext) -> str:
+    """What the hook entries run: each user's entry point in a project's shared files, this
+    installation in a user's own."""
+    from slmactor.hooks.install import SHARED
+
+    return SHARED if ctx.args.scope == "project" else _command()
+
+
 def cmd_install(ctx: CliContext) -> int:
-    from slmactor.hooks.install import apply
+    from slmactor.hooks.install import apply, write_entry_point
 
     try:
-        change = apply(ctx.args.harness, _target(ctx), _command(), dry_run=ctx.args.dry_run)
+        if not ctx.args.dry_run:
+            write_entry_point(Path.home(), _command())
+        change = apply(ctx.args.harness, _target(ctx), _scoped_command(ctx), dry_run=ctx.args.dry_run)
     except (ValueError, OSError) as exc:
         return ctx.fail(str(exc), EXIT_USAGE)
     return _report(ctx, change, "install")
