@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Self
 from urllib.parse import urlsplit
 
 from tests.realcli import wire
@@ -137,7 +137,7 @@ class ModelServer:
     def base_url(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def __enter__(self) -> ModelServer:
+    def __enter__(self) -> Self:
         self._thread.start()
         return self
 
@@ -179,7 +179,7 @@ def _handler_for(server: ModelServer) -> type[http.server.BaseHTTPRequestHandler
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
 
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib's name
+        def log_message(self, format: str, *args: Any) -> None:
             return  # the request log is the record; stderr noise helps nobody
 
         def _serve(self) -> None:

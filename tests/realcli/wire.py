@@ -157,9 +157,8 @@ def _anthropic(model: str, body: dict[str, Any], turn: Turn | None) -> Reply:
     blocks: list[dict[str, Any]] = []
     if turn.text:
         blocks.append({"type": "text", "text": turn.text})
-    for call in turn.calls:
-        blocks.append({"type": "tool_use", "id": _id("toolu"), "name": call.name,
-                       "input": call.args or {}})
+    blocks.extend({"type": "tool_use", "id": _id("toolu"), "name": call.name,
+                   "input": call.args or {}} for call in turn.calls)
     stop = "tool_use" if turn.calls else "end_turn"
     usage = {"input_tokens": 100, "output_tokens": 20, "cache_creation_input_tokens": 0,
              "cache_read_input_tokens": 0}
@@ -173,6 +172,7 @@ def _anthropic(model: str, body: dict[str, Any], turn: Turn | None) -> Reply:
                                        "usage": {**usage, "output_tokens": 1}}}),
     ]
     for index, block in enumerate(blocks):
+        start: dict[str, Any]
         if block["type"] == "text":
             start = {"type": "text", "text": ""}
             delta = {"type": "text_delta", "text": block["text"]}
