@@ -113,7 +113,8 @@ class World:
                              f"{n} episode(s) in the daemon", timeout=30, pause=0.2))
 
     def run(self, argv: list[str], *, timeout: float = 180, stdin: str | None = None,
-            extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+            extra_env: dict[str, str] | None = None,
+            label: str = "") -> subprocess.CompletedProcess[str]:
         """Run a CLI in the project, in its own process group; on the deadline the group (our
         child and whatever it started without leaving the group) is killed."""
         proc = subprocess.Popen(
@@ -133,8 +134,9 @@ class World:
             # Whatever our child left in its group (a hook still running) goes with it.
             with suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-        (self.base / f"{Path(argv[0]).name}.stdout").write_text(out)
-        (self.base / f"{Path(argv[0]).name}.stderr").write_text(err)
+        name = label or Path(argv[0]).name
+        (self.base / f"{name}.stdout").write_text(out)
+        (self.base / f"{name}.stderr").write_text(err)
         return subprocess.CompletedProcess(argv, proc.returncode, out, err)
 
 
