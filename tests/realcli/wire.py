@@ -248,7 +248,7 @@ def _gemini_side_json(body: dict[str, Any]) -> str | None:
         elif kind == "boolean":
             answer[name] = False
         elif kind in ("number", "integer"):
-            answer[name] = 0
+            answer[name] = prop.get("minimum", 1)  # scores are 1-based where it matters
         elif kind == "array":
             answer[name] = []
         elif kind == "object":
