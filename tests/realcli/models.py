@@ -127,7 +127,9 @@ class ModelServer:
         self._log_lock = threading.Lock()
         self._httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler_for(self))
         self._httpd.daemon_threads = True
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        # A short poll interval: shutdown() waits for the next poll.
+        self._thread = threading.Thread(target=self._httpd.serve_forever, args=(0.05,),
+                                        daemon=True)
 
     @property
     def port(self) -> int:

@@ -38,6 +38,11 @@ class Session:
     stored: list[dict[str, Any]]
     metrics: dict[str, Any]
 
+    def debug_log(self) -> str:
+        """Claude Code's own `--debug` log of the session (one file per session)."""
+        logs = sorted((self.world.home / ".claude" / "debug").glob("*.txt"))
+        return "".join(path.read_text(errors="replace") for path in logs)
+
 
 def scenario(calc: str) -> list[Any]:
     def edit_with_gutter(seen: Seen) -> Turn:
@@ -78,7 +83,8 @@ def session() -> Iterator[Session]:
             start = time.monotonic()
             done = world.run([str(claude), "-p", PROMPT, "--model", MODEL,
                               "--output-format", "stream-json", "--verbose",
-                              "--include-hook-events", "--dangerously-skip-permissions"],
+                              "--include-hook-events", "--dangerously-skip-permissions",
+                              "--debug"],
                              extra_env=env, timeout=180)
             seconds = time.monotonic() - start
             server.save(world.base / "requests.jsonl")
@@ -106,6 +112,20 @@ def test_the_model_is_told_each_failure(session: Session) -> None:
     assert any(r.startswith("<tool_use_error>String to replace not found in file.")
                and "2\t    return a - b" in r for r in results), results
     assert any(r.startswith("Exit code 4\nboom") for r in results), results
+
+
+def test_claude_code_still_validates_edits_before_any_hook(session: Session) -> None:
+    # The facts the transcript work builds on, re-checked on every run of this pin: the
+    # rejected Edit is a validation error with no PreToolUse (only the second Edit has one), a
+    # failing Bash fires PostToolUseFailure, and the transcript holds the rejected Edit.
+    log = session.debug_log()
+    assert "Edit tool validation error" in log, log[-3000:]
+    assert log.count("Hooks: PreToolUse:Edit ") == 1
+    assert "Hooks: PostToolUseFailure:Bash " in log
+    transcripts = list((session.world.home / ".claude" / "projects").glob("*/*.jsonl"))
+    assert len(transcripts) == 1
+    assert '"toolUseResult":"Error: String to replace not found in file.' in \
+        transcripts[0].read_text()
 
 
 def test_failing_shell_command_is_recorded_as_failed(session: Session) -> None:
