@@ -33,6 +33,8 @@ REPO = HERE.parent.parent
 # configuration: none of them gets through to a CLI under test.
 _DROP_PREFIXES = ("ANTHROPIC_", "CLAUDE_", "OPENAI_", "CODEX_", "GEMINI_", "GOOGLE_", "CLINE_",
                   "SLMACTOR_", "XDG_")
+# Port 9 (discard) on loopback: nothing listens there on a CI runner or a dev machine.
+DEAD_PROXY = "http://127.0.0.1:9"
 _DROP = {"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy",
          "NODE_OPTIONS", "npm_config_prefix"}
 
@@ -112,11 +114,18 @@ class World:
         return list(wait_for(lambda: (e := self.episodes()) and len(e) >= n and e,
                              f"{n} episode(s) in the daemon", timeout=30, pause=0.2))
 
-    def run(self, argv: list[str], *, timeout: float = 180, stdin: str | None = None,
+    def run(self, argv: list[str], *, timeout: float = 100, stdin: str | None = None,
             extra_env: dict[str, str] | None = None,
             label: str = "") -> subprocess.CompletedProcess[str]:
         """Run a CLI in the project, in its own process group; on the deadline the group (our
         child and whatever it started without leaving the group) is killed."""
+        name = label or Path(argv[0]).name
+        trace_dir = os.environ.get("SLMACTOR_REALCLI_STRACE")
+        if trace_dir:
+            # Opt-in audit that nothing leaves loopback: every connect() of the CLI and its
+            # children, one file per run (see README.md).
+            argv = ["strace", "-f", "-qq", "-e", "trace=connect", "-o",
+                    str(Path(trace_dir) / f"{self.base.name}-{name}.strace"), *argv]
         proc = subprocess.Popen(
             argv, cwd=self.project, env={**self.env, **(extra_env or {})},
             stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
@@ -134,7 +143,6 @@ class World:
             # Whatever our child left in its group (a hook still running) goes with it.
             with suppress(ProcessLookupError, PermissionError):
                 os.killpg(proc.pid, signal.SIGKILL)
-        name = label or Path(argv[0]).name
         (self.base / f"{name}.stdout").write_text(out)
         (self.base / f"{name}.stderr").write_text(err)
         return subprocess.CompletedProcess(argv, proc.returncode, out, err)
@@ -152,7 +160,11 @@ def cli_env(base: Path, home: Path, daemon: DaemonProcess) -> dict[str, str]:
         "TMPDIR": str(base / "tmp"),
         "SLMACTOR_RUNTIME_DIR": str(daemon.runtime_dir),
         "SLMACTOR_HOME": str(daemon.home),
-        # Local traffic only: nothing may use a proxy to reach the scripted server.
+        # Loopback only. Telemetry a CLI sends despite its opt-outs goes to a proxy on a
+        # loopback port where nothing listens (refused at once, never resolved by us); the
+        # scripted server on 127.0.0.1 is reached directly.
+        **{name: DEAD_PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
+                                         "https_proxy", "all_proxy")},
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
         "NO_COLOR": "1",

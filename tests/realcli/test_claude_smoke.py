@@ -20,7 +20,8 @@ import pytest
 from tests.realcli.harness import World, binary, private_world, write_calc
 from tests.realcli.models import Call, ModelServer, Seen, Turn, serving
 
-pytestmark = pytest.mark.slow
+# The module fixture runs the CLI session(s) inside the first test's setup: its timeout.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 MODEL = "claude-sonnet-4-5"
 PROMPT = "Fix add() in calc.py so that check.py passes."
@@ -85,7 +86,7 @@ def session() -> Iterator[Session]:
                               "--output-format", "stream-json", "--verbose",
                               "--include-hook-events", "--dangerously-skip-permissions",
                               "--debug"],
-                             extra_env=env, timeout=180)
+                             extra_env=env, timeout=100)
             seconds = time.monotonic() - start
             server.save(world.base / "requests.jsonl")
         episodes = world.wait_episodes(1)

@@ -29,7 +29,8 @@ from slmactor.testing import wait_for
 from tests.realcli.harness import World, binary, private_world, write_calc
 from tests.realcli.models import Call, ModelServer, Seen, Turn, serving
 
-pytestmark = pytest.mark.slow
+# The module fixture runs the CLI session(s) inside the first test's setup: its timeout.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 MODEL = "scripted-coder"
 PROMPT = "Fix add() in calc.py so that check.py passes."
@@ -101,6 +102,11 @@ def session() -> Iterator[Session]:
     with private_world() as world:
         write_calc(world.project)
         world.install_hooks("cline")
+        settings = world.home / ".cline" / "data" / "settings"
+        settings.mkdir(parents=True)
+        # Cline's global settings (its CLI's schema: telemetryOptOut, autoUpdateEnabled).
+        (settings / "global-settings.json").write_text(
+            json.dumps({"telemetryOptOut": True, "autoUpdateEnabled": False}))
         try:
             with serving("chat", scenario(str(world.project / "calc.py")), MODEL) as server:
                 auth = world.run([cline, "auth", "-p", "openai-compatible", "-k", "offline",
@@ -108,7 +114,7 @@ def session() -> Iterator[Session]:
                                  timeout=60, label="cline-auth")
                 assert auth.returncode == 0, auth.stderr
                 start = time.monotonic()
-                done = world.run([cline, PROMPT, "--json"], timeout=180, label="cline")
+                done = world.run([cline, PROMPT, "--json"], timeout=100, label="cline")
                 seconds = time.monotonic() - start
                 server.save(world.base / "requests.jsonl")
                 episodes = world.wait_episodes(1)

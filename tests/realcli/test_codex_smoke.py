@@ -23,7 +23,8 @@ import pytest
 from tests.realcli.harness import World, binary, private_world, write_calc
 from tests.realcli.models import Call, ModelServer, Turn, serving
 
-pytestmark = pytest.mark.slow
+# The module fixture runs the CLI session(s) inside the first test's setup: its timeout.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 KNOWN_MODEL = "gpt-5.5"
 LOCAL_MODEL = "local-coder-7b"
@@ -85,7 +86,12 @@ def run_codex(world: World, codex: Path, model: str, steps: list[Turn]) -> Run:
     with serving("responses", steps, model) as server:
         (home / "config.toml").write_text(
             f'model = "{model}"\nmodel_provider = "scripted"\n'
+            # Offline: no analytics, no plugin marketplace sync (it looks up github.com), and
+            # the ChatGPT backend on loopback too.
             "check_for_update_on_startup = false\n"
+            f'chatgpt_base_url = "{server.base_url}/backend-api/"\n'
+            "[features]\nplugins = false\n"
+            "[analytics]\nenabled = false\n"
             "[model_providers.scripted]\n"
             f'name = "scripted"\nbase_url = "{server.base_url}/v1"\n'
             'wire_api = "responses"\nenv_key = "SCRIPTED_API_KEY"\n')
@@ -95,7 +101,7 @@ def run_codex(world: World, codex: Path, model: str, steps: list[Turn]) -> Run:
                           "--dangerously-bypass-approvals-and-sandbox",
                           "--trust", "--dangerously-bypass-hook-trust", PROMPT],
                          extra_env={"CODEX_HOME": str(home), "SCRIPTED_API_KEY": "sk-offline"},
-                         timeout=180, label=f"codex-{model}")
+                         timeout=100, label=f"codex-{model}")
         seconds = time.monotonic() - start
         server.save(world.base / f"requests-{model}.jsonl")
     return Run(server, done.returncode, done.stderr, seconds)

@@ -19,7 +19,8 @@ import pytest
 from tests.realcli.harness import World, binary, private_world, write_calc
 from tests.realcli.models import Call, ModelServer, Turn, serving
 
-pytestmark = pytest.mark.slow
+# The module fixture runs the CLI session(s) inside the first test's setup: its timeout.
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 MODEL = "gemini-2.5-pro"
 PROMPT = "Fix add() in calc.py so that check.py passes."
@@ -81,7 +82,7 @@ def session() -> Iterator[Session]:
             }
             start = time.monotonic()
             done = world.run([str(gemini), "-p", PROMPT, "-m", MODEL, "--yolo"],
-                             extra_env=env, timeout=180)
+                             extra_env=env, timeout=100)
             seconds = time.monotonic() - start
             server.save(world.base / "requests.jsonl")
         episodes = world.wait_episodes(1)
