@@ -163,8 +163,8 @@ def cli_env(base: Path, home: Path, daemon: DaemonProcess) -> dict[str, str]:
         # Loopback only. Telemetry a CLI sends despite its opt-outs goes to a proxy on a
         # loopback port where nothing listens (refused at once, never resolved by us); the
         # scripted server on 127.0.0.1 is reached directly.
-        **{name: DEAD_PROXY for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy",
-                                         "https_proxy", "all_proxy")},
+        **dict.fromkeys(("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy",
+                         "all_proxy"), DEAD_PROXY),
         "NO_PROXY": "127.0.0.1,localhost",
         "no_proxy": "127.0.0.1,localhost",
         "NO_COLOR": "1",
