@@ -96,8 +96,8 @@ class Scenario:
 
     steps: Sequence[Step]
     final: str = "Done."
-    _next: int = 0
-    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _next: int = field(default=0, init=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def take(self, body: dict[str, Any], last_result: str) -> tuple[int, Turn]:
         with self._lock:
