@@ -38,6 +38,7 @@ class Session:
     episodes: list[dict[str, Any]]
     stored: list[dict[str, Any]]
     metrics: dict[str, Any]
+    rules: Any
 
     def debug_log(self) -> str:
         """Claude Code's own `--debug` log of the session (one file per session)."""
@@ -91,7 +92,8 @@ def session() -> Iterator[Session]:
             server.save(world.base / "requests.jsonl")
         episodes = world.wait_episodes(1)
         yield Session(world, server, done.returncode, done.stdout, seconds, episodes,
-                      world.stored_episodes(), world.slmactor("metrics", "show"))
+                      world.stored_episodes(), world.slmactor("metrics", "show"),
+                      world.slmactor("evolve", "rules"))
 
 
 def test_session_completes_and_is_one_episode(session: Session) -> None:
@@ -147,6 +149,16 @@ def test_edit_rejected_by_validation_is_an_edit_failure(session: Session) -> Non
     assert totals["edits_attempted"] == 2
     assert session.metrics["summary"]["rates"]["first_attempt_rate"] < 1.0
     assert session.episodes[0]["failures"] == 2
+
+
+@pytest.mark.xfail(strict=True, reason="the rejected Edit never reaches the loop, so the Edit "
+                   "that got past it teaches nothing")
+def test_a_repair_rule_is_learned_from_the_edit_that_got_past_it(session: Session) -> None:
+    # The retry differs from the rejected call by the Read gutter alone. `evolve rules` lists
+    # the rules used or learned (shipped ones only with --all).
+    learned = [rule for rule in session.rules["rules"]
+               if rule.get("repair", {}).get("transform") == "strip_line_number_prefix"]
+    assert learned, session.rules
 
 
 @pytest.mark.xfail(strict=False, reason="`claude -p` cancels the async PostToolUse of the last "
