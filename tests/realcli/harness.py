@@ -15,7 +15,6 @@ import shutil
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
@@ -208,7 +207,3 @@ def write_calc(project: Path) -> None:
     """The project every scenario works on: `calc.py` subtracts where it should add."""
     (project / "calc.py").write_text(CALC)
     (project / "check.py").write_text(CHECK)
-
-
-def seconds_since(start: float) -> float:
-    return round(time.monotonic() - start, 2)

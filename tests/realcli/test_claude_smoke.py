@@ -10,7 +10,6 @@ tests then check what the daemon recorded and what the model was told.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,6 @@ class Session:
     server: ModelServer
     returncode: int
     stdout: str
-    seconds: float
     episodes: list[dict[str, Any]]
     stored: list[dict[str, Any]]
     metrics: dict[str, Any]
@@ -82,16 +80,14 @@ def session() -> Iterator[Session]:
                 # --dangerously-skip-permissions refuses to run as root outside a sandbox.
                 "IS_SANDBOX": "1",
             }
-            start = time.monotonic()
             done = world.run([str(claude), "-p", PROMPT, "--model", MODEL,
                               "--output-format", "stream-json", "--verbose",
                               "--include-hook-events", "--dangerously-skip-permissions",
                               "--debug"],
                              extra_env=env, timeout=100)
-            seconds = time.monotonic() - start
             server.save(world.base / "requests.jsonl")
         episodes = world.wait_episodes(1)
-        yield Session(world, server, done.returncode, done.stdout, seconds, episodes,
+        yield Session(world, server, done.returncode, done.stdout, episodes,
                       world.stored_episodes(), world.slmactor("metrics", "show"),
                       world.slmactor("evolve", "rules"))
 

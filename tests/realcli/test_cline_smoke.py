@@ -16,7 +16,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import time
 from collections.abc import Iterator
 from contextlib import suppress
 from dataclasses import dataclass
@@ -44,7 +43,6 @@ class Session:
     returncode: int
     stdout: str
     stderr: str
-    seconds: float
     episodes: list[dict[str, Any]]
     stored: list[dict[str, Any]]
     metrics: dict[str, Any]
@@ -113,14 +111,12 @@ def session() -> Iterator[Session]:
                                   "-m", MODEL, "-b", f"{server.base_url}/v1"],
                                  timeout=60, label="cline-auth")
                 assert auth.returncode == 0, auth.stderr
-                start = time.monotonic()
                 done = world.run([cline, PROMPT, "--json"], timeout=100, label="cline")
-                seconds = time.monotonic() - start
                 server.save(world.base / "requests.jsonl")
                 episodes = world.wait_episodes(1)
         finally:
             stop_hub(world)
-        yield Session(world, server, done.returncode, done.stdout, done.stderr, seconds, episodes,
+        yield Session(world, server, done.returncode, done.stdout, done.stderr, episodes,
                       world.stored_episodes(), world.slmactor("metrics", "show"))
 
 

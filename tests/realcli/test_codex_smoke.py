@@ -12,7 +12,6 @@ applies, and the same failing command again.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +65,6 @@ class Run:
     server: ModelServer
     returncode: int
     stderr: str
-    seconds: float
 
 
 @dataclass
@@ -95,16 +93,14 @@ def run_codex(world: World, codex: Path, model: str, steps: list[Turn]) -> Run:
             "[model_providers.scripted]\n"
             f'name = "scripted"\nbase_url = "{server.base_url}/v1"\n'
             'wire_api = "responses"\nenv_key = "SCRIPTED_API_KEY"\n')
-        start = time.monotonic()
         # Project hooks run only in a trusted project with trusted hooks: --trust alone runs none.
         done = world.run([str(codex), "exec", "--skip-git-repo-check",
                           "--dangerously-bypass-approvals-and-sandbox",
                           "--trust", "--dangerously-bypass-hook-trust", PROMPT],
                          extra_env={"CODEX_HOME": str(home), "SCRIPTED_API_KEY": "sk-offline"},
                          timeout=100, label=f"codex-{model}")
-        seconds = time.monotonic() - start
         server.save(world.base / f"requests-{model}.jsonl")
-    return Run(server, done.returncode, done.stderr, seconds)
+    return Run(server, done.returncode, done.stderr)
 
 
 @pytest.fixture(scope="module")

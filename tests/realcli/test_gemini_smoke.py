@@ -9,7 +9,6 @@ exits 4, and a command that passes.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -34,7 +33,6 @@ class Session:
     server: ModelServer
     returncode: int
     stderr: str
-    seconds: float
     episodes: list[dict[str, Any]]
     stored: list[dict[str, Any]]
     metrics: dict[str, Any]
@@ -80,13 +78,11 @@ def session() -> Iterator[Session]:
                 "GEMINI_CLI_TRUST_WORKSPACE": "true",
                 "GEMINI_TELEMETRY_ENABLED": "false",
             }
-            start = time.monotonic()
             done = world.run([str(gemini), "-p", PROMPT, "-m", MODEL, "--yolo"],
                              extra_env=env, timeout=100)
-            seconds = time.monotonic() - start
             server.save(world.base / "requests.jsonl")
         episodes = world.wait_episodes(1)
-        yield Session(world, server, done.returncode, done.stderr, seconds, episodes,
+        yield Session(world, server, done.returncode, done.stderr, episodes,
                       world.stored_episodes(), world.slmactor("metrics", "show"))
 
 
