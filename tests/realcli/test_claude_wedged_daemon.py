@@ -75,8 +75,6 @@ def test_both_sessions_complete_while_the_daemon_is_wedged(sessions: Sessions) -
     assert sessions.world.daemon.proc.poll() is None  # the daemon survived
 
 
-@pytest.mark.xfail(strict=True, reason="after a hook timeout the breaker skips the daemon and "
-                   "the local session ledger: the wedged session and the next one are lost")
 def test_both_sessions_are_episodes_once(sessions: Sessions) -> None:
     def both() -> list[dict[str, Any]] | None:
         episodes = sessions.world.episodes()
