@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Installs the real agent CLIs pinned in pins.txt, each into its own npm prefix under
+# $SLMACTOR_REALCLI_DIR (default: .realcli/ in the repository, gitignored), so the end-to-end
+# tests in this folder can run them. Best effort: a CLI that cannot be installed (no npm, no
+# network, unsupported platform) is reported on stderr and its test skips with that reason; the
+# script itself always exits 0. An already installed pin is kept (a stamp file marks a complete
+# install), so a warm cache costs nothing.
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../.." && pwd)"
+dest="${SLMACTOR_REALCLI_DIR:-$repo/.realcli}"
+pins="$here/pins.txt"
+
+if ! command -v npm >/dev/null 2>&1; then
+  echo "warning: npm not found; the real-CLI tests (tests/realcli) will be skipped" >&2
+  exit 0
+fi
+mkdir -p "$dest" || { echo "warning: cannot create $dest; real-CLI tests will be skipped" >&2; exit 0; }
+
+failed=""
+while read -r name package version binary; do
+  case "$name" in ''|'#'*) continue ;; esac
+  prefix="$dest/$name-$version"
+  stamp="$prefix/.installed"
+  if [ -f "$stamp" ] && [ -x "$prefix/node_modules/.bin/$binary" ]; then
+    echo "   $name $version: already installed in $prefix"
+    continue
+  fi
+  rm -rf "$prefix"
+  mkdir -p "$prefix"
+  start=$(date +%s)
+  # --prefix with a private package.json keeps each CLI's tree apart (no hoisting across CLIs);
+  # --ignore-scripts stays off: Claude Code's postinstall places its native binary.
+  echo '{"private": true}' >"$prefix/package.json"
+  if (cd "$prefix" && npm install --no-audit --no-fund --no-save --loglevel=error \
+        --prefix "$prefix" "$package@$version" >"$prefix/install.log" 2>&1) \
+      && [ -x "$prefix/node_modules/.bin/$binary" ]; then
+    end=$(date +%s)
+    printf '%s %s %s\n' "$package" "$version" "$((end - start))s" >"$stamp"
+    echo "   $name $version: installed in $((end - start)) s"
+  else
+    failed="$failed $name"
+    echo "warning: could not install $package@$version (log: $prefix/install.log); its real-CLI test will be skipped" >&2
+    tail -n 5 "$prefix/install.log" >&2 2>/dev/null || true
+  fi
+done <"$pins"
+
+[ -z "$failed" ] || echo "warning: real CLIs not installed:$failed" >&2
+exit 0
