@@ -45,8 +45,11 @@ quadratically (1 MiB is redacted in well under 200 ms; see tests/logic/test_reda
 
 from __future__ import annotations
 
+import binascii
 import re
 from collections.abc import Callable
+
+from slmactor.logic.text.secret_forms import NEEDS_RANDOM, TOKEN_FORMS
 
 #: Containers nested deeper than this are replaced whole rather than walked (C-20: depth ≤ 12).
 MAX_DEPTH = 12
@@ -82,56 +85,15 @@ _DUMMY_WORDS = frozenset(
     }
 )
 
-# Provider tokens. Every pattern starts with a literal so the regex engine can jump between
-# candidates instead of trying each position; the word boundary before the token is checked in
-# `_replace_token` (a leading `\b` would cost that fast path).
-_TOKEN_PATTERNS: list[tuple[str, str]] = [
-    ("aws_access_key", r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ("github_token", r"gh[pousr]_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
-    ("github_token", r"github_pat_[A-Za-z0-9_]{22,255}"),
-    ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,255}"),
-    ("slack_token", r"xox[abprs]-[A-Za-z0-9-]{10,255}"),
-    ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,255}"),
-    ("openai_key", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,255}"),
-    ("google_api_key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    ("huggingface_token", r"hf_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
-    ("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"),
-    # A JWT is checked in `_is_jwt`: the pattern takes the whole dotted base64url run
-    # possessively, so it never fails part-way and rescans (`eyJeyJeyJ…` stays linear).
-    ("jwt", r"eyJ[A-Za-z0-9_-]*+(?:\.[A-Za-z0-9_-]*+)*+"),
-    # PEM private keys: a whole block, or a block whose END line was cut off.
-    (
-        "private_key",
-        (
-            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[\s\S]{0,16384}?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-            r"|[A-Za-z0-9+/=\s:,.-]{0,16384})"
-        ),
-    ),
-]
-#: Literal substrings one of which a text must contain for each pattern to be tried at all: a
-#: plain `in` test per needle is far cheaper than a regex pass, and most strings have none.
-_TOKEN_NEEDLES: dict[str, tuple[str, ...]] = {
-    "aws_access_key": ("AKIA", "ASIA", "ABIA", "ACCA"),
-    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "gitlab_token": ("glpat-",),
-    "slack_token": ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
-    "anthropic_key": ("sk-ant-",),
-    "openai_key": ("sk-",),
-    "google_api_key": ("AIza",),
-    "huggingface_token": ("hf_",),
-    "digitalocean_token": ("_v1_",),
-    "jwt": ("eyJ",),
-    "private_key": ("PRIVATE KEY",),
-}
-_TOKENS = [
-    (kind, re.compile(pattern), _TOKEN_NEEDLES[kind]) for kind, pattern in _TOKEN_PATTERNS
-]
+# Provider tokens (`secret_forms`): each pass is tried only when one of its literals is in the
+# text. The word boundary before a token is checked in `_token_replacer` (a leading `\b` would
+# cost the literal fast path).
+_TOKENS = [(kind, re.compile(pattern), needles) for kind, pattern, needles in TOKEN_FORMS]
 _HEADER_NEEDLES = ("authorization", "bearer")
 _ASSIGNMENT_NEEDLES = ("key", "secret", "token", "pass", "pwd", "credential")
 # One C-level search each decides whether any token pass, or any word-based pass, can apply.
 _TOKEN_TRIGGER = re.compile(
-    "|".join(re.escape(needle) for needles in _TOKEN_NEEDLES.values() for needle in needles)
+    "|".join(sorted({re.escape(needle) for _k, _p, needles in TOKEN_FORMS for needle in needles}))
 )
 _WORD_TRIGGER = re.compile("|".join(_HEADER_NEEDLES + _ASSIGNMENT_NEEDLES))
 #: Nothing shorter can hold a recognised secret (`pwd=12345678` is the shortest assignment).
@@ -139,8 +101,6 @@ _MIN_TEXT_LEN = 12
 #: Above this length the triggers are skipped: an alternation of literals scans slower than
 #: the per-pass `in` tests, which long texts pay anyway.
 _TRIGGER_MAX_LEN = 4096
-# `sk-` is a loose prefix (`sk-feature-branch-name`): its tokens must also look random.
-_NEEDS_RANDOM = frozenset({"openai_key"})
 
 # Credentials in HTTP headers (curl -H, JSON, logs): only the credential is replaced. These two
 # run on the lowercased text (`_lower`), so they are written in lower case.
@@ -169,7 +129,9 @@ _SECRET_WORD = (
     r"(?:api[_-]?key|apikey|api[_-]?secret|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key"
     r"|secret(?:[_-]?key)?|client[_-]?secret|private[_-]?key|signing[_-]?key|encryption[_-]?key"
     r"|(?:access|auth|bearer|refresh|session|id|api|bot|app|oauth)?[_-]?token"
-    r"|passw(?:or)?d|pass|passphrase|pwd|credentials?|auth[_-]?key)"
+    r"|passw(?:or)?d|pass|passphrase|pwd|credentials?|auth[_-]?key"
+    # Azure connection strings join the words without a separator (`AccountKey=`).
+    r"|account[_-]?key|shared[_-]?access[_-]?key|accesskey|secretkey|apitoken|authtoken)"
 )
 # A password word needs no separator before it: PGPASSWORD, dbpassword, MYSQLPASSWD.
 _SECRET_KEY_NAME = re.compile(
@@ -242,6 +204,29 @@ _COMMAND_PATTERNS: tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...]], ..
     (_NETRC, (("login",), ("password",))),
 )
 
+# Forms recognised by their context rather than a prefix or a secret-named assignment; each is
+# tried only when its lowercase literal is in the text.
+#: An Azure shared access signature in a URL or connection string: `…&sig=<base64, %-escaped>`.
+_SAS_SIGNATURE = re.compile(r"sig=(?<=[?&;]sig=)([A-Za-z0-9%+/=]{16,512})")
+#: An XML setting (`<add key="ClearTextPassword" value="…"/>`, NuGet.Config, .NET appSettings):
+#: the value of a key whose name is a secret name.
+_XML_KEY_VALUE = re.compile(
+    r"key=\\{0,3}\"([A-Za-z0-9_.:-]{1,64})\\{0,3}\"[ \t]{1,8}value=\\{0,3}\"([^\"\\\n]{1,1024})"
+)
+#: A base64 `user:password` pair under an `auth` key: Docker's config.json (`"auth": "…"`) and
+#: npm's `_auth=` in .npmrc. Whether the value decodes to `user:password` is checked after.
+_BASIC_AUTH_VALUE = re.compile(
+    r"auth(?<![A-Za-z0-9]auth)\\{0,7}[\"']?[ \t]{0,8}[:=][ \t]{0,8}\\{0,7}[\"']?"
+    r"([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])"
+)
+#: A Discord bot token: base64 of the bot's id (24 to 28 characters, from `M`, `N` or `O`), a
+#: 6-character timestamp and a 27-to-40-character HMAC, dot-separated. The search starts at the
+#: first dot (a literal, so the engine skips ahead); the id part is looked back at.
+_DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
+_DISCORD_ID = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}")
+_BASIC_AUTH_KEYS = frozenset({"auth", "_auth", "Auth"})
+_URLSAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
 
 def marker(kind: str) -> str:
     """The text that replaces a secret of `kind`."""
@@ -275,11 +260,17 @@ def _looks_random(text: str) -> bool:
 
 
 def _is_jwt(run: str) -> bool:
-    """True when a dotted base64url run holds header.payload.signature (header `eyJ…`)."""
+    """True when a dotted base64url run holds header.payload.signature (header `eyJ…`), or a
+    header and a payload that both open a JSON object (`eyJ….eyJ…`: an unsigned token, or one
+    whose signature was cut off)."""
     parts = run.split(".")
-    for index in range(len(parts) - 2):
-        header, payload, signature = parts[index : index + 3]
-        if header.startswith("eyJ") and len(header) >= 11 and min(len(payload), len(signature)) >= 4:
+    for index in range(len(parts) - 1):
+        header, payload = parts[index], parts[index + 1]
+        if not header.startswith("eyJ") or len(header) < 11:
+            continue
+        if payload.startswith("eyJ") and len(payload) >= 11:
+            return True
+        if index + 2 < len(parts) and min(len(payload), len(parts[index + 2])) >= 4:
             return True
     return False
 
@@ -288,12 +279,28 @@ def _starts_word(text: str, pos: int) -> bool:
     return pos == 0 or not text[pos - 1].isalnum()
 
 
-def _token_replacer(kind: str) -> Callable[[re.Match[str]], str]:
+_BASE64_ONLY = re.compile(r"[A-Za-z0-9+/=]*")
+
+
+def _inside_base64(text: str, start: int, end: int) -> bool:
+    """True when text[start:end] is the middle of a longer base64 run (an inline image, a data
+    URI): `+` or `/` on both sides and nothing but base64 around it. A token-shaped stretch of
+    random base64 is not a token."""
+    if start == 0 or end >= len(text) or text[start - 1] not in "+/" or text[end] not in "+/=":
+        return False
+    around = text[max(start - 24, 0) : start] + text[end : end + 24]
+    return _BASE64_ONLY.fullmatch(around) is not None
+
+
+def _token_replacer(kind: str, keeps_context: bool) -> Callable[[re.Match[str]], str]:
     def replace(match: re.Match[str]) -> str:
+        if keeps_context:  # group `k` is context that stays, the rest is the secret
+            return match.group("k") + marker(kind)
         token = match.group(0)
-        if not _starts_word(match.string, match.start()):
+        text, start = match.string, match.start()
+        if not _starts_word(text, start) or _inside_base64(text, start, match.end()):
             return token
-        if kind in _NEEDS_RANDOM and not _looks_random(token):
+        if kind in NEEDS_RANDOM and not _looks_random(token):
             return token
         if kind == "jwt" and not _is_jwt(token):
             return token
@@ -303,7 +310,8 @@ def _token_replacer(kind: str) -> Callable[[re.Match[str]], str]:
 
 
 _TOKEN_PASSES = [
-    (pattern, needles, _token_replacer(kind)) for kind, pattern, needles in _TOKENS
+    (pattern, needles, _token_replacer(kind, "k" in pattern.groupindex))
+    for kind, pattern, needles in _TOKENS
 ]
 
 
@@ -376,15 +384,62 @@ def _redact_commands(text: str, low: str) -> str:
             value = text[match.start(2) : match.end(2)]
             if _looks_random(value) and not is_placeholder(value, quoted=True):
                 spans.append((match.start(2), match.end(2), marker("secret")))
-    if not spans:
-        return text
-    spans.sort()
+    return _splice(text, _disjoint(spans))  # two patterns may find the same value
+
+
+def _is_basic_pair(value: str) -> bool:
+    """True when `value` is base64 of `user:password` (printable text holding a colon)."""
+    try:
+        decoded = binascii.a2b_base64(value + "=" * (-len(value) % 4)).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    user, colon, password = decoded.partition(":")
+    return bool(colon and user and password) and decoded.isprintable()
+
+
+def _discord_spans(text: str) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    for match in _DISCORD_TAIL.finditer(text):
+        start = end = match.start()
+        while start > 0 and end - start < 29 and text[start - 1] in _URLSAFE:
+            start -= 1
+        if (start == 0 or text[start - 1] not in _URLSAFE) and _DISCORD_ID.fullmatch(
+            text, start, end
+        ):
+            spans.append((start, match.end(), marker("discord_token")))
+    return spans
+
+
+def _redact_contexts(text: str) -> str:
+    """Secrets known by what surrounds them: a Discord bot token's dotted shape, an Azure SAS
+    `sig=`, an XML key/value setting, a base64 `user:password` under `auth`."""
+    low = _lower(text) or text
+    spans: list[tuple[int, int, str]] = []
+    if "." in text:
+        spans += _discord_spans(text)
+    if "sig=" in low:
+        spans += [(m.start(1), m.end(1), marker("secret")) for m in _SAS_SIGNATURE.finditer(text)
+                  if not _is_reference(m.group(1))]  # fmt: skip
+    if "value=" in low:
+        for match in _XML_KEY_VALUE.finditer(text):
+            value = match.group(2)
+            if _SECRET_KEY_NAME.fullmatch(match.group(1)) and not is_placeholder(value, quoted=True,
+                                                                                 min_len=6):
+                spans.append((match.start(2), match.end(2), marker("secret")))
+    if "auth" in low:
+        spans += [(m.start(1), m.end(1), marker("password"))
+                  for m in _BASIC_AUTH_VALUE.finditer(low) if _is_basic_pair(text[m.start(1):m.end(1)])]  # fmt: skip
+    return _splice(text, _disjoint(spans))
+
+
+def _disjoint(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`spans` in order, each dropped that overlaps one kept before it."""
     kept: list[tuple[int, int, str]] = []
-    for span in spans:
+    for span in sorted(spans):
         if kept and span[0] < kept[-1][1]:
-            continue  # two patterns found the same value
+            continue
         kept.append(span)
-    return _splice(text, kept)
+    return kept
 
 
 def _name_before(text: str, end: int) -> str:
@@ -434,6 +489,7 @@ def redact(text: str, *, home: str | None = None) -> str:
     short = len(text) <= _TRIGGER_MAX_LEN
     if not short or _TOKEN_TRIGGER.search(text) is not None:
         text = _redact_tokens(text)
+    text = _redact_contexts(text)
     low = text.lower()
     if any(needle in low for needle in _COMMAND_NEEDLES):
         text = _redact_commands(text, low)
@@ -458,6 +514,8 @@ def shorten_home(text: str, home: str) -> str:
 
 
 def _redact_under_key(key: str, value: str, home: str | None) -> str:
+    if key in _BASIC_AUTH_KEYS and _is_basic_pair(value.strip()):
+        return marker("password")  # Docker config.json / .npmrc `auth`: base64 user:password
     if (
         _WORD_TRIGGER.search(key.lower()) is not None
         and _SECRET_KEY_NAME.fullmatch(key)
