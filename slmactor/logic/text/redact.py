@@ -85,20 +85,79 @@ _DUMMY_WORDS = frozenset(
     }
 )
 
-# Provider tokens (`secret_forms`): each pass is tried only when one of its literals is in the
-# text. The word boundary before a token is checked in `_token_replacer` (a leading `\b` would
-# cost the literal fast path).
-_TOKENS = [(kind, re.compile(pattern), needles) for kind, pattern, needles in TOKEN_FORMS]
+# Provider tokens (`secret_forms`). The forms that start with the same literal character are
+# one pass `c(?:(?P<f0>…)|(?P<f1>…))`: the engine scans for `c` as fast as for a substring,
+# and the alternatives fail at their second character. The word boundary before a token is
+# checked in `_token_replacer` (a leading `\b` would cost that fast path).
+_FORM_KINDS: dict[str, str] = {}
+
+
+def _merged_passes() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+    by_first: dict[str, list[str]] = {}
+    passes: list[tuple[re.Pattern[str], tuple[str, ...]]] = []
+    for index, (kind, pattern, needles) in enumerate(TOKEN_FORMS):
+        name = f"f{index}"
+        _FORM_KINDS[name] = kind
+        if _mergeable(pattern):
+            by_first.setdefault(pattern[0], []).append(f"(?P<{name}>{pattern[1:]})")
+        else:
+            passes.append((re.compile(f"(?P<{name}>{pattern})"), needles))
+    merged = [
+        (re.compile(re.escape(first) + "(?:" + "|".join(rests) + ")"), ())
+        for first, rests in by_first.items()
+    ]
+    return merged + passes
+
+
+def _mergeable(pattern: str) -> bool:
+    return pattern[0].isalnum() and pattern[1:2] not in ("{", "?", "*", "+") and "(?P<" not in pattern
+
+
+_TOKEN_PATTERNS = _merged_passes()
+
+
+def _leading_literal(pattern: str) -> str:
+    """The literal characters a pattern starts with (`ghp` of `gh[pousr]_…`, `SG.` of `SG\\.…`)."""
+    out: list[str] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern) and not pattern[index + 1].isalnum():
+            out.append(pattern[index + 1])
+            index += 2
+            continue
+        if not (char.isalnum() or char in "_-:~") or pattern[index + 1 : index + 2] in ("{", "?", "*", "+"):
+            break
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _trigger() -> re.Pattern[str]:
+    """One search for any form's needle (or leading literal), nested by first character
+    (`A(?:KIA|SIA|…)|g(?:hp_|…)`): a flat alternation of seventy literals is tried at nearly
+    every position, the nested one only where a first character matches."""
+    by_first: dict[str, set[str]] = {}
+    for _kind, pattern, needles in TOKEN_FORMS:
+        for needle in needles or (_leading_literal(pattern),):
+            by_first.setdefault(needle[0], set()).add(re.escape(needle[1:]))
+    return re.compile("|".join(
+        re.escape(first) + "(?:" + "|".join(sorted(rests, key=lambda r: (-len(r), r))) + ")"
+        for first, rests in sorted(by_first.items())
+    ))  # fmt: skip
+
+
+#: For a short text, one search for any form's needle is cheaper than a call per pass; above
+#: `_TOKEN_TRIGGER_MAX_LEN` the passes, each a fast literal scan, are.
+_TOKEN_TRIGGER = _trigger()
+_TOKEN_TRIGGER_MAX_LEN = 256
 _HEADER_NEEDLES = ("authorization", "bearer")
 _ASSIGNMENT_NEEDLES = ("key", "secret", "token", "pass", "pwd", "credential")
-# One C-level search each decides whether any token pass, or any word-based pass, can apply.
-_TOKEN_TRIGGER = re.compile(
-    "|".join(sorted({re.escape(needle) for _k, _p, needles in TOKEN_FORMS for needle in needles}))
-)
+# One C-level search decides whether any word-based pass can apply.
 _WORD_TRIGGER = re.compile("|".join(_HEADER_NEEDLES + _ASSIGNMENT_NEEDLES))
 #: Nothing shorter can hold a recognised secret (`pwd=12345678` is the shortest assignment).
 _MIN_TEXT_LEN = 12
-#: Above this length the triggers are skipped: an alternation of literals scans slower than
+#: Above this length the word trigger is skipped: an alternation of literals scans slower than
 #: the per-pass `in` tests, which long texts pay anyway.
 _TRIGGER_MAX_LEN = 4096
 
@@ -224,6 +283,7 @@ _BASIC_AUTH_VALUE = re.compile(
 #: first dot (a literal, so the engine skips ahead); the id part is looked back at.
 _DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
 _DISCORD_ID = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}")
+_DISCORD_MIN_LEN = 24 + 1 + 6 + 1 + 27
 _BASIC_AUTH_KEYS = frozenset({"auth", "_auth", "Auth"})
 _URLSAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
@@ -292,33 +352,26 @@ def _inside_base64(text: str, start: int, end: int) -> bool:
     return _BASE64_ONLY.fullmatch(around) is not None
 
 
-def _token_replacer(kind: str, keeps_context: bool) -> Callable[[re.Match[str]], str]:
-    def replace(match: re.Match[str]) -> str:
-        if keeps_context:  # group `k` is context that stays, the rest is the secret
-            return match.group("k") + marker(kind)
-        token = match.group(0)
-        text, start = match.string, match.start()
-        if not _starts_word(text, start) or _inside_base64(text, start, match.end()):
-            return token
-        if kind in NEEDS_RANDOM and not _looks_random(token):
-            return token
-        if kind == "jwt" and not _is_jwt(token):
-            return token
-        return marker(kind)
-
-    return replace
-
-
-_TOKEN_PASSES = [
-    (pattern, needles, _token_replacer(kind, "k" in pattern.groupindex))
-    for kind, pattern, needles in _TOKENS
-]
+def _replace_token(match: re.Match[str]) -> str:
+    name = match.lastgroup or ""
+    kind = _FORM_KINDS[name]
+    if "k" in match.re.groupindex:  # group `k` is context that stays, the rest is the secret
+        return match.group("k") + marker(kind)
+    token = match.group(0)
+    text, start = match.string, match.start()
+    if not _starts_word(text, start) or _inside_base64(text, start, match.end()):
+        return token
+    if kind in NEEDS_RANDOM and not _looks_random(token):
+        return token
+    if kind == "jwt" and not _is_jwt(token):
+        return token
+    return marker(kind)
 
 
 def _redact_tokens(text: str) -> str:
-    for pattern, needles, replace in _TOKEN_PASSES:
-        if any(needle in text for needle in needles):
-            text = pattern.sub(replace, text)
+    for pattern, needles in _TOKEN_PATTERNS:
+        if not needles or any(needle in text for needle in needles):
+            text = pattern.sub(_replace_token, text)
     return text
 
 
@@ -412,24 +465,25 @@ def _discord_spans(text: str) -> list[tuple[int, int, str]]:
 
 def _redact_contexts(text: str) -> str:
     """Secrets known by what surrounds them: a Discord bot token's dotted shape, an Azure SAS
-    `sig=`, an XML key/value setting, a base64 `user:password` under `auth`."""
-    low = _lower(text) or text
+    `sig=`, an XML key/value setting, a base64 `user:password` under `auth` (the lowercase
+    literals are how these formats are written)."""
     spans: list[tuple[int, int, str]] = []
-    if "." in text:
+    if len(text) >= _DISCORD_MIN_LEN and "." in text:
         spans += _discord_spans(text)
-    if "sig=" in low:
+    if "sig=" in text:
         spans += [(m.start(1), m.end(1), marker("secret")) for m in _SAS_SIGNATURE.finditer(text)
                   if not _is_reference(m.group(1))]  # fmt: skip
-    if "value=" in low:
+    if "value=" in text:
         for match in _XML_KEY_VALUE.finditer(text):
             value = match.group(2)
-            if _SECRET_KEY_NAME.fullmatch(match.group(1)) and not is_placeholder(value, quoted=True,
-                                                                                 min_len=6):
+            if _SECRET_KEY_NAME.fullmatch(match.group(1)) and not is_placeholder(
+                value, quoted=True, min_len=_MIN_PASSWORD_LEN
+            ):
                 spans.append((match.start(2), match.end(2), marker("secret")))
-    if "auth" in low:
+    if "auth" in text:
         spans += [(m.start(1), m.end(1), marker("password"))
-                  for m in _BASIC_AUTH_VALUE.finditer(low) if _is_basic_pair(text[m.start(1):m.end(1)])]  # fmt: skip
-    return _splice(text, _disjoint(spans))
+                  for m in _BASIC_AUTH_VALUE.finditer(text) if _is_basic_pair(m.group(1))]  # fmt: skip
+    return _splice(text, _disjoint(spans)) if spans else text
 
 
 def _disjoint(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
@@ -487,7 +541,7 @@ def redact(text: str, *, home: str | None = None) -> str:
     if len(text) < _MIN_TEXT_LEN:
         return text
     short = len(text) <= _TRIGGER_MAX_LEN
-    if not short or _TOKEN_TRIGGER.search(text) is not None:
+    if len(text) > _TOKEN_TRIGGER_MAX_LEN or _TOKEN_TRIGGER.search(text) is not None:
         text = _redact_tokens(text)
     text = _redact_contexts(text)
     low = text.lower()
