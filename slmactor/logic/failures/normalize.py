@@ -35,6 +35,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from slmactor.logic.text.safecut import safe_head
 from slmactor.logic.text.strings import cut_bytes
 
 #: Cap on the normalised text in UTF-8 bytes (S-9.2 `MaxNormLen`).
@@ -445,7 +446,7 @@ def squash(text: str, limit: int = MAX_NORM_LEN) -> str:
     # `_SPACES.sub(" ", text).strip()`; ASCII text has one byte per character.
     text = " ".join(text.split())
     if limit > 0 and text.isascii():
-        return text if len(text) <= limit else text[:limit].rstrip()
+        return text if len(text) <= limit else safe_head(text, text[:limit]).rstrip()
     return cut_bytes(text, limit).rstrip()
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from slmactor.logic.memory.lesson_tags import infer_tags_from_text, normalize_tags
 from slmactor.logic.memory.lessons import Lesson
+from slmactor.logic.text.safecut import cut_chars
 
 TYPES = ("error_pattern", "architecture", "tool_pattern", "dependency", "performance")
 FALLBACK_TYPE = "error_pattern"
@@ -113,8 +114,8 @@ def make_lesson(
 ) -> PolarLesson | None:
     """A new lesson; tags inferred from trigger + fix unless given (explicit tags win)."""
     lesson_type, implied = normalize_type(kind)
-    trigger = " ".join(trigger.split())[:MAX_TRIGGER_CHARS]
-    fix = " ".join(fix.split())[:MAX_FIX_CHARS]
+    trigger = cut_chars(" ".join(trigger.split()), MAX_TRIGGER_CHARS)
+    fix = cut_chars(" ".join(fix.split()), MAX_FIX_CHARS)
     if not trigger:
         return None
     given = normalize_tags(tags or ())
@@ -182,8 +183,8 @@ def lesson_from_record(raw: object, now: float) -> PolarLesson | None:
     return PolarLesson(
         ts=ts if ts is not None and ts >= 0 else now,
         type=lesson_type,
-        trigger=" ".join(trigger.split())[:MAX_TRIGGER_CHARS],
-        fix=" ".join(fix.split())[:MAX_FIX_CHARS],
+        trigger=cut_chars(" ".join(trigger.split()), MAX_TRIGGER_CHARS),
+        fix=cut_chars(" ".join(fix.split()), MAX_FIX_CHARS),
         confidence=round(clamp_confidence(DEFAULT_CONFIDENCE if confidence is None else confidence), 6),
         used=used if isinstance(used, int) and not isinstance(used, bool) and used > 0 else 0,
         polarity="dont" if polarity == "dont" or implied == "dont" else "do",

@@ -65,8 +65,8 @@ TOKEN_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("google_oauth", r"GOCSPX-" + _B64URL + r"{24,64}", ()),
     ("google_oauth", r"ya29\." + _B64URL + r"{20,2048}", ()),
     # An Azure AD client secret: three characters, a digit, `Q~`, then 31 to 34 more.
-    ("azure_client_secret", r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}"
-     r"(?![A-Za-z0-9_~.-])", ("Q~",)),
+    ("azure_client_secret", (r"(?<![A-Za-z0-9_~.])[A-Za-z0-9_~.]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}"
+     r"(?![A-Za-z0-9_~.-])"), ("Q~",)),
     ("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])", ("_v1_",)),
     ("databricks_token", r"dapi[a-f0-9]{32}(?:-[0-9])?(?![A-Za-z0-9])", ()),
     ("heroku_key", r"HRKU-" + _B64URL + r"{20,100}" + _END, ()),
@@ -138,9 +138,9 @@ TOKEN_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # PEM private keys: a whole block, or a block whose END line was cut off (its body may be
     # JSON-escaped: `\n` between the lines, as a GCP service-account file holds it).
     ("private_key",
-     r"-{4,5} ?BEGIN[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
+     (r"-{4,5} ?BEGIN[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
      r"(?:[\s\S]{0,16384}?-{4,5} ?END[A-Z0-9 _-]{0,40}PRIVATE KEY(?: BLOCK)? ?-{4,5}"
-     r"|[A-Za-z0-9+/=\s:,.\\-]{0,16384})",
+     r"|[A-Za-z0-9+/=\s:,.\\-]{0,16384})"),
      ("PRIVATE KEY",)),
     ("private_key",
      r"(?P<k>Private-Lines:[ \t]{0,8}[0-9]{1,4})(?:\\[rn]|\s)[A-Za-z0-9+/=\s\\]{16,16384}",
