@@ -47,7 +47,6 @@ from __future__ import annotations
 
 import binascii
 import re
-from collections.abc import Callable
 
 from slmactor.logic.text.secret_forms import NEEDS_RANDOM, TOKEN_FORMS
 
@@ -283,6 +282,9 @@ _BASIC_AUTH_VALUE = re.compile(
 #: first dot (a literal, so the engine skips ahead); the id part is looked back at.
 _DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
 _DISCORD_ID = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}")
+#: A Telegram bot token, `<bot id>:<secret>`: the secret is `A` and 34 more base64url characters
+#: (the Bot API docs' own example has 33), the id 5 to 16 digits. Found from the colon.
+_TELEGRAM_TAIL = re.compile(r":A[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])")
 _DISCORD_MIN_LEN = 24 + 1 + 6 + 1 + 27
 _BASIC_AUTH_KEYS = frozenset({"auth", "_auth", "Auth"})
 _URLSAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
@@ -463,13 +465,27 @@ def _discord_spans(text: str) -> list[tuple[int, int, str]]:
     return spans
 
 
+def _telegram_spans(text: str) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    for match in _TELEGRAM_TAIL.finditer(text):
+        start = match.start()
+        while start > 0 and match.start() - start < 16 and text[start - 1].isdigit():
+            start -= 1
+        if match.start() - start >= 5 and (start == 0 or not text[start - 1].isdigit()):
+            spans.append((start, match.end(), marker("telegram_bot_token")))
+    return spans
+
+
 def _redact_contexts(text: str) -> str:
-    """Secrets known by what surrounds them: a Discord bot token's dotted shape, an Azure SAS
+    """Secrets known by what surrounds them: a Discord bot token's dotted shape, a Telegram bot
+    token's `digits:A…`, an Azure SAS
     `sig=`, an XML key/value setting, a base64 `user:password` under `auth` (the lowercase
     literals are how these formats are written)."""
     spans: list[tuple[int, int, str]] = []
     if len(text) >= _DISCORD_MIN_LEN and "." in text:
         spans += _discord_spans(text)
+    if ":A" in text:
+        spans += _telegram_spans(text)
     if "sig=" in text:
         spans += [(m.start(1), m.end(1), marker("secret")) for m in _SAS_SIGNATURE.finditer(text)
                   if not _is_reference(m.group(1))]  # fmt: skip
@@ -607,8 +623,30 @@ def redact_obj(
     if isinstance(obj, list | tuple):
         if depth >= max_depth:
             return DEPTH_MARKER
-        return [redact_obj(item, depth=depth + 1, home=home, max_depth=max_depth) for item in obj]
+        out_list = [redact_obj(item, depth=depth + 1, home=home, max_depth=max_depth) for item in obj]
+        if any(type(item) is str and item.endswith(_PEM_WORDS) for item in out_list):
+            return _redact_pem_lines(out_list)
+        return out_list
     return obj
+
+
+_PEM_WORDS = "«redacted:private_key»"
+_PEM_END = re.compile(r"-{4,5} ?END[A-Z0-9 _-]{0,40}PRIVATE KEY")
+
+
+def _redact_pem_lines(items: list[object]) -> list[object]:
+    """A PEM block split one line per item (a tool's output as a list of lines): the header
+    item is redacted already; the body lines that follow it, up to the END line, go too."""
+    inside = False
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            inside = False
+        elif inside:
+            inside = _PEM_END.search(item) is None
+            items[index] = marker("private_key")
+        elif item.endswith(_PEM_WORDS):
+            inside = True
+    return items
 
 
 #: Replies are redacted like stored records, but nest deeper (graph walks, status).

@@ -22,7 +22,7 @@ plugins, 1.5): the patterns here are written from the formats, not copied from e
   (`rubygems_` + 48 hex), NuGet (`oy2` + 43), Docker Hub (`dckr_pat_ dckr_oat_`);
 * chat: Slack tokens (`xoxa- xoxb- xoxp- xoxo- xoxs- xoxr- xoxe- xoxe.xoxb- xapp-`) and
   webhooks (`hooks.slack.com/services/…`), Discord webhooks (`discord.com/api/webhooks/ID/…`),
-  Telegram bot tokens (`<bot id>:A` + 34; only the part after the colon is the secret);
+  (Telegram bot tokens, `<bot id>:A` + 34, are found from their colon by the redactor);
 * payment: Stripe (`sk_ rk_ pk_` + `live_ test_ prod_`, webhook `whsec_`), Square (`sq0atp-
   sq0csp- EAAA…`), PayPal (`A21AA…`), Braintree (`access_token$production$…`), Shopify
   (`shpat_ shpca_ shppa_ shpss_`);
@@ -96,8 +96,6 @@ TOKEN_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("discord_webhook",
      r"(?P<k>discord(?:app)?\.com/api/webhooks/[0-9]{5,30}/)" + _B64URL + r"{20,200}",
      ("/api/webhooks/",)),
-    # `<bot id>:<secret>`: the literal colon leads (the fast path), the digits are looked back at.
-    ("telegram_bot_token", r"(?P<k>:)(?<=[0-9]:)A" + _B64URL + r"{34}" + _END, (":A",)),
     # ---- payment
     ("stripe_key", r"sk_(?:live|test|prod)_[A-Za-z0-9]{10,247}(?![A-Za-z0-9])", ()),
     ("stripe_key", r"rk_(?:live|test|prod)_[A-Za-z0-9]{10,247}(?![A-Za-z0-9])", ()),
