@@ -50,6 +50,7 @@ from typing import Any, Self
 
 from slmactor.client import Client, DaemonUnavailable, RequestFailed
 from slmactor.harnesses.openhands import sdk_action_args, sdk_outcome, sdk_text
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.results import Advice, Finished
 
 __all__ = ["MemoryCallback"]
@@ -262,10 +263,10 @@ class MemoryCallback:
         tool, args, summary = call
         command = args if not args.startswith("{") else ""
         self.client.record_tool(self.run_id, tool, args="" if command else args, command=command,
-                                ok=not failed, error=text[:MESSAGE_CHARS] if failed else "")
+                                ok=not failed, error=cut_chars(text, MESSAGE_CHARS) if failed else "")
         key = (tool, _program(args))
         if failed:
-            message = text.strip()[:MESSAGE_CHARS] or "the call failed"
+            message = cut_chars(text.strip(), MESSAGE_CHARS) or "the call failed"
             advice = self.client.on_failure(self.run_id, tool, message, args=args,
                                             language=self.language, model=self.model)
             self._open[key] = (args, advice, len(self._done))

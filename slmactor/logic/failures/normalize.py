@@ -35,7 +35,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from slmactor.logic.text.safecut import safe_head
+from slmactor.logic.text.redact import redact
+from slmactor.logic.text.safecut import MAX_RUN, RUN_CHARS, safe_head
 from slmactor.logic.text.strings import cut_bytes
 
 #: Cap on the normalised text in UTF-8 bytes (S-9.2 `MaxNormLen`).
@@ -309,11 +310,16 @@ def strip_ansi(text: str) -> str:
 
 
 def bounded(text: str) -> str:
-    """Head and tail of an oversized message (see MAX_SCAN_CHARS)."""
+    """Head and tail of an oversized message (see MAX_SCAN_CHARS). Neither cut keeps part of a
+    secret: the head's is secret-safe, and the tail starts after the run it would cut into."""
     if len(text) <= MAX_SCAN_CHARS:
         return text
     half = MAX_SCAN_CHARS // 2
-    return text[:half] + "\n" + text[-half:]
+    tail = len(text) - half
+    stop = min(tail + MAX_RUN, len(text))
+    while tail < stop and text[tail - 1] in RUN_CHARS and text[tail] in RUN_CHARS:
+        tail += 1
+    return safe_head(text, text[:half]) + "\n" + text[tail:]
 
 
 def drop_noise_lines(text: str) -> list[str]:
@@ -478,7 +484,8 @@ def _prepared(text: str, lines: tuple[str, ...], raw_lines: tuple[str, ...]) -> 
 
 def prepare(message: str) -> Prepared:
     """Bound, strip ANSI, split into lines and drop the noise lines."""
-    text = strip_ansi(bounded(message)).strip()
+    # Redacted before anything is lowercased: `akiaiosfodnn7example` is no longer a key's shape.
+    text = strip_ansi(redact(bounded(message))).strip()
     if "\n" not in text:
         return _prepared(text, (text,) if text else (), (text,) if text else ())
     lines = text.splitlines()

@@ -128,7 +128,7 @@ def make_lesson(
         confidence=clamp_confidence(confidence),
         polarity=polarity if polarity in POLARITIES else implied,
         tags=tuple(chosen[:MAX_TAGS]),
-        source_task=source_task.strip()[:SOURCE_TASK_CHARS],
+        source_task=cut_chars(source_task.strip(), SOURCE_TASK_CHARS),
     )
 
 
@@ -189,7 +189,7 @@ def lesson_from_record(raw: object, now: float) -> PolarLesson | None:
         used=used if isinstance(used, int) and not isinstance(used, bool) and used > 0 else 0,
         polarity="dont" if polarity == "dont" or implied == "dont" else "do",
         tags=tuple(normalize_tags(tags)[:MAX_TAGS]) if isinstance(tags, list) else (),
-        source_task=source.strip()[:SOURCE_TASK_CHARS] if isinstance(source, str) else "",
+        source_task=cut_chars(source.strip(), SOURCE_TASK_CHARS) if isinstance(source, str) else "",
     )
 
 
@@ -232,7 +232,7 @@ def meta_lesson(
         type="architecture",
         trigger=f"weakness {weakness_id.strip()} in {target_file.strip()}",
         fix=f"matrix score improved by +{delta:.3f} on iter {iteration}{where}: "
-        f"{reason.strip()[:200]}",
+        f"{cut_chars(reason.strip(), 200)}",
         confidence=META_CONFIDENCE,
         polarity="do",
         tags=("self", "slmactor"),

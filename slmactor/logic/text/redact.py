@@ -284,6 +284,9 @@ _DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-
 _DISCORD_ID = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}")
 #: A Telegram bot token, `<bot id>:<secret>`: the secret is `A` and 34 more base64url characters
 #: (the Bot API docs' own example has 33), the id 5 to 16 digits. Found from the colon.
+#: A Mailchimp API key: 32 hex digits, `-us` and the data centre number. Found from the literal
+#: `-us` (a lookbehind after it keeps that fast path); the key starts 32 characters before.
+_MAILCHIMP_TAIL = re.compile(r"-(?<=[0-9a-f]{32}-)us[0-9]{1,2}(?![A-Za-z0-9])")
 _TELEGRAM_TAIL = re.compile(r":A[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])")
 _DISCORD_MIN_LEN = 24 + 1 + 6 + 1 + 27
 _BASIC_AUTH_KEYS = frozenset({"auth", "_auth", "Auth"})
@@ -486,6 +489,9 @@ def _redact_contexts(text: str) -> str:
         spans += _discord_spans(text)
     if ":A" in text:
         spans += _telegram_spans(text)
+    if "-us" in text:
+        spans += [(m.start() - 32, m.end(), marker("mailchimp_key")) for m in _MAILCHIMP_TAIL.finditer(text)
+                  if m.start() == 32 or not text[m.start() - 33].isalnum()]  # fmt: skip
     if "sig=" in text:
         spans += [(m.start(1), m.end(1), marker("secret")) for m in _SAS_SIGNATURE.finditer(text)
                   if not _is_reference(m.group(1))]  # fmt: skip
@@ -556,6 +562,38 @@ def redact(text: str, *, home: str | None = None) -> str:
         text = shorten_home(text, home)
     if len(text) < _MIN_TEXT_LEN:
         return text
+    if "\\" in text and _has_escapes(text):
+        return _unescape_blanks(_redact(_escape_blanks(text)))
+    return _redact(text)
+
+
+#: JSON and shell escapes of blanks (`\n`, `\t`, `\r`) and the same-length text the passes see
+#: instead: the backslash and the real blank. In JSON text (a tool's arguments, a
+#: service-account file) a token follows `\n`, and `n` glued to it would hide its start.
+_ESCAPES = (("\\n", "\\\n"), ("\\t", "\\\t"), ("\\r", "\\\r"))
+
+
+def _has_escapes(text: str) -> bool:
+    """True when `text` holds an escaped blank and no real blank after a backslash (so the
+    substitution can be undone exactly)."""
+    return any(escaped in text for escaped, _ in _ESCAPES) and not any(
+        blank in text for _, blank in _ESCAPES
+    )
+
+
+def _escape_blanks(text: str) -> str:
+    for escaped, blank in _ESCAPES:
+        text = text.replace(escaped, blank)
+    return text
+
+
+def _unescape_blanks(text: str) -> str:
+    for escaped, blank in _ESCAPES:
+        text = text.replace(blank, escaped)
+    return text
+
+
+def _redact(text: str) -> str:
     short = len(text) <= _TRIGGER_MAX_LEN
     if len(text) > _TOKEN_TRIGGER_MAX_LEN or _TOKEN_TRIGGER.search(text) is not None:
         text = _redact_tokens(text)

@@ -26,7 +26,8 @@ plugins, 1.5): the patterns here are written from the formats, not copied from e
 * payment: Stripe (`sk_ rk_ pk_` + `live_ test_ prod_`, webhook `whsec_`), Square (`sq0atp-
   sq0csp- EAAA…`), PayPal (`A21AA…`), Braintree (`access_token$production$…`), Shopify
   (`shpat_ shpca_ shppa_ shpss_`);
-* mail: SendGrid (`SG.<22>.<43>`), Mailgun (`key-` + 32 hex), Mailchimp (32 hex + `-us<dc>`);
+* mail: SendGrid (`SG.<22>.<43>`), Mailgun (`key-` + 32); Mailchimp keys (32 hex + `-us<dc>`)
+  are found from their `-us` by the redactor;
 * AI APIs: Anthropic (`sk-ant-`), OpenAI (`sk-`, `sk-proj-`, ...), Hugging Face (`hf_`,
   `api_org_`), Groq (`gsk_`), xAI (`xai-`), Perplexity (`pplx-`), Replicate (`r8_`);
 * others with a distinctive prefix: Twilio API keys (`SK` + 32 hex), Grafana (`glsa_ glc_`),
@@ -110,7 +111,6 @@ TOKEN_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     # ---- mail
     ("sendgrid_key", r"SG\." + _B64URL + r"{16,32}\." + _B64URL + r"{30,64}" + _END, ()),
     ("mailgun_key", r"key-[a-f0-9]{32}(?![A-Za-z0-9])", ()),
-    ("mailchimp_key", r"[0-9a-f]{32}-us[0-9]{1,2}(?![A-Za-z0-9])", ("-us",)),
     # ---- AI APIs (Anthropic before the looser OpenAI prefix)
     ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,255}", ()),
     ("openai_key", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,255}", ()),

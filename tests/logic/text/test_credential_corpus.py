@@ -44,6 +44,16 @@ def test_every_form_is_redacted_as_written_and_in_json(form: Form) -> None:
         assert redact(out) == out
 
 
+def test_every_form_is_redacted_inside_a_json_escaped_document() -> None:
+    """One file's content as a tool's JSON arguments carry it: each line follows a `\\n`."""
+    once = json.dumps({"file_path": "deploy/all.txt", "content": all_text()})
+    for text in (once, json.dumps({"args": once})):
+        out = redact(text)
+        assert leaks(out) == []
+        assert redact(out) == out
+        assert [look for look in LOOKALIKES if json.dumps(look)[1:-1] not in out] == []
+
+
 @pytest.mark.parametrize("form", FORMS, ids=[f.form for f in FORMS])
 def test_every_form_is_redacted_as_a_value_of_a_record(form: Form) -> None:
     record = {"tool": "bash", "args": {"command": form.line}, "lines": form.line.splitlines()}
