@@ -43,7 +43,7 @@ from slmactor.protocol.messages import (
 )
 from slmactor.testing import DaemonProcess, wait_for
 from tests.fixtures.credential_corpus import FORMS, LOOKALIKES, Form, all_text, leaks
-from tests.fixtures.hooks import load
+from tests.fixtures.hooks import Fixture, load
 
 #: Where the daemon's and the hook's cuts fall (working-memory caps, bytes; the hook's command).
 CUTS = (120, 160, 200, 4000)
@@ -171,7 +171,7 @@ def _hooks(daemon: DaemonProcess, replies: dict[str, Any]) -> None:
     fixtures = {fx.id: fx for fx in load("claude")}
     project = str(daemon.project.resolve())
     long_command = " && ".join(_straddling(f, 4000) for f in FORMS[:20])
-    events = [
+    events: list[tuple[str, Fixture, dict[str, Any]]] = [
         ("PostToolUseFailure", fixtures["claude/PostToolUseFailure-Bash"],
          {"tool_input": {"command": long_command, "description": "deploy"}, "error": "Exit code 1\n" + all_text()}),
         ("PostToolUse", fixtures["claude/PostToolUse-Write"],

@@ -4,13 +4,15 @@ Every store runs `redact_obj` over a record, document or Markdown text before wr
 C-20, RELIABILITY T14), so a token pasted into a tool error never reaches episodes, lessons,
 metrics or mirrors. A secret is replaced by `«redacted:TYPE»`.
 
-What is recognised (the project's own patterns, keyed on documented token prefixes):
+What is recognised (the project's own patterns, written from the documented formats):
 
-* provider tokens: AWS access key ids (`AKIA…`/`ASIA…`), GitHub (`ghp_ gho_ ghu_ ghs_ ghr_`,
-  `github_pat_`), GitLab (`glpat-`), Slack (`xoxa- xoxb- xoxp- xoxr- xoxs-`), Anthropic
-  (`sk-ant-`), OpenAI (`sk-`, `sk-proj-`, ...), Google API keys (`AIza…`), Hugging Face (`hf_`),
-  DigitalOcean (`dop_v1_`/`doo_v1_`/`dor_v1_`), JWTs (`eyJ….….…`), PEM private-key blocks (also
-  a block cut off before its END line);
+* provider tokens by their shape: the table in `secret_forms` (clouds, code hosts, package
+  registries, chat, payment, mail and AI providers; JWTs, base64 and JSON-escaped PEM blocks,
+  a PEM block cut off before its END line, one split one line per list item in `redact_obj`);
+* tokens known by their surroundings: a Discord bot token's three dotted parts, a Telegram bot
+  token's `<digits>:A…`, a Mailchimp key's `-us<dc>`, an Azure SAS `sig=`, an XML setting
+  `<add key="…Password" value="…"/>`, a base64 `user:password` under `auth` (Docker's
+  config.json, npm's `_auth`);
 * `Authorization: Bearer|Basic|Token …` headers and a bare `Bearer <token>`;
 * passwords in commands and URLs (only the password part goes): the user-info of a URL
   (`postgres://u:pw@host`, `https://u:tok@host`), `--password pw` / `--password=pw` (and
@@ -26,6 +28,9 @@ What is recognised (the project's own patterns, keyed on documented token prefix
   string values stored under such a key. A password-named value counts from 6 characters
   (`DB_PASS=hunter`), any other from 8; `PWD=/path` (the working directory) is not a password.
 
+JSON-escaped text is read as the text it stands for: a `\\n`, `\\t` or `\\r` escape separates
+like the blank it encodes (a token after `\\n` starts a word), and the escape is kept as written.
+
 Optionally (`home=`), the user's home directory is written as `~` (C-20); stores leave it off by
 default because some stored paths are used again.
 
@@ -38,9 +43,10 @@ An OpenAI-style `sk-…` token and a bearer credential must also look random (a 
 upper- and lower-case letters), so a long hyphenated branch or package name is not taken for a
 key. Separators never span lines: `api_key:` at the end of a line takes nothing from the next.
 
-Time is linear in the input: one pass of one compiled alternation whose every quantifier is either
-bounded or followed by a character it cannot match, so no input makes the engine backtrack
-quadratically (1 MiB is redacted in well under 200 ms; see tests/logic/test_redact.py).
+Time is linear in the input: a fixed number of passes (the token forms sharing a first character
+are one), each tried only when its literals are in the text, each quantifier bounded or followed
+by a character it cannot match, so no input makes the engine backtrack quadratically (1 MiB is
+redacted in well under 200 ms; see tests/logic/text/test_redact.py and `python -m bench redact`).
 """
 
 from __future__ import annotations

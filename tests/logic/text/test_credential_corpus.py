@@ -137,3 +137,20 @@ def test_property_idempotent_and_never_grows_what_is_not_a_secret(
     # Only markers are added: the text without them is no longer than the input.
     added = once.count("«redacted:") - text.count("«redacted:")
     assert len(once) - len(text) <= added * len("«redacted:azure_client_secret»")
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["1:A", "0123456789abcdef0123456789abcdef-us1", "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.", "&sig=",
+     "auth=QWxh", 'key="password" value="', "LS0tLS1CRUdJTi", "\\nx", "AKIA", "sk_live_",
+     "hooks.slack.com/services/", "a.b.c.", "PRIVATE KEY\\n"],
+)  # fmt: skip
+def test_the_new_passes_take_linear_time(unit: str) -> None:
+    from tests.logic.text.test_redact import cpu_seconds
+
+    small = unit * ((1 << 18) // len(unit))
+    large = unit * ((1 << 20) // len(unit))
+    t_small = cpu_seconds(lambda: redact(small), repeat=2)
+    t_large = cpu_seconds(lambda: redact(large), repeat=1)
+    assert t_large < 2.0
+    assert t_large < 8 * t_small + 0.02
