@@ -78,11 +78,11 @@ def _summary(tool: str, action: Mapping[str, Any], args: str) -> str:
     """One short line for a call, as a resolution names it: `terminal <command>`, or
     `file_editor str_replace <path>: <first line of the new text>`."""
     if not args.startswith("{"):
-        return f"{tool} {args[:120]}"
+        return f"{tool} {cut_chars(args, 120)}"
     words = [str(action[k]) for k in ("command", "path") if isinstance(action.get(k), str)]
     new = next((action[k] for k in ("new_str", "file_text", "content")
                 if isinstance(action.get(k), str) and action[k].strip()), "")
-    line = new.strip().split("\n", 1)[0][:100] if new else ""
+    line = cut_chars(new.strip().split("\n", 1)[0], 100) if new else ""
     return f"{tool} {' '.join(words)}" + (f": {line}" if line else "")
 
 
@@ -281,5 +281,5 @@ class MemoryCallback:
             between = self._done[since:][:3]
             how = [*between, summary] if failed_args != args else between
             self.client.resolved(advice, fixed_args=args,
-                                 resolution=("fixed by: " + "; ".join(how))[:400] if how else "")
+                                 resolution=cut_chars("fixed by: " + "; ".join(how), 400) if how else "")
         self._done.append(summary)
