@@ -295,6 +295,9 @@ _DISCORD_ID = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}")
 _MAILCHIMP_TAIL = re.compile(r"-(?<=[0-9a-f]{32}-)us[0-9]{1,2}(?![A-Za-z0-9])")
 _TELEGRAM_TAIL = re.compile(r":A[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])")
 _DISCORD_MIN_LEN = 24 + 1 + 6 + 1 + 27
+#: A dotted token is taken for a Discord bot token only near one of these words (as gitleaks'
+#: Discord rules ask for `discord`): three dotted base64url parts alone are too common a shape.
+_DISCORD_WORDS = ("iscord", "ISCORD", "bot", "Bot", "BOT")
 _BASIC_AUTH_KEYS = frozenset({"auth", "_auth", "Auth"})
 _URLSAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
 
@@ -491,7 +494,7 @@ def _redact_contexts(text: str) -> str:
     `sig=`, an XML key/value setting, a base64 `user:password` under `auth` (the lowercase
     literals are how these formats are written)."""
     spans: list[tuple[int, int, str]] = []
-    if len(text) >= _DISCORD_MIN_LEN and "." in text:
+    if len(text) >= _DISCORD_MIN_LEN and any(word in text for word in _DISCORD_WORDS):
         spans += _discord_spans(text)
     if ":A" in text:
         spans += _telegram_spans(text)
