@@ -47,6 +47,7 @@ import msgpack
 
 from slmactor.config import default_config_path
 from slmactor.harnesses import tool_classes as harness_tool_classes
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.strings import count_tokens_chars
 from slmactor.logic.working.checkpoint import memory_state, restore_memory
 from slmactor.logic.working.memory import WorkingMemory, working_markdown
@@ -370,7 +371,7 @@ class WorkingActor(Actor):
         total = self._bad_seen
         # Sample the reasons (1st, 10th, 100th, ... bad event) so a flood cannot flood warnings.
         if str(total).rstrip("0") == "1":
-            self.warn(f"dropped bad event #{total}: {reason[:200]}")
+            self.warn(f"dropped bad event #{total}: {cut_chars(reason, 200)}")
 
     def _wake(self) -> None:
         self._progress.set()

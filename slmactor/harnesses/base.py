@@ -144,7 +144,9 @@ def call_entry(room: Harness, *, at: float, call_id: str, tool: str, tool_input:
         if command:
             entry["command"] = command
     if not ok:
-        entry["error"] = error.strip()[:MAX_CALL_ERROR] or (
+        from slmactor.logic.text.safecut import cut_chars  # a cut never keeps part of a secret
+
+        entry["error"] = cut_chars(error.strip(), MAX_CALL_ERROR) or (
             f"exit status {exit_code}" if exit_code is not None else "the tool failed")
     if exit_code is not None:
         entry["exit_code"] = exit_code

@@ -11,6 +11,7 @@ observation's first lines (`ERROR_MARKERS`). Fixtures: `tests/fixtures/trajector
 from __future__ import annotations
 
 from slmactor.harnesses.base import Harness, text
+from slmactor.logic.text.safecut import cut_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -108,11 +109,11 @@ def _trajectory(data: Mapping[str, Any], default_id: str) -> Any:
         is_failed = failed(observation)
         tool = program(action)
         steps.append(Step(kind="tool", tool=tool, args=action, ok=not is_failed,
-                          error=observation[:ERROR_CHARS] if is_failed else "",
+                          error=cut_chars(observation, ERROR_CHARS) if is_failed else "",
                           edit_attempt=tool in ("edit", "str_replace_editor")))
     exit_status = text(info.get("exit_status"))
     passed = exit_status.startswith("submitted") and bool(text(info.get("submission")).strip())
-    return Trajectory(id=default_id, query=query[:QUERY_CHARS], model=model, task_passed=passed,
+    return Trajectory(id=default_id, query=cut_chars(query, QUERY_CHARS), model=model, task_passed=passed,
                       steps=tuple(pair_fixes(steps)))
 
 

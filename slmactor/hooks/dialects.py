@@ -128,7 +128,12 @@ def _text(value: Any) -> str:
 
 
 def clip(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    if len(text) <= limit:
+        return text
+    # The daemon redacts what it is sent; a cut through a secret would leave it unrecognisable.
+    from slmactor.logic.text.safecut import cut_chars
+
+    return cut_chars(text, limit - 1) + "…"
 
 
 def tool_kind(fmt: str, tool: str, tool_input: Mapping[str, Any]) -> str:

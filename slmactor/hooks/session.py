@@ -98,7 +98,11 @@ def call_entry(tool: str, path: str, args: str, command: str, ok: bool, error: s
 
 
 def prompt_entry(text: str, now: float) -> dict[str, Any]:
-    return {"e": "prompt", "at": now, "text": text[:MAX_PROMPT]}
+    """A prompt's ledger entry, redacted like a call's (a pasted key is in the prompt too)."""
+    from slmactor.logic.text.redact import redact
+    from slmactor.logic.text.safecut import cut_chars
+
+    return {"e": "prompt", "at": now, "text": redact(cut_chars(text, MAX_PROMPT))}
 
 
 #: Wrappers harnesses put around context a hook injected, or around their own reminders, when

@@ -19,6 +19,7 @@ import zmq.asyncio
 
 from slmactor.config import Settings
 from slmactor.logic.text.redact import redact
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.protocol import MAX_MESSAGE_BYTES, ErrorCode, ProtocolError, codec
 from slmactor.protocol.messages import ClientDropped, DebugCrash, Ping
 
@@ -131,7 +132,7 @@ class FrontDoor:
             self._on_request(frames)
         except Exception as exc:  # noqa: BLE001 - a bug on one request must not stop the door
             self._info.door_errors += 1
-            self._info.last_door_error = f"{type(exc).__name__}: {exc}"[:500]
+            self._info.last_door_error = cut_chars(f"{type(exc).__name__}: {exc}", 500)
             if len(frames) >= 2:
                 style = _REQ_STYLE if frames[1] == b"" else _DEALER_STYLE
                 self._send(style + frames[0], codec.dump_error("", ErrorCode.INTERNAL, "front door error"))

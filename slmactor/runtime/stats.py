@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
+from slmactor.logic.text.safecut import cut_chars
+
 
 class ActorState(StrEnum):
     """Lifecycle: init → starting → running → stopping → stopped; crashed between restarts;
@@ -54,7 +56,7 @@ class ActorStats:
 
     def record_error(self, text: str, now: float | None = None) -> None:
         self.errors += 1
-        self.last_error = text[:500]
+        self.last_error = cut_chars(text, 500)
         self.last_error_at = time.time() if now is None else now
 
     def to_dict(self) -> dict[str, Any]:

@@ -37,6 +37,7 @@ from slmactor.logic.recall.episode import Episode, IndexEntry, normalize_episode
 from slmactor.logic.recall.index import EpisodeHit, EpisodeIndex, RecallQuery
 from slmactor.logic.recall.rank import RankOptions
 from slmactor.logic.text.redact import redact_obj, redacted_map
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.timefmt import SECONDS_PER_DAY, to_rfc3339
 from slmactor.stores.base.errors import RecordTooLarge, StoreError
 from slmactor.stores.base.fsutil import FileState, file_state
@@ -71,11 +72,11 @@ def _shrunk(episode: Episode) -> Episode:
         files_changed=tuple(f[-160:] for f in episode.files_changed),
         commands=episode.commands[-3:],
         failures=tuple(
-            replace(f, message=f.message[:120], resolution=f.resolution[:120])
+            replace(f, message=cut_chars(f.message, 120), resolution=cut_chars(f.resolution, 120))
             for f in episode.failures[:4]
         ),
-        gates=tuple(replace(g, detail=g.detail[:80]) for g in episode.gates[:4]),
-        summary=episode.summary[:200],
+        gates=tuple(replace(g, detail=cut_chars(g.detail, 80)) for g in episode.gates[:4]),
+        summary=cut_chars(episode.summary, 200),
     )
 
 

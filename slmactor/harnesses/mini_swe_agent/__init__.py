@@ -12,6 +12,7 @@ Fixtures: `tests/fixtures/trajectories/`.
 from __future__ import annotations
 
 from slmactor.harnesses.base import Harness, text
+from slmactor.logic.text.safecut import cut_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -63,10 +64,10 @@ def _trajectory(data: Mapping[str, Any], default_id: str) -> Any:
             failed = (isinstance(code, int) and code != 0) or bool(extra.get("exception_info"))
             output = text(extra.get("exception_info")) or text(extra.get("raw_output"))
             steps.append(Step(kind="tool", tool="bash", args=command, ok=not failed,
-                              error=output[:ERROR_CHARS] if failed else ""))
+                              error=cut_chars(output, ERROR_CHARS) if failed else ""))
     exit_status = text(info.get("exit_status"))
     return Trajectory(
-        id=default_id, query=query[:QUERY_CHARS], model=model,
+        id=default_id, query=cut_chars(query, QUERY_CHARS), model=model,
         task_passed=exit_status == "Submitted", steps=tuple(pair_fixes(steps)))
 
 

@@ -36,6 +36,7 @@ from slmactor.harnesses.base import (
     content_text,
     text,
 )
+from slmactor.logic.text.safecut import cut_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -209,7 +210,7 @@ def _trajectory(events: Sequence[Any], default_id: str) -> Any:
         exit_code = _dict(_dict(seen.get("extras")).get("metadata")).get("exit_code")
         failed = kind == "error" or seen.get("success") is False or (
             kind in ("run", "run_ipython") and isinstance(exit_code, int) and exit_code > 0)
-        error = message_text(seen.get("content"))[:ERROR_CHARS] if failed else ""
+        error = cut_chars(message_text(seen.get("content")), ERROR_CHARS) if failed else ""
         steps.append(Step(kind="tool", tool=tool, args=_args(event), ok=not failed,
                           error=error, edit_attempt=action in ("edit", "write")))
     if steps and tokens:
@@ -219,7 +220,7 @@ def _trajectory(events: Sequence[Any], default_id: str) -> Any:
                         tokens_in=tokens_in if isinstance(tokens_in, int) else 0,
                         tokens_out=tokens_out if isinstance(tokens_out, int) else 0)
     model = text(tokens.get("model"))
-    return Trajectory(id=default_id, query=query[:QUERY_CHARS], model=model, task_passed=passed,
+    return Trajectory(id=default_id, query=cut_chars(query, QUERY_CHARS), model=model, task_passed=passed,
                       steps=tuple(pair_fixes(steps)))
 
 
@@ -280,14 +281,14 @@ def _sdk_trajectory(events: Sequence[Any], default_id: str) -> Any:
                 event.get("tool_call_id")) or (False, "")
             args = sdk_action_args(_dict(event.get("action")))
             steps.append(Step(kind="tool", tool=tool, args=args, ok=not failed,
-                              error=output[:ERROR_CHARS] if failed else "",
+                              error=cut_chars(output, ERROR_CHARS) if failed else "",
                               edit_attempt=tool in SDK_EDITORS))
     if steps and tokens:
         tokens_in, tokens_out = tokens.get("prompt_tokens"), tokens.get("completion_tokens")
         steps[0] = Step(kind="assistant",
                         tokens_in=tokens_in if isinstance(tokens_in, int) else 0,
                         tokens_out=tokens_out if isinstance(tokens_out, int) else 0)
-    return Trajectory(id=default_id, query=query[:QUERY_CHARS], model=model, task_passed=passed,
+    return Trajectory(id=default_id, query=cut_chars(query, QUERY_CHARS), model=model, task_passed=passed,
                       steps=tuple(pair_fixes(steps)))
 
 

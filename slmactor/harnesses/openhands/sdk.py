@@ -50,6 +50,7 @@ from typing import Any, Self
 
 from slmactor.client import Client, DaemonUnavailable, RequestFailed
 from slmactor.harnesses.openhands import sdk_action_args, sdk_outcome, sdk_text
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.results import Advice, Finished
 
 __all__ = ["MemoryCallback"]
@@ -77,11 +78,11 @@ def _summary(tool: str, action: Mapping[str, Any], args: str) -> str:
     """One short line for a call, as a resolution names it: `terminal <command>`, or
     `file_editor str_replace <path>: <first line of the new text>`."""
     if not args.startswith("{"):
-        return f"{tool} {args[:120]}"
+        return f"{tool} {cut_chars(args, 120)}"
     words = [str(action[k]) for k in ("command", "path") if isinstance(action.get(k), str)]
     new = next((action[k] for k in ("new_str", "file_text", "content")
                 if isinstance(action.get(k), str) and action[k].strip()), "")
-    line = new.strip().split("\n", 1)[0][:100] if new else ""
+    line = cut_chars(new.strip().split("\n", 1)[0], 100) if new else ""
     return f"{tool} {' '.join(words)}" + (f": {line}" if line else "")
 
 
@@ -262,10 +263,10 @@ class MemoryCallback:
         tool, args, summary = call
         command = args if not args.startswith("{") else ""
         self.client.record_tool(self.run_id, tool, args="" if command else args, command=command,
-                                ok=not failed, error=text[:MESSAGE_CHARS] if failed else "")
+                                ok=not failed, error=cut_chars(text, MESSAGE_CHARS) if failed else "")
         key = (tool, _program(args))
         if failed:
-            message = text.strip()[:MESSAGE_CHARS] or "the call failed"
+            message = cut_chars(text.strip(), MESSAGE_CHARS) or "the call failed"
             advice = self.client.on_failure(self.run_id, tool, message, args=args,
                                             language=self.language, model=self.model)
             self._open[key] = (args, advice, len(self._done))
@@ -280,5 +281,5 @@ class MemoryCallback:
             between = self._done[since:][:3]
             how = [*between, summary] if failed_args != args else between
             self.client.resolved(advice, fixed_args=args,
-                                 resolution=("fixed by: " + "; ".join(how))[:400] if how else "")
+                                 resolution=cut_chars("fixed by: " + "; ".join(how), 400) if how else "")
         self._done.append(summary)

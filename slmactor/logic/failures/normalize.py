@@ -35,6 +35,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from slmactor.logic.text.redact import redact
+from slmactor.logic.text.safecut import MAX_RUN, RUN_CHARS, safe_head
 from slmactor.logic.text.strings import cut_bytes
 
 #: Cap on the normalised text in UTF-8 bytes (S-9.2 `MaxNormLen`).
@@ -308,11 +310,16 @@ def strip_ansi(text: str) -> str:
 
 
 def bounded(text: str) -> str:
-    """Head and tail of an oversized message (see MAX_SCAN_CHARS)."""
+    """Head and tail of an oversized message (see MAX_SCAN_CHARS). Neither cut keeps part of a
+    secret: the head's is secret-safe, and the tail starts after the run it would cut into."""
     if len(text) <= MAX_SCAN_CHARS:
         return text
     half = MAX_SCAN_CHARS // 2
-    return text[:half] + "\n" + text[-half:]
+    tail = len(text) - half
+    stop = min(tail + MAX_RUN, len(text))
+    while tail < stop and text[tail - 1] in RUN_CHARS and text[tail] in RUN_CHARS:
+        tail += 1
+    return safe_head(text, text[:half]) + "\n" + text[tail:]
 
 
 def drop_noise_lines(text: str) -> list[str]:
@@ -445,7 +452,7 @@ def squash(text: str, limit: int = MAX_NORM_LEN) -> str:
     # `_SPACES.sub(" ", text).strip()`; ASCII text has one byte per character.
     text = " ".join(text.split())
     if limit > 0 and text.isascii():
-        return text if len(text) <= limit else text[:limit].rstrip()
+        return text if len(text) <= limit else safe_head(text, text[:limit]).rstrip()
     return cut_bytes(text, limit).rstrip()
 
 
@@ -477,7 +484,8 @@ def _prepared(text: str, lines: tuple[str, ...], raw_lines: tuple[str, ...]) -> 
 
 def prepare(message: str) -> Prepared:
     """Bound, strip ANSI, split into lines and drop the noise lines."""
-    text = strip_ansi(bounded(message)).strip()
+    # Redacted before anything is lowercased: `akiaiosfodnn7example` is no longer a key's shape.
+    text = strip_ansi(redact(bounded(message))).strip()
     if "\n" not in text:
         return _prepared(text, (text,) if text else (), (text,) if text else ())
     lines = text.splitlines()

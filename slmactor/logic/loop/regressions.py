@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.strings import clip, hash_id
 from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
 
@@ -132,7 +133,7 @@ def new_check(
         return None
     command, path = clip(command, MAX_TEXT), clip(path, MAX_TEXT)
     # The substring is matched byte for byte, so it is cut but never trimmed.
-    substring = substring[:MAX_TEXT]
+    substring = cut_chars(substring, MAX_TEXT)
     kind = infer_kind(kind, command, path, substring)
     fingerprint, rule_id = clip(fingerprint, MAX_TEXT), clip(rule_id, MAX_TEXT)
     check_id = hash_id("chk_", kind, command, path, substring, fingerprint, description)

@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.strings import clip
 from slmactor.logic.text.timefmt import parse_rfc3339
 
@@ -39,7 +40,7 @@ def _raw_text(data: Mapping[str, Any], key: str, limit: int = 64 * 1024) -> str:
     """Arguments are compared byte for byte later, so they are never trimmed."""
     value = data.get(key, "")
     if isinstance(value, str):
-        return value[:limit]
+        return cut_chars(value, limit)
     return ""
 
 

@@ -27,6 +27,7 @@ from typing import Any
 
 from slmactor.logic.memory.lesson_tags import infer_tags_from_text, normalize_tags
 from slmactor.logic.memory.lessons import Lesson
+from slmactor.logic.text.safecut import cut_chars
 
 TYPES = ("error_pattern", "architecture", "tool_pattern", "dependency", "performance")
 FALLBACK_TYPE = "error_pattern"
@@ -113,8 +114,8 @@ def make_lesson(
 ) -> PolarLesson | None:
     """A new lesson; tags inferred from trigger + fix unless given (explicit tags win)."""
     lesson_type, implied = normalize_type(kind)
-    trigger = " ".join(trigger.split())[:MAX_TRIGGER_CHARS]
-    fix = " ".join(fix.split())[:MAX_FIX_CHARS]
+    trigger = cut_chars(" ".join(trigger.split()), MAX_TRIGGER_CHARS)
+    fix = cut_chars(" ".join(fix.split()), MAX_FIX_CHARS)
     if not trigger:
         return None
     given = normalize_tags(tags or ())
@@ -127,7 +128,7 @@ def make_lesson(
         confidence=clamp_confidence(confidence),
         polarity=polarity if polarity in POLARITIES else implied,
         tags=tuple(chosen[:MAX_TAGS]),
-        source_task=source_task.strip()[:SOURCE_TASK_CHARS],
+        source_task=cut_chars(source_task.strip(), SOURCE_TASK_CHARS),
     )
 
 
@@ -182,13 +183,13 @@ def lesson_from_record(raw: object, now: float) -> PolarLesson | None:
     return PolarLesson(
         ts=ts if ts is not None and ts >= 0 else now,
         type=lesson_type,
-        trigger=" ".join(trigger.split())[:MAX_TRIGGER_CHARS],
-        fix=" ".join(fix.split())[:MAX_FIX_CHARS],
+        trigger=cut_chars(" ".join(trigger.split()), MAX_TRIGGER_CHARS),
+        fix=cut_chars(" ".join(fix.split()), MAX_FIX_CHARS),
         confidence=round(clamp_confidence(DEFAULT_CONFIDENCE if confidence is None else confidence), 6),
         used=used if isinstance(used, int) and not isinstance(used, bool) and used > 0 else 0,
         polarity="dont" if polarity == "dont" or implied == "dont" else "do",
         tags=tuple(normalize_tags(tags)[:MAX_TAGS]) if isinstance(tags, list) else (),
-        source_task=source.strip()[:SOURCE_TASK_CHARS] if isinstance(source, str) else "",
+        source_task=cut_chars(source.strip(), SOURCE_TASK_CHARS) if isinstance(source, str) else "",
     )
 
 
@@ -231,7 +232,7 @@ def meta_lesson(
         type="architecture",
         trigger=f"weakness {weakness_id.strip()} in {target_file.strip()}",
         fix=f"matrix score improved by +{delta:.3f} on iter {iteration}{where}: "
-        f"{reason.strip()[:200]}",
+        f"{cut_chars(reason.strip(), 200)}",
         confidence=META_CONFIDENCE,
         polarity="do",
         tags=("self", "slmactor"),

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from slmactor.logic.text.models import model_family, normalize_language
+from slmactor.logic.text.redact import redact
 from slmactor.logic.text.strings import (
     TokenCounter,
     clip,
@@ -48,9 +49,11 @@ class ProcedureKey:
 
     @classmethod
     def of(cls, topic: str, option: str, family: str = "", language: str = "") -> ProcedureKey:
+        # Redacted before lowercasing: a lowercased token no longer has the shape the redactor
+        # knows (`sk_live_…` survives as `sk_live_…`, `:AAH…` does not as `:aah…`).
         return cls(
-            topic.strip().lower(),
-            option.strip().lower(),
+            redact(topic.strip()).lower(),
+            redact(option.strip()).lower(),
             family.strip().lower(),
             normalize_language(language),
         )

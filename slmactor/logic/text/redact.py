@@ -4,13 +4,15 @@ Every store runs `redact_obj` over a record, document or Markdown text before wr
 C-20, RELIABILITY T14), so a token pasted into a tool error never reaches episodes, lessons,
 metrics or mirrors. A secret is replaced by `«redacted:TYPE»`.
 
-What is recognised (the project's own patterns, keyed on documented token prefixes):
+What is recognised (the project's own patterns, written from the documented formats):
 
-* provider tokens: AWS access key ids (`AKIA…`/`ASIA…`), GitHub (`ghp_ gho_ ghu_ ghs_ ghr_`,
-  `github_pat_`), GitLab (`glpat-`), Slack (`xoxa- xoxb- xoxp- xoxr- xoxs-`), Anthropic
-  (`sk-ant-`), OpenAI (`sk-`, `sk-proj-`, ...), Google API keys (`AIza…`), Hugging Face (`hf_`),
-  DigitalOcean (`dop_v1_`/`doo_v1_`/`dor_v1_`), JWTs (`eyJ….….…`), PEM private-key blocks (also
-  a block cut off before its END line);
+* provider tokens by their shape: the table in `secret_forms` (clouds, code hosts, package
+  registries, chat, payment, mail and AI providers; JWTs, base64 and JSON-escaped PEM blocks,
+  a PEM block cut off before its END line, one split one line per list item in `redact_obj`);
+* tokens known by their surroundings: a Discord bot token's three dotted parts, a Telegram bot
+  token's `<digits>:A…`, a Mailchimp key's `-us<dc>`, an Azure SAS `sig=`, an XML setting
+  `<add key="…Password" value="…"/>`, a base64 `user:password` under `auth` (Docker's
+  config.json, npm's `_auth`);
 * `Authorization: Bearer|Basic|Token …` headers and a bare `Bearer <token>`;
 * passwords in commands and URLs (only the password part goes): the user-info of a URL
   (`postgres://u:pw@host`, `https://u:tok@host`), `--password pw` / `--password=pw` (and
@@ -26,6 +28,9 @@ What is recognised (the project's own patterns, keyed on documented token prefix
   string values stored under such a key. A password-named value counts from 6 characters
   (`DB_PASS=hunter`), any other from 8; `PWD=/path` (the working directory) is not a password.
 
+JSON-escaped text is read as the text it stands for: a `\\n`, `\\t` or `\\r` escape separates
+like the blank it encodes (a token after `\\n` starts a word), and the escape is kept as written.
+
 Optionally (`home=`), the user's home directory is written as `~` (C-20); stores leave it off by
 default because some stored paths are used again.
 
@@ -38,15 +43,18 @@ An OpenAI-style `sk-…` token and a bearer credential must also look random (a 
 upper- and lower-case letters), so a long hyphenated branch or package name is not taken for a
 key. Separators never span lines: `api_key:` at the end of a line takes nothing from the next.
 
-Time is linear in the input: one pass of one compiled alternation whose every quantifier is either
-bounded or followed by a character it cannot match, so no input makes the engine backtrack
-quadratically (1 MiB is redacted in well under 200 ms; see tests/logic/test_redact.py).
+Time is linear in the input: a fixed number of passes (the token forms sharing a first character
+are one), each tried only when its literals are in the text, each quantifier bounded or followed
+by a character it cannot match, so no input makes the engine backtrack quadratically (1 MiB is
+redacted in well under 200 ms; see tests/logic/text/test_redact.py and `python -m bench redact`).
 """
 
 from __future__ import annotations
 
+import binascii
 import re
-from collections.abc import Callable
+
+from slmactor.logic.text.secret_forms import NEEDS_RANDOM, TOKEN_FORMS
 
 #: Containers nested deeper than this are replaced whole rather than walked (C-20: depth ≤ 12).
 MAX_DEPTH = 12
@@ -82,65 +90,81 @@ _DUMMY_WORDS = frozenset(
     }
 )
 
-# Provider tokens. Every pattern starts with a literal so the regex engine can jump between
-# candidates instead of trying each position; the word boundary before the token is checked in
-# `_replace_token` (a leading `\b` would cost that fast path).
-_TOKEN_PATTERNS: list[tuple[str, str]] = [
-    ("aws_access_key", r"A(?:KIA|SIA|BIA|CCA)[0-9A-Z]{16}(?![0-9A-Za-z])"),
-    ("github_token", r"gh[pousr]_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
-    ("github_token", r"github_pat_[A-Za-z0-9_]{22,255}"),
-    ("gitlab_token", r"glpat-[A-Za-z0-9_-]{20,255}"),
-    ("slack_token", r"xox[abprs]-[A-Za-z0-9-]{10,255}"),
-    ("anthropic_key", r"sk-ant-[A-Za-z0-9_-]{20,255}"),
-    ("openai_key", r"sk-(?:proj-|svcacct-|admin-|None-)?[A-Za-z0-9_-]{20,255}"),
-    ("google_api_key", r"AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
-    ("huggingface_token", r"hf_[A-Za-z0-9]{30,255}(?![A-Za-z0-9_])"),
-    ("digitalocean_token", r"do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9_])"),
-    # A JWT is checked in `_is_jwt`: the pattern takes the whole dotted base64url run
-    # possessively, so it never fails part-way and rescans (`eyJeyJeyJ…` stays linear).
-    ("jwt", r"eyJ[A-Za-z0-9_-]*+(?:\.[A-Za-z0-9_-]*+)*+"),
-    # PEM private keys: a whole block, or a block whose END line was cut off.
-    (
-        "private_key",
-        (
-            r"-----BEGIN[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-            r"(?:[\s\S]{0,16384}?-----END[A-Z0-9 ]{0,40} PRIVATE KEY(?: BLOCK)?-----"
-            r"|[A-Za-z0-9+/=\s:,.-]{0,16384})"
-        ),
-    ),
-]
-#: Literal substrings one of which a text must contain for each pattern to be tried at all: a
-#: plain `in` test per needle is far cheaper than a regex pass, and most strings have none.
-_TOKEN_NEEDLES: dict[str, tuple[str, ...]] = {
-    "aws_access_key": ("AKIA", "ASIA", "ABIA", "ACCA"),
-    "github_token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "gitlab_token": ("glpat-",),
-    "slack_token": ("xoxa-", "xoxb-", "xoxp-", "xoxr-", "xoxs-"),
-    "anthropic_key": ("sk-ant-",),
-    "openai_key": ("sk-",),
-    "google_api_key": ("AIza",),
-    "huggingface_token": ("hf_",),
-    "digitalocean_token": ("_v1_",),
-    "jwt": ("eyJ",),
-    "private_key": ("PRIVATE KEY",),
-}
-_TOKENS = [
-    (kind, re.compile(pattern), _TOKEN_NEEDLES[kind]) for kind, pattern in _TOKEN_PATTERNS
-]
+# Provider tokens (`secret_forms`). The forms that start with the same literal character are
+# one pass `c(?:(?P<f0>…)|(?P<f1>…))`: the engine scans for `c` as fast as for a substring,
+# and the alternatives fail at their second character. The word boundary before a token is
+# checked in `_token_replacer` (a leading `\b` would cost that fast path).
+_FORM_KINDS: dict[str, str] = {}
+
+
+def _merged_passes() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
+    by_first: dict[str, list[str]] = {}
+    passes: list[tuple[re.Pattern[str], tuple[str, ...]]] = []
+    for index, (kind, pattern, needles) in enumerate(TOKEN_FORMS):
+        name = f"f{index}"
+        _FORM_KINDS[name] = kind
+        if _mergeable(pattern):
+            by_first.setdefault(pattern[0], []).append(f"(?P<{name}>{pattern[1:]})")
+        else:
+            passes.append((re.compile(f"(?P<{name}>{pattern})"), needles))
+    merged = [
+        (re.compile(re.escape(first) + "(?:" + "|".join(rests) + ")"), ())
+        for first, rests in by_first.items()
+    ]
+    return merged + passes
+
+
+def _mergeable(pattern: str) -> bool:
+    return pattern[0].isalnum() and pattern[1:2] not in ("{", "?", "*", "+") and "(?P<" not in pattern
+
+
+_TOKEN_PATTERNS = _merged_passes()
+
+
+def _leading_literal(pattern: str) -> str:
+    """The literal characters a pattern starts with (`ghp` of `gh[pousr]_…`, `SG.` of `SG\\.…`)."""
+    out: list[str] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern) and not pattern[index + 1].isalnum():
+            out.append(pattern[index + 1])
+            index += 2
+            continue
+        if not (char.isalnum() or char in "_-:~") or pattern[index + 1 : index + 2] in ("{", "?", "*", "+"):
+            break
+        out.append(char)
+        index += 1
+    return "".join(out)
+
+
+def _trigger() -> re.Pattern[str]:
+    """One search for any form's needle (or leading literal), nested by first character
+    (`A(?:KIA|SIA|…)|g(?:hp_|…)`): a flat alternation of seventy literals is tried at nearly
+    every position, the nested one only where a first character matches."""
+    by_first: dict[str, set[str]] = {}
+    for _kind, pattern, needles in TOKEN_FORMS:
+        for needle in needles or (_leading_literal(pattern),):
+            by_first.setdefault(needle[0], set()).add(re.escape(needle[1:]))
+    return re.compile("|".join(
+        re.escape(first) + "(?:" + "|".join(sorted(rests, key=lambda r: (-len(r), r))) + ")"
+        for first, rests in sorted(by_first.items())
+    ))  # fmt: skip
+
+
+#: For a short text, one search for any form's needle is cheaper than a call per pass; above
+#: `_TOKEN_TRIGGER_MAX_LEN` the passes, each a fast literal scan, are.
+_TOKEN_TRIGGER = _trigger()
+_TOKEN_TRIGGER_MAX_LEN = 256
 _HEADER_NEEDLES = ("authorization", "bearer")
 _ASSIGNMENT_NEEDLES = ("key", "secret", "token", "pass", "pwd", "credential")
-# One C-level search each decides whether any token pass, or any word-based pass, can apply.
-_TOKEN_TRIGGER = re.compile(
-    "|".join(re.escape(needle) for needles in _TOKEN_NEEDLES.values() for needle in needles)
-)
+# One C-level search decides whether any word-based pass can apply.
 _WORD_TRIGGER = re.compile("|".join(_HEADER_NEEDLES + _ASSIGNMENT_NEEDLES))
 #: Nothing shorter can hold a recognised secret (`pwd=12345678` is the shortest assignment).
 _MIN_TEXT_LEN = 12
-#: Above this length the triggers are skipped: an alternation of literals scans slower than
+#: Above this length the word trigger is skipped: an alternation of literals scans slower than
 #: the per-pass `in` tests, which long texts pay anyway.
 _TRIGGER_MAX_LEN = 4096
-# `sk-` is a loose prefix (`sk-feature-branch-name`): its tokens must also look random.
-_NEEDS_RANDOM = frozenset({"openai_key"})
 
 # Credentials in HTTP headers (curl -H, JSON, logs): only the credential is replaced. These two
 # run on the lowercased text (`_lower`), so they are written in lower case.
@@ -169,7 +193,9 @@ _SECRET_WORD = (
     r"(?:api[_-]?key|apikey|api[_-]?secret|access[_-]?key(?:[_-]?id)?|secret[_-]?access[_-]?key"
     r"|secret(?:[_-]?key)?|client[_-]?secret|private[_-]?key|signing[_-]?key|encryption[_-]?key"
     r"|(?:access|auth|bearer|refresh|session|id|api|bot|app|oauth)?[_-]?token"
-    r"|passw(?:or)?d|pass|passphrase|pwd|credentials?|auth[_-]?key)"
+    r"|passw(?:or)?d|pass|passphrase|pwd|credentials?|auth[_-]?key"
+    # Azure connection strings join the words without a separator (`AccountKey=`).
+    r"|account[_-]?key|shared[_-]?access[_-]?key|accesskey|secretkey|apitoken|authtoken)"
 )
 # A password word needs no separator before it: PGPASSWORD, dbpassword, MYSQLPASSWD.
 _SECRET_KEY_NAME = re.compile(
@@ -242,6 +268,39 @@ _COMMAND_PATTERNS: tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...]], ..
     (_NETRC, (("login",), ("password",))),
 )
 
+# Forms recognised by their context rather than a prefix or a secret-named assignment; each is
+# tried only when its lowercase literal is in the text.
+#: An Azure shared access signature in a URL or connection string: `…&sig=<base64, %-escaped>`.
+_SAS_SIGNATURE = re.compile(r"sig=(?<=[?&;]sig=)([A-Za-z0-9%+/=]{16,512})")
+#: An XML setting (`<add key="ClearTextPassword" value="…"/>`, NuGet.Config, .NET appSettings):
+#: the value of a key whose name is a secret name.
+_XML_KEY_VALUE = re.compile(
+    r"key=\\{0,3}\"([A-Za-z0-9_.:-]{1,64})\\{0,3}\"[ \t]{1,8}value=\\{0,3}\"([^\"\\\n]{1,1024})"
+)
+#: A base64 `user:password` pair under an `auth` key: Docker's config.json (`"auth": "…"`) and
+#: npm's `_auth=` in .npmrc. Whether the value decodes to `user:password` is checked after.
+_BASIC_AUTH_VALUE = re.compile(
+    r"auth(?<![A-Za-z0-9]auth)\\{0,7}[\"']?[ \t]{0,8}[:=][ \t]{0,8}\\{0,7}[\"']?"
+    r"([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])"
+)
+#: A Discord bot token: base64 of the bot's id (24 to 28 characters, from `M`, `N` or `O`), a
+#: 6-character timestamp and a 27-to-40-character HMAC, dot-separated. The search starts at the
+#: first dot (a literal, so the engine skips ahead); the id part is looked back at.
+_DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
+_DISCORD_ID = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}")
+#: A Telegram bot token, `<bot id>:<secret>`: the secret is `A` and 34 more base64url characters
+#: (the Bot API docs' own example has 33), the id 5 to 16 digits. Found from the colon.
+#: A Mailchimp API key: 32 hex digits, `-us` and the data centre number. Found from the literal
+#: `-us` (a lookbehind after it keeps that fast path); the key starts 32 characters before.
+_MAILCHIMP_TAIL = re.compile(r"-(?<=[0-9a-f]{32}-)us[0-9]{1,2}(?![A-Za-z0-9])")
+_TELEGRAM_TAIL = re.compile(r":A[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])")
+_DISCORD_MIN_LEN = 24 + 1 + 6 + 1 + 27
+#: A dotted token is taken for a Discord bot token only near one of these words (as gitleaks'
+#: Discord rules ask for `discord`): three dotted base64url parts alone are too common a shape.
+_DISCORD_WORDS = ("iscord", "ISCORD", "bot", "Bot", "BOT")
+_BASIC_AUTH_KEYS = frozenset({"auth", "_auth", "Auth"})
+_URLSAFE = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
 
 def marker(kind: str) -> str:
     """The text that replaces a secret of `kind`."""
@@ -275,11 +334,17 @@ def _looks_random(text: str) -> bool:
 
 
 def _is_jwt(run: str) -> bool:
-    """True when a dotted base64url run holds header.payload.signature (header `eyJ…`)."""
+    """True when a dotted base64url run holds header.payload.signature (header `eyJ…`), or a
+    header and a payload that both open a JSON object (`eyJ….eyJ…`: an unsigned token, or one
+    whose signature was cut off)."""
     parts = run.split(".")
-    for index in range(len(parts) - 2):
-        header, payload, signature = parts[index : index + 3]
-        if header.startswith("eyJ") and len(header) >= 11 and min(len(payload), len(signature)) >= 4:
+    for index in range(len(parts) - 1):
+        header, payload = parts[index], parts[index + 1]
+        if not header.startswith("eyJ") or len(header) < 11:
+            continue
+        if payload.startswith("eyJ") and len(payload) >= 11:
+            return True
+        if index + 2 < len(parts) and min(len(payload), len(parts[index + 2])) >= 4:
             return True
     return False
 
@@ -288,29 +353,39 @@ def _starts_word(text: str, pos: int) -> bool:
     return pos == 0 or not text[pos - 1].isalnum()
 
 
-def _token_replacer(kind: str) -> Callable[[re.Match[str]], str]:
-    def replace(match: re.Match[str]) -> str:
-        token = match.group(0)
-        if not _starts_word(match.string, match.start()):
-            return token
-        if kind in _NEEDS_RANDOM and not _looks_random(token):
-            return token
-        if kind == "jwt" and not _is_jwt(token):
-            return token
-        return marker(kind)
-
-    return replace
+_BASE64_ONLY = re.compile(r"[A-Za-z0-9+/=]*")
 
 
-_TOKEN_PASSES = [
-    (pattern, needles, _token_replacer(kind)) for kind, pattern, needles in _TOKENS
-]
+def _inside_base64(text: str, start: int, end: int) -> bool:
+    """True when text[start:end] is the middle of a longer base64 run (an inline image, a data
+    URI): `+` or `/` on both sides and nothing but base64 around it. A token-shaped stretch of
+    random base64 is not a token."""
+    if start == 0 or end >= len(text) or text[start - 1] not in "+/" or text[end] not in "+/=":
+        return False
+    around = text[max(start - 24, 0) : start] + text[end : end + 24]
+    return _BASE64_ONLY.fullmatch(around) is not None
+
+
+def _replace_token(match: re.Match[str]) -> str:
+    name = match.lastgroup or ""
+    kind = _FORM_KINDS[name]
+    if "k" in match.re.groupindex:  # group `k` is context that stays, the rest is the secret
+        return match.group("k") + marker(kind)
+    token = match.group(0)
+    text, start = match.string, match.start()
+    if not _starts_word(text, start) or _inside_base64(text, start, match.end()):
+        return token
+    if kind in NEEDS_RANDOM and not _looks_random(token):
+        return token
+    if kind == "jwt" and not _is_jwt(token):
+        return token
+    return marker(kind)
 
 
 def _redact_tokens(text: str) -> str:
-    for pattern, needles, replace in _TOKEN_PASSES:
-        if any(needle in text for needle in needles):
-            text = pattern.sub(replace, text)
+    for pattern, needles in _TOKEN_PATTERNS:
+        if not needles or any(needle in text for needle in needles):
+            text = pattern.sub(_replace_token, text)
     return text
 
 
@@ -376,15 +451,80 @@ def _redact_commands(text: str, low: str) -> str:
             value = text[match.start(2) : match.end(2)]
             if _looks_random(value) and not is_placeholder(value, quoted=True):
                 spans.append((match.start(2), match.end(2), marker("secret")))
-    if not spans:
-        return text
-    spans.sort()
+    return _splice(text, _disjoint(spans))  # two patterns may find the same value
+
+
+def _is_basic_pair(value: str) -> bool:
+    """True when `value` is base64 of `user:password` (printable text holding a colon)."""
+    try:
+        decoded = binascii.a2b_base64(value + "=" * (-len(value) % 4)).decode("utf-8")
+    except (binascii.Error, UnicodeDecodeError):
+        return False
+    user, colon, password = decoded.partition(":")
+    return bool(colon and user and password) and decoded.isprintable()
+
+
+def _discord_spans(text: str) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    for match in _DISCORD_TAIL.finditer(text):
+        start = end = match.start()
+        while start > 0 and end - start < 29 and text[start - 1] in _URLSAFE:
+            start -= 1
+        if (start == 0 or text[start - 1] not in _URLSAFE) and _DISCORD_ID.fullmatch(
+            text, start, end
+        ):
+            spans.append((start, match.end(), marker("discord_token")))
+    return spans
+
+
+def _telegram_spans(text: str) -> list[tuple[int, int, str]]:
+    spans: list[tuple[int, int, str]] = []
+    for match in _TELEGRAM_TAIL.finditer(text):
+        start = match.start()
+        while start > 0 and match.start() - start < 16 and text[start - 1].isdigit():
+            start -= 1
+        if match.start() - start >= 5 and (start == 0 or not text[start - 1].isdigit()):
+            spans.append((start, match.end(), marker("telegram_bot_token")))
+    return spans
+
+
+def _redact_contexts(text: str) -> str:
+    """Secrets known by what surrounds them: a Discord bot token's dotted shape, a Telegram bot
+    token's `digits:A…`, an Azure SAS
+    `sig=`, an XML key/value setting, a base64 `user:password` under `auth` (the lowercase
+    literals are how these formats are written)."""
+    spans: list[tuple[int, int, str]] = []
+    if len(text) >= _DISCORD_MIN_LEN and any(word in text for word in _DISCORD_WORDS):
+        spans += _discord_spans(text)
+    if ":A" in text:
+        spans += _telegram_spans(text)
+    if "-us" in text:
+        spans += [(m.start() - 32, m.end(), marker("mailchimp_key")) for m in _MAILCHIMP_TAIL.finditer(text)
+                  if m.start() == 32 or not text[m.start() - 33].isalnum()]  # fmt: skip
+    if "sig=" in text:
+        spans += [(m.start(1), m.end(1), marker("secret")) for m in _SAS_SIGNATURE.finditer(text)
+                  if not _is_reference(m.group(1))]  # fmt: skip
+    if "value=" in text:
+        for match in _XML_KEY_VALUE.finditer(text):
+            value = match.group(2)
+            if _SECRET_KEY_NAME.fullmatch(match.group(1)) and not is_placeholder(
+                value, quoted=True, min_len=_MIN_PASSWORD_LEN
+            ):
+                spans.append((match.start(2), match.end(2), marker("secret")))
+    if "auth" in text:
+        spans += [(m.start(1), m.end(1), marker("password"))
+                  for m in _BASIC_AUTH_VALUE.finditer(text) if _is_basic_pair(m.group(1))]  # fmt: skip
+    return _splice(text, _disjoint(spans)) if spans else text
+
+
+def _disjoint(spans: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`spans` in order, each dropped that overlaps one kept before it."""
     kept: list[tuple[int, int, str]] = []
-    for span in spans:
+    for span in sorted(spans):
         if kept and span[0] < kept[-1][1]:
-            continue  # two patterns found the same value
+            continue
         kept.append(span)
-    return _splice(text, kept)
+    return kept
 
 
 def _name_before(text: str, end: int) -> str:
@@ -431,9 +571,42 @@ def redact(text: str, *, home: str | None = None) -> str:
         text = shorten_home(text, home)
     if len(text) < _MIN_TEXT_LEN:
         return text
+    if "\\" in text and _has_escapes(text):
+        return _unescape_blanks(_redact(_escape_blanks(text)))
+    return _redact(text)
+
+
+#: JSON and shell escapes of blanks (`\n`, `\t`, `\r`) and the same-length text the passes see
+#: instead: the backslash and the real blank. In JSON text (a tool's arguments, a
+#: service-account file) a token follows `\n`, and `n` glued to it would hide its start.
+_ESCAPES = (("\\n", "\\\n"), ("\\t", "\\\t"), ("\\r", "\\\r"))
+
+
+def _has_escapes(text: str) -> bool:
+    """True when `text` holds an escaped blank and no real blank after a backslash (so the
+    substitution can be undone exactly)."""
+    return any(escaped in text for escaped, _ in _ESCAPES) and not any(
+        blank in text for _, blank in _ESCAPES
+    )
+
+
+def _escape_blanks(text: str) -> str:
+    for escaped, blank in _ESCAPES:
+        text = text.replace(escaped, blank)
+    return text
+
+
+def _unescape_blanks(text: str) -> str:
+    for escaped, blank in _ESCAPES:
+        text = text.replace(blank, escaped)
+    return text
+
+
+def _redact(text: str) -> str:
     short = len(text) <= _TRIGGER_MAX_LEN
-    if not short or _TOKEN_TRIGGER.search(text) is not None:
+    if len(text) > _TOKEN_TRIGGER_MAX_LEN or _TOKEN_TRIGGER.search(text) is not None:
         text = _redact_tokens(text)
+    text = _redact_contexts(text)
     low = text.lower()
     if any(needle in low for needle in _COMMAND_NEEDLES):
         text = _redact_commands(text, low)
@@ -458,6 +631,8 @@ def shorten_home(text: str, home: str) -> str:
 
 
 def _redact_under_key(key: str, value: str, home: str | None) -> str:
+    if key in _BASIC_AUTH_KEYS and _is_basic_pair(value.strip()):
+        return marker("password")  # Docker config.json / .npmrc `auth`: base64 user:password
     if (
         _WORD_TRIGGER.search(key.lower()) is not None
         and _SECRET_KEY_NAME.fullmatch(key)
@@ -495,8 +670,30 @@ def redact_obj(
     if isinstance(obj, list | tuple):
         if depth >= max_depth:
             return DEPTH_MARKER
-        return [redact_obj(item, depth=depth + 1, home=home, max_depth=max_depth) for item in obj]
+        out_list = [redact_obj(item, depth=depth + 1, home=home, max_depth=max_depth) for item in obj]
+        if any(type(item) is str and item.endswith(_PEM_WORDS) for item in out_list):
+            return _redact_pem_lines(out_list)
+        return out_list
     return obj
+
+
+_PEM_WORDS = "«redacted:private_key»"
+_PEM_END = re.compile(r"-{4,5} ?END[A-Z0-9 _-]{0,40}PRIVATE KEY")
+
+
+def _redact_pem_lines(items: list[object]) -> list[object]:
+    """A PEM block split one line per item (a tool's output as a list of lines): the header
+    item is redacted already; the body lines that follow it, up to the END line, go too."""
+    inside = False
+    for index, item in enumerate(items):
+        if not isinstance(item, str):
+            inside = False
+        elif inside:
+            inside = _PEM_END.search(item) is None
+            items[index] = marker("private_key")
+        elif item.endswith(_PEM_WORDS):
+            inside = True
+    return items
 
 
 #: Replies are redacted like stored records, but nest deeper (graph walks, status).

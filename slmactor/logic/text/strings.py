@@ -1,12 +1,16 @@
 """Small text primitives shared by every memory layer (SPEC S-0.4 to S-0.6).
 
-Lengths are measured in UTF-8 bytes, like the Go original, and cuts never split a character.
+Lengths are measured in UTF-8 bytes, like the Go original, and cuts never split a character —
+nor keep part of a secret (`safecut`): text is redacted after it is cut, and a secret cut in
+two is no longer recognisable.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Callable, Iterable
+
+from slmactor.logic.text.safecut import safe_head
 
 #: Characters per token of the fallback counter (S-0.4); nothing here downloads a tokenizer.
 CHARS_PER_TOKEN = 4
@@ -30,13 +34,15 @@ def hash_id(prefix: str, *parts: str) -> str:
 
 
 def cut_bytes(text: str, limit: int) -> str:
-    """Cut `text` to at most `limit` UTF-8 bytes without splitting a character."""
+    """Cut `text` to at most `limit` UTF-8 bytes without splitting a character or keeping part
+    of a secret (a cut through one moves back to where it starts)."""
     if limit <= 0:
         return ""
     raw = text.encode("utf-8", "surrogatepass")
     if len(raw) <= limit:
         return text
-    return raw[:limit].decode("utf-8", "ignore")
+    head = raw[:limit].decode("utf-8", "ignore")
+    return safe_head(text, head) if text.startswith(head) else head
 
 
 def clip(text: str, limit: int) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.working.memory import SEED_CAPS, WorkingCaps, WorkingMemory, _OpenFailure
 from slmactor.logic.working.records import FailureNote
 from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, ToolClasses
@@ -71,9 +72,9 @@ def restore_memory(
     if not isinstance(state, dict):
         return None
     memory = WorkingMemory(_text(state.get("run_id")), classes=classes, caps=caps)
-    memory.task = _text(state.get("task"))[: caps.task_bytes]
-    memory.role = _text(state.get("role"))[: caps.role_bytes]
-    memory.summary = _text(state.get("summary"))[: caps.summary_bytes]
+    memory.task = cut_chars(_text(state.get("task")), caps.task_bytes)
+    memory.role = cut_chars(_text(state.get("role")), caps.role_bytes)
+    memory.summary = cut_chars(_text(state.get("summary")), caps.summary_bytes)
     memory._focus = _strs(state.get("focus"), caps.focus)
     for name, path, args, command, ok, error, key, at in _rows(state.get("events"), 8, caps.events):
         if all(isinstance(v, str) for v in (name, path, args, command, error, key)):

@@ -9,7 +9,8 @@ results are identical (property tests compare them on adversarial text).
 
 from __future__ import annotations
 
-from slmactor.logic.text.strings import clip
+from slmactor.logic.text.safecut import safe_head
+from slmactor.logic.text.strings import clip, first_line
 
 #: Longest run of leading whitespace the fast first-line path looks through before falling back.
 _LEAD_SCAN = 256
@@ -23,7 +24,7 @@ def clip_fast(text: str, limit: int) -> str:
     if len(t) <= limit >> 2:
         return t
     if t.isascii():
-        return t[:limit].rstrip()
+        return safe_head(t, t[:limit]).rstrip()
     return clip(t, limit)
 
 
@@ -38,6 +39,15 @@ def first_line_fast(text: str, limit: int) -> str:
     if not head:
         return ""
     line = head[:limit].splitlines()[0]
+    if len(line) == limit and head[limit : limit + 1] not in ("", "\n", "\r"):
+        # The line goes on past the cut: the secret-safe cut must see all of it, as
+        # `first_line` does.
+        whole = head.splitlines()[0]
+        if len(whole) == len(head):
+            return first_line(text, limit)  # the line runs past the head: the exact path
+        if not whole.isascii():
+            return clip(whole, limit)
+        return safe_head(whole.rstrip(), line).rstrip()
     if line.isascii():
         return line.rstrip()
     return clip(line, limit)

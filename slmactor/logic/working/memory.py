@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import deque
 from dataclasses import dataclass
 
+from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.strings import (
     BYTES_PER_TOKEN,
     TokenCounter,
@@ -235,7 +236,7 @@ class WorkingMemory:
         if path:
             path = path.strip()
             if len(path) > caps.path_chars:
-                path = path[: caps.path_chars].strip()
+                path = cut_chars(path, caps.path_chars).strip()
         if args:
             # Inlined fast path of clip_fast: a trimmed string of ≤ n/4 characters fits n bytes.
             args = args.strip()
@@ -244,9 +245,9 @@ class WorkingMemory:
         if error:
             error = first_line_fast(error, caps.error_bytes)
         if command and len(command) > caps.event_command_chars:
-            command = command[: caps.event_command_chars]
+            command = cut_chars(command, caps.event_command_chars)
         if key:
-            key = key[: caps.key_chars].strip()
+            key = cut_chars(key, caps.key_chars).strip()
         self.calls += 1
         self._events.append((name, path, args, command, ok, error, key, at))
         if at > self.last_at:  # noqa: PLR1730 - a compare is cheaper than max() on the hot path
@@ -306,10 +307,10 @@ class WorkingMemory:
         caps = self.caps
         message = first_line_fast(message, caps.message_bytes) if message else ""
         tool = tool.strip().lower()
-        key = key[: caps.key_chars].strip()
+        key = cut_chars(key, caps.key_chars).strip()
         if not (key or tool or message):
             return ""
-        return self._open_failure(key, tool, path[: caps.path_chars].strip(), message, now)
+        return self._open_failure(key, tool, cut_chars(path, caps.path_chars).strip(), message, now)
 
     def _open_failure(self, key: str, tool: str, path: str, message: str, at: float) -> str:
         if not key:
@@ -362,7 +363,7 @@ class WorkingMemory:
     def focus(self, paths: list[str] | tuple[str, ...], now: float = 0.0) -> None:
         """Put `paths` (in their order) in front of the focus files; dedupe; keep 16."""
         caps = self.caps
-        fresh = [p[: caps.path_chars] for p in paths]
+        fresh = [cut_chars(p, caps.path_chars) for p in paths]
         self._focus = dedupe(fresh + self._focus, caps.focus)
         self._touch(now)
 
