@@ -209,9 +209,22 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         return ticket
 
     async def _saved(self, store: MirroredBook[Any], ticket: int) -> None:
-        """Acknowledged = written (issue 18): wait for the flush covering `ticket`; raises
+        """Acknowledged = written: wait for the flush covering `ticket`; raises
         RequestError(STORE_ERROR) when it failed."""
         await self.acks.wait(store, ticket)
+
+    def _reply_when_saved(self, store: MirroredBook[Any], root: Path | None,
+                          result: dict[str, Any]) -> Later:
+        """Answer `result` once the change just made to `store` is written, waiting beside the
+        mailbox: the change is in memory already (every later read sees it), and the next
+        message — a `memory.block` a prompt waits on — is served now, not after the flush."""
+        ticket = self._changed(store, root)
+        return self.later(self._when_saved(store, ticket, result))
+
+    async def _when_saved(self, store: MirroredBook[Any], ticket: int,
+                          result: dict[str, Any]) -> dict[str, Any]:
+        await self._saved(store, ticket)
+        return result
 
     def _start_flush(self, store: MirroredBook[Any], root: Path | None) -> None:
         if id(store) in self._flushing:
@@ -266,24 +279,23 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     # ---------------------------------------------------------------- facts
 
     @handles(FactObserve)
-    async def fact_observe(self, msg: FactObserve) -> dict[str, Any]:
+    async def fact_observe(self, msg: FactObserve) -> Later:
         project = self._project(msg)
         # Redacted before it can reach a prompt, not only before it reaches the disk.
         text, subject = redact(msg.text), redact(msg.subject)
         fact = project.facts.book.observe(msg.kind, subject, text, self.now(), msg.sources)
         if fact is None:
             raise RequestError(ErrorCode.BAD_FIELD, "fact.observe needs a subject and a text")
-        await self._saved(project.facts, self._changed(project.facts, project.root))
-        return {"recorded": True, "fact": fact.to_dict()}
+        return self._reply_when_saved(project.facts, project.root,
+                                      {"recorded": True, "fact": fact.to_dict()})
 
     @handles(FactRefute)
-    async def fact_refute(self, msg: FactRefute) -> dict[str, Any]:
+    async def fact_refute(self, msg: FactRefute) -> dict[str, Any] | Later:
         project = self._project(msg)
         refuted = project.facts.book.refute(msg.kind, msg.subject, self.now())
-        if refuted:
-            await self._saved(project.facts, self._changed(project.facts, project.root))
         fact = project.facts.book.get(msg.kind, msg.subject)
-        return {"refuted": refuted, "fact": fact.to_dict() if fact else None}
+        result = {"refuted": refuted, "fact": fact.to_dict() if fact else None}
+        return self._reply_when_saved(project.facts, project.root, result) if refuted else result
 
     @handles(FactList)
     async def fact_list(self, msg: FactList) -> dict[str, Any]:
@@ -331,14 +343,14 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     # ---------------------------------------------------------------- procedural + latency
 
     @handles(ProcedureObserve)
-    async def procedure_observe(self, msg: ProcedureObserve) -> dict[str, Any]:
+    async def procedure_observe(self, msg: ProcedureObserve) -> Later:
         self.procedures.sync()
         key = ProcedureKey.of(msg.topic, msg.option, fold_family("", msg.model), msg.language)
         proc = self.procedures.book.record(key, msg.ok, self.now(), msg.note)
         if proc is None:
             raise RequestError(ErrorCode.BAD_FIELD, "procedure.observe needs a topic and an option")
-        await self._saved(self.procedures, self._changed(self.procedures))
-        return {"recorded": True, "procedure": {**proc.to_dict(), "rate": round(proc.rate, 6)}}
+        return self._reply_when_saved(self.procedures, None, {
+            "recorded": True, "procedure": {**proc.to_dict(), "rate": round(proc.rate, 6)}})
 
     @handles(ProcedureBest)
     async def procedure_best(self, msg: ProcedureBest) -> dict[str, Any]:
@@ -353,18 +365,18 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         }
 
     @handles(LatencyObserve)
-    async def latency_observe(self, msg: LatencyObserve) -> dict[str, Any]:
+    async def latency_observe(self, msg: LatencyObserve) -> dict[str, Any] | Later:
         self.latency.sync()
         family = fold_family("", msg.model)
         rec = self.latency.book.observe(msg.role, family, msg.ms, self.now())
         if rec is None:
             return {"recorded": False}
-        await self._saved(self.latency, self._changed(self.latency))
         p95, n = self.latency.book.p95(msg.role, family)
-        return {"recorded": True, "samples": n, "p95_ms": p95, "count": rec.count}
+        return self._reply_when_saved(self.latency, None, {
+            "recorded": True, "samples": n, "p95_ms": p95, "count": rec.count})
 
     @handles(LatencySeed)
-    async def latency_seed(self, msg: LatencySeed) -> dict[str, Any]:
+    async def latency_seed(self, msg: LatencySeed) -> dict[str, Any] | Later:
         self.latency.sync()
         family = fold_family("", msg.model)
         now = self.now()
@@ -374,9 +386,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             if isinstance(ms, int | float) and not isinstance(ms, bool)
             and self.latency.book.seed(role, family, float(ms), now)
         )
-        if seeded:
-            await self._saved(self.latency, self._changed(self.latency))
-        return {"seeded": seeded, "model_family": family}
+        result = {"seeded": seeded, "model_family": family}
+        return self._reply_when_saved(self.latency, None, result) if seeded else result
 
     # ---------------------------------------------------------------- distill, prune, forget
 
