@@ -2,9 +2,10 @@
 
 One daemon, a project seeded with facts and episodes. The block is asked back to back by one
 client, first on a quiet daemon (the floor), then while a separate process runs 50 writer
-clients (`AsyncClient`s, one connection pair each), each looping over a `fact.observe` (answered
-once the facts file is written), an `episode.append` and five `record_tool` tells, with a short
-pause per loop. Rows: block p50/p99 quiet and under load, `ping` under the same load (what any
+clients (`AsyncClient`s, one connection pair each), each looping over a `fact.observe` (evidence
+for a fact the project already has, answered once the facts file is written), an
+`episode.append` and five `record_tool` tells, with a pause of 50–150 ms per loop (each writer
+its own, from a fixed seed). Rows: block p50/p99 quiet and under load, `ping` under the same load (what any
 ask costs then), and the write rate the writers achieved.
 
 Target: block p99 under load ≤ 3 × block p50 quiet.
@@ -17,6 +18,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import random
 import statistics
 import subprocess
 import sys
@@ -34,6 +36,7 @@ Row = dict[str, Any]
 WRITERS = 50
 #: Pause of each writer between loops (seconds): 50 writers ≈ 500 loops/s in all.
 PACE_S = 0.1
+SEED_FACTS = 40
 TASKS = [f"fix the {w} handling in the {m} module" for w in ("retry", "timeout", "upload", "cache")
          for m in ("parser", "server", "client", "store")]
 
@@ -44,7 +47,7 @@ def _episode(i: int, tag: str) -> dict[str, Any]:
 
 
 def _seed(client: Client) -> None:
-    for i in range(40):
+    for i in range(SEED_FACTS):
         client.ask(FactObserve(kind="command", subject=f"make target{i}",
                                text=f"Run make target{i} before pushing"))
     for i in range(200):
@@ -125,12 +128,20 @@ async def _writer(client: Any, n: int, pace: float, mix: str, counts: dict[str, 
                   started: asyncio.Event, stop: asyncio.Event) -> None:
     from slmactor.client import DaemonUnavailable, RequestFailed
 
+    # Independent agents, not a drill: each starts at its own offset and pauses a little more
+    # or less each time (fixed seed), so the 50 do not all write in the same millisecond.
+    rng = random.Random(n)
+    await asyncio.sleep(rng.uniform(0, pace))
     i = 0
     while not stop.is_set():
         try:
             if "f" in mix:
-                await client.ask(FactObserve(kind="gotcha", subject=f"writer{n} note{i % 20}",
-                                             text=f"writer {n} saw thing {i}"))
+                # Evidence for facts the project has (support counts): the memory the block
+                # renders stays the size it was on the quiet daemon, so the rows compare like
+                # with like — only the writing differs.
+                k = (n + i) % SEED_FACTS
+                await client.ask(FactObserve(kind="command", subject=f"make target{k}",
+                                             text=f"Run make target{k} before pushing"))
                 counts["observes"] += 1
             if "e" in mix:
                 await client.ask(EpisodeAppend(episode=_episode(i, f"w{n}")))
@@ -141,7 +152,7 @@ async def _writer(client: Any, n: int, pace: float, mix: str, counts: dict[str, 
             counts["tells"] += client.record_tool(f"w{n}-run", "Bash", command=f"make step{k}")
         started.set()
         i += 1
-        await asyncio.sleep(pace)
+        await asyncio.sleep(pace * rng.uniform(0.5, 1.5))
 
 
 async def _writers(runtime_dir: str, project: str, writers: int, pace: float,
