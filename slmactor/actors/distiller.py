@@ -43,6 +43,7 @@ from slmactor.logic.text.redact import redact
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
+    DebugCrash,
     EpisodeForget,
     EpisodeGet,
     EpisodePrune,
@@ -82,6 +83,8 @@ if TYPE_CHECKING:  # distillation and the project stores load with a project's f
     from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
 
 SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
+#: The name a debug `hold_writes` is released by (`DebugCrash(actor=WRITES_HOLD, how="release")`).
+WRITES_HOLD = "distiller.writes"
 
 
 @dataclass(slots=True)
@@ -100,6 +103,9 @@ class _Project:
     window: tuple[str, ...] = ()
     last: dict[str, Any] = field(default_factory=dict)
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    #: The polar lessons as of the last completed read or write (what readers rank while a
+    #: write in a worker thread may be changing the book).
+    lessons_view: tuple[Any, ...] = ()
     #: Whole episodes fetched by earlier passes, by id (only ids of the last window are kept).
     episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: When the last pass started (monotonic seconds), and a caller waiting for the next one.
@@ -143,6 +149,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         self._flushed = anyio.Event()  # set whenever no background flush is running
         self._flushed.set()
         self._forgetting = anyio.Lock()  # one forget fan-out at a time
+        #: Debug hook (`how="hold_writes"`): store writes wait for this event's release.
+        self._writes_held: anyio.Event | None = None
         for key in ("distills", "distill_facts", "distill_fetched", "blocks", "flush_errors"):
             self.ctx.stats.extra[key] = 0
         self._init_polar()
@@ -200,6 +208,23 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
 
     # ---------------------------------------------------------------- flushing
 
+    async def _on_debug_crash(self, msg: DebugCrash) -> Any:
+        """The actor's debug hooks plus `how="hold_writes"`: every store write waits (memory
+        keeps changing) until `DebugCrash(actor="distiller.writes", how="release")` — so a test
+        can show what is served while writes are slow."""
+        if msg.how != "hold_writes":
+            return await super()._on_debug_crash(msg)
+        self._writes_held = self.ctx.daemon.stall_event(WRITES_HOLD)
+        return {"holding": WRITES_HOLD}
+
+    async def _writes_allowed(self) -> None:
+        held = self._writes_held
+        if held is not None:
+            await held.wait()
+            if self._writes_held is held:
+                self._writes_held = None
+                self.ctx.daemon.stalls.pop(WRITES_HOLD, None)
+
     def _changed(self, store: MirroredBook[Any], root: Path | None = None) -> int:
         """Mark `store` changed and make sure a background flush will write it; the change's
         ticket, for an ask to wait on (`_saved`)."""
@@ -246,6 +271,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         try:
             while True:
                 generation = self.acks.generation(store)
+                await self._writes_allowed()
                 snapshot = store.snapshot(self.now())
                 if snapshot is None:
                     self.acks.wrote(store, generation)
@@ -307,7 +333,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     # ---------------------------------------------------------------- lessons
 
     @handles(LessonAdd)
-    async def lesson_add(self, msg: LessonAdd) -> dict[str, Any]:
+    async def lesson_add(self, msg: LessonAdd) -> Later:
         scope = msg.scope.strip().lower() or "project"
         if scope not in ("project", "global"):
             raise RequestError(ErrorCode.BAD_FIELD, f"lesson.add: unknown scope {msg.scope!r}")
@@ -315,6 +341,11 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         at = to_rfc3339(self.now())
         lessons = [Lesson.from_dict(raw, at) for raw in msg.lessons if isinstance(raw, dict)]
         lessons = [le for le in lessons if le.text.strip()]
+        # The writes (MEMORY.md, the facts, the polar twins) run beside the mailbox.
+        return self.later(self._add_lessons(project, scope, lessons, msg))
+
+    async def _add_lessons(self, project: _Project, scope: str, lessons: list[Lesson],
+                           msg: LessonAdd) -> dict[str, Any]:
         async with project.lesson_lock:  # one append at a time: a new file gets one header
             try:
                 if scope == "global":
@@ -334,7 +365,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     @handles(LessonsRender)
     async def lessons_render(self, msg: LessonsRender) -> dict[str, Any]:
         project = self._project(msg)
-        local, glob = await self.run_sync(_read_lessons, project.lessons)
+        async with project.lesson_lock:  # a `lesson.add` beside the mailbox may be appending
+            local, glob = await self.run_sync(_read_lessons, project.lessons)
         key = self.memory_key if self.ctx.settings.mark_foreign_memory else None
         text = recent_adaptive_memory_for(msg.query, local, glob, self.now(), msg.max_bytes,
                                           key=key)
