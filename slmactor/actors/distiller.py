@@ -127,6 +127,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     STOP_FLUSH_WAIT_S = 2.0
     #: How often stores whose flush failed are written again.
     RETRY_UNSAVED_S = 2.0
+    #: Asks that may wait for their write beside the mailbox at once (see `_reply_when_saved`).
+    MAX_WAITING_WRITES = 4096
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
@@ -151,6 +153,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         self._forgetting = anyio.Lock()  # one forget fan-out at a time
         #: Debug hook (`how="hold_writes"`): store writes wait for this event's release.
         self._writes_held: anyio.Event | None = None
+        #: Asks answered once their write is done, waiting beside the mailbox now.
+        self._waiting_writes = 0
         for key in ("distills", "distill_facts", "distill_fetched", "blocks", "flush_errors"):
             self.ctx.stats.extra[key] = 0
         self._init_polar()
@@ -238,17 +242,27 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         RequestError(STORE_ERROR) when it failed."""
         await self.acks.wait(store, ticket)
 
-    def _reply_when_saved(self, store: MirroredBook[Any], root: Path | None,
-                          result: dict[str, Any]) -> Later:
+    async def _reply_when_saved(self, store: MirroredBook[Any], root: Path | None,
+                                result: dict[str, Any]) -> dict[str, Any] | Later:
         """Answer `result` once the change just made to `store` is written, waiting beside the
         mailbox: the change is in memory already (every later read sees it), and the next
-        message — a `memory.block` a prompt waits on — is served now, not after the flush."""
+        message — a `memory.block` a prompt waits on — is served now, not after the flush.
+
+        Past MAX_WAITING_WRITES such waits (a disk that stopped answering) the wait holds the
+        mailbox again, so the inbox fills and callers get BUSY instead of piling up."""
         ticket = self._changed(store, root)
+        if self._waiting_writes >= self.MAX_WAITING_WRITES:
+            await self._saved(store, ticket)
+            return result
+        self._waiting_writes += 1
         return self.later(self._when_saved(store, ticket, result))
 
     async def _when_saved(self, store: MirroredBook[Any], ticket: int,
                           result: dict[str, Any]) -> dict[str, Any]:
-        await self._saved(store, ticket)
+        try:
+            await self._saved(store, ticket)
+        finally:
+            self._waiting_writes -= 1
         return result
 
     def _start_flush(self, store: MirroredBook[Any], root: Path | None) -> None:
@@ -305,14 +319,14 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     # ---------------------------------------------------------------- facts
 
     @handles(FactObserve)
-    async def fact_observe(self, msg: FactObserve) -> Later:
+    async def fact_observe(self, msg: FactObserve) -> dict[str, Any] | Later:
         project = self._project(msg)
         # Redacted before it can reach a prompt, not only before it reaches the disk.
         text, subject = redact(msg.text), redact(msg.subject)
         fact = project.facts.book.observe(msg.kind, subject, text, self.now(), msg.sources)
         if fact is None:
             raise RequestError(ErrorCode.BAD_FIELD, "fact.observe needs a subject and a text")
-        return self._reply_when_saved(project.facts, project.root,
+        return await self._reply_when_saved(project.facts, project.root,
                                       {"recorded": True, "fact": fact.to_dict()})
 
     @handles(FactRefute)
@@ -321,7 +335,9 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         refuted = project.facts.book.refute(msg.kind, msg.subject, self.now())
         fact = project.facts.book.get(msg.kind, msg.subject)
         result = {"refuted": refuted, "fact": fact.to_dict() if fact else None}
-        return self._reply_when_saved(project.facts, project.root, result) if refuted else result
+        if not refuted:
+            return result
+        return await self._reply_when_saved(project.facts, project.root, result)
 
     @handles(FactList)
     async def fact_list(self, msg: FactList) -> dict[str, Any]:
@@ -375,13 +391,13 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     # ---------------------------------------------------------------- procedural + latency
 
     @handles(ProcedureObserve)
-    async def procedure_observe(self, msg: ProcedureObserve) -> Later:
+    async def procedure_observe(self, msg: ProcedureObserve) -> dict[str, Any] | Later:
         self.procedures.sync()
         key = ProcedureKey.of(msg.topic, msg.option, fold_family("", msg.model), msg.language)
         proc = self.procedures.book.record(key, msg.ok, self.now(), msg.note)
         if proc is None:
             raise RequestError(ErrorCode.BAD_FIELD, "procedure.observe needs a topic and an option")
-        return self._reply_when_saved(self.procedures, None, {
+        return await self._reply_when_saved(self.procedures, None, {
             "recorded": True, "procedure": {**proc.to_dict(), "rate": round(proc.rate, 6)}})
 
     @handles(ProcedureBest)
@@ -404,7 +420,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         if rec is None:
             return {"recorded": False}
         p95, n = self.latency.book.p95(msg.role, family)
-        return self._reply_when_saved(self.latency, None, {
+        return await self._reply_when_saved(self.latency, None, {
             "recorded": True, "samples": n, "p95_ms": p95, "count": rec.count})
 
     @handles(LatencySeed)
@@ -419,7 +435,9 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             and self.latency.book.seed(role, family, float(ms), now)
         )
         result = {"seeded": seeded, "model_family": family}
-        return self._reply_when_saved(self.latency, None, result) if seeded else result
+        if not seeded:
+            return result
+        return await self._reply_when_saved(self.latency, None, result)
 
     # ---------------------------------------------------------------- distill, prune, forget
 
