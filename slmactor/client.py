@@ -686,8 +686,10 @@ class AsyncClient(AsyncVerbs, _Base):
                 self._check_listener()  # the daemon died meanwhile: say so now, not after `wait`
             try:
                 reply = await self._dealer.request(request_id, frames, wait)
-            except (DealerClosed, DealerGone) as exc:
+            except DealerClosed as exc:
                 raise self._unavailable(str(exc)) from None
+            except DealerGone as exc:  # the daemon stopped listening while asks waited
+                raise self._unavailable(str(exc), DaemonNotRunning) from None
             if reply is None:
                 attempt += 1  # Lazy Pirate: sent again (same id) on a socket that still answers
                 continue
