@@ -34,8 +34,6 @@ from slmactor.protocol import MAX_TELL_BYTES, PROTOCOL_VERSION, ErrorCode, Proto
 from slmactor.verbs import AsyncVerbs, SyncVerbs
 
 if TYPE_CHECKING:
-    from zmq import asyncio as zmq_asyncio
-
     from slmactor.protocol.messages import (
         Message,
         Tell,
@@ -620,7 +618,14 @@ class Client(SyncVerbs, _Base):
 
 
 class AsyncClient(AsyncVerbs, _Base):
-    """asyncio client: asks are awaited; tells stay synchronous and non-blocking."""
+    """asyncio client: asks are awaited; tells stay synchronous and non-blocking.
+
+    Any number of asks may run at once from tasks of one event loop (`asyncio.gather`, an MCP
+    server's parallel tool calls): they share one socket whose replies a single reader hands to
+    the ask each one answers (`slmactor.async_dealer`). Every ask keeps its own deadline and
+    retries; cancelling one cancels nothing else, and `close()` fails the asks still waiting with
+    DaemonUnavailable instead of leaving them to hang.
+    """
 
     def __init__(
         self,
@@ -634,28 +639,17 @@ class AsyncClient(AsyncVerbs, _Base):
         # Imported here: asyncio costs a blocking client (and `slmactor status`) ~20 ms of start-up.
         from zmq import asyncio as zmq_asyncio
 
+        from slmactor.async_dealer import SharedDealer
+
         super().__init__(runtime_dir, project, timeout, retries, tell_hwm)
         self._sync_ctx: zmq.Context[Any] = zmq.Context()
         self._zctx = zmq_asyncio.Context.shadow(self._sync_ctx.underlying)
-        self._dealer: zmq_asyncio.Socket | None = None
+        self._dealer = SharedDealer(self._zctx, self.ctl_endpoint, lambda: listener_alive(self.ctl_path))
 
     def _tells(self) -> _Teller:
         if self._teller is None:
             self._teller = _Teller(self._sync_ctx, self.events_endpoint, self.project, self._tell_hwm, self._client_id)
         return self._teller
-
-    def _socket(self) -> zmq_asyncio.Socket:
-        if self._dealer is None:
-            sock = self._zctx.socket(zmq.DEALER)
-            sock.setsockopt(zmq.LINGER, 0)
-            sock.connect(self.ctl_endpoint)
-            self._dealer = sock
-        return self._dealer
-
-    def _reset(self) -> None:
-        if self._dealer is not None:
-            self._dealer.close(linger=0)
-            self._dealer = None
 
     async def ask(
         self,
@@ -677,37 +671,35 @@ class AsyncClient(AsyncVerbs, _Base):
     ) -> Any:
         import asyncio
 
+        from slmactor.async_dealer import DealerClosed, DealerGone
+
+        if self._dealer.closed:
+            raise self._unavailable("the client is closed")
         if not self._listener_seen:
             self._check_listener()
         wait = self.timeout if timeout is None else timeout
         attempts = self.retries if retries is None else max(retries, 1)
         overall = time.monotonic() + wait * attempts
-        for attempt in range(attempts):
+        attempt = 0
+        while attempt < attempts:
             if attempt:
-                self._check_listener()
-            sock = self._socket()
+                self._check_listener()  # the daemon died meanwhile: say so now, not after `wait`
             try:
-                await sock.send_multipart(frames, zmq.NOBLOCK)
-            except zmq.Again:
-                self._reset()
+                reply = await self._dealer.request(request_id, frames, wait)
+            except DealerClosed as exc:
+                raise self._unavailable(str(exc)) from None
+            except DealerGone as exc:  # the daemon stopped listening while asks waited
+                raise self._unavailable(str(exc), DaemonNotRunning) from None
+            if reply is None:
+                attempt += 1  # Lazy Pirate: sent again (same id) on a socket that still answers
                 continue
-            deadline = time.monotonic() + wait
-            while (left := deadline - time.monotonic()) > 0:
-                if not await sock.poll(int(left * 1000) + 1):
-                    break
-                try:
-                    matched, result = self._result(request_id, await sock.recv_multipart())
-                except RequestFailed as exc:
-                    pause = _busy_wait(exc, overall)
-                    if pause < 0:
-                        raise
-                    await asyncio.sleep(pause)
-                    await sock.send_multipart(frames, zmq.NOBLOCK)
-                    deadline = time.monotonic() + wait
-                    continue
-                if matched:
-                    return result
-            self._reset()
+            if reply.ok:
+                return reply.result
+            failure = RequestFailed(reply.code, reply.reason, reply.retry_ms)
+            pause = _busy_wait(failure, overall)
+            if pause < 0:
+                raise failure
+            await asyncio.sleep(pause)  # the daemon's hint: its inbox is full, try again later
         raise self._unavailable(f"no reply within {wait:g}s")
 
     async def ask_raw(
@@ -764,8 +756,11 @@ class AsyncClient(AsyncVerbs, _Base):
 
     def close(self) -> None:
         """Close without waiting (a backlog of tells gets libzmq's short linger only);
-        `aclose()` (and `async with`) first has the daemon confirm them, as `Client.close()`."""
-        self._reset()
+        `aclose()` (and `async with`) first has the daemon confirm them, as `Client.close()`.
+        Asks still waiting raise DaemonUnavailable; so does any ask after close."""
+        if self._dealer.closed:
+            return
+        self._dealer.close()
         if self._teller is not None:
             self._dropped_closed += self._teller.dropped
             self._teller.close()

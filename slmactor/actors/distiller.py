@@ -43,6 +43,7 @@ from slmactor.logic.text.redact import redact
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
+    DebugCrash,
     EpisodeForget,
     EpisodeGet,
     EpisodePrune,
@@ -82,6 +83,8 @@ if TYPE_CHECKING:  # distillation and the project stores load with a project's f
     from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
 
 SCOPES = ("working", "episodic", "episodes", "semantic", "facts", "procedural", "project", "all")
+#: The name a debug `hold_writes` is released by (`DebugCrash(actor=WRITES_HOLD, how="release")`).
+WRITES_HOLD = "distiller.writes"
 
 
 @dataclass(slots=True)
@@ -100,6 +103,9 @@ class _Project:
     window: tuple[str, ...] = ()
     last: dict[str, Any] = field(default_factory=dict)
     lesson_lock: anyio.Lock = field(default_factory=anyio.Lock)
+    #: The polar lessons as of the last completed read or write (what readers rank while a
+    #: write in a worker thread may be changing the book).
+    lessons_view: tuple[Any, ...] = ()
     #: Whole episodes fetched by earlier passes, by id (only ids of the last window are kept).
     episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
     #: When the last pass started (monotonic seconds), and a caller waiting for the next one.
@@ -121,6 +127,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     STOP_FLUSH_WAIT_S = 2.0
     #: How often stores whose flush failed are written again.
     RETRY_UNSAVED_S = 2.0
+    #: Asks that may wait for their write beside the mailbox at once (see `_reply_when_saved`).
+    MAX_WAITING_WRITES = 4096
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
@@ -143,6 +151,10 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         self._flushed = anyio.Event()  # set whenever no background flush is running
         self._flushed.set()
         self._forgetting = anyio.Lock()  # one forget fan-out at a time
+        #: Debug hook (`how="hold_writes"`): store writes wait for this event's release.
+        self._writes_held: anyio.Event | None = None
+        #: Asks answered once their write is done, waiting beside the mailbox now.
+        self._waiting_writes = 0
         for key in ("distills", "distill_facts", "distill_fetched", "blocks", "flush_errors"):
             self.ctx.stats.extra[key] = 0
         self._init_polar()
@@ -200,6 +212,23 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
 
     # ---------------------------------------------------------------- flushing
 
+    async def _on_debug_crash(self, msg: DebugCrash) -> Any:
+        """The actor's debug hooks plus `how="hold_writes"`: every store write waits (memory
+        keeps changing) until `DebugCrash(actor="distiller.writes", how="release")` — so a test
+        can show what is served while writes are slow."""
+        if msg.how != "hold_writes":
+            return await super()._on_debug_crash(msg)
+        self._writes_held = self.ctx.daemon.stall_event(WRITES_HOLD)
+        return {"holding": WRITES_HOLD}
+
+    async def _writes_allowed(self) -> None:
+        held = self._writes_held
+        if held is not None:
+            await held.wait()
+            if self._writes_held is held:
+                self._writes_held = None
+                self.ctx.daemon.stalls.pop(WRITES_HOLD, None)
+
     def _changed(self, store: MirroredBook[Any], root: Path | None = None) -> int:
         """Mark `store` changed and make sure a background flush will write it; the change's
         ticket, for an ask to wait on (`_saved`)."""
@@ -209,9 +238,32 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         return ticket
 
     async def _saved(self, store: MirroredBook[Any], ticket: int) -> None:
-        """Acknowledged = written (issue 18): wait for the flush covering `ticket`; raises
+        """Acknowledged = written: wait for the flush covering `ticket`; raises
         RequestError(STORE_ERROR) when it failed."""
         await self.acks.wait(store, ticket)
+
+    async def _reply_when_saved(self, store: MirroredBook[Any], root: Path | None,
+                                result: dict[str, Any]) -> dict[str, Any] | Later:
+        """Answer `result` once the change just made to `store` is written, waiting beside the
+        mailbox: the change is in memory already (every later read sees it), and the next
+        message — a `memory.block` a prompt waits on — is served now, not after the flush.
+
+        Past MAX_WAITING_WRITES such waits (a disk that stopped answering) the wait holds the
+        mailbox again, so the inbox fills and callers get BUSY instead of piling up."""
+        ticket = self._changed(store, root)
+        if self._waiting_writes >= self.MAX_WAITING_WRITES:
+            await self._saved(store, ticket)
+            return result
+        self._waiting_writes += 1
+        return self.later(self._when_saved(store, ticket, result))
+
+    async def _when_saved(self, store: MirroredBook[Any], ticket: int,
+                          result: dict[str, Any]) -> dict[str, Any]:
+        try:
+            await self._saved(store, ticket)
+        finally:
+            self._waiting_writes -= 1
+        return result
 
     def _start_flush(self, store: MirroredBook[Any], root: Path | None) -> None:
         if id(store) in self._flushing:
@@ -233,6 +285,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         try:
             while True:
                 generation = self.acks.generation(store)
+                await self._writes_allowed()
                 snapshot = store.snapshot(self.now())
                 if snapshot is None:
                     self.acks.wrote(store, generation)
@@ -266,24 +319,25 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     # ---------------------------------------------------------------- facts
 
     @handles(FactObserve)
-    async def fact_observe(self, msg: FactObserve) -> dict[str, Any]:
+    async def fact_observe(self, msg: FactObserve) -> dict[str, Any] | Later:
         project = self._project(msg)
         # Redacted before it can reach a prompt, not only before it reaches the disk.
         text, subject = redact(msg.text), redact(msg.subject)
         fact = project.facts.book.observe(msg.kind, subject, text, self.now(), msg.sources)
         if fact is None:
             raise RequestError(ErrorCode.BAD_FIELD, "fact.observe needs a subject and a text")
-        await self._saved(project.facts, self._changed(project.facts, project.root))
-        return {"recorded": True, "fact": fact.to_dict()}
+        return await self._reply_when_saved(project.facts, project.root,
+                                      {"recorded": True, "fact": fact.to_dict()})
 
     @handles(FactRefute)
-    async def fact_refute(self, msg: FactRefute) -> dict[str, Any]:
+    async def fact_refute(self, msg: FactRefute) -> dict[str, Any] | Later:
         project = self._project(msg)
         refuted = project.facts.book.refute(msg.kind, msg.subject, self.now())
-        if refuted:
-            await self._saved(project.facts, self._changed(project.facts, project.root))
         fact = project.facts.book.get(msg.kind, msg.subject)
-        return {"refuted": refuted, "fact": fact.to_dict() if fact else None}
+        result = {"refuted": refuted, "fact": fact.to_dict() if fact else None}
+        if not refuted:
+            return result
+        return await self._reply_when_saved(project.facts, project.root, result)
 
     @handles(FactList)
     async def fact_list(self, msg: FactList) -> dict[str, Any]:
@@ -295,7 +349,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     # ---------------------------------------------------------------- lessons
 
     @handles(LessonAdd)
-    async def lesson_add(self, msg: LessonAdd) -> dict[str, Any]:
+    async def lesson_add(self, msg: LessonAdd) -> Later:
         scope = msg.scope.strip().lower() or "project"
         if scope not in ("project", "global"):
             raise RequestError(ErrorCode.BAD_FIELD, f"lesson.add: unknown scope {msg.scope!r}")
@@ -303,6 +357,11 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         at = to_rfc3339(self.now())
         lessons = [Lesson.from_dict(raw, at) for raw in msg.lessons if isinstance(raw, dict)]
         lessons = [le for le in lessons if le.text.strip()]
+        # The writes (MEMORY.md, the facts, the polar twins) run beside the mailbox.
+        return self.later(self._add_lessons(project, scope, lessons, msg))
+
+    async def _add_lessons(self, project: _Project, scope: str, lessons: list[Lesson],
+                           msg: LessonAdd) -> dict[str, Any]:
         async with project.lesson_lock:  # one append at a time: a new file gets one header
             try:
                 if scope == "global":
@@ -322,7 +381,8 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     @handles(LessonsRender)
     async def lessons_render(self, msg: LessonsRender) -> dict[str, Any]:
         project = self._project(msg)
-        local, glob = await self.run_sync(_read_lessons, project.lessons)
+        async with project.lesson_lock:  # a `lesson.add` beside the mailbox may be appending
+            local, glob = await self.run_sync(_read_lessons, project.lessons)
         key = self.memory_key if self.ctx.settings.mark_foreign_memory else None
         text = recent_adaptive_memory_for(msg.query, local, glob, self.now(), msg.max_bytes,
                                           key=key)
@@ -331,14 +391,14 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     # ---------------------------------------------------------------- procedural + latency
 
     @handles(ProcedureObserve)
-    async def procedure_observe(self, msg: ProcedureObserve) -> dict[str, Any]:
+    async def procedure_observe(self, msg: ProcedureObserve) -> dict[str, Any] | Later:
         self.procedures.sync()
         key = ProcedureKey.of(msg.topic, msg.option, fold_family("", msg.model), msg.language)
         proc = self.procedures.book.record(key, msg.ok, self.now(), msg.note)
         if proc is None:
             raise RequestError(ErrorCode.BAD_FIELD, "procedure.observe needs a topic and an option")
-        await self._saved(self.procedures, self._changed(self.procedures))
-        return {"recorded": True, "procedure": {**proc.to_dict(), "rate": round(proc.rate, 6)}}
+        return await self._reply_when_saved(self.procedures, None, {
+            "recorded": True, "procedure": {**proc.to_dict(), "rate": round(proc.rate, 6)}})
 
     @handles(ProcedureBest)
     async def procedure_best(self, msg: ProcedureBest) -> dict[str, Any]:
@@ -353,18 +413,18 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         }
 
     @handles(LatencyObserve)
-    async def latency_observe(self, msg: LatencyObserve) -> dict[str, Any]:
+    async def latency_observe(self, msg: LatencyObserve) -> dict[str, Any] | Later:
         self.latency.sync()
         family = fold_family("", msg.model)
         rec = self.latency.book.observe(msg.role, family, msg.ms, self.now())
         if rec is None:
             return {"recorded": False}
-        await self._saved(self.latency, self._changed(self.latency))
         p95, n = self.latency.book.p95(msg.role, family)
-        return {"recorded": True, "samples": n, "p95_ms": p95, "count": rec.count}
+        return await self._reply_when_saved(self.latency, None, {
+            "recorded": True, "samples": n, "p95_ms": p95, "count": rec.count})
 
     @handles(LatencySeed)
-    async def latency_seed(self, msg: LatencySeed) -> dict[str, Any]:
+    async def latency_seed(self, msg: LatencySeed) -> dict[str, Any] | Later:
         self.latency.sync()
         family = fold_family("", msg.model)
         now = self.now()
@@ -374,9 +434,10 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             if isinstance(ms, int | float) and not isinstance(ms, bool)
             and self.latency.book.seed(role, family, float(ms), now)
         )
-        if seeded:
-            await self._saved(self.latency, self._changed(self.latency))
-        return {"seeded": seeded, "model_family": family}
+        result = {"seeded": seeded, "model_family": family}
+        if not seeded:
+            return result
+        return await self._reply_when_saved(self.latency, None, result)
 
     # ---------------------------------------------------------------- distill, prune, forget
 

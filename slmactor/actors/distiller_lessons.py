@@ -6,7 +6,10 @@ phase-budget history. Consumes: lessons.parse_reflection, lessons.recall, lesson
 lessons.boost, lessons.penalize, lessons.import, lessons.meta, budgets.record, budgets.compute.
 
 Writes run in a worker thread, one at a time per project (the project's lesson lock, shared with
-`lesson.add`). The lessons recalled into a run (`lessons.recall`/`lessons.format`/`memory.block`
+`lesson.add`), and answer beside the mailbox (`later`): a write never holds the mailbox, so a
+`memory.block` asked meanwhile is served at once. A read-modify-write (boost, penalize) holds the
+lock from its read to its write. While a write is in progress, readers rank the lessons as of the
+last completed write (the worker thread may be changing the book). The lessons recalled into a run (`lessons.recall`/`lessons.format`/`memory.block`
 with a `run_id`) are remembered, so that the reflector can, when the run finishes, penalize those
 whose trigger words show up in its errors and boost the others if it passed.
 """
@@ -30,7 +33,7 @@ from slmactor.protocol.messages import (
     LessonsPenalize,
     LessonsRecall,
 )
-from slmactor.runtime.actor import Actor, handles, store_failure
+from slmactor.runtime.actor import Actor, Later, handles, store_failure
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
 
@@ -65,6 +68,9 @@ class PolarLessonsMixin(Actor):
 
     # ---------------------------------------------------------------- helpers
 
+    async def _writes_allowed(self) -> None:
+        """Returns when a store write may start (the host's debug hook can hold writes)."""
+
     async def _store_op(self, project: Any, fn: Callable[..., Any], *args: Any) -> Any:
         async with project.lesson_lock:
             try:
@@ -79,13 +85,51 @@ class PolarLessonsMixin(Actor):
             ProjectLayout(project.root).ensure()
             return fn(*args)
 
-        return await self._store_op(project, run)
+        async with project.lesson_lock:
+            await self._writes_allowed()
+            try:
+                return await self.run_sync(run)
+            except (StoreError, OSError) as exc:
+                raise store_failure(exc) from exc
 
     async def _lessons(self, project: Any) -> list[polar.PolarLesson]:
+        """The lessons for a reader: current, or — while a write is in progress — as of the last
+        completed one (never waiting for the write)."""
+        if project.lesson_lock.locked():
+            return list(project.lessons_view)
+        async with project.lesson_lock:
+            return await self._lessons_locked(project)
+
+    async def _lessons_locked(self, project: Any) -> list[polar.PolarLesson]:
+        """The current lessons; the caller holds the project's lesson lock."""
         store: PolarLessonStore = project.polar
         if store.stale():  # one stat; the file is read only when it changed behind our back
-            await self._store_op(project, store.sync)
-        return list(store.book.lessons)
+            try:
+                await self.run_sync(store.sync)
+            except (StoreError, OSError) as exc:
+                raise store_failure(exc) from exc
+        project.lessons_view = tuple(store.book.lessons)
+        return list(project.lessons_view)
+
+    async def _update_polar(self, project: Any, change: Callable[[list[polar.PolarLesson]],
+                                                                  tuple[Any, list[str]]]) -> list[str]:
+        """Read the lessons, `change` them (→ the new whole set and what changed) and write the
+        set when something changed — all under the lesson lock, so no other write falls between
+        the read and the write."""
+        async with project.lesson_lock:
+            updated, changed = change(await self._lessons_locked(project))
+            if changed:
+                await self._writes_allowed()
+                def run() -> None:
+                    ProjectLayout(project.root).ensure()
+                    project.polar.replace(updated)
+
+                try:
+                    await self.run_sync(run)
+                except (StoreError, OSError) as exc:
+                    raise store_failure(exc) from exc
+                project.lessons_view = tuple(project.polar.book.lessons)
+            return changed
 
     async def _ranked(self, project: Any, task: str, limit: int,
                       tags: Iterable[str] = ()) -> list[Scored]:
@@ -149,15 +193,21 @@ class PolarLessonsMixin(Actor):
     # ---------------------------------------------------------------- asks
 
     @handles(LessonsParseReflection)
-    async def lessons_parse_reflection(self, msg: LessonsParseReflection) -> dict[str, Any]:
+    async def lessons_parse_reflection(self, msg: LessonsParseReflection) -> dict[str, Any] | Later:
         from slmactor.logic.memory import polar_lessons as polar
         from slmactor.stores.polar_lessons import redact_lesson
 
         project = self._project(msg)
         parsed = polar.parse_reflection(msg.text, self.now(), msg.tags or None, msg.source_task)
-        counts = await self.add_polar(project, parsed) if msg.save else {"added": 0, "merged": 0}
         # Answered as kept: redacted, like everything the store holds.
-        return {"lessons": [redact_lesson(le).to_dict() for le in parsed], **counts}
+        shown = [redact_lesson(le).to_dict() for le in parsed]
+        if not msg.save:
+            return {"lessons": shown, "added": 0, "merged": 0}
+
+        async def save() -> dict[str, Any]:
+            return {"lessons": shown, **await self.add_polar(project, parsed)}
+
+        return self.later(save())
 
     @handles(LessonsRecall)
     async def lessons_recall(self, msg: LessonsRecall) -> dict[str, Any]:
@@ -192,26 +242,29 @@ class PolarLessonsMixin(Actor):
         return set(self._shown.get((root, run_id.strip()), set()))
 
     @handles(LessonsPenalize)
-    async def lessons_penalize(self, msg: LessonsPenalize) -> dict[str, Any]:
+    async def lessons_penalize(self, msg: LessonsPenalize) -> dict[str, Any] | Later:
         from slmactor.logic.memory import polar_lessons as polar
 
         project = self._project(msg)
         wanted = self._triggers(project.root, msg.triggers, msg.run_id)
         if not wanted or not msg.error_text.strip():
             return {"penalized": []}
-        lessons = await self._lessons(project)
-        updated, penalized = polar.penalize_backfired(
-            lessons, wanted, msg.error_text, msg.max_penalty or polar.PENALTY_STEP)
-        if penalized:
-            await self._write_polar(project, project.polar.replace, updated)
-            self.ctx.stats.extra["lessons_penalized"] += len(penalized)
-            if msg.run_id.strip():
-                key = (project.root, msg.run_id.strip())
-                self._penalized.setdefault(key, set()).update(t.lower() for t in penalized)
-        return {"penalized": penalized}
+        step = msg.max_penalty or polar.PENALTY_STEP
+
+        async def penalize() -> dict[str, Any]:
+            penalized = await self._update_polar(project, lambda lessons: polar.penalize_backfired(
+                lessons, wanted, msg.error_text, step))
+            if penalized:
+                self.ctx.stats.extra["lessons_penalized"] += len(penalized)
+                if msg.run_id.strip():
+                    key = (project.root, msg.run_id.strip())
+                    self._penalized.setdefault(key, set()).update(t.lower() for t in penalized)
+            return {"penalized": penalized}
+
+        return self.later(penalize())
 
     @handles(LessonsBoost)
-    async def lessons_boost(self, msg: LessonsBoost) -> dict[str, Any]:
+    async def lessons_boost(self, msg: LessonsBoost) -> dict[str, Any] | Later:
         from slmactor.logic.memory import polar_lessons as polar
 
         project = self._project(msg)
@@ -222,15 +275,17 @@ class PolarLessonsMixin(Actor):
             self._shown.pop(run, None)  # the run is over: a second boost for it finds nothing
         if not wanted:
             return {"boosted": []}
-        lessons = await self._lessons(project)
-        updated, boosted = polar.boost_confidence(lessons, wanted)
-        if boosted:
-            await self._write_polar(project, project.polar.replace, updated)
+
+        async def boost() -> dict[str, Any]:
+            boosted = await self._update_polar(
+                project, lambda lessons: polar.boost_confidence(lessons, wanted))
             self.ctx.stats.extra["lessons_boosted"] += len(boosted)
-        return {"boosted": boosted}
+            return {"boosted": boosted}
+
+        return self.later(boost())
 
     @handles(LessonsImport)
-    async def lessons_import(self, msg: LessonsImport) -> dict[str, Any]:
+    async def lessons_import(self, msg: LessonsImport) -> Later:
         from slmactor.logic.memory import polar_lessons as polar
 
         project = self._project(msg)
@@ -242,11 +297,15 @@ class PolarLessonsMixin(Actor):
                 bad += int(bool(line.strip()))
             else:
                 lessons.append(lesson)
-        counts = await self.add_polar(project, lessons)
-        return {"read": len(msg.lines), "bad": bad, **counts, "total": len(project.polar.book)}
+
+        async def save() -> dict[str, Any]:
+            counts = await self.add_polar(project, lessons)
+            return {"read": len(msg.lines), "bad": bad, **counts, "total": len(project.polar.book)}
+
+        return self.later(save())
 
     @handles(LessonsMeta)
-    async def lessons_meta(self, msg: LessonsMeta) -> dict[str, Any]:
+    async def lessons_meta(self, msg: LessonsMeta) -> dict[str, Any] | Later:
         from slmactor.logic.memory import polar_lessons as polar
 
         project = self._project(msg)
@@ -254,12 +313,16 @@ class PolarLessonsMixin(Actor):
                                    msg.commit, msg.reason, self.now())
         if lesson is None:
             return {"recorded": False, "added": 0, "merged": 0}
-        return {"recorded": True, **await self.add_polar(project, [lesson])}
+
+        async def save() -> dict[str, Any]:
+            return {"recorded": True, **await self.add_polar(project, [lesson])}
+
+        return self.later(save())
 
     # ---------------------------------------------------------------- phase budgets
 
     @handles(BudgetsRecord)
-    async def budgets_record(self, msg: BudgetsRecord) -> dict[str, Any]:
+    async def budgets_record(self, msg: BudgetsRecord) -> Later:
         from slmactor.logic.memory.budgets import PhaseOutcome, phase_name
         from slmactor.logic.memory.lesson_tags import infer_task_tags, normalize_tags
 
@@ -270,8 +333,12 @@ class PolarLessonsMixin(Actor):
             raise RequestError(ErrorCode.BAD_FIELD, "rounds and n_files must not be negative")
         tags = normalize_tags(msg.tags) or sorted(infer_task_tags(msg.task))
         row = PhaseOutcome(self.now(), phase_name(msg.phase), msg.rounds, msg.n_files, tuple(tags))
-        await self._write_polar(project, project.budgets.record, row)
-        return {"recorded": True, "row": row.to_dict()}
+
+        async def save() -> dict[str, Any]:
+            await self._write_polar(project, project.budgets.record, row)
+            return {"recorded": True, "row": row.to_dict()}
+
+        return self.later(save())
 
     @handles(BudgetsCompute)
     async def budgets_compute(self, msg: BudgetsCompute) -> dict[str, Any]:
@@ -288,8 +355,13 @@ class PolarLessonsMixin(Actor):
                                        f"defaults[{name!r}] must be a non-negative integer")
                 defaults[name] = value
         store: PhaseBudgetStore = project.budgets
-        await self._store_op(project, store.sync)
+
+        def rows() -> list[Any]:  # under the lock: a `budgets.record` may be appending
+            store.sync()
+            return list(store.rows)
+
+        history = await self._store_op(project, rows)
         tags = normalize_tags(msg.tags) or sorted(infer_task_tags(msg.task))
-        budgets, stats = compute_budgets(store.rows, tags, defaults)
+        budgets, stats = compute_budgets(history, tags, defaults)
         return {"budgets": budgets, "task_tags": tags,
                 "history": {phase: s.to_dict() for phase, s in stats.items()}}

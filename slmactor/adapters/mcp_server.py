@@ -13,16 +13,19 @@ an agent does with memory, each a single ask to the running daemon:
 
 and the block for the project as a resource (`slmactor://memory-block`). Texts come back as the
 daemon wrote them (already redacted). A tool whose ask fails answers an MCP error naming the reason;
-the server itself never exits on a daemon error, so the agent keeps its session.
+the server itself never exits on a daemon error, so the agent keeps its session. Agents call tools
+in parallel: the calls share one `AsyncClient`, which answers each ask with its own reply, and a
+call the agent cancels cancels only its own ask.
 
 Built on the official `mcp` SDK (2.x, `MCPServer`), installed with the `mcp` extra.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING, Any
 
 from slmactor.client import AsyncClient, DaemonUnavailable, RequestFailed
@@ -156,8 +159,18 @@ def build_server(client_factory: Callable[[], AsyncClient]) -> MCPServer:
 
     from slmactor import __version__
 
-    server: MCPServer = MCPServer("slmactor", instructions=INSTRUCTIONS, version=__version__)
     tools: list[MemoryTools] = []
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_: Any) -> AsyncIterator[None]:
+        try:
+            yield None
+        finally:  # the session ended: close the daemon client (its sockets and any waiting ask)
+            if tools:
+                await tools[0].client.aclose()
+
+    server: MCPServer = MCPServer("slmactor", instructions=INSTRUCTIONS, version=__version__,
+                                  lifespan=lifespan)
 
     def memory() -> MemoryTools:
         if not tools:

@@ -35,6 +35,12 @@ def _server(daemon: DaemonProcess, *extra: str) -> Any:
     )
 
 
+async def _processed(c: Any, actor: str) -> int:
+    rows = (await c.status())["actors"]
+    row = rows[actor] if isinstance(rows, dict) else next(r for r in rows if r["name"] == actor)
+    return int(row["processed"])
+
+
 def _text(result: Any) -> str:
     return "".join(getattr(part, "text", "") for part in result.content)
 
@@ -97,3 +103,66 @@ async def test_a_daemon_that_is_down_makes_tool_errors_not_a_dead_server(
     assert first.is_error and "not reachable" in _text(first)
     assert second.is_error
     assert {tool.name for tool in tools.tools} == TOOLS
+
+
+async def test_parallel_tool_calls_are_all_answered(daemon: DaemonProcess) -> None:
+    """Agents issue tool calls in parallel; each gets the answer to its own call."""
+    import asyncio
+
+    async with mcp.Client(_server(daemon)) as client:
+        subjects = [f"step{i}" for i in range(12)]
+        remembered = await asyncio.gather(*(
+            client.call_tool("remember", {"text": f"Run make {s} before a release", "kind": "command",
+                                          "subject": s})
+            for s in subjects))
+        assert [r.is_error for r in remembered] == [False] * len(subjects)
+        blocks, recalls, repairs = await asyncio.gather(
+            asyncio.gather(*(client.call_tool("memory_block", {"task": f"make {s}"}) for s in subjects)),
+            asyncio.gather(*(client.call_tool("recall", {"query": f"make {s}"}) for s in subjects)),
+            asyncio.gather(*(client.call_tool("repair", {"tool": "Bash", "error": f"make: *** No rule to make target '{s}'"})
+                             for s in subjects)),
+        )
+        listed = await client.list_tools()
+    assert {tool.name for tool in listed.tools} == TOOLS  # the server is still alive
+    for s, block in zip(subjects, blocks, strict=True):
+        assert not block.is_error and f"make {s}" in _text(block)
+    assert all(not r.is_error for r in recalls)
+    assert all(set(json.loads(_text(r))) >= {"apply", "reason", "guidance"} for r in repairs)
+    with daemon.client() as c:
+        texts = {f["text"] for f in c.ask(FactList())["facts"]}
+    assert {f"Run make {s} before a release" for s in subjects} <= texts
+
+
+async def test_a_tool_call_the_agent_gives_up_on_does_not_disturb_the_others(
+    daemon: DaemonProcess,
+) -> None:
+    """A call that times out on the agent's side is cancelled in the server (the SDK sends
+    `notifications/cancelled`); the calls beside it and every later call are still answered."""
+    import asyncio
+
+    from slmactor.client import AsyncClient
+    from slmactor.protocol.messages import DebugCrash
+
+    async with AsyncClient(daemon.runtime_dir) as staller, mcp.Client(_server(daemon)) as client:
+        assert not (await client.call_tool("recall", {"query": "warm up"})).is_error
+        # Hold the distiller's mailbox: memory_block waits; recall (another actor) does not.
+        before = await _processed(staller, "distiller")
+        stall = asyncio.create_task(staller.ask(DebugCrash(actor="distiller", how="stall"),
+                                                timeout=60, retries=1))
+        for _ in range(2000):  # round trips, no sleeping: until the distiller holds the stall
+            if await _processed(staller, "distiller") > before:
+                break
+        given_up, recalls = await asyncio.gather(
+            asyncio.gather(*(client.call_tool("memory_block", {"task": f"t{i}"},
+                                              read_timeout_seconds=0.5) for i in range(3)),
+                           return_exceptions=True),
+            asyncio.gather(*(client.call_tool("recall", {"query": f"q{i}"}) for i in range(6))),
+        )
+        assert all(isinstance(r, Exception) for r in given_up), given_up
+        assert all(not r.is_error for r in recalls)
+        await staller.ask(DebugCrash(actor="distiller", how="release"))
+        assert await stall == {"stalled": "distiller"}
+        after = await asyncio.gather(*(client.call_tool("memory_block", {"task": f"t{i}"})
+                                       for i in range(4)))
+        assert all(not r.is_error for r in after)
+        assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
