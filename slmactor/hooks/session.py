@@ -281,6 +281,13 @@ def merge_transcript(entries: list[dict[str, Any]], calls: Sequence[Mapping[str,
             continue
         if (call.get("tool"), call.get("args")) in seen:
             continue
+        # Only the transcript saw it (no hook told the daemon): its command is kept, redacted,
+        # so the report can say it ran.
+        entry["only_transcript"] = True
+        if ok and call.get("command"):
+            from slmactor.logic.text.redact import redact
+
+            entry["command"] = redact(str(call["command"]))
         out.append(entry)
     return sorted(out, key=_when)  # stable: ties keep their order
 

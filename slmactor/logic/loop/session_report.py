@@ -227,6 +227,9 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         runs = [{"cmd": c["command"], "ok": c.get("status") != "failed" and c["command"] not in failed_cmds}
                 for c in _snapshot_list(snapshot, "commands")
                 if isinstance(c, Mapping) and isinstance(c.get("command"), str) and c["command"]]
+        # Calls only the transcript saw never reached the daemon's working memory.
+        runs += [{"cmd": _s(c, "command"), "ok": c.get("ok") is True} for c in calls
+                 if c.get("only_transcript") is True and _s(c, "command")]
         if runs:
             report["commands"] = runs[-MAX_LIST:]
         edited = [p for p in _snapshot_list(snapshot, "files_edited") if isinstance(p, str)]
