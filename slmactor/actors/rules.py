@@ -129,7 +129,7 @@ class RulesActor(Actor):
         fp = analyze(msg.tool, msg.message, msg.language, msg.model)
         self._count("fingerprints")
         self._remember(fp)
-        if not fp.is_zero:
+        if not fp.is_zero and msg.open:
             self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=msg.tool,
                            message=msg.message))
         advice: dict[str, Any] = {"found": False, "fingerprint": fp.to_dict(), "rule_id": "",

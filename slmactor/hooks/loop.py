@@ -200,16 +200,18 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
     """Pre-flight repair of an edit; the harness JSON with the rewritten input, or `{}`."""
     from slmactor.hooks.preflight import run
 
-    opened: list[str] = []
+    foreseen: list[tuple[str, str, str]] = []
 
     def advise(tool: str, message: str, args: str) -> dict[str, Any] | None:
-        answer = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": tool,
-                                           "message": message, "args": args, "model": model})
+        # A failure foreseen, not had: looked up without opening it in working memory (the
+        # call may still run unchanged, and fail on its own terms, which its tool event records).
+        answer = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": tool, "message": message,
+                                           "args": args, "model": model, "open": False})
         if not isinstance(answer, dict):
             return None
         fp = answer.get("fingerprint")
         if isinstance(fp, dict) and isinstance(fp.get("id"), str) and fp["id"]:
-            opened.append(fp["id"])  # evolve.on_failure opened it in the run's working memory
+            foreseen.append((fp["id"], tool, message))
         return answer
 
     outcome = run(hook.format, hook.event, payload, project, advise)
@@ -217,8 +219,9 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
         entry = outcome.entry
         note(ledger, {**entry, "at": time.time(), "path": relative(entry["path"], project)})
         warn(outcome.reason)
-        for key in opened:
-            # The failure never happens: working memory shows it as already fixed, not open.
+        for key, tool, message in foreseen:
+            # The rewrite avoided it: working memory shows it as fixed before it happened.
+            ask("fail", {"run_id": hook.run_id, "key": key, "tool": tool, "message": message})
             ask("resolve", {"run_id": hook.run_id, "key": key,
                             "resolution": f"rewritten before the call ({entry['transform']})",
                             "resolved_by": f"rule:{entry['rule_id']}" if entry["rule_id"] else "preflight"})

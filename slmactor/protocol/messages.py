@@ -669,6 +669,9 @@ class EvolveOnFailure(Message):
     model: str = ""
     #: The failed call's arguments as JSON text.
     args: str = ""
+    #: False for a failure foreseen before the call ran (pre-flight): the repair is looked up,
+    #: nothing is opened in working memory — the call may still run and fail on its own terms.
+    open: bool = True
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
