@@ -194,8 +194,5 @@ def test_each_failed_call_is_one_failure_through_the_shell(sessions: Sessions) -
     assert failure_tools(sessions, LOCAL_MODEL) == ["apply_patch", "bash"]
 
 
-@pytest.mark.xfail(strict=True, reason="one failed freeform apply_patch gives two failure "
-                   "records (one with the absolute path and the missing lines, one with the "
-                   "relative path and none): same fingerprint, not merged")
 def test_each_failed_call_is_one_failure_with_the_patch_tool(sessions: Sessions) -> None:
     assert failure_tools(sessions, KNOWN_MODEL) == ["apply_patch", "bash"]
