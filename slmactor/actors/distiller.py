@@ -51,6 +51,7 @@ from slmactor.protocol.messages import (
     FactList,
     FactObserve,
     FactRefute,
+    FactTrust,
     GraphForget,
     LatencyObserve,
     LatencySeed,
@@ -181,7 +182,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         layout = ProjectLayout(root)
         return _Project(
             root,
-            FactStore.for_project(layout, self.warnings, now=self.now),
+            FactStore.for_project(layout, self.warnings, now=self.now, key=self.memory_key),
             LessonStore(
                 layout.memory_md,
                 self.user.memory_md,
@@ -344,7 +345,25 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         project = self._project(msg)
         now = self.now()
         facts = project.facts.book.ranked(now, msg.kind)
-        return {"facts": [{**f.to_dict(), "score": round(f.score(now), 6)} for f in facts]}
+        return {"facts": [{**f.to_dict(), "score": round(f.score(now), 6), "verified": f.verified}
+                          for f in facts]}
+
+    @handles(FactTrust)
+    async def fact_trust(self, msg: FactTrust) -> dict[str, Any]:
+        """The facts a project file brought unsigned (whole, for the user to review); with
+        `adopt`, take those named (or all) as the user's own and save them signed."""
+        project = self._project(msg)
+        book = project.facts.book
+        if msg.adopt:
+            if self.memory_key is None:
+                raise RequestError(ErrorCode.STORE_ERROR, "no signing key: nothing can be adopted")
+            adopted = book.adopt(None if msg.every else msg.ids)
+            if adopted:
+                await self._saved(project.facts, self._changed(project.facts, project.root))
+        else:
+            adopted = []
+        return {"unverified": [f.to_dict() for f in book.unverified()],
+                "adopted": [f.id for f in adopted]}
 
     # ---------------------------------------------------------------- lessons
 

@@ -20,7 +20,6 @@ from the user store's `MEMORY.md`, joined by a blank line.
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -44,7 +43,10 @@ from slmactor.stores.base.fsutil import (
     write_all,
 )
 from slmactor.stores.base.markdown import read_text
+from slmactor.stores.base.signing import KEY_NAME, load_signing_key
 from slmactor.stores.base.warnings import WarningLog
+
+__all__ = ["KEY_NAME", "LessonFile", "LessonStore", "global_read_paths", "load_signing_key"]
 
 MAX_MEMORY_BYTES = 256 * 1024
 READ_CAP_BYTES = 1024 * 1024
@@ -195,35 +197,3 @@ class LessonStore:
             block = global_block(title.strip() or "Lessons", render_markdown(clean), self._now())
             self.global_.append(block)
         return clean
-
-
-#: The user's key that signs the bullets this daemon writes (`~/.slmcode/.memory-key`, 0600).
-KEY_NAME = ".memory-key"
-
-
-def load_signing_key(home: Path) -> bytes:
-    """The user's memory-signing key, created (32 random bytes, mode 0600) on first use.
-    Raises OSError when the home cannot be read or written."""
-    path = Path(home) / KEY_NAME
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        os.makedirs(path.parent, mode=0o700, exist_ok=True)
-        key = secrets.token_hex(32).encode()
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            return load_signing_key(home)  # created meanwhile: read that one
-        try:
-            os.write(fd, key)
-        finally:
-            os.close(fd)
-        return key
-    try:
-        key = os.read(fd, 256).strip()
-    finally:
-        os.close(fd)
-    if len(key) < 32:
-        raise OSError(f"{path} holds no usable key; remove it to make a new one")
-    return key
