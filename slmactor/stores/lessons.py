@@ -132,7 +132,7 @@ class LessonFile:
         os.chmod(self.path, mode)
         if len(trimmed) > self.max_bytes:
             self.warnings.warn(f"{self.path.name} is over {self.max_bytes} bytes with its "
-                               "hand-written text alone; that text is never trimmed", self._now())
+                               "hand-written text alone; that text is never trimmed", self._now(), self.path)
 
     def delete(self) -> None:
         try:

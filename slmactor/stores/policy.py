@@ -69,11 +69,11 @@ class PolicyStore:
         data = self._doc.load()
         if data is None:
             if existed:
-                self.warnings.warn(UNREADABLE_WARNING, self._now())
+                self.warnings.warn(UNREADABLE_WARNING, self._now(), self._doc.path)
             return Policy(self._priors, change=self._change)
         policy, problems = policy_from_dict(data, priors=self._priors, change=self._change)
         for problem in problems:
-            self.warnings.warn(f"policy.json: {problem}", self._now())
+            self.warnings.warn(f"policy.json: {problem}", self._now(), self._doc.path)
         return policy
 
     def sync(self) -> bool:

@@ -122,7 +122,8 @@ class JsonDoc:
             if exc.errno in (errno.EACCES, errno.EPERM):
                 self._set_aside("unreadable (permission denied)")
             else:
-                self.warnings.warn(f"{self.path.name} could not be read: {exc.strerror}", self._now())
+                self.warnings.warn(f"{self.path.name} could not be read: {exc.strerror}", self._now(),
+                                   self.path)
             return None
         if raw is None:
             return None
@@ -140,7 +141,8 @@ class JsonDoc:
     def _set_aside(self, why: str) -> None:
         """Quarantine the document, or only warn when this store is read-only (S-18.5)."""
         if self.read_only:
-            self.warnings.warn(f"{self.path.name} {why}; left in place (read-only)", self._now())
+            self.warnings.warn(f"{self.path.name} {why}; left in place (read-only)", self._now(),
+                               self.path)
         else:
             quarantine(self.path, self.warnings, self._now(), why)
 

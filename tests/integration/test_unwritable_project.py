@@ -1,0 +1,93 @@
+"""A project whose store cannot be written — `.slmcode` is a regular file, or the project is
+read-only — follows one rule for every store (docs/DURABILITY.md, SPEC S-7.1): each write is
+refused with STORE_ERROR naming the path, nothing is acknowledged from memory; reads never
+fail and find nothing stored; `status` is degraded with the project named, and its warnings name the project too."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from slmactor.client import RequestFailed
+from slmactor.protocol import ErrorCode
+from slmactor.protocol.messages import (
+    EpisodeAppend,
+    EpisodeRecent,
+    EvolveLearn,
+    FactList,
+    FactObserve,
+    LessonAdd,
+    MemoryRecall,
+    PolicyUpdate,
+)
+from slmactor.testing import DaemonProcess
+
+CANDIDATE = {"fingerprint": "fp_0123456789ab", "class": "timeout", "tool": "bash",
+             "repair": {"kind": "action", "action": "backoff_retry", "guidance": "Wait, retry."}}
+WRITES: list[Any] = [
+    FactObserve(kind="gotcha", subject="tz", text="tests need TZ=UTC"),
+    EpisodeAppend(episode={"query": "fix the parser bug", "success": True}),
+    LessonAdd(lessons=[{"kind": "convention", "text": "Run make lint first"}]),
+    EvolveLearn(candidates=[CANDIDATE]),
+    PolicyUpdate(decision="edit_format", arm="diff", outcome={"success": True},
+                 scope="project"),
+]
+
+
+def _refused(daemon: DaemonProcess, blocked: Path) -> dict[str, Any]:
+    """Every write is refused naming `blocked` (or a path under it); status is returned."""
+    with daemon.client(timeout=30) as client:
+        for message in WRITES:
+            with pytest.raises(RequestFailed) as caught:
+                client.ask(message)
+            assert caught.value.code == ErrorCode.STORE_ERROR, (message.KIND, caught.value)
+            assert str(blocked) in str(caught.value), (message.KIND, str(caught.value))
+        # Reads never fail; nothing refused was stored (a refused fact stays pending for the
+        # retry loop, so this daemon may still list it until it is dropped or written).
+        assert client.ask(EpisodeRecent(n=5))["total"] == 0
+        assert isinstance(client.ask(FactList())["facts"], list)
+        assert client.ask(MemoryRecall(query="parser bug"))["hits"] == []
+        status: dict[str, Any] = client.status()
+    return status
+
+
+def _named(status: dict[str, Any], project: Path) -> None:
+    assert status["health"] == "degraded"
+    assert any(f["project"] == str(project) for f in status["store_faults"]), status["store_faults"]
+    about = [w for w in status["warnings"] if w.get("project")]
+    assert about and all(w["project"] == str(project) for w in about)
+
+
+def test_slmcode_as_a_file_refuses_every_write(daemon: DaemonProcess) -> None:
+    blocker = daemon.project / ".slmcode"
+    blocker.write_text("a file where the store directory should be\n")
+    status = _refused(daemon, blocker)
+    _named(status, daemon.project)
+    assert blocker.read_text().startswith("a file")
+
+
+@pytest.fixture
+def immutable(daemon: DaemonProcess) -> Iterator[Path]:
+    """The project directory made immutable (`chattr +i`): read-only even for root."""
+    if shutil.which("chattr") is None:
+        pytest.skip("chattr is not available")
+    made = subprocess.run(["chattr", "+i", str(daemon.project)], capture_output=True, check=False)
+    if made.returncode != 0:
+        pytest.skip(f"this file system cannot make a directory immutable: {made.stderr!r}")
+    try:
+        yield daemon.project
+    finally:
+        subprocess.run(["chattr", "-i", str(daemon.project)], check=False)
+
+
+def test_a_read_only_project_degrades_status_naming_it(daemon: DaemonProcess,
+                                                       immutable: Path) -> None:
+    status = _refused(daemon, immutable / ".slmcode")
+    _named(status, immutable)
+    assert json.dumps(status).count(str(immutable)) >= 2
