@@ -64,7 +64,7 @@ from slmactor.protocol.messages import (
 from slmactor.runtime.actor import Actor, ActorDead, handles, store_failure
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.markdown import write_markdown
 from slmactor.stores.base.project_lock import claim_project_store
@@ -77,6 +77,8 @@ if TYPE_CHECKING:  # the run-report logic loads with the first run.finish, not b
     from slmactor.logic.loop.run_report import RunReport
     from slmactor.stores.regressions import RegressionStore
 
+#: A pending journal: `{"at", "summary", "report": {...}, "request_id"}`.
+JOURNAL_SHAPE = Shape("report", dict)
 #: Finished run ids remembered for de-duplicating client retries.
 MAX_REMEMBERED_RUNS = 256
 #: Step failures that pass (a full disk, a busy or restarting actor): the journal is kept and
@@ -251,11 +253,11 @@ class ReflectorActor(Actor):
         for path in sorted(directory.glob("fin_*.json")):
             if path in self._inflight:
                 continue
-            doc = JsonDoc(path, self.warnings, now=self.now)
+            # A journal of the wrong shape is quarantined (`.corrupt`, with a warning) by the
+            # doc itself, never deleted unread.
+            doc = JsonDoc(path, self.warnings, now=self.now, shape=JOURNAL_SHAPE)
             data = doc.load()
-            if not isinstance(data, dict) or not isinstance(data.get("report"), dict):
-                if doc.exists():
-                    doc.delete()
+            if not isinstance(data, dict):
                 continue
             at = data.get("at")
             when = float(at) if isinstance(at, (int, float)) else self.now()

@@ -26,7 +26,7 @@ from slmactor.logic.loop.regressions import MAX_CHECKS, Check, CheckResult
 from slmactor.logic.text.redact import redact_obj
 from slmactor.logic.text.trust import signed, verified
 from slmactor.stores.base.confined import observe
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.base.watched import Signature, signature
 
@@ -50,7 +50,8 @@ class RegressionStore:
         self.cap = cap
         self._key = key
         self._now = now
-        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now)
+        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now,
+                            shape=Shape("checks", list, bare=True))
         # The file as this store last read or wrote it (see `sync`).
         self._seen: Signature = None
         self._checks: list[Check] = self._read()

@@ -8,7 +8,8 @@ repair always come from the code, so an upgraded seed text reaches old stores.  
 from the file just re-merges it; `"retired": true` disables it, and stays disabled.
 
 Documents are `{"version": 1, "rules": [...]}`; a bare list (older files) is read too.  A corrupt
-file is moved to `rules.json.corrupt` by `JsonDoc` with a warning and ignored: the seeds still work.
+file, or one of the wrong shape (`"rules": "not a list"`), is moved to `rules.json.corrupt` by
+`JsonDoc` with a warning and ignored: the seeds still work.
 
 Trust: every project-file entry is written with `sig` under the user's key
 (`slmactor.logic.text.trust`). An entry without a valid one — a rules.json a repository brought,
@@ -37,7 +38,7 @@ from slmactor.logic.evolve.rules import Rule, RuleBook
 from slmactor.logic.text.redact import redact_obj
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.logic.text.trust import signed, unsigned, verified
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.base.watched import Signature, signature
 
@@ -77,10 +78,11 @@ class RuleStore:
         self._now = now
         self._seeds = seeds
         self._key = key
-        self._project = JsonDoc(Path(project_path), warnings, read_only=read_only, now=now) \
-            if project_path is not None else None
-        self._user = JsonDoc(Path(user_path), warnings, read_only=read_only, now=now) \
-            if user_path is not None else None
+        shape = Shape("rules", list, bare=True)
+        self._project = JsonDoc(Path(project_path), warnings, read_only=read_only, now=now,
+                                shape=shape) if project_path is not None else None
+        self._user = JsonDoc(Path(user_path), warnings, read_only=read_only, now=now,
+                             shape=shape) if user_path is not None else None
         self.book = RuleBook()
         self._user_sig: tuple[int, int, int] | None = None
         # The project file as this store last read or wrote it: a file deleted by hand
