@@ -191,7 +191,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
                 now=self.now,
                 signing_key=self.memory_key,
             ),
-            PolarLessonStore(layout.lessons, self.warnings, now=self.now),
+            PolarLessonStore(layout.lessons, self.warnings, now=self.now, key=self.memory_key),
             PhaseBudgetStore(layout.phase_budgets, self.warnings, now=self.now),
         )
 
@@ -354,16 +354,22 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         `adopt`, take those named (or all) as the user's own and save them signed."""
         project = self._project(msg)
         book = project.facts.book
+        ids = None if msg.every else msg.ids
+        adopted: list[Any] = []
+        lessons: list[Any] = []
         if msg.adopt:
             if self.memory_key is None:
                 raise RequestError(ErrorCode.STORE_ERROR, "no signing key: nothing can be adopted")
-            adopted = book.adopt(None if msg.every else msg.ids)
+            adopted = book.adopt(ids)
             if adopted:
                 await self._saved(project.facts, self._changed(project.facts, project.root))
-        else:
-            adopted = []
+            lessons = await self._write_polar(project, project.polar.trust, ids)
+        pending = await self._store_op(project, project.polar.unverified)
         return {"unverified": [f.to_dict() for f in book.unverified()],
-                "adopted": [f.id for f in adopted]}
+                "adopted": [f.id for f in adopted],
+                # The project's do/don't lessons (lessons.jsonl), by the same rule.
+                "lessons": {"unverified": [{"id": le.id, **le.to_dict()} for le in pending],
+                            "adopted": [le.id for le in lessons]}}
 
     # ---------------------------------------------------------------- lessons
 

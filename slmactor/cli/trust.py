@@ -1,13 +1,13 @@
 """`slmactor trust [--list | --all | ID …]`: review and adopt what a repository brought.
 
-A project store can arrive with the repository (a committed `.slmcode/`): repair rules, facts
-and regression checks nobody on this machine learned. The daemon never applies them, labels
+A project store can arrive with the repository (a committed `.slmcode/`): repair rules, facts,
+do/don't lessons and regression checks nobody on this machine learned. The daemon never applies them, labels
 them "unverified repository content" wherever a model sees them and withholds their commands.
 This command is how the user takes them as their own:
 
 * `slmactor trust` / `--list` shows every unverified record whole — commands included, so the
   user can read what they would adopt — grouped by kind, with its id;
-* `slmactor trust ID …` adopts the named records (a rule, fact or check id);
+* `slmactor trust ID …` adopts the named records (a rule, fact, lesson or check id);
 * `slmactor trust --all` adopts every one.
 
 Adopting signs the records with the user's key; from then on they are used like learned ones.
@@ -21,7 +21,8 @@ from typing import Any
 from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext, exit_code_for
 
 #: (label, reply key of the listed records) per trust message, in the order shown.
-SECTIONS = (("rules", "repair rules"), ("facts", "facts"), ("regressions", "regression checks"))
+SECTIONS = (("rules", "repair rules"), ("facts", "facts"), ("lessons", "do/don't lessons"),
+            ("regressions", "regression checks"))
 
 
 def register(sub: Any) -> None:
@@ -53,6 +54,9 @@ def _describe(kind: str, record: dict[str, Any]) -> str:
                 + f"; guidance: {repair.get('guidance', '')}")
     if kind == "facts":
         return f"[{record.get('kind', '')}] {record.get('subject', '')}: {record.get('text', '')}"
+    if kind == "lessons":
+        return (f"[{record.get('polarity', '')}] when {record.get('trigger', '')}: "
+                f"{record.get('fix', '')}")
     what = record.get("command") or f"{record.get('path', '')} ∋ {record.get('substring', '')}"
     return f"[{record.get('kind', '')}] {what}"
 
@@ -87,6 +91,7 @@ def cmd_trust(ctx: CliContext) -> int:
         with ctx.client() as client:
             for key, message in _messages(list(args.ids), bool(args.all), adopt):
                 result[key] = client.ask(message)
+        result["lessons"] = result["facts"].pop("lessons", {})  # answered with the facts
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
