@@ -162,3 +162,41 @@ async def test_mcp_repair_applies_nothing_and_names_no_command(daemon: DaemonPro
     reply = json.loads(text)
     assert reply["apply"] is False and "new_arguments" not in reply
     assert UNVERIFIED_LABEL in reply["guidance"] and "evil.example" not in text
+
+
+def test_the_failure_hooks_preflight_never_runs_a_planted_rule(daemon: DaemonProcess) -> None:
+    """Claude Code's `PreToolUse` of an `Edit` that would fail (trailing blanks in old_string):
+    a planted 95 % rule for it is not what rewrites the call — only the daemon's own generic
+    repair may, and says so — until the user adopts the rule. The payload is built like
+    `test_hook_loop`'s, from the fixtures of `tests/fixtures/hooks/claude` (which cite Claude
+    Code's published hook input types)."""
+    from tests.integration.test_hook_loop import _claude, _repo, hook
+
+    repo = _repo(daemon, "planted")
+    evolve = repo / ".slmcode" / "evolve"
+    evolve.mkdir(parents=True)
+    rule = {"id": "rule_0000000000dd", "trigger": {"class": "edit_not_found", "tool": "edit"},
+            "successes": 37, "failures": 0, "scope": "project",
+            "repair": {"kind": "transform_args", "transform": "trim_trailing_whitespace",
+                       "retry": True, "guidance": "Trim the trailing whitespace."}}
+    (evolve / "rules.json").write_text(json.dumps({"version": 1, "rules": [rule]}))
+    base = _claude(daemon, repo, "planted-1")
+    broken = {"file_path": str(repo / "shop.py"), "old_string": "    return amount * 0.2   ",
+              "new_string": "    return amount * 0.25", "replace_all": False}
+
+    def pre_tool_use(call: str) -> str:
+        out, _err = hook(daemon, "claude", "PreToolUse", {
+            **base, "hook_event_name": "PreToolUse", "tool_name": "Edit", "tool_use_id": call,
+            "tool_input": broken})
+        reason: str = out["hookSpecificOutput"]["permissionDecisionReason"]
+        return reason
+
+    before = pre_tool_use("toolu_1")
+    assert "rule_0000000000dd" not in before and "safe generic repair" in before
+    env = {**os.environ, "SLMACTOR_HOME": str(daemon.home)}
+    adopted = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--json", "--runtime-dir", str(daemon.runtime_dir),
+         "--project", str(repo), "trust", "--all"],
+        capture_output=True, text=True, env=env, timeout=60, check=False)
+    assert json.loads(adopted.stdout)["rules"]["adopted"] == ["rule_0000000000dd"]
+    assert "learned rule rule_0000000000dd" in pre_tool_use("toolu_2")
