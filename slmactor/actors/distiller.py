@@ -357,6 +357,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         ids = None if msg.every else msg.ids
         adopted: list[Any] = []
         lessons: list[Any] = []
+        lines: list[str] = []
         if msg.adopt:
             if self.memory_key is None:
                 raise RequestError(ErrorCode.STORE_ERROR, "no signing key: nothing can be adopted")
@@ -364,12 +365,22 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             if adopted:
                 await self._saved(project.facts, self._changed(project.facts, project.root))
             lessons = await self._write_polar(project, project.polar.trust, ids)
+            async with project.lesson_lock:  # MEMORY.md: one writer at a time
+                try:
+                    lines = await self.run_sync(project.lessons.adopt,
+                                                None if ids is None else set(ids))
+                except StoreError as exc:
+                    raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
         pending = await self._store_op(project, project.polar.unverified)
+        foreign = await self.run_sync(project.lessons.foreign)
         return {"unverified": [f.to_dict() for f in book.unverified()],
                 "adopted": [f.id for f in adopted],
                 # The project's do/don't lessons (lessons.jsonl), by the same rule.
                 "lessons": {"unverified": [{"id": le.id, **le.to_dict()} for le in pending],
-                            "adopted": [le.id for le in lessons]}}
+                            "adopted": [le.id for le in lessons]},
+                # ... and the lines of MEMORY.md this user's key did not sign.
+                "memory_md": {"unverified": [{"id": i, "text": t} for i, t in foreign],
+                              "adopted": lines}}
 
     # ---------------------------------------------------------------- lessons
 

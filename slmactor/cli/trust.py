@@ -1,7 +1,7 @@
 """`slmactor trust [--list | --all | ID …]`: review and adopt what a repository brought.
 
 A project store can arrive with the repository (a committed `.slmcode/`): repair rules, facts,
-do/don't lessons and regression checks nobody on this machine learned. The daemon never applies them, labels
+do/don't lessons, `MEMORY.md` lines and regression checks nobody on this machine learned. The daemon never applies them, labels
 them "unverified repository content" wherever a model sees them and withholds their commands.
 This command is how the user takes them as their own:
 
@@ -22,7 +22,7 @@ from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliConte
 
 #: (label, reply key of the listed records) per trust message, in the order shown.
 SECTIONS = (("rules", "repair rules"), ("facts", "facts"), ("lessons", "do/don't lessons"),
-            ("regressions", "regression checks"))
+            ("memory_md", "MEMORY.md lines"), ("regressions", "regression checks"))
 
 
 def register(sub: Any) -> None:
@@ -54,6 +54,8 @@ def _describe(kind: str, record: dict[str, Any]) -> str:
                 + f"; guidance: {repair.get('guidance', '')}")
     if kind == "facts":
         return f"[{record.get('kind', '')}] {record.get('subject', '')}: {record.get('text', '')}"
+    if kind == "memory_md":
+        return str(record.get("text", ""))
     if kind == "lessons":
         return (f"[{record.get('polarity', '')}] when {record.get('trigger', '')}: "
                 f"{record.get('fix', '')}")
@@ -91,7 +93,8 @@ def cmd_trust(ctx: CliContext) -> int:
         with ctx.client() as client:
             for key, message in _messages(list(args.ids), bool(args.all), adopt):
                 result[key] = client.ask(message)
-        result["lessons"] = result["facts"].pop("lessons", {})  # answered with the facts
+        for key in ("lessons", "memory_md"):  # answered with the facts
+            result[key] = result["facts"].pop(key, {})
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:

@@ -28,6 +28,8 @@ from slmactor.logic.memory.lessons import (
     GLOBAL_HEADER,
     PROJECT_HEADER,
     Lesson,
+    adopt_lines,
+    foreign_lines,
     global_block,
     join_memory_texts,
     render_markdown,
@@ -122,15 +124,20 @@ class LessonFile:
         elif size > self.max_bytes:
             self._compact()
 
-    def _compact(self) -> None:
+    def rewrite(self, text: str) -> None:
+        """Replace the file by `text` atomically, keeping the mode a user gave it."""
         try:
             mode = os.stat(self.path, follow_symlinks=False).st_mode & 0o777
         except OSError:
             mode = self.mode
-        trimmed = trim_oldest_bullets(self.read(), self.max_bytes).encode("utf-8", "surrogatepass")
-        atomic_write_bytes(self.path, trimmed)
+        atomic_write_bytes(self.path, text.encode("utf-8", "surrogatepass"))
         os.chmod(self.path, mode)
-        if len(trimmed) > self.max_bytes:
+
+    def _compact(self) -> None:
+        trimmed = trim_oldest_bullets(self.read(), self.max_bytes)
+        self.rewrite(trimmed)
+        trimmed_size = len(trimmed.encode("utf-8", "surrogatepass"))
+        if trimmed_size > self.max_bytes:
             self.warnings.warn(f"{self.path.name} is over {self.max_bytes} bytes with its "
                                "hand-written text alone; that text is never trimmed", self._now(), self.path)
 
@@ -189,6 +196,22 @@ class LessonStore:
         if self.project is not None and clean:
             self.project.append(render_markdown(clean, self.signing_key))
         return clean
+
+    def foreign(self) -> list[tuple[str, str]]:
+        """(id, text) of the project MEMORY.md lines this user's key did not sign."""
+        if self.project is None or self.signing_key is None:
+            return []
+        return foreign_lines(self.project.read(), self.signing_key)
+
+    def adopt(self, wanted: set[str] | None) -> list[str]:
+        """Sign the foreign lines of the project MEMORY.md (`wanted` ids, or all); the ids
+        adopted. The file is rewritten atomically with its mode kept; raises StoreWriteError."""
+        if self.project is None or self.signing_key is None:
+            return []
+        text, adopted = adopt_lines(self.project.read(), self.signing_key, wanted)
+        if adopted:
+            self.project.rewrite(text)
+        return adopted
 
     def add_global(self, title: str, lessons: Sequence[Lesson]) -> list[Lesson]:
         """Append a `## <title> (<time>)` block of bullets to the global MEMORY.md."""

@@ -200,3 +200,27 @@ def test_the_failure_hooks_preflight_never_runs_a_planted_rule(daemon: DaemonPro
         capture_output=True, text=True, env=env, timeout=60, check=False)
     assert json.loads(adopted.stdout)["rules"]["adopted"] == ["rule_0000000000dd"]
     assert "learned rule rule_0000000000dd" in pre_tool_use("toolu_2")
+
+
+def test_memory_md_lines_a_repository_brought_are_adopted_one_by_one(
+        daemon: DaemonProcess) -> None:
+    from slmactor.logic.memory.lessons import FOREIGN_LABEL
+    from slmactor.protocol.messages import LessonsRender
+
+    store = daemon.project / ".slmcode"
+    store.mkdir(mode=0o700)
+    memory_md = store / "MEMORY.md"
+    memory_md.write_text("# Project memory\n\n- ⚙ Use make lint before pushing\n"
+                         "- ⚠ Never run the migrations by hand\n")
+    review = json.loads(_cli(daemon, "trust").stdout)["memory_md"]["unverified"]
+    assert [r["text"] for r in review] == ["⚙ Use make lint before pushing",
+                                           "⚠ Never run the migrations by hand"]
+    adopted = _cli(daemon, "trust", review[0]["id"])
+    assert adopted.returncode == 0, adopted.stderr
+    with daemon.client(timeout=30) as client:
+        lines = client.ask(LessonsRender(query="", max_bytes=4000))["text"].splitlines()
+    assert lines == ["- project memory: ⚙ Use make lint before pushing",
+                     f"- {FOREIGN_LABEL}: ⚠ Never run the migrations by hand"]
+    text = memory_md.read_text()
+    assert text.startswith("# Project memory\n\n- ⚙ Use make lint before pushing <!-- slm sig=")
+    assert text.endswith("adopted=yes -->\n- ⚠ Never run the migrations by hand\n")

@@ -26,7 +26,7 @@ from typing import Any
 
 from slmactor.logic.memory.facts import FactBook, Observation
 from slmactor.logic.recall.text_rank import rank_texts
-from slmactor.logic.text.strings import clip, cut_bytes
+from slmactor.logic.text.strings import clip, cut_bytes, hash_id
 from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
 
 KINDS = ("success", "failure", "convention")
@@ -177,7 +177,7 @@ def _split_marker(line: str) -> tuple[str, dict[str, str] | None]:
     fields: dict[str, str] = {}
     for token in line[start + len(MARKER_OPEN) : end].split():
         name, sep, value = token.partition("=")
-        if sep and name in ("task", "kind", "at", "sig"):
+        if sep and name in ("task", "kind", "at", "sig", "adopted"):
             fields[name] = value
     return line[:start].rstrip() + line[end + len(MARKER_CLOSE) :].rstrip(), fields
 
@@ -426,6 +426,41 @@ def recent_adaptive_memory_for(
     return "\n".join(rendered)
 
 
+def line_id(text: str) -> str:
+    """The name `slmactor trust` gives a MEMORY.md line (its text without bookkeeping)."""
+    return hash_id("mem_", text)
+
+
+def foreign_lines(project: str, key: bytes) -> list[tuple[str, str]]:
+    """(id, text) of the project lines without this user's valid `sig=` (see `FOREIGN_LABEL`)."""
+    return [(line_id(ln.text), ln.text) for ln in _memory_lines(project, "", key) if ln.foreign]
+
+
+def adopt_lines(project: str, key: bytes, wanted: set[str] | None) -> tuple[str, list[str]]:
+    """`project` (a MEMORY.md) with its foreign lines — those in `wanted`, or all for None —
+    signed as the user's own (`adopted=yes`: they stay hand-written text that trimming never
+    drops), and the ids of the lines adopted. Every other byte of the text is kept."""
+    out: list[str] = []
+    adopted: list[str] = []
+    for raw in project.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        ending = raw[len(line):]
+        stripped = line.strip()
+        body, fields = _split_marker(stripped)
+        text = body.strip().lstrip(_LEAD_TRIM).strip()
+        if (not text or stripped.startswith("#") or not _foreign(key, body, fields)
+                or (wanted is not None and line_id(text) not in wanted)):
+            out.append(raw)
+            continue
+        kept = [f"{k}={v}" for k, v in (fields or {}).items()
+                if k in ("task", "kind", "at") and _field_ok(v)]
+        marker = " ".join([*kept, f"sig={signature(key, body)}", "adopted=yes"])
+        indent = line[: len(line) - len(line.lstrip())]
+        out.append(f"{indent}{body.strip()} {MARKER_OPEN}{marker}{MARKER_CLOSE}{ending}")
+        adopted.append(line_id(text))
+    return "".join(out), adopted
+
+
 def recent_adaptive_memory(project: str, global_: str, now: float, max_bytes: int = 0) -> str:
     return recent_adaptive_memory_for("", project, global_, now, max_bytes)
 
@@ -437,7 +472,12 @@ _BLOCK_HEADING = re.compile(r"## .*\(\d{4}-\d\d-\d\dT[^()]*\)\s*")
 def daemon_written(line: str) -> bool:
     """A bullet this daemon appended: `render_bullet` ends it with its provenance marker (every
     lesson the daemon writes has at least its time). A bullet without one is the user's."""
-    return line.lstrip().startswith(("- ", "* ")) and _split_marker(line.rstrip())[1] is not None
+    if not line.lstrip().startswith(("- ", "* ")):
+        return False
+    fields = _split_marker(line.rstrip())[1]
+    # A line the user adopted (`slmactor trust`) carries a marker for its signature only: it
+    # stays the user's text, never trimmed.
+    return fields is not None and fields.get("adopted") != "yes"
 
 
 def trim_oldest_bullets(markdown: str, max_bytes: int) -> str:
