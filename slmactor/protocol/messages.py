@@ -451,7 +451,8 @@ class FactList(Message):
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class FactTrust(Message):
-    """Facts a project file brought unsigned; `adopt` as in `evolve.trust`."""
+    """Facts, do/don't lessons and `MEMORY.md` lines a project store brought unsigned;
+    `adopt` as in `evolve.trust`."""
 
     KIND: ClassVar[Kind] = Kind.FACT_TRUST
     CAPS: ClassVar[dict[str, int]] = {"ids": 1024}
