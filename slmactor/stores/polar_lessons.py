@@ -34,7 +34,7 @@ from typing import Any
 from slmactor.logic.memory.budgets import PhaseOutcome, trim_history
 from slmactor.logic.memory.lesson_dedup import LessonBook
 from slmactor.logic.memory.polar_lessons import PolarLesson, lesson_from_record, prune
-from slmactor.logic.text.redact import redact, redact_obj
+from slmactor.logic.text.redact import redact
 from slmactor.logic.text.trust import signed, verified
 from slmactor.stores.base.jsonl import JsonlLog
 from slmactor.stores.base.warnings import WarningLog
@@ -151,11 +151,11 @@ class PolarLessonStore:
         self._file.mark()
 
     def _record(self, lesson: PolarLesson) -> dict[str, Any]:
+        # Its text fields are redacted already (`redact_lesson`), so the log's own redaction
+        # leaves the record as signed; were it ever to change one, the lesson would read back as
+        # unverified — the safe side — rather than cost a second redaction of every lesson.
         record = lesson.to_dict()
-        if not lesson.verified:
-            return record
-        clean = redact_obj(record)  # signed as stored
-        return signed(self._key, clean if isinstance(clean, dict) else record)
+        return signed(self._key, record) if lesson.verified else record
 
     def unverified(self) -> list[PolarLesson]:
         self.sync()
