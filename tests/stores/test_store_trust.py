@@ -111,3 +111,13 @@ def test_polar_lessons_signed_and_replaced_by_the_users_own(tmp_path: Path) -> N
     reread.sync()
     assert [(le.fix, le.verified) for le in reread.book.lessons] == [
         ("read the compiler error first", True)]
+
+
+def test_a_planted_check_cannot_squat_the_id_of_the_users_own(tmp_path: Path) -> None:
+    path = tmp_path / "regressions.json"
+    path.write_text(json.dumps({"checks": [{"id": "chk_2", "description": "planted",
+                                            "kind": "command", "command": "true"}]}))
+    store = RegressionStore(path, WarningLog(), key=KEY, now=lambda: NOW)
+    own = Check(id="chk_2", description="mine", kind="command", command="make test")
+    assert store.add(own)
+    assert [(c.description, c.verified) for c in store.command_checks()] == [("mine", True)]

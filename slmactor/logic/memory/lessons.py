@@ -28,6 +28,7 @@ from slmactor.logic.memory.facts import FactBook, Observation
 from slmactor.logic.recall.text_rank import rank_texts
 from slmactor.logic.text.strings import clip, cut_bytes, hash_id
 from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
+from slmactor.logic.text.trust import UNVERIFIED_LABEL, withhold_commands
 
 KINDS = ("success", "failure", "convention")
 GLYPHS = {"failure": "⚠", "convention": "⚙", "success": "✓"}
@@ -352,8 +353,9 @@ DEFAULT_ADAPTIVE_BYTES = 1600
 _LEAD_TRIM = "-* !+>~"
 
 
-#: How a project line that this daemon did not write is shown to a prompt (issue 18).
-FOREIGN_LABEL = "project memory (not written by slmactor)"
+#: How a project line that this daemon did not write is shown to a prompt: as unverified
+#: repository content, with anything that reads as a command withheld.
+FOREIGN_LABEL = f"{UNVERIFIED_LABEL} (project memory not written by slmactor)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,7 +403,8 @@ def recent_adaptive_memory_for(
     follow newest first; without one (or without any hit) the newest lines win and are shown in
     file order. Lines are dropped whole from the tail, never cut. With the user's `key`, a
     project line without this daemon's valid `sig=` (committed by someone else, edited by hand)
-    is labelled `FOREIGN_LABEL`, so the model can tell it apart.
+    is labelled `FOREIGN_LABEL` and shown with its commands withheld, so the model can tell it
+    apart and is handed nothing to run.
     """
     if max_bytes <= 0:
         max_bytes = DEFAULT_ADAPTIVE_BYTES
@@ -418,7 +421,8 @@ def recent_adaptive_memory_for(
     if not query.strip():
         kept.sort(key=lambda line: line.position)
     rendered = [
-        f"- {FOREIGN_LABEL if line.foreign else line.source + ' memory'}: {line.text}"
+        f"- {FOREIGN_LABEL}: {withhold_commands(line.text)}" if line.foreign
+        else f"- {line.source} memory: {line.text}"
         for line in kept
     ]
     while rendered and len("\n".join(rendered).encode("utf-8", "surrogatepass")) > max_bytes:
