@@ -41,7 +41,7 @@ from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.timefmt import SECONDS_PER_DAY, to_rfc3339
 from slmactor.stores.base.errors import RecordTooLarge, StoreError
 from slmactor.stores.base.fsutil import FileState, file_state
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.jsonl import JsonlLog
 from slmactor.stores.base.warnings import WarningLog
 
@@ -129,7 +129,7 @@ class EpisodeStore:
             )
             self._doc = JsonDoc(
                 self.directory / INDEX_NAME, warnings, redact=False, read_only=read_only,
-                max_bytes=INDEX_MAX_BYTES, now=now,
+                max_bytes=INDEX_MAX_BYTES, now=now, shape=Shape("entries", list),
             )
             self._load()
 

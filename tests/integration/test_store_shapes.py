@@ -12,6 +12,7 @@ import time
 from typing import Any
 
 from slmactor.protocol.messages import (
+    EpisodeRecent,
     EvolveRegressions,
     EvolveRules,
     FactList,
@@ -27,6 +28,7 @@ WRONG = {
     "evolve/regressions.json": {"version": 1, "checks": {"a": 1}},
     "evolve/pending/fin_0123456789ab.json": ["a journal that is a list"],
     "memory/facts.json": {"version": 1, "facts": "nope"},
+    "memory/episodes.index.json": {"version": 1, "entries": 7},
 }
 
 
@@ -41,6 +43,7 @@ def test_wrong_shaped_json_of_every_store_is_quarantined_with_a_warning(
         client.ask(PolicyWhy(decision="edit_format", scope="project"))
         client.ask(EvolveRegressions())
         client.ask(FactList())
+        client.ask(EpisodeRecent(n=3))
         status: dict[str, Any] = client.status()
     texts = [w["text"] for w in status["warnings"]]
     for name, data in WRONG.items():
