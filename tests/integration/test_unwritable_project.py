@@ -17,14 +17,18 @@ import pytest
 from slmactor.client import RequestFailed
 from slmactor.protocol import ErrorCode
 from slmactor.protocol.messages import (
+    BudgetsRecord,
     EpisodeAppend,
     EpisodeRecent,
     EvolveLearn,
     FactList,
     FactObserve,
     LessonAdd,
+    LessonsImport,
     MemoryRecall,
+    MetricsRecord,
     PolicyUpdate,
+    RunFinish,
 )
 from slmactor.testing import DaemonProcess
 
@@ -37,6 +41,12 @@ WRITES: list[Any] = [
     EvolveLearn(candidates=[CANDIDATE]),
     PolicyUpdate(decision="edit_format", arm="diff", outcome={"success": True},
                  scope="project"),
+    RunFinish(report={"run_id": "r1", "query": "q", "planned_tasks": 1, "completed_tasks": 1},
+              wait=True),
+    MetricsRecord(run={"run_id": "r2", "success": True}),
+    LessonsImport(lines=[json.dumps({"ts": 1.0, "type": "error_pattern", "trigger": "when x",
+                                     "fix": "do y"})]),
+    BudgetsRecord(phase="build", tags=["python"], task="t"),
 ]
 
 
