@@ -8,6 +8,7 @@ store, never in a project, and is created (32 random bytes, hex) on first use.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from pathlib import Path
@@ -17,23 +18,18 @@ KEY_NAME = ".memory-key"
 
 def load_signing_key(home: Path) -> bytes:
     """The user's signing key, created on first use. Raises OSError when the home cannot be
-    read or written, or holds something that is not a usable key."""
+    read or written, or holds something that is not a usable key.
+
+    Several actors load it at once when the daemon first starts: the key is written whole to a
+    private temp file and linked into place (`link` fails if another got there first, whose key
+    is then read), so nobody ever reads a half-written key."""
     path = Path(home) / KEY_NAME
     flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
     try:
         fd = os.open(path, flags)
     except FileNotFoundError:
-        os.makedirs(path.parent, mode=0o700, exist_ok=True)
-        key = secrets.token_hex(32).encode()
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            return load_signing_key(home)  # created meanwhile: read that one
-        try:
-            os.write(fd, key)
-        finally:
-            os.close(fd)
-        return key
+        _create(path)
+        fd = os.open(path, flags)
     try:
         key = os.read(fd, 256).strip()
     finally:
@@ -41,3 +37,20 @@ def load_signing_key(home: Path) -> bytes:
     if len(key) < 32:
         raise OSError(f"{path} holds no usable key; remove it to make a new one")
     return key
+
+
+def _create(path: Path) -> None:
+    os.makedirs(path.parent, mode=0o700, exist_ok=True)
+    temp = path.with_name(f".{path.name}.tmp-{secrets.token_hex(6)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        try:
+            os.write(fd, secrets.token_hex(32).encode())
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        with contextlib.suppress(FileExistsError):  # made meanwhile: that one is the key
+            os.link(temp, path)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)

@@ -71,3 +71,4 @@ def test_prose_stays_and_the_label_leads() -> None:
         "Re-read the file before editing it.")
     shown = shown_unverified("Strip the line numbers. Then run `make all`.")
     assert shown == f"{UNVERIFIED_LABEL}: Strip the line numbers. Then run {WITHHELD}."
+
