@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,13 @@ def test_slmcode_as_a_file_refuses_every_write(daemon: DaemonProcess) -> None:
     status = _refused(daemon, blocker)
     _named(status, daemon.project)
     assert blocker.read_text().startswith("a file")
+    shown = subprocess.run(
+        [sys.executable, "-m", "slmactor", "status", "--runtime-dir", str(daemon.runtime_dir)],
+        capture_output=True, text=True, env=daemon.env, timeout=60, check=False)
+    assert shown.returncode == 150, shown.stderr  # degraded
+    assert f"store fault (project {daemon.project}): " in shown.stdout
+    assert any(line.startswith("warning [") and f"(project {daemon.project}): " in line
+               for line in shown.stdout.splitlines()), shown.stdout
 
 
 @pytest.fixture
