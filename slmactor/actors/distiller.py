@@ -51,6 +51,7 @@ from slmactor.protocol.messages import (
     FactList,
     FactObserve,
     FactRefute,
+    FactTrust,
     GraphForget,
     LatencyObserve,
     LatencySeed,
@@ -181,7 +182,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         layout = ProjectLayout(root)
         return _Project(
             root,
-            FactStore.for_project(layout, self.warnings, now=self.now),
+            FactStore.for_project(layout, self.warnings, now=self.now, key=self.memory_key),
             LessonStore(
                 layout.memory_md,
                 self.user.memory_md,
@@ -190,7 +191,7 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
                 now=self.now,
                 signing_key=self.memory_key,
             ),
-            PolarLessonStore(layout.lessons, self.warnings, now=self.now),
+            PolarLessonStore(layout.lessons, self.warnings, now=self.now, key=self.memory_key),
             PhaseBudgetStore(layout.phase_budgets, self.warnings, now=self.now),
         )
 
@@ -344,7 +345,42 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
         project = self._project(msg)
         now = self.now()
         facts = project.facts.book.ranked(now, msg.kind)
-        return {"facts": [{**f.to_dict(), "score": round(f.score(now), 6)} for f in facts]}
+        return {"facts": [{**f.to_dict(), "score": round(f.score(now), 6), "verified": f.verified}
+                          for f in facts]}
+
+    @handles(FactTrust)
+    async def fact_trust(self, msg: FactTrust) -> dict[str, Any]:
+        """The facts a project file brought unsigned (whole, for the user to review); with
+        `adopt`, take those named (or all) as the user's own and save them signed."""
+        project = self._project(msg)
+        book = project.facts.book
+        ids = None if msg.every else msg.ids
+        adopted: list[Any] = []
+        lessons: list[Any] = []
+        lines: list[str] = []
+        if msg.adopt:
+            if self.memory_key is None:
+                raise RequestError(ErrorCode.STORE_ERROR, "no signing key: nothing can be adopted")
+            adopted = book.adopt(ids)
+            if adopted:
+                await self._saved(project.facts, self._changed(project.facts, project.root))
+            lessons = await self._write_polar(project, project.polar.trust, ids)
+            async with project.lesson_lock:  # MEMORY.md: one writer at a time
+                try:
+                    lines = await self.run_sync(project.lessons.adopt,
+                                                None if ids is None else set(ids))
+                except StoreError as exc:
+                    raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+        pending = await self._store_op(project, project.polar.unverified)
+        foreign = await self.run_sync(project.lessons.foreign)
+        return {"unverified": [f.to_dict() for f in book.unverified()],
+                "adopted": [f.id for f in adopted],
+                # The project's do/don't lessons (lessons.jsonl), by the same rule.
+                "lessons": {"unverified": [{"id": le.id, **le.to_dict()} for le in pending],
+                            "adopted": [le.id for le in lessons]},
+                # ... and the lines of MEMORY.md this user's key did not sign.
+                "memory_md": {"unverified": [{"id": i, "text": t} for i, t in foreign],
+                              "adopted": lines}}
 
     # ---------------------------------------------------------------- lessons
 

@@ -40,6 +40,7 @@ from slmactor.protocol.messages import (
 )
 from slmactor.runtime.actor import Actor, handles, store_failure
 from slmactor.runtime.projects import ProjectCache
+from slmactor.stores.base import health
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
 
@@ -189,24 +190,28 @@ class RecallActor(Actor):
             try:
                 await self.run_sync(ProjectLayout(root).ensure)
             except (OSError, StoreError) as exc:
-                self._keep_in_memory(store, root, exc)
+                raise self._unwritable(root, exc) from None
         try:
             stored, added = await self._call(store, store.append, episode)
         except RequestError:
             if store.in_memory or ProjectLayout(root).memory_dir.is_dir():
                 raise  # a write error of a usable directory (disk full): nothing acknowledged
-            self._keep_in_memory(store, root, "the memory directory is gone and cannot be made")
-            stored, added = await self._call(store, store.append, episode)
+            raise self._unwritable(root, "the memory directory is gone and cannot be made") \
+                from None
         if added:
             self.ctx.stats.extra["episodes_appended"] += 1
         return {"added": added, "id": stored.id, "episode": stored.to_dict()}
 
-    def _keep_in_memory(self, store: EpisodeStore, root: Path, why: object) -> None:
-        """Degrade like the other layers do: keep serving from memory, and say so in status."""
-        store.keep_in_memory()
+    def _unwritable(self, root: Path, why: object) -> RequestError:
+        """The one rule of every store whose directory cannot be made (`.slmcode` is a file,
+        the project is read-only): the write is refused with the path and the reason — never
+        acknowledged from memory — and `status` is degraded with the project named."""
         reason = why.strerror if isinstance(why, OSError) and why.strerror else str(why)
-        self.warn(f"episodes of {root} are kept in memory only (not saved): cannot create "
-                  f"{ProjectLayout(root).memory_dir}: {reason}")
+        directory = ProjectLayout(root).memory_dir
+        text = f"episode not saved: cannot create {directory}: {reason}"
+        health.dir_failed(directory, text)
+        self.warn(text)
+        return RequestError(ErrorCode.STORE_ERROR, text)
 
     @handles(EpisodeGet)
     async def get(self, msg: EpisodeGet) -> dict[str, Any]:

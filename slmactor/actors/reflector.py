@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anyio
 
 from slmactor.logic.text.strings import hash_id
+from slmactor.logic.text.trust import UNVERIFIED_LABEL, WITHHELD
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
     EpisodeAppend,
@@ -55,6 +56,7 @@ from slmactor.protocol.messages import (
     PolicyForget,
     PolicyUpdate,
     ProcedureObserve,
+    RegressionsTrust,
     RunFinish,
     WorkingMirror,
     WorkingSnapshot,
@@ -62,10 +64,11 @@ from slmactor.protocol.messages import (
 from slmactor.runtime.actor import Actor, ActorDead, handles, store_failure
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.markdown import write_markdown
 from slmactor.stores.base.project_lock import claim_project_store
+from slmactor.stores.base.signing import load_signing_key
 from slmactor.stores.pending_projects import PendingProjects
 
 if TYPE_CHECKING:  # the run-report logic loads with the first run.finish, not before READY
@@ -74,6 +77,8 @@ if TYPE_CHECKING:  # the run-report logic loads with the first run.finish, not b
     from slmactor.logic.loop.run_report import RunReport
     from slmactor.stores.regressions import RegressionStore
 
+#: A pending journal: `{"at", "summary", "report": {...}, "request_id"}`.
+JOURNAL_SHAPE = Shape("report", dict)
 #: Finished run ids remembered for de-duplicating client retries.
 MAX_REMEMBERED_RUNS = 256
 #: Step failures that pass (a full disk, a busy or restarting actor): the journal is kept and
@@ -129,6 +134,11 @@ class ReflectorActor(Actor):
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
+        try:
+            self.key: bytes | None = await self.run_sync(load_signing_key, self.ctx.settings.home)
+        except OSError as exc:
+            self.key = None
+            self.warn(f"signing key unavailable ({exc}); regression checks are not checked")
         self.stores: ProjectCache[RegressionStore] = ProjectCache(
             self._open, self._close, self.ctx.settings.max_open_projects
         )
@@ -204,7 +214,8 @@ class ReflectorActor(Actor):
     def _open(self, root: Path) -> RegressionStore:
         from slmactor.stores.regressions import RegressionStore
 
-        store = RegressionStore(ProjectLayout(root).regressions, self.warnings, now=self.now)
+        store = RegressionStore(ProjectLayout(root).regressions, self.warnings, now=self.now,
+                                key=self.key)
         self._recover(root)
         return store
 
@@ -242,11 +253,11 @@ class ReflectorActor(Actor):
         for path in sorted(directory.glob("fin_*.json")):
             if path in self._inflight:
                 continue
-            doc = JsonDoc(path, self.warnings, now=self.now)
+            # A journal of the wrong shape is quarantined (`.corrupt`, with a warning) by the
+            # doc itself, never deleted unread.
+            doc = JsonDoc(path, self.warnings, now=self.now, shape=JOURNAL_SHAPE)
             data = doc.load()
-            if not isinstance(data, dict) or not isinstance(data.get("report"), dict):
-                if doc.exists():
-                    doc.delete()
+            if not isinstance(data, dict):
                 continue
             at = data.get("at")
             when = float(at) if isinstance(at, (int, float)) else self.now()
@@ -490,7 +501,9 @@ class ReflectorActor(Actor):
         by_id = {check.id: result for check, result in results}
         checks = []
         for check in store.checks():
-            row = check.to_dict()
+            row = {**check.to_dict(), "verified": check.verified}
+            if not check.verified:
+                row.update(command=_withheld(check.command), source=UNVERIFIED_LABEL)
             if check.id in by_id:
                 row["result"] = by_id[check.id].to_dict()
             checks.append(row)
@@ -505,6 +518,25 @@ class ReflectorActor(Actor):
             "failed": failed,
             "skipped": sum(1 for _c, res in results if res.status == "skipped"),
         }
+
+    @handles(RegressionsTrust)
+    async def trust(self, msg: RegressionsTrust) -> dict[str, Any]:
+        """The checks a project file brought unsigned (whole, for the user to review); with
+        `adopt`, take those named (or all) as the user's own and save them signed."""
+        store = self.stores.get(self.project_root(msg))
+        adopted: list[Any] = []
+        async with self._store_lock:
+            if msg.adopt:
+                if self.key is None:
+                    raise RequestError(ErrorCode.STORE_ERROR,
+                                       "no signing key: nothing can be adopted")
+                adopted = store.trust(None if msg.every else list(msg.ids))
+                try:
+                    await self.run_sync(store.save)
+                except StoreError as exc:
+                    raise RequestError(ErrorCode.STORE_ERROR, str(exc)) from exc
+            pending = await self.run_sync(store.unverified)
+        return {"unverified": [c.to_dict() for c in pending], "adopted": [c.id for c in adopted]}
 
     @staticmethod
     def _run_offline(store: RegressionStore, root: Path) -> list[tuple[Any, CheckResult]]:
@@ -538,3 +570,8 @@ class ReflectorActor(Actor):
             raise RequestError(ErrorCode.INTERNAL, f"reset failed for {', '.join(failed)}")
         outcome["failed"] = failed
         return outcome
+
+
+def _withheld(command: str) -> str:
+    """The command of an unverified check, as a listing shows it (`slmactor trust` shows it)."""
+    return WITHHELD if command else ""

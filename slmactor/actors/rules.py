@@ -3,7 +3,7 @@
 Owns: <project>/.slmcode/evolve/rules.json (one store per project) and ~/.slmcode/evolve/rules.json
 (user-scope rules, shared by every project's store; this actor is its only writer).
 Consumes: evolve.fingerprint, evolve.on_failure, evolve.resolved, evolve.observe, evolve.rules,
-evolve.learn, evolve.forget.
+evolve.learn, evolve.forget, evolve.trust.
 Emits (tells → working): `fail` with key = fingerprint id when a failure arrives, `resolve` when it
 is fixed.
 
@@ -15,6 +15,11 @@ call's by exactly one named transform, a rule carrying that transform is learned
 first success, so it applies on the next occurrence); a resolution by an existing rule binds the
 fingerprint to that rule.  Learning and outcomes are saved at once (a small atomic rewrite); a
 failed save is a warning, never a failed ask (memory failures never fail a run).
+
+A rule a project file brought without this user's signature (`Rule.verified` false) is answered
+as unverified repository content: never applied (no `new_args`), confidence 0, its guidance
+labelled and its commands withheld (also from the `repair` record); `evolve.trust` lists such
+rules and adopts them.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from slmactor.protocol.messages import (
     EvolveOnFailure,
     EvolveResolved,
     EvolveRules,
+    EvolveTrust,
     Fail,
     Resolve,
 )
@@ -41,6 +47,7 @@ from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
+from slmactor.stores.base.signing import load_signing_key
 
 if TYPE_CHECKING:  # the fingerprint and rule logic load with the first evolve ask
     from slmactor.logic.evolve.rules import Rule
@@ -56,6 +63,11 @@ class RulesActor(Actor):
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
+        try:
+            self.key: bytes | None = await self.run_sync(load_signing_key, self.ctx.settings.home)
+        except OSError as exc:
+            self.key = None
+            self.warn(f"signing key unavailable ({exc}); project rules are not checked")
         self.stores: ProjectCache[RuleStore] = ProjectCache(
             self._open, self._save_now, self.ctx.settings.max_open_projects)
         self._seen: OrderedDict[str, Fingerprint] = OrderedDict()
@@ -69,7 +81,7 @@ class RulesActor(Actor):
         from slmactor.stores.rules import RuleStore
 
         return RuleStore(ProjectLayout(root).rules, UserLayout(self.ctx.settings.home).user_rules,
-                         self.warnings, now=self.now)
+                         self.warnings, now=self.now, key=self.key)
 
     async def _save(self, store: RuleStore) -> None:
         """Write the store's changed files in a worker thread.
@@ -136,7 +148,7 @@ class RulesActor(Actor):
                                   "apply": False, "repair": None, "new_args": "",
                                   "reason": "no repair known for this failure yet",
                                   "exact": False, "confidence": 0.0, "guidance": "",
-                                  "seeded": False, "outcomes": 0}
+                                  "seeded": False, "outcomes": 0, "verified": True}
         if msg.args and json_cut_off(msg.args):
             # A call cut off mid-string or mid-structure: closing it would apply a shortened
             # argument as if the model had meant it. Nothing can repair it; it must be resent.
@@ -150,6 +162,10 @@ class RulesActor(Actor):
         if suggestion.proposed:
             rule = book.adopt(rule, self.now())  # so its outcomes teach it (issue 14)
         self._count("advice_found")
+        if not rule.verified:
+            advice.update(_unverified_advice(rule), found=True, reason=suggestion.reason(),
+                          exact=suggestion.exact)
+            return advice
         guidance = rule.repair.guidance
         if suggestion.ambiguous:
             guidance = (f"Several repairs fit this call ({', '.join(suggestion.ambiguous)}); "
@@ -222,7 +238,23 @@ class RulesActor(Actor):
     async def rules(self, msg: EvolveRules) -> dict[str, Any]:
         store = self._store(self.project_root(msg))
         rules = [r for r in store.book.all() if msg.include_all or _listed(r)]
-        return {"rules": [r.to_dict() for r in rules], "total": len(store.book.rules)}
+        return {"rules": [_shown(r) for r in rules], "total": len(store.book.rules)}
+
+    @handles(EvolveTrust)
+    async def trust(self, msg: EvolveTrust) -> dict[str, Any]:
+        """List the unverified rules (whole, for the user to review), or adopt them."""
+        store = self._store(self.project_root(msg))
+        pending = store.unverified()
+        if not msg.adopt:
+            return {"unverified": [r.to_dict() for r in pending], "adopted": []}
+        if self.key is None:
+            raise RequestError(ErrorCode.STORE_ERROR, "no signing key: nothing can be adopted")
+        wanted = None if msg.every else set(msg.ids)
+        adopted = store.trust(None if wanted is None else list(wanted))
+        if adopted:
+            await self._save(store)
+        return {"unverified": [r.to_dict() for r in store.unverified()],
+                "adopted": [r.id for r in adopted]}
 
     @handles(EvolveLearn)
     async def learn(self, msg: EvolveLearn) -> dict[str, Any]:
@@ -267,6 +299,38 @@ def _try_save(store: RuleStore) -> str:
     except (OSError, StoreError) as exc:
         return str(exc)
     return ""
+
+
+def _unverified_advice(rule: Rule) -> dict[str, Any]:
+    """What `evolve.on_failure` may say of a rule nobody here learned: labelled, never applied,
+    no command (the `repair` record keeps its kind and names, not its command or config)."""
+    from slmactor.logic.text.trust import shown_unverified
+
+    return {"rule_id": rule.id, "apply": False, "repair": _withheld_repair(rule), "new_args": "",
+            "confidence": 0.0, "guidance": shown_unverified(rule.repair.guidance),
+            "verified": False}
+
+
+def _withheld_repair(rule: Rule) -> dict[str, Any]:
+    from slmactor.logic.text.trust import WITHHELD, withhold_commands
+
+    repair = rule.repair.to_dict()
+    for name in ("command", "config_value"):
+        if repair.get(name):
+            repair[name] = WITHHELD
+    repair["guidance"] = withhold_commands(rule.repair.guidance)
+    return repair
+
+
+def _shown(rule: Rule) -> dict[str, Any]:
+    """A rule as `evolve.rules` lists it: unverified ones marked, their commands withheld
+    (`evolve.trust` shows them whole, for the user to review)."""
+    from slmactor.logic.text.trust import UNVERIFIED_LABEL
+
+    if rule.verified:
+        return {**rule.to_dict(), "verified": True}
+    return {**rule.to_dict(), "repair": _withheld_repair(rule), "verified": False,
+            "source": UNVERIFIED_LABEL}
 
 
 def _listed(rule: Rule) -> bool:

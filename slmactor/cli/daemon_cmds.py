@@ -152,7 +152,12 @@ def render_status(status: dict[str, Any]) -> str:
         f"events: {ev['received']} received, {ev['invalid']} invalid (dropped), "
         f"{ev['dropped_by_clients']} dropped by clients"
     )
-    lines.extend(f"warning [{w['actor']}]: {w['text']}" for w in status.get("warnings", [])[-5:])
+    for fault in status.get("store_faults", []):
+        where = f" (project {fault['project']})" if fault.get("project") else ""
+        lines.append(f"store fault{where}: {fault.get('dir', '')}: {fault.get('reason', '')}")
+    for w in status.get("warnings", [])[-5:]:
+        where = f" (project {w['project']})" if w.get("project") else ""
+        lines.append(f"warning [{w['actor']}]{where}: {w['text']}")
     return "\n".join(lines)
 
 

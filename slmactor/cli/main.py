@@ -37,7 +37,7 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
 #: commands of `daemon_cmds`, parsed without loading anything else
 DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})
 #: modules that add top-level commands (beside serve/start/stop/status)
-TOP_LEVEL = ["loop.demo", "service", "mcp"]
+TOP_LEVEL = ["loop.demo", "service", "mcp", "trust"]
 
 
 def _exists(module: str) -> bool:

@@ -56,6 +56,7 @@ class Kind(StrEnum):
     FACT_OBSERVE = "fact.observe"
     FACT_REFUTE = "fact.refute"
     FACT_LIST = "fact.list"
+    FACT_TRUST = "fact.trust"
     LESSON_ADD = "lesson.add"
     LESSONS_RENDER = "lessons.render"
     LESSONS_PARSE_REFLECTION = "lessons.parse_reflection"
@@ -82,6 +83,7 @@ class Kind(StrEnum):
     EVOLVE_RULES = "evolve.rules"
     EVOLVE_LEARN = "evolve.learn"
     EVOLVE_FORGET = "evolve.forget"
+    EVOLVE_TRUST = "evolve.trust"
     # policy learning and calibration
     POLICY_CHOOSE = "policy.choose"
     POLICY_UPDATE = "policy.update"
@@ -92,6 +94,7 @@ class Kind(StrEnum):
     # the loop: reflection, regressions, metrics
     RUN_FINISH = "run.finish"
     EVOLVE_REGRESSIONS = "evolve.regressions"
+    REGRESSIONS_TRUST = "regressions.trust"
     EVOLVE_RESET = "evolve.reset"
     METRICS_RECORD = "metrics.record"
     METRICS_SHOW = "metrics.show"
@@ -447,6 +450,18 @@ class FactList(Message):
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class FactTrust(Message):
+    """Facts, do/don't lessons and `MEMORY.md` lines a project store brought unsigned;
+    `adopt` as in `evolve.trust`."""
+
+    KIND: ClassVar[Kind] = Kind.FACT_TRUST
+    CAPS: ClassVar[dict[str, int]] = {"ids": 1024}
+    ids: list[str] = field(default_factory=list)
+    every: bool = False
+    adopt: bool = False
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class LessonAdd(Message):
     """Add lessons ({task_id, kind, text, at}) to MEMORY.md and the facts (S-8)."""
 
@@ -724,6 +739,18 @@ class EvolveForget(Message):
     KIND: ClassVar[Kind] = Kind.EVOLVE_FORGET
 
 
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class EvolveTrust(Message):
+    """Rules a project file brought without this user's signature (unverified repository
+    content); `adopt` signs the ones named in `ids` (every one with `every`)."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_TRUST
+    CAPS: ClassVar[dict[str, int]] = {"ids": 1024}
+    ids: list[str] = field(default_factory=list)
+    every: bool = False
+    adopt: bool = False
+
+
 # ---------------------------------------------------------------- policy learning and calibration
 
 
@@ -840,6 +867,17 @@ class EvolveRegressions(Message):
 
     KIND: ClassVar[Kind] = Kind.EVOLVE_REGRESSIONS
     run: bool = False
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class RegressionsTrust(Message):
+    """Regression checks a project file brought unsigned; `adopt` as in `evolve.trust`."""
+
+    KIND: ClassVar[Kind] = Kind.REGRESSIONS_TRUST
+    CAPS: ClassVar[dict[str, int]] = {"ids": 1024}
+    ids: list[str] = field(default_factory=list)
+    every: bool = False
+    adopt: bool = False
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

@@ -49,7 +49,7 @@ from slmactor.stores.base.project_lock import (
     UnsafeProjectStore,
     claim_project_store,
 )
-from slmactor.stores.base.warnings import WarningLog
+from slmactor.stores.base.warnings import STORE_DIR, WarningLog, project_in
 
 from .projects import project_problem
 from .router import Router, make_route
@@ -107,8 +107,8 @@ class ActorContext:
     stats: ActorStats
     #: Wall clock (epoch seconds); tests can pass a fake one.
     clock: Callable[[], float]
-    #: Store warnings shown by `status` (actor name, text).
-    warn: Callable[[str, str], None]
+    #: Store warnings shown by `status` (actor name, text, project).
+    warn: Callable[[str, str, str], None]
     #: Daemon-wide facts for the control actor (pid, endpoints, stop hook); opaque to others.
     daemon: Any = None
 
@@ -188,13 +188,18 @@ class Actor:
     def now(self) -> float:
         return self.ctx.clock()
 
-    def warn(self, text: str) -> None:
-        """Surface a store warning in `status` (corrupt file moved aside, index rebuilt, ...)."""
-        self.ctx.warn(self.name, text)
+    def warn(self, text: str, project: str | None = None) -> None:
+        """Surface a store warning in `status` (corrupt file moved aside, index rebuilt, ...),
+        with the project it is about (`project`, else the store path its text names)."""
+        if project is None:
+            project = project_in(text)
+        if project and os.path.join(project, STORE_DIR) == os.fspath(self.ctx.settings.home):
+            project = ""  # the user store (`~/.slmcode`) is nobody's project
+        self.ctx.warn(self.name, text, project)
 
     def store_warnings(self) -> WarningLog:
         """A `WarningLog` for this actor's stores whose warnings also reach `status`."""
-        return WarningLog(on_warn=self.warn)
+        return WarningLog(on_warn_in=self.warn)
 
     @staticmethod
     def project_root(msg: Message) -> Path:

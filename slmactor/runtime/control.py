@@ -83,8 +83,11 @@ class DaemonInfo:
         """End `actor`'s stall; one that has not begun yet ends as soon as it does."""
         self.stall_event(actor).set()
 
-    def warn(self, actor: str, text: str) -> None:
-        self.warnings.append({"actor": actor, "text": redact(text), "at": time.time()})
+    def warn(self, actor: str, text: str, project: str = "") -> None:
+        entry: dict[str, Any] = {"actor": actor, "text": redact(text), "at": time.time()}
+        if project:
+            entry["project"] = project
+        self.warnings.append(entry)
 
     def health(self) -> str:
         """"healthy", or "degraded" when an actor is not running or restarted recently, or a

@@ -26,6 +26,7 @@ import zmq.asyncio
 from slmactor.config import Settings
 from slmactor.protocol import MAX_MESSAGE_BYTES, MAX_TELL_BYTES
 from slmactor.stores.base.lock import StoreLock
+from slmactor.stores.base.project_lock import PROJECT_LOCKS
 
 from . import heap, logfilter, sdnotify
 from .actor import Actor, ActorContext
@@ -129,6 +130,8 @@ async def serve(
     ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
     events = _socket(zctx, zmq.PULL, settings.events_hwm, EVENTS_FRAME_BYTES)
     cells: list[ActorCell] = []
+    # A project lock reclaimed from a foreign `.lock` is a warning in status, naming the project.
+    PROJECT_LOCKS.warn = lambda text, project: info.warn("store", text, project)
     try:
         all_classes: list[type[Actor]] = [ControlActor, *actor_classes]
         for cls in all_classes:

@@ -41,7 +41,7 @@ from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.timefmt import SECONDS_PER_DAY, to_rfc3339
 from slmactor.stores.base.errors import RecordTooLarge, StoreError
 from slmactor.stores.base.fsutil import FileState, file_state
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.jsonl import JsonlLog
 from slmactor.stores.base.warnings import WarningLog
 
@@ -129,7 +129,7 @@ class EpisodeStore:
             )
             self._doc = JsonDoc(
                 self.directory / INDEX_NAME, warnings, redact=False, read_only=read_only,
-                max_bytes=INDEX_MAX_BYTES, now=now,
+                max_bytes=INDEX_MAX_BYTES, now=now, shape=Shape("entries", list),
             )
             self._load()
 
@@ -158,7 +158,7 @@ class EpisodeStore:
             newest = max(range(len(entries)), key=lambda i: (entries[i].at, i))
             record = self._log.read_at(entries[newest].offset)
             if record is None or str(record.get("id", "")).strip() != entries[newest].id:
-                self.warnings.warn(STALE_WARNING, self._now())
+                self.warnings.warn(STALE_WARNING, self._now(), self.directory)
                 self.rebuild()
                 return
             if log_size is not None and log_size != self._log.size():
@@ -209,7 +209,7 @@ class EpisodeStore:
             self._dirty = False
             self._disk = None
             return
-        self.warnings.warn(STALE_WARNING, self._now())
+        self.warnings.warn(STALE_WARNING, self._now(), self.directory)
         self._rebuild_locked()
 
     def rebuild(self) -> int:
@@ -237,7 +237,7 @@ class EpisodeStore:
             entries.append(IndexEntry.of(episode, offset))
         skipped = idless + self._log.corrupt_lines
         if skipped:
-            self.warnings.warn(f"skipped {skipped} corrupt episode record(s)", self._now())
+            self.warnings.warn(f"skipped {skipped} corrupt episode record(s)", self._now(), self.directory)
         index.add_many(entries)
         self._index = index
         self._dirty = True
@@ -379,7 +379,7 @@ class EpisodeStore:
             if not self.read_only:
                 self.flush()
         except StoreError as exc:
-            self.warnings.warn(f"episode index not written at close: {exc}", self._now())
+            self.warnings.warn(f"episode index not written at close: {exc}", self._now(), self.directory)
         finally:
             self._log.close()
 
@@ -402,7 +402,7 @@ class EpisodeStore:
             for offset, record in self._log.scan():
                 if str(record.get("id", "")).strip() == episode_id:
                     if entry is None or entry.offset != offset:
-                        self.warnings.warn(STALE_WARNING, self._now())
+                        self.warnings.warn(STALE_WARNING, self._now(), self.directory)
                         self._rebuild_locked()
                     return Episode.from_dict(record)
             return None

@@ -5,6 +5,11 @@ atomically and redacted); `SEMANTIC.md` is its human view, regenerated on every 
 `facts.json` is moved to `facts.json.corrupt` with a warning and the store starts empty; unusable
 records are skipped on load (`FactBook.from_records`). Hand edits (`"pinned": true`) made while
 the daemon runs are picked up, and a removed file is not written back (`MirroredBook.sync`).
+
+With the user's signing `key`, each record the daemon writes carries `sig`; a record without a
+valid one (a facts.json a repository brought) loads as unverified (`Fact.verified`), is shown
+only labelled with its commands withheld, and is written back unsigned until `slmactor trust`
+adopts it. `pinned` stays outside the signature, so pinning a fact by hand keeps it the user's.
 """
 
 from __future__ import annotations
@@ -32,9 +37,10 @@ class FactStore(MirroredBook[FactBook]):
         cap: int = MAX_FACTS,
         read_only: bool = False,
         now: Callable[[], float] = time.time,
+        key: bytes | None = None,
     ) -> None:
         def load(records: list[Any]) -> FactBook:
-            return FactBook.from_records(records, cap=cap)
+            return FactBook.from_records(records, cap=cap, key=key)
 
         super().__init__(
             path,

@@ -138,7 +138,7 @@ class GraphStore:
             self._doc_warnings = WarningLog()  # the S-21.5 text below replaces JsonDoc's own
             self._doc.warnings = self._doc_warnings
             self.warnings.warn(UNREADABLE_READ_ONLY if self.read_only else UNREADABLE_WARNING,
-                               self._now())
+                               self._now(), self.directory)
             self._rebuild_locked()
             return
         if data is None:
@@ -148,7 +148,7 @@ class GraphStore:
             return
         parsed = GraphIndex.from_document(data)
         if parsed is None:
-            self.warnings.warn(STALE_WARNING, self._now())
+            self.warnings.warn(STALE_WARNING, self._now(), self.directory)
             self._rebuild_locked()
             return
         index, log_size = parsed
@@ -158,7 +158,7 @@ class GraphStore:
             record = self._log.read_at(newest.offset)
             edge = Edge.from_dict(record) if record is not None else None
             if edge is None or edge.id != newest.edge.id or (log_size is not None and log_size > size):
-                self.warnings.warn(STALE_WARNING, self._now())
+                self.warnings.warn(STALE_WARNING, self._now(), self.directory)
                 self._rebuild_locked()
                 return
         elif size > 0 and not log_size:
@@ -183,7 +183,7 @@ class GraphStore:
 
     def _report_corrupt(self, skipped: int) -> None:
         if skipped:
-            self.warnings.warn(f"skipped {skipped} corrupt edge record(s)", self._now())
+            self.warnings.warn(f"skipped {skipped} corrupt edge record(s)", self._now(), self.directory)
 
     def _log_state(self) -> FileState | None:
         return None if self._log is None else file_state(self._log.path)
@@ -199,13 +199,13 @@ class GraphStore:
             return
         if state is None:
             if len(self._index):
-                self.warnings.warn("edges.jsonl was removed; the graph starts empty", self._now())
+                self.warnings.warn("edges.jsonl was removed; the graph starts empty", self._now(), self.directory)
                 self.removed_externally = True
             self._index = GraphIndex()
             self._dirty = False
             self._disk = None
             return
-        self.warnings.warn(STALE_WARNING, self._now())
+        self.warnings.warn(STALE_WARNING, self._now(), self.directory)
         self._rebuild_locked()
 
     def rebuild(self) -> int:
@@ -286,7 +286,7 @@ class GraphStore:
 
     def _forward_doc_warnings(self) -> None:
         for text in self._doc_warnings.texts():
-            self.warnings.warn(text, self._now())
+            self.warnings.warn(text, self._now(), self.directory)
         self._doc_warnings = WarningLog()
         if self._doc is not None:
             self._doc.warnings = self._doc_warnings
@@ -358,7 +358,7 @@ class GraphStore:
             if not self.read_only:
                 self.flush()
         except StoreError as exc:
-            self.warnings.warn(f"graph index not written at close: {exc}", self._now())
+            self.warnings.warn(f"graph index not written at close: {exc}", self._now(), self.directory)
         finally:
             self._log.close()
 

@@ -20,7 +20,6 @@ from the user store's `MEMORY.md`, joined by a blank line.
 from __future__ import annotations
 
 import os
-import secrets
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -29,6 +28,8 @@ from slmactor.logic.memory.lessons import (
     GLOBAL_HEADER,
     PROJECT_HEADER,
     Lesson,
+    adopt_lines,
+    foreign_lines,
     global_block,
     join_memory_texts,
     render_markdown,
@@ -44,7 +45,10 @@ from slmactor.stores.base.fsutil import (
     write_all,
 )
 from slmactor.stores.base.markdown import read_text
+from slmactor.stores.base.signing import KEY_NAME, load_signing_key
 from slmactor.stores.base.warnings import WarningLog
+
+__all__ = ["KEY_NAME", "LessonFile", "LessonStore", "global_read_paths", "load_signing_key"]
 
 MAX_MEMORY_BYTES = 256 * 1024
 READ_CAP_BYTES = 1024 * 1024
@@ -120,17 +124,22 @@ class LessonFile:
         elif size > self.max_bytes:
             self._compact()
 
-    def _compact(self) -> None:
+    def rewrite(self, text: str) -> None:
+        """Replace the file by `text` atomically, keeping the mode a user gave it."""
         try:
             mode = os.stat(self.path, follow_symlinks=False).st_mode & 0o777
         except OSError:
             mode = self.mode
-        trimmed = trim_oldest_bullets(self.read(), self.max_bytes).encode("utf-8", "surrogatepass")
-        atomic_write_bytes(self.path, trimmed)
+        atomic_write_bytes(self.path, text.encode("utf-8", "surrogatepass"))
         os.chmod(self.path, mode)
-        if len(trimmed) > self.max_bytes:
+
+    def _compact(self) -> None:
+        trimmed = trim_oldest_bullets(self.read(), self.max_bytes)
+        self.rewrite(trimmed)
+        trimmed_size = len(trimmed.encode("utf-8", "surrogatepass"))
+        if trimmed_size > self.max_bytes:
             self.warnings.warn(f"{self.path.name} is over {self.max_bytes} bytes with its "
-                               "hand-written text alone; that text is never trimmed", self._now())
+                               "hand-written text alone; that text is never trimmed", self._now(), self.path)
 
     def delete(self) -> None:
         try:
@@ -188,6 +197,22 @@ class LessonStore:
             self.project.append(render_markdown(clean, self.signing_key))
         return clean
 
+    def foreign(self) -> list[tuple[str, str]]:
+        """(id, text) of the project MEMORY.md lines this user's key did not sign."""
+        if self.project is None or self.signing_key is None:
+            return []
+        return foreign_lines(self.project.read(), self.signing_key)
+
+    def adopt(self, wanted: set[str] | None) -> list[str]:
+        """Sign the foreign lines of the project MEMORY.md (`wanted` ids, or all); the ids
+        adopted. The file is rewritten atomically with its mode kept; raises StoreWriteError."""
+        if self.project is None or self.signing_key is None:
+            return []
+        text, adopted = adopt_lines(self.project.read(), self.signing_key, wanted)
+        if adopted:
+            self.project.rewrite(text)
+        return adopted
+
     def add_global(self, title: str, lessons: Sequence[Lesson]) -> list[Lesson]:
         """Append a `## <title> (<time>)` block of bullets to the global MEMORY.md."""
         clean = _redacted(lessons)
@@ -195,35 +220,3 @@ class LessonStore:
             block = global_block(title.strip() or "Lessons", render_markdown(clean), self._now())
             self.global_.append(block)
         return clean
-
-
-#: The user's key that signs the bullets this daemon writes (`~/.slmcode/.memory-key`, 0600).
-KEY_NAME = ".memory-key"
-
-
-def load_signing_key(home: Path) -> bytes:
-    """The user's memory-signing key, created (32 random bytes, mode 0600) on first use.
-    Raises OSError when the home cannot be read or written."""
-    path = Path(home) / KEY_NAME
-    flags = os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC
-    try:
-        fd = os.open(path, flags)
-    except FileNotFoundError:
-        os.makedirs(path.parent, mode=0o700, exist_ok=True)
-        key = secrets.token_hex(32).encode()
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-        except FileExistsError:
-            return load_signing_key(home)  # created meanwhile: read that one
-        try:
-            os.write(fd, key)
-        finally:
-            os.close(fd)
-        return key
-    try:
-        key = os.read(fd, 256).strip()
-    finally:
-        os.close(fd)
-    if len(key) < 32:
-        raise OSError(f"{path} holds no usable key; remove it to make a new one")
-    return key

@@ -15,6 +15,11 @@ Reading never fails: corrupt lines and records that are not lessons are skipped 
 warning in `slmactor status`). A file edited or removed by hand is noticed before the next
 operation (`sync`): `rm .slmcode/memory/lessons.jsonl` forgets, and the next lesson starts a new
 file.
+
+With the user's signing `key`, every lesson line carries `sig`; a line without a valid one (a
+lessons.jsonl a repository brought) loads unverified (`PolarLesson.verified`): shown labelled with
+its commands withheld, written back unsigned, replaced by the user's own lesson of the same
+trigger, adopted by `trust`.
 """
 
 from __future__ import annotations
@@ -24,11 +29,13 @@ import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from slmactor.logic.memory.budgets import PhaseOutcome, trim_history
 from slmactor.logic.memory.lesson_dedup import LessonBook
 from slmactor.logic.memory.polar_lessons import PolarLesson, lesson_from_record, prune
 from slmactor.logic.text.redact import redact
+from slmactor.logic.text.trust import signed, verified
 from slmactor.stores.base.jsonl import JsonlLog
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.base.watched import Signature, signature
@@ -71,9 +78,11 @@ class PolarLessonStore:
     def __init__(
         self, path: str | os.PathLike[str], warnings: WarningLog, *,
         max_lessons: int = MAX_LESSONS, now: Callable[[], float] = time.time,
+        key: bytes | None = None,
     ) -> None:
         self._file = _Watched(Path(path), warnings, now)
         self._now = now
+        self._key = key
         self.max_lessons = max_lessons
         self.book = LessonBook()
         #: Lines of the last load that were not lessons (corrupt JSON or missing fields).
@@ -98,6 +107,8 @@ class PolarLessonStore:
             if lesson is None:
                 bad += 1
             else:
+                if not verified(self._key, record):
+                    lesson = replace(lesson, verified=False)
                 lessons.append(redact_lesson(lesson))
         self.skipped = bad + self._file.log.corrupt_lines
         self.book = LessonBook()
@@ -124,7 +135,7 @@ class PolarLessonStore:
             self._rewrite(self.book.lessons)
         else:
             for lesson in appended:
-                self._file.log.append(lesson.to_dict())
+                self._file.log.append(self._record(lesson))
             self._file.mark()
         return appended, merged
 
@@ -136,8 +147,29 @@ class PolarLessonStore:
     def _rewrite(self, lessons: Sequence[PolarLesson]) -> None:
         kept = prune(lessons, self.max_lessons) if len(lessons) > self.max_lessons else lessons
         self.book.replace_all(kept)
-        self._file.log.rewrite(lesson.to_dict() for lesson in kept)
+        self._file.log.rewrite(self._record(lesson) for lesson in kept)
         self._file.mark()
+
+    def _record(self, lesson: PolarLesson) -> dict[str, Any]:
+        # Its text fields are redacted already (`redact_lesson`), so the log's own redaction
+        # leaves the record as signed; were it ever to change one, the lesson would read back as
+        # unverified — the safe side — rather than cost a second redaction of every lesson.
+        record = lesson.to_dict()
+        return signed(self._key, record) if lesson.verified else record
+
+    def unverified(self) -> list[PolarLesson]:
+        self.sync()
+        return [le for le in self.book.lessons if not le.verified]
+
+    def trust(self, ids: Iterable[str] | None) -> list[PolarLesson]:
+        """Adopt unverified lessons (`ids`, or all for None): rewritten signed."""
+        wanted = None if ids is None else set(ids)
+        adopted = [le for le in self.unverified() if wanted is None or le.id in wanted]
+        if adopted:
+            chosen = {id(le) for le in adopted}
+            self._rewrite([replace(le, verified=True) if id(le) in chosen else le
+                           for le in self.book.lessons])
+        return adopted
 
     def prune(self) -> int:
         """C-14 and the cap; how many lessons were dropped."""

@@ -21,6 +21,7 @@ from typing import Any
 
 from slmactor.logic.policy.bandit import ChangeConfig, Policy, PriorTable
 from slmactor.logic.policy.document import policy_from_dict, policy_to_dict
+from slmactor.stores.base.jsondoc import Shape
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.base.watched import WatchedDoc
@@ -46,7 +47,8 @@ class PolicyStore:
         self._priors = priors
         self._change = change
         self._now = now
-        self._doc = WatchedDoc(path, warnings, read_only=read_only, now=now)
+        self._doc = WatchedDoc(path, warnings, read_only=read_only, now=now,
+                               shape=Shape("keys", dict, optional=True))
         self.dirty = False
         #: Set by the owner while `write` runs in a worker thread (`sync` then holds off).
         self.writing = False
@@ -69,11 +71,11 @@ class PolicyStore:
         data = self._doc.load()
         if data is None:
             if existed:
-                self.warnings.warn(UNREADABLE_WARNING, self._now())
+                self.warnings.warn(UNREADABLE_WARNING, self._now(), self._doc.path)
             return Policy(self._priors, change=self._change)
         policy, problems = policy_from_dict(data, priors=self._priors, change=self._change)
         for problem in problems:
-            self.warnings.warn(f"policy.json: {problem}", self._now())
+            self.warnings.warn(f"policy.json: {problem}", self._now(), self._doc.path)
         return policy
 
     def sync(self) -> bool:

@@ -6,10 +6,15 @@ aside by `JsonDoc` with a warning and the store starts empty. `run_offline(root)
 file checks, through `slmactor.stores.base.confined` (confined to the root, no symlinks, regular files
 only, non-blocking opens, bounded reads); command checks are never executed here — they are
 returned to the harness by `command_checks`.
+
+With the user's signing `key` every check is written with `sig`; one without a valid `sig` (a
+regressions.json a repository brought) loads unverified: never evaluated, never handed to a
+harness, written back unsigned until `trust` adopts it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -18,8 +23,10 @@ from typing import Any
 
 from slmactor.logic.loop import regressions as logic
 from slmactor.logic.loop.regressions import MAX_CHECKS, Check, CheckResult
+from slmactor.logic.text.redact import redact_obj
+from slmactor.logic.text.trust import signed, verified
 from slmactor.stores.base.confined import observe
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.base.watched import Signature, signature
 
@@ -37,11 +44,14 @@ class RegressionStore:
         cap: int = MAX_CHECKS,
         read_only: bool = False,
         now: Callable[[], float] = time.time,
+        key: bytes | None = None,
     ) -> None:
         self.path = Path(path)
         self.cap = cap
+        self._key = key
         self._now = now
-        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now)
+        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now,
+                            shape=Shape("checks", list, bare=True))
         # The file as this store last read or wrote it (see `sync`).
         self._seen: Signature = None
         self._checks: list[Check] = self._read()
@@ -69,6 +79,8 @@ class RegressionStore:
         seen: set[str] = set()
         for item in raw:
             check = Check.from_dict(item) if isinstance(item, dict) else None
+            if check is not None and not verified(self._key, item):
+                check = dataclasses.replace(check, verified=False)
             if check is not None and check.id not in seen:
                 seen.add(check.id)
                 checks.append(check)
@@ -85,6 +97,10 @@ class RegressionStore:
 
     def add(self, check: Check) -> bool:
         self.sync()
+        if any(c.id == check.id and not c.verified for c in self._checks):
+            # A repository's check under the id of one this user's run asks for (which would
+            # keep the real one out forever): the user's own replaces it.
+            self._checks = [c for c in self._checks if c.id != check.id]
         self._checks, added = logic.add(self._checks, check, self.cap)
         self._dirty = self._dirty or added
         return added
@@ -119,10 +135,31 @@ class RegressionStore:
         if not self._dirty:
             return False
         ordered = logic.prune(self._checks, 0)  # sorted by added_at, nothing dropped
-        self._doc.save({"version": VERSION, "checks": [c.to_dict() for c in ordered]})
+        self._doc.save({"version": VERSION, "checks": [self._record(c) for c in ordered]})
         self._seen = signature(self.path)
         self._dirty = False
         return True
+
+    def _record(self, check: Check) -> dict[str, Any]:
+        record = check.to_dict()
+        if not check.verified:
+            return record
+        clean = redact_obj(record)  # signed as stored
+        return signed(self._key, clean if isinstance(clean, dict) else record)
+
+    def unverified(self) -> list[Check]:
+        self.sync()
+        return [c for c in logic.newest_first(self._checks) if not c.verified]
+
+    def trust(self, ids: list[str] | None) -> list[Check]:
+        """Adopt unverified checks (`ids`, or all for None); `save()` signs them."""
+        wanted = None if ids is None else set(ids)
+        adopted = {c.id: dataclasses.replace(c, verified=True) for c in self.unverified()
+                   if wanted is None or c.id in wanted}
+        if adopted:
+            self._checks = [adopted.get(c.id, c) for c in self._checks]
+            self._dirty = True
+        return list(adopted.values())
 
     def forget(self) -> int:
         """Drop every check and the file; returns how many there were."""

@@ -8,7 +8,16 @@ repair always come from the code, so an upgraded seed text reaches old stores.  
 from the file just re-merges it; `"retired": true` disables it, and stays disabled.
 
 Documents are `{"version": 1, "rules": [...]}`; a bare list (older files) is read too.  A corrupt
-file is moved to `rules.json.corrupt` by `JsonDoc` with a warning and ignored: the seeds still work.
+file, or one of the wrong shape (`"rules": "not a list"`), is moved to `rules.json.corrupt` by
+`JsonDoc` with a warning and ignored: the seeds still work.
+
+Trust: every project-file entry is written with `sig` under the user's key
+(`slmactor.logic.text.trust`). An entry without a valid one — a rules.json a repository brought,
+or one edited by hand — loads with `verified=False` (listed, shown labelled, never applied) and
+is written back without a `sig`, so using it never launders it; an unsigned entry for a shipped
+rule is ignored (the seed stays as shipped). `trust(ids)` adopts entries explicitly. The user
+file lives in the user's own store and is trusted as it is. Without a key (the user store could
+not hold one) nothing is marked or checked.
 
 `save()` writes only when something changed: user-scope rules to the user file; project rules and
 shipped rules *with state* (outcomes, a bound fingerprint, retired) to the project file; a file
@@ -17,6 +26,7 @@ with nothing to hold is not created.  `forget()` deletes both files and restores
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import time
 from collections.abc import Callable
@@ -25,8 +35,10 @@ from typing import Any
 
 from slmactor.logic.evolve.rule_seeds import seed_rules
 from slmactor.logic.evolve.rules import Rule, RuleBook
+from slmactor.logic.text.redact import redact_obj
 from slmactor.logic.text.timefmt import to_rfc3339
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.logic.text.trust import signed, unsigned, verified
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.base.watched import Signature, signature
 
@@ -38,6 +50,11 @@ def _entries(data: Any) -> list[dict[str, Any]]:
     if not isinstance(raw, list):
         return []
     return [item for item in raw if isinstance(item, dict)]
+
+
+def _redacted(record: dict[str, Any]) -> dict[str, Any]:
+    clean = redact_obj(record)
+    return clean if isinstance(clean, dict) else record
 
 
 def _has_state(rule: Rule) -> bool:
@@ -56,13 +73,16 @@ class RuleStore:
         seeds: bool = True,
         read_only: bool = False,
         now: Callable[[], float] = time.time,
+        key: bytes | None = None,
     ) -> None:
         self._now = now
         self._seeds = seeds
-        self._project = JsonDoc(Path(project_path), warnings, read_only=read_only, now=now) \
-            if project_path is not None else None
-        self._user = JsonDoc(Path(user_path), warnings, read_only=read_only, now=now) \
-            if user_path is not None else None
+        self._key = key
+        shape = Shape("rules", list, bare=True)
+        self._project = JsonDoc(Path(project_path), warnings, read_only=read_only, now=now,
+                                shape=shape) if project_path is not None else None
+        self._user = JsonDoc(Path(user_path), warnings, read_only=read_only, now=now,
+                             shape=shape) if user_path is not None else None
         self.book = RuleBook()
         self._user_sig: tuple[int, int, int] | None = None
         # The project file as this store last read or wrote it: a file deleted by hand
@@ -109,7 +129,7 @@ class RuleStore:
         book = RuleBook(rules=keep)
         for item in _entries(self._user.load()):
             if str(item.get("id", "")) not in seeds:
-                self._merge(book, {}, item, "user")
+                self._merge(book, {}, item, "user", trusted=True)
         book.dirty = dirty
         self.book = book
         self._user_sig = self._user_signature()
@@ -127,16 +147,20 @@ class RuleStore:
             if doc is None:
                 continue
             for item in _entries(doc.load()):
-                self._merge(book, seeds, item, scope)
+                trusted = scope == "user" or verified(self._key, item)
+                self._merge(book, seeds, item, scope, trusted=trusted)
         book.dirty = False
         self.book = book
         self._user_sig = self._user_signature()
         self._project_sig = self._project_signature()
 
     @staticmethod
-    def _merge(book: RuleBook, seeds: dict[str, Rule], item: dict[str, Any], scope: str) -> None:
+    def _merge(book: RuleBook, seeds: dict[str, Rule], item: dict[str, Any], scope: str,
+               *, trusted: bool) -> None:
         rid = str(item.get("id", ""))
         seed = seeds.get(rid)
+        if seed is not None and not trusted:
+            return  # statistics nobody here counted: the shipped rule stays as shipped
         if seed is not None:
             # Only the state of a shipped rule is persisted; its definition is the code's.
             stored = Rule.from_dict({**seed.to_dict(), **item, "trigger": seed.trigger.to_dict(),
@@ -155,6 +179,8 @@ class RuleStore:
             rule = Rule.from_dict({**item, "seeded": False, "scope": scope})
         elif rule.scope != scope:
             rule = Rule.from_dict({**item, "scope": scope})
+        if not trusted:
+            rule = dataclasses.replace(rule, verified=False)
         book.rules[rule.id] = rule
 
     # --- writing --------------------------------------------------------------------------
@@ -178,9 +204,22 @@ class RuleStore:
         if not rules and not doc.exists():
             return False
         ordered = sorted(rules, key=lambda r: (r.scope != "builtin", r.created_at, r.id))
-        doc.save({"version": VERSION, "updated": to_rfc3339(self._now()),
-                  "rules": [r.to_dict() for r in ordered]})
+        # Redacted before signing: the signature covers exactly the bytes that are stored.
+        entries = [signed(self._key, _redacted(r.to_dict())) if r.verified
+                   else unsigned(r.to_dict()) for r in ordered]
+        doc.save({"version": VERSION, "updated": to_rfc3339(self._now()), "rules": entries})
         return True
+
+    # --- trust ----------------------------------------------------------------------------
+    def unverified(self) -> list[Rule]:
+        """Rules a project file brought without this user's signature."""
+        return [r for r in self.book.all() if not r.verified]
+
+    def trust(self, ids: list[str] | None) -> list[Rule]:
+        """Adopt unverified rules (`ids`, or every one for None): they are signed at the next
+        `save()` and apply like learned ones. Returns the adopted rules."""
+        return [self.book.adopt_verified(rule.id) or rule for rule in self.unverified()
+                if ids is None or rule.id in ids]
 
     def forget(self) -> int:
         """Delete both files and go back to the seeds; returns how many rules were dropped."""

@@ -17,7 +17,7 @@ from typing import Any
 
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.logic.working.checkpoint import STATE_VERSION
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.warnings import WarningLog
 
 #: One checkpointed run: (project, run id, last touched, memory state).
@@ -29,7 +29,7 @@ class WorkingCheckpoint:
 
     def __init__(self, path: str | os.PathLike[str], warnings: WarningLog, *,
                  now: Callable[[], float] = time.time) -> None:
-        self._doc = JsonDoc(path, warnings, now=now)
+        self._doc = JsonDoc(path, warnings, now=now, shape=Shape("runs", list))
         self._now = now
 
     @property

@@ -33,7 +33,7 @@ async def running(home: Path, **settings: object) -> AsyncIterator[BanditActor]:
         router=cast(Router, None),
         stats=ActorStats("bandit"),
         clock=lambda: NOW,
-        warn=lambda actor, text: None,
+        warn=lambda actor, text, project="": None,
     )
     actor = BanditActor(ctx)
     async with anyio.create_task_group() as tg:

@@ -79,7 +79,7 @@ async def running(tmp: Path, world: dict[str, Any]) -> AsyncIterator[ScriptedGra
     base = Settings(runtime_dir=tmp / "rt", home=tmp / "home", log_dir=tmp / "log")
     ctx = ActorContext(settings=dataclasses.replace(base, max_open_projects=1),
                        router=cast(Router, None), stats=ActorStats("graph"), clock=lambda: NOW,
-                       warn=lambda actor, text: warnings.append(text))
+                       warn=lambda actor, text, project="": warnings.append(text))
     actor = ScriptedGraph(ctx)
     actor.world, actor.asked = world, []
     actor.world["warnings"] = warnings

@@ -59,7 +59,7 @@ class Harness:
             router=cast(Router, None),
             stats=self.stats,
             clock=lambda: self.clock,
-            warn=lambda actor, text: self.warnings.append(text),
+            warn=lambda actor, text, project="": self.warnings.append(text),
         )
         self.actor = WorkingActor(ctx)
 

@@ -120,6 +120,8 @@ def render_rules(result: dict[str, Any], show_all: bool) -> str:
                 "shell": f"run {repair.get('command')}"}.get(repair.get("kind", ""), "guidance")
         n = rule.get("successes", 0) + rule.get("failures", 0)
         flags = " retired" if rule.get("retired") else ""
+        if rule.get("verified") is False:
+            flags += " unverified repository content (review: slmactor trust)"
         lines.append(f"{rule['id']}  {rule.get('scope', ''):<7} {100 * rule.get('confidence', 0):3.0f}% "
                      f"{rule.get('successes', 0)}✓ {rule.get('failures', 0)}✗ (n={n})  "
                      f"{when} → {what}{flags}")

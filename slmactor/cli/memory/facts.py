@@ -108,18 +108,21 @@ def cmd_show(ctx: CliContext) -> int:
 
 
 def facts_text(facts: list[dict[str, Any]]) -> str:
-    """One line per fact, by confidence (S-20.2), pinned ones marked ★."""
+    """One line per fact, by confidence (S-20.2), pinned ones marked ★, ones a repository
+    brought unsigned marked ? (review and adopt them with `slmactor trust`)."""
     if not facts:
         return "(no facts yet)"
     facts = sorted(facts, key=lambda f: (-f["confidence"], f["subject"]))
     width = max(len(f["kind"]) for f in facts)
     lines = []
     for f in facts:
-        mark = "★" if f.get("pinned") else " "
+        mark = "?" if f.get("verified") is False else "★" if f.get("pinned") else " "
         counts = f"+{f['support']}/-{f['contradict']}"
         lines.append(
             f"{mark} {f['kind']:<{width}}  {f['confidence']:.2f}  {counts:<7} {f['subject']}: {f['text']}"
         )
+    if any(f.get("verified") is False for f in facts):
+        lines.append("(? = unverified repository content: `slmactor trust` to review)")
     return "\n".join(lines)
 
 

@@ -122,6 +122,10 @@ class Rule:
     prior: tuple[float, float] | None = None
     #: The rule this one was proposed from ("" = learned or shipped here).
     origin: str = ""
+    #: False for a rule a project file brought without this user's signature (unverified
+    #: repository content, `slmactor.logic.text.trust`): listed and shown labelled, never
+    #: applied. Not part of `to_dict`: the store's `sig` says it on disk.
+    verified: bool = True
 
     @property
     def samples(self) -> int:
@@ -253,6 +257,13 @@ class RuleBook:
         self._update(rule, fingerprint=fingerprint)
         return True
 
+    def adopt_verified(self, rid: str) -> Rule | None:
+        """Take an unverified rule as the user's own (`slmactor trust`); None when unknown."""
+        rule = self.rules.get(rid)
+        if rule is None:
+            return None
+        return rule if rule.verified else self._update(rule, verified=True)
+
     def retire(self, rid: str) -> bool:
         rule = self.rules.get(rid)
         if rule is None:
@@ -277,6 +288,11 @@ class RuleBook:
         rid = rule_id(trigger, repair)
         stamp = to_rfc3339(now)
         existing = self.rules.get(rid)
+        if existing is not None and not existing.verified:
+            # This user's own fix of a failure a repository's rule claims to repair: the
+            # claimed statistics are not theirs, so the rule starts again as learned here.
+            del self.rules[rid]
+            existing = None
         if existing is not None:
             # The same resolution reported twice (evolve.resolved, then reflection of the same
             # run; or a client retry) is one success, not two.

@@ -30,6 +30,7 @@ from slmactor.logic.evolve.rules import (
 )
 from slmactor.logic.evolve.transforms import apply_transform, fits, is_token_edit
 from slmactor.logic.failures.fingerprint import Fingerprint, analyze
+from slmactor.logic.text.trust import UNVERIFIED_LABEL
 from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, ToolClasses
 
 _EVIDENCE_SHOWN = 3
@@ -60,7 +61,7 @@ class Suggestion:
     @property
     def apply(self) -> bool:
         rule = self.rule
-        if self.ambiguous:
+        if self.ambiguous or not rule.verified:
             return False
         if rule.repair.needs_intent and not rule.seeded and (
             rule.failures or (rule.successes < INTENT_CONFIRMATIONS and not self.token_edit)
@@ -72,6 +73,10 @@ class Suggestion:
         return rule.confidence >= MIN_APPLY_CONFIDENCE
 
     def reason(self) -> str:
+        if not self.rule.verified:
+            return (f"{UNVERIFIED_LABEL}: a rule this repository's .slmcode/evolve/rules.json "
+                    "brought, which was not learned on this machine; it is never applied, its "
+                    "statistics are not counted and its commands are withheld")
         if self.ambiguous:
             return (f"several repairs fit this call ({', '.join(self.ambiguous)}); none is "
                     "applied: see which one the failure needs")
@@ -117,10 +122,25 @@ def _best(rules: list[Rule]) -> Rule:
 def lookup(book: RuleBook, fp: Fingerprint, message: str,
            args: str | None = None, classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> Suggestion | None:
     """The repair for one failed call (see the module docstring); `classes` says which tools are
-    one family (the daemon passes every harness's names)."""
+    one family (the daemon passes every harness's names).
+
+    Rules this user learned (or shipped ones) answer first, and only they propose transfers;
+    a rule a repository brought unsigned (`Rule.verified` false) is found only when none of
+    them fits, and is then suggested, never applied.
+    """
     if fp.is_zero:
         return None
-    pool = list(book.rules.values())
+    rules = list(book.rules.values())
+    known = {rule.id for rule in rules}
+    own = _lookup([r for r in rules if r.verified], fp, message, args, classes, known)
+    if own is not None:
+        return own
+    return _lookup([r for r in rules if not r.verified], fp, message, args, classes, None)
+
+
+def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
+            classes: ToolClasses, known: set[str] | None) -> Suggestion | None:
+    """`lookup` over `pool`; transfers are proposed only with the ids `known` to the book."""
     exact: list[Rule] = []
     pattern: list[Rule] = []
     fitting: dict[str, list[Rule]] = {}
@@ -137,8 +157,7 @@ def lookup(book: RuleBook, fp: Fingerprint, message: str,
             fitting.setdefault(rule.repair.transform, []).append(rule)
         (exact if is_exact else pattern).append(rule)
     sources: dict[str, Rule] = {}
-    if args is not None:
-        known = {rule.id for rule in pool}
+    if args is not None and known is not None:
         for proposed, source in transfer.proposals(pool, fp, message, args, skip=fitting,
                                                     classes=classes):
             if proposed.id in known or not apply_transform(proposed.repair.transform, args)[1]:

@@ -46,6 +46,9 @@ class Check:
     last_ok: bool = False
     runs: int = 0
     fails: int = 0
+    #: False for a check a project file brought without this user's signature: listed (its
+    #: command withheld), never evaluated, never handed to a harness. Not part of `to_dict`.
+    verified: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -180,12 +183,13 @@ def runnable(checks: Iterable[Check]) -> list[Check]:
 
 def offline(checks: Iterable[Check]) -> list[Check]:
     """The checks the daemon may evaluate itself: file kinds that name a path."""
-    return [c for c in newest_first(checks) if c.kind in FILE_KINDS and c.path]
+    return [c for c in newest_first(checks) if c.kind in FILE_KINDS and c.path and c.verified]
 
 
 def command_checks(checks: Iterable[Check]) -> list[Check]:
     """Command checks, returned to the harness as data — the daemon never executes them."""
-    return [c for c in newest_first(checks) if c.kind == "command" and c.command]
+    return [c for c in newest_first(checks)
+            if c.kind == "command" and c.command and c.verified]
 
 
 @dataclass(frozen=True, slots=True)

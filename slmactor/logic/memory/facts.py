@@ -22,6 +22,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from slmactor.logic.recall.text_rank import rank_texts
+from slmactor.logic.text.redact import redact_obj
 from slmactor.logic.text.strings import (
     TokenCounter,
     clip,
@@ -31,6 +32,13 @@ from slmactor.logic.text.strings import (
     hash_id,
 )
 from slmactor.logic.text.timefmt import age_days, parse_rfc3339, to_rfc3339
+from slmactor.logic.text.trust import (
+    UNVERIFIED_LABEL,
+    WITHHELD,
+    signed,
+    verified,
+    withhold_commands,
+)
 
 KINDS = ("command", "layout", "convention", "gotcha", "file", "dependency")
 #: Action first: what to run and what bites come before where things live.
@@ -110,10 +118,13 @@ class Fact:
     last_seen: float = 0.0
     sources: tuple[str, ...] = ()
     pinned: bool = False
+    #: False for a fact a project file brought without this user's signature (see
+    #: `FactBook.key`): rendered labelled with its commands withheld, never pinned.
+    verified: bool = True
 
     def score(self, now: float) -> float:
         """1 for pinned facts, else confidence decayed by staleness (60-day half-life)."""
-        if self.pinned:
+        if self.pinned and self.verified:
             return 1.0
         return self.confidence * recency(self.last_seen, now, STALENESS_HALF_LIFE_DAYS)
 
@@ -176,6 +187,18 @@ def _text(value: object) -> str:
     return value if isinstance(value, str) else ""
 
 
+#: Fields of a fact record the user edits by hand (`"pinned": true`): outside its signature.
+SIGN_LOOSE = ("pinned",)
+
+
+def _signed_record(key: bytes, fact: Fact) -> dict[str, Any]:
+    record = fact.to_dict()
+    if not fact.verified:
+        return record
+    clean = redact_obj(record)
+    return signed(key, clean if isinstance(clean, dict) else record, SIGN_LOOSE)
+
+
 def _int(value: object, default: int) -> int:
     if isinstance(value, bool) or not isinstance(value, int | float):
         return default
@@ -188,14 +211,20 @@ class FactBook:
 
     cap: int = MAX_FACTS
     _facts: dict[str, Fact] = field(default_factory=dict)
+    #: The user's signing key: records are loaded as `verified` only with its valid `sig`, and
+    #: `to_records` signs the verified ones (None: nothing is checked or signed).
+    key: bytes | None = None
 
     @classmethod
-    def from_records(cls, records: Iterable[object], cap: int = MAX_FACTS) -> FactBook:
+    def from_records(cls, records: Iterable[object], cap: int = MAX_FACTS,
+                     key: bytes | None = None) -> FactBook:
         """Load rule of S-4.10: unusable records and duplicate ids are skipped."""
-        book = cls(cap=cap)
+        book = cls(cap=cap, key=key)
         for raw in records:
             fact = Fact.from_dict(raw) if isinstance(raw, Mapping) else None
             if fact is not None and fact.id not in book._facts:
+                if not verified(key, raw, SIGN_LOOSE):  # type: ignore[arg-type]
+                    fact = replace(fact, verified=False, pinned=False)
                 book._facts[fact.id] = fact
         return book
 
@@ -212,8 +241,22 @@ class FactBook:
         self._facts.clear()
 
     def to_records(self) -> list[dict[str, Any]]:
-        """JSON records, in insertion order (stable files, readable diffs)."""
-        return [fact.to_dict() for fact in self._facts.values()]
+        """JSON records, in insertion order (stable files, readable diffs); the user's own are
+        signed (after redaction: the signature covers what is stored), others are not."""
+        if self.key is None:
+            return [fact.to_dict() for fact in self._facts.values()]
+        return [_signed_record(self.key, fact) for fact in self._facts.values()]
+
+    def unverified(self) -> list[Fact]:
+        return [f for f in self._facts.values() if not f.verified]
+
+    def adopt(self, ids: Iterable[str] | None) -> list[Fact]:
+        """Take unverified facts (`ids`, or all for None) as the user's own (`slmactor trust`)."""
+        wanted = None if ids is None else set(ids)
+        adopted = [replace(f, verified=True) for f in self.unverified()
+                   if wanted is None or f.id in wanted]
+        self._facts.update((f.id, f) for f in adopted)
+        return adopted
 
     def observe(
         self, kind: str, subject: str, text: str, now: float, sources: Iterable[str] = ()
@@ -226,6 +269,10 @@ class FactBook:
             return None
         fid = fact_id(kind, subject)
         old = self._facts.get(fid)
+        if old is not None and not old.verified:
+            # This user's own sighting replaces what a repository claimed, counts and all.
+            del self._facts[fid]
+            old = None
         merged = tuple(dedupe([*(old.sources if old else ()), *sources], MAX_SOURCES))
         if old is None:
             new = Fact(fid, kind, subject, text, 1, 0, beta_confidence(1, 0), now, now, merged)
@@ -329,8 +376,10 @@ class FactBook:
         """The prompt block of S-4.9: eligible facts by kind, relevant ones first, ≤ 6 per kind."""
         if budget <= 0:
             budget = RENDER_BUDGET
-        eligible = [f for f in self._facts.values() if f.score(now) >= RENDER_MIN_SCORE]
-        if not eligible:
+        scored = [f for f in self._facts.values() if f.score(now) >= RENDER_MIN_SCORE]
+        eligible = [f for f in scored if f.verified]
+        foreign = _unverified_lines([f for f in scored if not f.verified], query, now)
+        if not eligible and not foreign:
             return ""
         relevance = _relevance(query, eligible, now)
         by_kind: dict[str, list[Fact]] = {}
@@ -355,11 +404,33 @@ class FactBook:
             out.append(HEADINGS.get(kind, kind.upper()) + ":")
             out.extend(f"- {f.text}" for f in chosen)
             out.append("")
+        if foreign:
+            out.extend([f"{UNVERIFIED_HEADING}:", *foreign, ""])
         return fit_lines("\n".join(out).rstrip("\n") + "\n", budget, counter)
 
     def render(self, budget: int, now: float, counter: TokenCounter = count_tokens_chars) -> str:
         """The unconditioned block: byte-identical to `render_for("", …)`."""
         return self.render_for("", budget, now, counter)
+
+
+#: The heading of facts a repository brought unsigned, after the user's own.
+UNVERIFIED_HEADING = (f"Facts from this repository's store, not learned here ({UNVERIFIED_LABEL};"
+                      " commands withheld)")
+
+
+def _unverified_lines(facts: list[Fact], query: str, now: float) -> list[str]:
+    """Up to `RENDER_PER_KIND` unverified facts, relevant first, commands withheld; a fact that
+    is nothing but a command says nothing once withheld and is left out."""
+    relevance = _relevance(query, facts, now) if facts else {}
+    ranked = sorted(facts, key=lambda f: (-relevance.get(f.id, 0.0), -f.score(now), f.id))
+    lines: list[str] = []
+    for f in ranked:
+        text = withhold_commands(f.text)
+        if text.replace(WITHHELD, "").strip(" .;,:"):
+            lines.append(f"- {UNVERIFIED_LABEL}: {text}")
+        if len(lines) >= RENDER_PER_KIND:
+            break
+    return lines
 
 
 _RULE_NAMED = re.compile(r"\brule:(rule_[0-9a-f]{12})\b")

@@ -101,7 +101,9 @@ class LessonBook:
             self._words.append(words)
             self._register(slot, lesson, words)
             return slot, False
-        if lesson.confidence > self.lessons[slot].confidence:
+        held = self.lessons[slot]
+        if lesson.confidence > held.confidence or (lesson.verified and not held.verified):
+            # ... and the user's own lesson always replaces one a repository brought.
             words = word_set(lesson.trigger)
             self.lessons[slot] = lesson
             self._words[slot] = words

@@ -32,12 +32,13 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 
 from slmactor.logic.memory.lesson_tags import infer_tags_from_text, infer_task_tags, stack_tags
 from slmactor.logic.memory.polar_lessons import PolarLesson, decayed_confidence
 from slmactor.logic.text.strings import count_tokens_chars
+from slmactor.logic.text.trust import UNVERIFIED_LABEL, withhold_commands
 
 DEFAULT_LIMIT = 10
 SOURCE_TASK_PENALTY = 5.0
@@ -147,8 +148,18 @@ def _dont_line(lesson: PolarLesson) -> str:
     return f"- NEVER: {lesson.trigger} (Reason: {lesson.fix})"
 
 
+def _shown(lesson: PolarLesson) -> PolarLesson:
+    """A lesson as a prompt may show it: one a repository brought unsigned is labelled and its
+    commands are withheld."""
+    if lesson.verified:
+        return lesson
+    return replace(lesson, trigger=f"({UNVERIFIED_LABEL}) {withhold_commands(lesson.trigger)}",
+                   fix=withhold_commands(lesson.fix))
+
+
 def format_for_prompt(lessons: Sequence[PolarLesson]) -> str:
     """C-11: "" for none; do-lessons then, in their own section, the NEVER-framed don'ts."""
+    lessons = [_shown(le) for le in lessons]
     dos = [_do_line(le) for le in lessons if le.polarity != "dont"]
     donts = [_dont_line(le) for le in lessons if le.polarity == "dont"]
     sections = []

@@ -26,8 +26,9 @@ from typing import Any
 
 from slmactor.logic.memory.facts import FactBook, Observation
 from slmactor.logic.recall.text_rank import rank_texts
-from slmactor.logic.text.strings import clip, cut_bytes
+from slmactor.logic.text.strings import clip, cut_bytes, hash_id
 from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
+from slmactor.logic.text.trust import UNVERIFIED_LABEL, withhold_commands
 
 KINDS = ("success", "failure", "convention")
 GLYPHS = {"failure": "⚠", "convention": "⚙", "success": "✓"}
@@ -177,7 +178,7 @@ def _split_marker(line: str) -> tuple[str, dict[str, str] | None]:
     fields: dict[str, str] = {}
     for token in line[start + len(MARKER_OPEN) : end].split():
         name, sep, value = token.partition("=")
-        if sep and name in ("task", "kind", "at", "sig"):
+        if sep and name in ("task", "kind", "at", "sig", "adopted"):
             fields[name] = value
     return line[:start].rstrip() + line[end + len(MARKER_CLOSE) :].rstrip(), fields
 
@@ -352,8 +353,9 @@ DEFAULT_ADAPTIVE_BYTES = 1600
 _LEAD_TRIM = "-* !+>~"
 
 
-#: How a project line that this daemon did not write is shown to a prompt (issue 18).
-FOREIGN_LABEL = "project memory (not written by slmactor)"
+#: How a project line that this daemon did not write is shown to a prompt: as unverified
+#: repository content, with anything that reads as a command withheld.
+FOREIGN_LABEL = f"{UNVERIFIED_LABEL} (project memory not written by slmactor)"
 
 
 @dataclass(frozen=True, slots=True)
@@ -401,7 +403,8 @@ def recent_adaptive_memory_for(
     follow newest first; without one (or without any hit) the newest lines win and are shown in
     file order. Lines are dropped whole from the tail, never cut. With the user's `key`, a
     project line without this daemon's valid `sig=` (committed by someone else, edited by hand)
-    is labelled `FOREIGN_LABEL`, so the model can tell it apart.
+    is labelled `FOREIGN_LABEL` and shown with its commands withheld, so the model can tell it
+    apart and is handed nothing to run.
     """
     if max_bytes <= 0:
         max_bytes = DEFAULT_ADAPTIVE_BYTES
@@ -418,12 +421,48 @@ def recent_adaptive_memory_for(
     if not query.strip():
         kept.sort(key=lambda line: line.position)
     rendered = [
-        f"- {FOREIGN_LABEL if line.foreign else line.source + ' memory'}: {line.text}"
+        f"- {FOREIGN_LABEL}: {withhold_commands(line.text)}" if line.foreign
+        else f"- {line.source} memory: {line.text}"
         for line in kept
     ]
     while rendered and len("\n".join(rendered).encode("utf-8", "surrogatepass")) > max_bytes:
         rendered.pop()
     return "\n".join(rendered)
+
+
+def line_id(text: str) -> str:
+    """The name `slmactor trust` gives a MEMORY.md line (its text without bookkeeping)."""
+    return hash_id("mem_", text)
+
+
+def foreign_lines(project: str, key: bytes) -> list[tuple[str, str]]:
+    """(id, text) of the project lines without this user's valid `sig=` (see `FOREIGN_LABEL`)."""
+    return [(line_id(ln.text), ln.text) for ln in _memory_lines(project, "", key) if ln.foreign]
+
+
+def adopt_lines(project: str, key: bytes, wanted: set[str] | None) -> tuple[str, list[str]]:
+    """`project` (a MEMORY.md) with its foreign lines — those in `wanted`, or all for None —
+    signed as the user's own (`adopted=yes`: they stay hand-written text that trimming never
+    drops), and the ids of the lines adopted. Every other byte of the text is kept."""
+    out: list[str] = []
+    adopted: list[str] = []
+    for raw in project.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        ending = raw[len(line):]
+        stripped = line.strip()
+        body, fields = _split_marker(stripped)
+        text = body.strip().lstrip(_LEAD_TRIM).strip()
+        if (not text or stripped.startswith("#") or not _foreign(key, body, fields)
+                or (wanted is not None and line_id(text) not in wanted)):
+            out.append(raw)
+            continue
+        kept = [f"{k}={v}" for k, v in (fields or {}).items()
+                if k in ("task", "kind", "at") and _field_ok(v)]
+        marker = " ".join([*kept, f"sig={signature(key, body)}", "adopted=yes"])
+        indent = line[: len(line) - len(line.lstrip())]
+        out.append(f"{indent}{body.strip()} {MARKER_OPEN}{marker}{MARKER_CLOSE}{ending}")
+        adopted.append(line_id(text))
+    return "".join(out), adopted
 
 
 def recent_adaptive_memory(project: str, global_: str, now: float, max_bytes: int = 0) -> str:
@@ -437,7 +476,12 @@ _BLOCK_HEADING = re.compile(r"## .*\(\d{4}-\d\d-\d\dT[^()]*\)\s*")
 def daemon_written(line: str) -> bool:
     """A bullet this daemon appended: `render_bullet` ends it with its provenance marker (every
     lesson the daemon writes has at least its time). A bullet without one is the user's."""
-    return line.lstrip().startswith(("- ", "* ")) and _split_marker(line.rstrip())[1] is not None
+    if not line.lstrip().startswith(("- ", "* ")):
+        return False
+    fields = _split_marker(line.rstrip())[1]
+    # A line the user adopted (`slmactor trust`) carries a marker for its signature only: it
+    # stays the user's text, never trimmed.
+    return fields is not None and fields.get("adopted") != "yes"
 
 
 def trim_oldest_bullets(markdown: str, max_bytes: int) -> str:

@@ -28,6 +28,7 @@ from typing import Any
 from slmactor.logic.memory.lesson_tags import infer_tags_from_text, normalize_tags
 from slmactor.logic.memory.lessons import Lesson
 from slmactor.logic.text.safecut import cut_chars
+from slmactor.logic.text.strings import hash_id
 
 TYPES = ("error_pattern", "architecture", "tool_pattern", "dependency", "performance")
 FALLBACK_TYPE = "error_pattern"
@@ -69,6 +70,9 @@ class PolarLesson:
     polarity: str = "do"
     tags: tuple[str, ...] = ()
     source_task: str = ""
+    #: False for a lesson a project file brought without this user's signature: shown only
+    #: labelled with its commands withheld (`lesson_recall.format_for_prompt`). Not in `to_dict`.
+    verified: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -87,6 +91,11 @@ class PolarLesson:
     def key(self) -> str:
         """Identity for boost/penalize: the trigger, compared case-insensitively (C-12)."""
         return self.trigger.strip().lower()
+
+    @property
+    def id(self) -> str:
+        """A stable name for `slmactor trust ID` (the lesson's type and trigger)."""
+        return hash_id("les_", self.type, self.key)
 
 
 def normalize_type(raw: str) -> tuple[str, str]:

@@ -56,7 +56,13 @@ def ensure_dir(path: Path) -> bool:
     """Create `path` and its parents with mode 0700; True when a directory had to be created."""
     if path.is_dir():
         return False
-    os.makedirs(path, mode=DIR_MODE, exist_ok=True)
+    try:
+        os.makedirs(path, mode=DIR_MODE, exist_ok=True)
+    except OSError as exc:
+        # A store that cannot even make its directory is a store fault `status` must show,
+        # not only an error of the one write that tried.
+        health.dir_failed(path, f"could not create {path}: {exc.strerror or exc}", exc.errno)
+        raise
     return True
 
 
@@ -196,9 +202,11 @@ def quarantine(path: Path, warnings: WarningLog, now: float, why: str) -> Path |
         except FileNotFoundError:
             return None
         except OSError as exc:
-            warnings.warn(f"{path.name} {why}; could not move it aside: {exc.strerror}", now)
+            warnings.warn(f"{path.name} {why}; could not move it aside: {exc.strerror}", now,
+                          path)
             return None
-        warnings.warn(f"{path.name} {why}; moved to {target.name}", now)
+        warnings.warn(f"{path.name} {why}; moved to {target.name}", now, path)
         return target
-    warnings.warn(f"{path.name} {why}; {MAX_QUARANTINE} corrupt copies exist, left in place", now)
+    warnings.warn(f"{path.name} {why}; {MAX_QUARANTINE} corrupt copies exist, left in place",
+                  now, path)
     return None

@@ -44,6 +44,11 @@ def write_failed(
             _faults[directory] = (reason, time.time() if now is None else now, device, code)
 
 
+def dir_failed(directory: str | Path, reason: str, code: int | None = None) -> None:
+    """`directory` itself could not be created: it is faulty until a write into it succeeds."""
+    write_failed(Path(directory) / "_", reason, code)  # a name in it: its parent is `directory`
+
+
 def write_succeeded(path: str | Path) -> None:
     """A write of `path` completed: its directory is writable again, and its file system has
     space again."""
@@ -59,10 +64,14 @@ def write_succeeded(path: str | Path) -> None:
 
 
 def faults() -> list[dict[str, object]]:
-    """The failing store directories, oldest first: `{"dir", "reason", "since"}`."""
+    """The failing store directories, oldest first: `{"dir", "reason", "since", "project"}`
+    (`project`: the project whose store it is, "" for the user store)."""
+    from slmactor.stores.base.warnings import project_of
+
     with _lock:
         items = sorted(_faults.items(), key=lambda item: item[1][1])
-    return [{"dir": d, "reason": r, "since": at} for d, (r, at, _dev, _code) in items]
+    return [{"dir": d, "reason": r, "since": at, "project": project_of(d)}
+            for d, (r, at, _dev, _code) in items]
 
 
 def clear() -> None:

@@ -11,6 +11,12 @@ UTF-8, a directory or symlink where the file should be) is moved to `NAME.corrup
 `load` returns None so the owner starts from its zero value (SPEC S-18.5). Symlinks are not
 followed: a repository cannot point a store file at something outside it.
 
+Valid JSON of the wrong shape is treated the same way, by one rule for every store: an owner
+names the shape it reads (`Shape`: the key of its list or map, and whether a bare list is an
+older form of the document), and a document that is not that shape — `"rules": "not a list"`,
+`"keys": "not a map"`, a journal that is a list — is quarantined with a warning and `load`
+returns None, instead of being overwritten or deleted silently at the next save.
+
 Stale temp files from a crash between write and rename are removed when the store is opened.
 """
 
@@ -22,6 +28,7 @@ import os
 import stat
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -57,6 +64,30 @@ def encode_document(data: Any) -> bytes:
     return (text + "\n").encode("utf-8", "surrogatepass")
 
 
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """What a document must look like: an object whose `key` holds a `kind` (list or dict) —
+    or, with `bare`, the list itself (an older form)."""
+
+    key: str
+    kind: type = list
+    bare: bool = False
+    #: The key may be missing (the owner then reads its zero value).
+    optional: bool = False
+
+    def problem(self, data: Any) -> str:
+        """Why `data` is not of this shape, or ""."""
+        if self.bare and isinstance(data, list):
+            return ""
+        if not isinstance(data, dict):
+            return f"a JSON {type(data).__name__}, not an object"
+        if self.key not in data:
+            return "" if self.optional else f"no {self.key!r}"
+        if not isinstance(data[self.key], self.kind):
+            return f"{self.key!r} is not a {'list' if self.kind is list else 'map'}"
+        return ""
+
+
 class JsonDoc:
     """One JSON document at `path`, owned by a single writer."""
 
@@ -69,8 +100,10 @@ class JsonDoc:
         read_only: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
         now: Clock = time.time,
+        shape: Shape | None = None,
     ) -> None:
         self.path = Path(path)
+        self.shape = shape
         self.warnings = warnings
         self.redact = redact
         self.read_only = read_only
@@ -122,16 +155,22 @@ class JsonDoc:
             if exc.errno in (errno.EACCES, errno.EPERM):
                 self._set_aside("unreadable (permission denied)")
             else:
-                self.warnings.warn(f"{self.path.name} could not be read: {exc.strerror}", self._now())
+                self.warnings.warn(f"{self.path.name} could not be read: {exc.strerror}", self._now(),
+                                   self.path)
             return None
         if raw is None:
             return None
         try:
-            return loads_servable(raw)
+            data = loads_servable(raw)
         except (ValueError, RecursionError) as exc:
             reason = "empty" if not raw.strip() else f"not valid JSON: {exc}"
             self._set_aside(f"unreadable ({reason[:160]})")
             return None
+        problem = self.shape.problem(data) if self.shape is not None else ""
+        if problem:
+            self._set_aside(f"has the wrong shape ({problem})")
+            return None
+        return data
 
     def set_aside(self, why: str) -> None:
         """Quarantine a document its owner cannot use (`why`: e.g. the wrong shape)."""
@@ -140,7 +179,8 @@ class JsonDoc:
     def _set_aside(self, why: str) -> None:
         """Quarantine the document, or only warn when this store is read-only (S-18.5)."""
         if self.read_only:
-            self.warnings.warn(f"{self.path.name} {why}; left in place (read-only)", self._now())
+            self.warnings.warn(f"{self.path.name} {why}; left in place (read-only)", self._now(),
+                               self.path)
         else:
             quarantine(self.path, self.warnings, self._now(), why)
 

@@ -255,7 +255,8 @@ class JsonlLog:
         if tail and parse_line(tail) is not None:
             if os.write(fd, b"\n") != 1:
                 raise StoreWriteError(self.path, "could not terminate the last record")
-            self.warnings.warn(f"{self.path.name}: added the missing final newline", self._now())
+            self.warnings.warn(f"{self.path.name}: added the missing final newline", self._now(),
+                               self.path)
             return
         os.ftruncate(fd, start)
         self.warnings.warn(
@@ -295,7 +296,8 @@ class JsonlLog:
             self.corrupt_lines = 0
             return
         except OSError as exc:
-            self.warnings.warn(f"{self.path.name} could not be read: {exc.strerror}", self._now())
+            self.warnings.warn(f"{self.path.name} could not be read: {exc.strerror}", self._now(),
+                               self.path)
             return
         bad = 0
         try:
@@ -306,7 +308,7 @@ class JsonlLog:
                 with self._lock:
                     info = os.fstat(handle.fileno())
                 if not stat.S_ISREG(info.st_mode):
-                    self.warnings.warn(f"{self.path.name} is not a regular file", self._now())
+                    self.warnings.warn(f"{self.path.name} is not a regular file", self._now(), self.path)
                     return
                 end = info.st_size
                 offset = seek_line_start(handle, max(start, 0))
@@ -337,7 +339,8 @@ class JsonlLog:
                         continue
                     yield start, record
         except OSError as exc:
-            self.warnings.warn(f"{self.path.name}: read stopped: {exc.strerror}", self._now())
+            self.warnings.warn(f"{self.path.name}: read stopped: {exc.strerror}", self._now(),
+                               self.path)
         self.corrupt_lines = bad
         if bad:
             self.warnings.warn(

@@ -21,11 +21,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import fcntl
+import logging
 import os
 import socket
 import stat
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from slmactor.stores.base.errors import StoreError
@@ -37,6 +39,7 @@ from slmactor.stores.base.layout import (
     default_home,
 )
 
+log = logging.getLogger("slmactor.stores")
 LOCK_NAME = ".lock"
 _LOCK_FLAGS = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
@@ -109,6 +112,8 @@ class ProjectLocks:
         self.home = home
         self._held: dict[Path, tuple[tuple[int, int], int]] = {}
         self._lock = threading.Lock()
+        #: Where a reclaimed lock is reported (`warn(text, project)`; the daemon's status).
+        self.warn: Callable[[str, str], None] | None = None
 
     def claim(self, root: Path) -> None:
         """Make sure this process holds `root`'s store. Raises ProjectLocked, UnsafeProjectStore
@@ -142,7 +147,8 @@ class ProjectLocks:
             for sub in ProjectLayout(root).directories()[1:]:
                 _check_dir(sub, create=False)
             self._held[root] = (identity, self._take(root, store))
-            _tidy(ProjectLayout(root).directories())
+            layout = ProjectLayout(root)
+            _tidy((*layout.directories(), layout.evolve_dir / "pending"))
 
     def _take(self, root: Path, store: Path) -> int:
         try:
@@ -150,11 +156,7 @@ class ProjectLocks:
         except OSError as exc:
             raise UnsafeProjectStore(f"cannot open {store}: {exc.strerror}") from exc
         try:
-            fd = os.open(LOCK_NAME, _LOCK_FLAGS, FILE_MODE, dir_fd=dir_fd)
-        except OSError as exc:
-            if exc.errno == errno.ELOOP:
-                raise UnsafeProjectStore(f"{store / LOCK_NAME} is a symlink; refusing") from exc
-            raise StoreError(f"cannot open the project lock {store / LOCK_NAME}: {exc.strerror}") from exc
+            fd = self._open_lock(root, store, dir_fd)
         finally:
             os.close(dir_fd)
         try:
@@ -174,6 +176,52 @@ class ProjectLocks:
             with contextlib.suppress(StoreError):
                 atomic_write_bytes(gitignore, GITIGNORE_TEXT.encode())
         return fd
+
+    def _open_lock(self, root: Path, store: Path, dir_fd: int) -> int:
+        """The lock file's descriptor. A directory (or a FIFO, a socket) where the lock file
+        should be — a `.lock/` a repository committed — can never be locked: it is moved aside
+        to `.lock.corrupt` with a warning and the lock is taken afresh, so the project is not
+        unwritable forever. (A lock *file* left by a dead process needs nothing: flock is
+        released with its holder.)"""
+        for attempt in range(2):
+            try:
+                return os.open(LOCK_NAME, _LOCK_FLAGS | os.O_NONBLOCK, FILE_MODE, dir_fd=dir_fd)
+            except OSError as exc:
+                if exc.errno == errno.ELOOP:
+                    raise UnsafeProjectStore(f"{store / LOCK_NAME} is a symlink; refusing") from exc
+                if attempt == 0 and self._reclaim(root, store, dir_fd):
+                    continue
+                raise StoreError(f"cannot open the project lock {store / LOCK_NAME}: "
+                                 f"{exc.strerror}") from exc
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _reclaim(self, root: Path, store: Path, dir_fd: int) -> bool:
+        try:
+            info = os.lstat(LOCK_NAME, dir_fd=dir_fd)
+        except OSError:
+            return False
+        if stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode):
+            return False
+        for n in range(100):
+            target = LOCK_NAME + (".corrupt" if n == 0 else f".corrupt.{n}")
+            try:
+                os.lstat(target, dir_fd=dir_fd)
+                continue
+            except FileNotFoundError:
+                pass
+            except OSError:
+                return False
+            try:
+                os.rename(LOCK_NAME, target, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
+            except OSError:
+                return False
+            text = (f"{store / LOCK_NAME} was not a lock file (a repository's?); moved to "
+                    f"{target} and the lock taken afresh")
+            log.warning("%s", text)
+            if self.warn is not None:
+                self.warn(text, str(root))
+            return True
+        return False
 
     def _release(self, root: Path) -> None:
         held = self._held.pop(root, None)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any, Generic, Protocol, TypeVar
 
 from slmactor.logic.text.timefmt import to_rfc3339
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.markdown import write_markdown
 from slmactor.stores.base.warnings import WarningLog
 
@@ -45,10 +45,11 @@ class WatchedDoc:
         *,
         read_only: bool = False,
         now: Callable[[], float] = time.time,
+        shape: Shape | None = None,
     ) -> None:
         self.path = Path(path)
         self.read_only = read_only
-        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now)
+        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now, shape=shape)
         self._seen: Signature = None
         # Held for a save and the signature taken after it, which may run in a worker thread:
         # the file is ours while it is held, not a change made behind our back.
@@ -151,7 +152,8 @@ class MirroredBook(Generic[BookT]):
         self._load_book = load_book
         self._mirror_text = mirror_text
         self._now = now
-        self._doc = WatchedDoc(path, warnings, read_only=read_only, now=now)
+        self._doc = WatchedDoc(path, warnings, read_only=read_only, now=now,
+                               shape=Shape(key, list, bare=True))
         self.dirty = False
         self.book: BookT = self._read()
 
@@ -160,14 +162,10 @@ class MirroredBook(Generic[BookT]):
         return self._doc.path
 
     def _read(self) -> BookT:
+        # A document of the wrong shape is quarantined by the doc itself (`Shape`) and reads
+        # as None: the book starts empty instead of overwriting it at the next save.
         data = self._doc.load()
         raw = data.get(self.key) if isinstance(data, dict) else data
-        if data is not None and not isinstance(raw, list):
-            # Valid JSON of the wrong shape (a string, `{}` without the list): set it aside with
-            # a warning instead of overwriting it silently at the next save (issue 18).
-            self._doc.set_aside(f"has the wrong shape (no {self.key!r} list)")
-            self._doc.load()  # the signature of what is there now (nothing)
-            return self._load_book([])
         return self._load_book(raw if isinstance(raw, list) else [])
 
     def sync(self) -> bool:

@@ -384,3 +384,18 @@ def test_adaptive_selection_bounds(
         assert source in ("- project", "- global")
         pool = project if source == "- project" else global_
         assert any(text in candidate for candidate in pool)  # whole lines, never invented
+
+
+def test_adopted_lines_are_signed_kept_and_never_trimmed() -> None:
+    from slmactor.logic.memory.lessons import adopt_lines, daemon_written, foreign_lines
+
+    key = b"k" * 64
+    text = "# Project memory\n\n  - ⚠ keep the  spacing <!-- slm task=T1 sig=bad -->\r\nprose\n"
+    assert [t for _i, t in foreign_lines(text, key)] == ["⚠ keep the  spacing", "prose"]
+    adopted_text, ids = adopt_lines(text, key, None)
+    assert len(ids) == 2 and foreign_lines(adopted_text, key) == []
+    assert adopt_lines(adopted_text, key, None) == (adopted_text, [])  # idempotent
+    first = adopted_text.splitlines()[2]
+    assert first.startswith("  - ⚠ keep the  spacing <!-- slm task=T1 sig=")
+    assert adopted_text.splitlines(keepends=True)[2].endswith("adopted=yes -->\r\n")
+    assert not daemon_written(first)
