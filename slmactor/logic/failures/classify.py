@@ -383,6 +383,12 @@ AGENT_RULES: tuple[NeedleRule, ...] = (
     _all("edit_ambiguous", "old_str", "occurrences"),
     _all("edit_not_found", "old_str", "not found"),
     _all("edit_not_found", "old_string", "not found"),
+    # Cline ("The SEARCH block: ... does not match anything in the file"), Gemini CLI's edit
+    # tool ("Failed to edit, could not find the string to replace", "Expected N occurrences but
+    # found M", "0 occurrences found"), Claude Code ("No replacement was performed").
+    _any("edit_not_found", "does not match anything in the file",
+         "could not find the string to replace", "0 occurrences found", "failed to edit, expected",
+         "no replacement was performed"),
     _any("edit_not_found", "search block not found", "searchreplace block", "did not match anything",
          "no match found for", "string to replace not found", "did not appear verbatim",
          "failed to exactly match", "searchreplacenoexactmatch", "search/replace block failed"),
@@ -433,7 +439,9 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "executable file not found", "no module named", "no matching distribution found",
          "could not find a version that satisfies", "unable to locate package",
          "classnotfoundexception", "noclassdeffounderror", "err_module_not_found",
-         "cannot find implementation or library stub"),
+         "cannot find implementation or library stub", "is not installed", "not installed",
+         "is not recognized as an internal or external command",
+         "is not recognized as the name of a cmdlet"),
     _any("compile_error", "syntax error", "undefined:", "undeclared name", "cannot use",
          "declared and not used", "expected declaration", "compilation failed", "compile error",
          "cannot find package", "type error", "does not implement", "syntaxerror",
@@ -443,6 +451,8 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "referenceerror", "unresolved import"),
     # Connection failures come before review_rejected: "Max retries exceeded with url" is HTTP.
     _any("provider_error", "connection refused", "econnrefused", "max retries exceeded with url",
+         "failed to connect to", "could not resolve host", "network is unreachable",
+         "getaddrinfo", "enotfound", "socket hang up", "ssl certificate problem",
          "failed to establish a new connection", "connection reset", "econnreset", "fetch failed",
          "name or service not known", "temporary failure in name resolution"),
     _any("review_rejected", "review rejected", "max retries", "reviewer rejected"),
@@ -451,7 +461,9 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
     _any("lint_error", "golangci-lint", "ruff", "eslint", "flake8", "lint error", "vet:", "pylint"),
     _any("file_not_found", "no such file or directory", "file does not exist",
          "cannot find the file", "enoent", "filenotfounderror", "did not match any file(s) known to git",
-         "no such file", "unknown revision or path not in the working tree"),
+         "no such file", "unknown revision or path not in the working tree",
+         "file not found", "directory not found", "path not found", "could not find file",
+         "cannot find the path specified", "did not match any files", "no such directory"),
     _any("provider_error", "internal server error", "502 bad gateway", "503 service unavailable",
          "eof", "upstream error", "api error", "unauthorized", "invalid api key",
          "incorrect api key", "invalid_api_key", "authentication_error", "overloaded",

@@ -190,14 +190,15 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
     else:
         diagnosis = diagnose_prepared(prepared, source_lower, source)
         cls, reason = diagnosis.cls, diagnosis.source
-        if cls == "unknown":
-            late = fallback(inner, command)
-            if late is not None:
-                cls, detail, reason = late.cls, late.detail, late.why
+        late = fallback(inner, command, cls)
+        if late is not None:
+            cls, detail, reason = late.cls, late.detail, late.why
     if cls == "unknown" and not norm and not tool and inner.exit_code is None:
         return ZERO
     if cls in STRUCTURAL:
-        salient = detail
+        # A misuse is part of what failed; why a call was no failure is not (nothing is
+        # learned from those, one id per tool family is enough).
+        salient = "" if cls in BENIGN else detail
         explain = f"structural class {cls}: the wording is not hashed ({reason})"
     elif diagnosis is not None and diagnosis.cls == cls:
         salient = salient_text(diagnosis, norm, source)

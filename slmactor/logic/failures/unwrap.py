@@ -59,6 +59,14 @@ _BLOCK_LABEL = re.compile(r"(Command|Directory|Output|Stdout|Stderr|Error|Exit C
                           r"Background PIDs|Process Group PGID): ?(.*)")
 _BLOCK_PROGRAM = frozenset({"Output", "Stdout", "Stderr", "Error"})
 _NOTHING = frozenset({"(empty)", "(none)", ""})
+# mini-swe-agent's `timeout_template` (`src/minisweagent/config/default.yaml`): the command, then
+# its output so far between <output> tags, then advice to the model.
+_TIMED_OUT = re.compile(r"The last command <command>.*?</command> timed out and has been killed\.\s*"
+                        r"(?:The output of the command was:\s*)?", re.DOTALL)
+# A JavaScript Error serialised after what the tool was doing (Cline: `Error reading file:
+# {"name":"Error","message":"File not found: ...","stack":"Error: ...\n    at ..."}`): the
+# message is what happened, the stack is the tool's own source. Kept as written (escaped).
+_JSON_ERROR = re.compile(r'([A-Z][^{}\n]{0,80}?): \{"name":"\w*","message":"((?:[^"\\]|\\.)*)"')
 _PROFILE_FILE = re.compile(r"(?:^|[\s/~])\.?(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|"
                            r"zshenv|zlogin|bash\.bashrc)\b[^\n]*?:")
 _SHELL_NOISE = re.compile(r"(?:-?(?:ba|z|da|k)?sh|bash): (?:no job control in this shell|"
@@ -128,7 +136,7 @@ def _gemini_block(lines: list[str]) -> tuple[list[str], int | None, str] | None:
             value = match.group(2).strip()
             if current == "Exit Code":
                 exit_code = _int(value)
-            elif current == "Signal" and value not in _NOTHING:
+            elif current == "Signal" and value not in _NOTHING and value != "0":
                 signal = _SIGNAL_NAMES.get(value.lower(), value.lower())
             elif current in _BLOCK_PROGRAM and value not in _NOTHING:
                 kept.append(match.group(2))
@@ -145,9 +153,10 @@ def _int(value: str) -> int | None:
         return None
 
 
-def _peel(text: str) -> tuple[str, int | None, str, str]:
+def _peel(text: str, outermost: bool) -> tuple[str, int | None, str, str]:
     """One wrapper off the outside of `text`: (rest, exit code, signal, wrapper name); the name
-    is "" when there is none."""
+    is "" when there is none. A leading `Error: ` is a wrapper only `outermost`: inside another
+    frame it is the program's own word."""
     stripped = text.strip()
     if not stripped:
         return stripped, None, "", ""
@@ -157,9 +166,19 @@ def _peel(text: str) -> tuple[str, int | None, str, str]:
     if block is not None:
         kept, code, signal = block
         return "\n".join(kept), code, signal, "command_block"
-    if first.startswith("Error: ") and len(first) > 7:
+    match = _TIMED_OUT.match(stripped)
+    if match:
+        rest = stripped[match.end():]
+        opened, closed = rest.find("<output>"), rest.rfind("</output>")
+        if opened != -1 and closed > opened:
+            rest = rest[opened + len("<output>"):closed]
+        return rest, None, "timeout", "timed_out"
+    match = _JSON_ERROR.match(stripped)
+    if match:
+        return f"{match.group(1)}: {match.group(2)}", None, "", "json_error"
+    if outermost and first.startswith("Error: ") and len(first) > 7:
         return stripped[len("Error: "):], None, "", "error_prefix"
-    if first == "Error:" and len(lines) > 1:
+    if outermost and first == "Error:" and len(lines) > 1:
         return "\n".join(lines[1:]), None, "", "error_prefix"
     match = _RETURNCODE.match(first)
     if match:
@@ -212,7 +231,7 @@ def unwrap(text: str) -> Unwrapped:
     wrappers: list[str] = []
     while True:
         # Every peel and every noise cut makes the text shorter, so this ends.
-        rest, code, sig, name = _peel(current)
+        rest, code, sig, name = _peel(current, not wrappers)
         if name:
             wrappers.append(name)
             if code is not None and exit_code is None:

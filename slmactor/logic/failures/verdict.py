@@ -116,6 +116,7 @@ _REMOTE_404 = re.compile(r"\bhttp(?: error)? 404\b|\be404\b|returned error: 404|
 _PERMISSION = re.compile(r"permission denied|operation not permitted|\beacces\b|\beperm\b")
 _SETUP_ERROR = re.compile(r"syntaxerror|indentationerror|modulenotfounderror|importerror|"
                           r"nameerror|no such file|can't open file")
+_SAYS_MISSING = re.compile(r"no such file|cannot access|not found|does not exist")
 _BINARY_MATCH = re.compile(r"(?:binary file \S+ matches|grep: .*|rg: .*)")
 
 #: Commands whose exit status 1 means "no" (a question with a yes/no answer).
@@ -132,13 +133,18 @@ _PREFIX_WORDS = frozenset({"sudo", "env", "time", "nohup", "exec", "command", "b
                            "stdbuf", "nice", "ionice"})
 _SUBCOMMAND_HEADS = frozenset({"git", "go", "cargo", "npm", "pnpm", "yarn", "bun", "npx", "uv",
                                "make", "python", "python3", "poetry", "dotnet", "mvn",
-                               "gradle"})
+                               "gradle", "mise", "just", "deno"})
+#: Package managers and task runners whose `run X` runs the project's script X.
+_SCRIPT_RUNNERS = frozenset({"npm", "pnpm", "yarn", "bun", "mise", "deno", "uv", "poetry"})
+#: Project scripts (`npm run build`, `make lint`) that build, type-check or lint.
+_BUILD_SCRIPTS = frozenset({"build", "lint", "typecheck", "type-check", "check", "vet", "tsc",
+                            "compile", "format:check", "lint:fix"})
 _TEST_HEADS = frozenset({"pytest", "jest", "vitest", "go test", "cargo test", "npm test",
                          "pnpm test", "yarn test", "bun test", "tox", "phpunit", "mvn test",
                          "gradle test", "dotnet test", "rspec", "python pytest",
                          "python3 pytest", "uv pytest", "npx jest", "npx vitest",
                          "npx playwright", "python unittest", "python3 unittest", "nox",
-                         "make test", "npm run", "pnpm run", "yarn run"})
+                         "make test", "mise test", "just test", "deno test"})
 _TEST_SCRIPT = re.compile(r"(?:^|[\s/])(?:test_\w+|tests?|runtests)\.py\b|\bbin/test\b|"
                           r"(?:npm|pnpm|yarn|bun) (?:run )?test\b")
 _BUILD_HEADS = frozenset({"go build", "go vet", "tsc", "cargo build", "cargo check",
@@ -148,8 +154,56 @@ _BUILD_HEADS = frozenset({"go build", "go vet", "tsc", "cargo build", "cargo che
                           "make check", "make vet", "make typecheck", "gcc", "g++", "clang",
                           "javac", "rustc", "dotnet build", "mvn compile", "gradle build"})
 _REPRO = re.compile(r"(?:^|[\s/])repro\w*\.(?:py|js|ts|sh)\b")
-_SEGMENT = re.compile(r"&&|\|\||[;|\n]")
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
+
+
+def segments(command: str) -> list[str]:
+    """The simple commands of a shell line: split at `&&`, `||`, `;`, `|` and line ends outside
+    quotes, with here-document bodies left out (a truncated line just ends)."""
+    out: list[str] = []
+    current: list[str] = []
+    quote = ""
+    i, n = 0, min(len(command), 4000)
+    while i < n:
+        c = command[i]
+        if quote:
+            if c == "\\" and quote == '"' and i + 1 < n:
+                current.append(command[i:i + 2])
+                i += 2
+                continue
+            if c == quote:
+                quote = ""
+            current.append(c)
+        elif c in "'\"":
+            quote = c
+            current.append(c)
+        elif c == "\\" and i + 1 < n:
+            current.append(command[i:i + 2])
+            i += 2
+            continue
+        elif c in ";|\n&":
+            if c == "&" and command[i + 1:i + 2] != "&":
+                current.append(c)  # `2>&1`, a background `&`
+                i += 1
+                continue
+            text = "".join(current)
+            out.append(text)
+            current = []
+            doc = _HEREDOC.search(text)
+            if doc and c == "\n":
+                # Skip the here-document's body, up to its terminator line.
+                end = re.compile(rf"^\s*{re.escape(doc.group(2))}\s*$", re.MULTILINE).search(
+                    command, i + 1)
+                i = end.end() if end else n
+                continue
+            i += 2 if command[i:i + 2] in ("&&", "||") else 1
+            continue
+        else:
+            current.append(c)
+        i += 1
+    out.append("".join(current))
+    return [s for s in (s.strip() for s in out) if s]
 
 
 def command_heads(command: str) -> list[str]:
@@ -157,7 +211,7 @@ def command_heads(command: str) -> list[str]:
     `cd X`, variable assignments, `sudo`/`env`/`time`/`nohup`, `timeout N`; with the
     sub-command of tools that have them (`git diff`, `python pytest`, `npm test`)."""
     heads: list[str] = []
-    for segment in _SEGMENT.split(command[:2000]):
+    for segment in segments(command):
         words = segment.replace("(", " ").replace(")", " ").split()
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _PREFIX_WORDS
                          or words[0].startswith("-")):
@@ -168,12 +222,16 @@ def command_heads(command: str) -> list[str]:
                 words = words[1:]
         if not words or words[0] == "cd":
             continue
-        head = words[0].rsplit("/", 1)[-1].lower()
+        # `/usr/bin/grep` is grep; `./bin/test` is a script of the project, named as written.
+        word = words[0].lower()
+        head = word if word.startswith(".") else word.rsplit("/", 1)[-1]
         rest = [w for w in words[1:] if not w.startswith("-")]
         if head in _SUBCOMMAND_HEADS and rest:
             sub = rest[0]
             if head.startswith("python") and len(words) > 2 and words[1] == "-m":
                 sub = words[2]
+            elif head in _SCRIPT_RUNNERS and sub in ("run", "run-script") and len(rest) > 1:
+                sub = rest[1]  # `npm run build` runs the script `build`
             head = f"{head} {sub.rsplit('/', 1)[-1].lower()}"
         heads.append(head)
     return heads
@@ -192,7 +250,10 @@ def is_test_run(command: str) -> bool:
 
 def is_build_run(command: str) -> bool:
     """Whether a shell line builds, type-checks or lints (a non-zero exit is a compile error)."""
-    return any(h in _BUILD_HEADS or _first(h) in _BUILD_HEADS for h in command_heads(command))
+    return any(h in _BUILD_HEADS or _first(h) in _BUILD_HEADS
+               or (" " in h and _first(h) in _SCRIPT_RUNNERS | {"make", "just"}
+                   and h.split(" ", 1)[1] in _BUILD_SCRIPTS)
+               for h in command_heads(command))
 
 
 def _misuse(low: str, family: str) -> str:
@@ -243,8 +304,7 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
     code = u.exit_code
     last = heads[-1] if heads else ""
     lines = [line.strip() for line in low.splitlines() if line.strip()]
-    if code == 1 and (last in _PROBES or _first(last) in _PROBES) and (
-            not lines or all(len(line) < 200 for line in lines[:3])):
+    if code == 1 and (last in _PROBES or _first(last) in _PROBES) and "not found" not in low:
         return Verdict("not_a_failure", NEGATIVE_PROBE, f"`{last}` answered no (exit 1)")
     if code == 1 and (last in _SEARCHES or _first(last) in _SEARCHES) and all(
             _BINARY_MATCH.fullmatch(line) for line in lines):
@@ -253,11 +313,21 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
         return Verdict("not_a_failure", DIFF_DIFFERS, "the files differ (exit 1)")
     if code not in (None, 0, 2, 127) and _REPRO.search(command) and not _SETUP_ERROR.search(low):
         return Verdict("not_a_failure", REPRO_SCRIPT, "a reproduction script failed as written")
-    if code == 2 and (last in _SEARCHES or _first(last) in _SEARCHES) and not lines:
-        return Verdict("path_not_found", why="the search's path is not there (exit 2, silent)")
-    if code in (1, 2) and _first(last) in _PATH_READERS and not _PERMISSION.search(low) and (
-            not lines or "no such file" in low or "cannot access" in low or "not found" in low):
-        return Verdict("path_not_found", why=f"`{last}` found no such path (exit {code})")
+    search = last in _SEARCHES or _first(last) in _SEARCHES
+    # grep and rg exit 2 on an error, 1 on no match. Exit 2 and silent: a path they were given
+    # is not there; saying so, it is the words' `file_not_found` (their other lines are matches
+    # in the paths that are, never diagnostics to classify).
+    if code == 2 and search and not lines:
+        return Verdict("path_not_found", why="a path the search was given is not there (exit 2)")
+    if code == 2 and search and "no such file" in low:
+        return Verdict("file_not_found", why="a path the search was given is not there (exit 2)")
+    readers = [h for h in (heads[0], last) if _first(h) in _PATH_READERS] if heads else []
+    if code in (1, 2) and readers and not _PERMISSION.search(low) and not _SAYS_MISSING.search(
+            low) and (not lines or "2>/dev/null" in command.replace(" ", "")):
+        # A reader whose errors were silenced or who printed none: a path it was given is not
+        # there (its exit status says so; its message was thrown away). One that says so is
+        # the words' `file_not_found`.
+        return Verdict("path_not_found", why=f"`{readers[0]}` found no such path (exit {code})")
     if _GLOB.search(low[:400]):
         return Verdict("path_not_found", why="the glob matched nothing")
     if _REMOTE_404.search(low[:1500]):
@@ -267,16 +337,25 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
     return None
 
 
-def fallback(u: Unwrapped, command: str) -> Verdict | None:
-    """What a non-zero exit says when the program's words said nothing we know: a test run
-    failed, a build failed, or (no output at all) a quiet exit."""
+#: Words a program uses when it reports that it failed (the last resort before `unknown`).
+_FAILED_WORDS = re.compile(r"\b(?:error|fatal|exception|traceback|panic|failed|failure|"
+                           r"err!|aborting|aborted)\b|is not recognized as|"
+                           r"fullyqualifiederrorid")
+#: Classes a test run's or a build's own verdict overrides (the words were incidental).
+_WEAK_FOR_RUNS = frozenset({"unknown", "runtime_error", "malformed_json", "provider_error",
+                            "timeout"})
+
+
+def fallback(u: Unwrapped, command: str, cls: str) -> Verdict | None:
+    """What the call says when the program's words gave `cls` (`unknown` or a class a run's own
+    verdict overrides): a test run that exited non-zero failed its tests, a build or check
+    failed to compile; else a program that said it failed crashed at run time."""
     code = u.exit_code
-    if code in (None, 0):
-        return None
-    if is_test_run(command):
-        return Verdict("test_failure", why=f"the test run exited {code}")
-    if is_build_run(command):
-        return Verdict("compile_error", why=f"the build or check exited {code}")
-    if u.empty and command:
-        return Verdict("not_a_failure", QUIET_EXIT, f"exit {code} with no output")
+    if code not in (None, 0) and cls in _WEAK_FOR_RUNS and not (cls == "timeout" and u.signal):
+        if is_test_run(command):
+            return Verdict("test_failure", why=f"the test run exited {code}")
+        if is_build_run(command):
+            return Verdict("compile_error", why=f"the build or check exited {code}")
+    if cls == "unknown" and _FAILED_WORDS.search(u.text[:3000].lower()):
+        return Verdict("runtime_error", why="the program said it failed")
     return None
