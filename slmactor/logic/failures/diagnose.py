@@ -290,7 +290,8 @@ def _compiler(lines: Lines, text: str) -> Diagnosis | None:
 
 
 # --- 6. shell ------------------------------------------------------------------------------
-_SHELL = re.compile(r"^(?:[^:\n]++: )?line \d+: (.+)$")
+# `sh: line 3: msg`, and bash -c's `bash: -c: line 8: msg` (two prefixes).
+_SHELL = re.compile(r"^(?:[^:\n]++: ){0,2}line \d+: (.+)$")
 
 
 def _shell(lines: Lines, text: str) -> Diagnosis | None:

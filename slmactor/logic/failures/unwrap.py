@@ -9,7 +9,8 @@ reads what it says — the exit code, and the signal that ended the process — 
 
 The wrappers are text formats, recognised by their structure wherever they come from:
 
-* a leading `Error: ` (Claude Code prefixes failed tool results with it);
+* a leading `Error: ` (Claude Code prefixes failed tool results with it; inside another frame
+  it is the program's own, which `Unwrapped.said_error` keeps);
 * an `Exit code N` / `Exit code: N` / `Process exited with code N` / `Exit Code: N` line;
 * exec summaries made of `Chunk ID:`, `Wall time:`, `Original token count:`, `Total output
   lines:` lines and an `Output:` label (Codex CLI, `codex-rs/core/src/tools/mod.rs` and the
@@ -67,8 +68,11 @@ _TIMED_OUT = re.compile(r"The last command <command>.*?</command> timed out and 
 # {"name":"Error","message":"File not found: ...","stack":"Error: ...\n    at ..."}`): the
 # message is what happened, the stack is the tool's own source. Kept as written (escaped).
 _JSON_ERROR = re.compile(r'([A-Z][^{}\n]{0,80}?): \{"name":"\w*","message":"((?:[^"\\]|\\.)*)"')
-_PROFILE_FILE = re.compile(r"(?:^|[\s/~])\.?(?:bashrc|bash_profile|bash_login|profile|zshrc|zprofile|"
-                           r"zshenv|zlogin|bash\.bashrc)\b[^\n]*?:")
+# `bash: /home/u/.bashrc: line 3: ...`, `/Users/u/.zshrc:12: command not found: x`,
+# `/etc/profile: line 9: ...`: a message about a start-up file, whatever it says.
+_PROFILE_FILE = re.compile(r"(?:-?\w*sh: )?(?:[~\w.@+-]*/)*(?:\.(?:bashrc|bash_profile|bash_login|"
+                           r"profile|zshrc|zprofile|zshenv|zlogin|zlogout)|etc/(?:profile|"
+                           r"bash\.bashrc|zshrc|zprofile|zshenv))(?::\d+)?: .*")
 _SHELL_NOISE = re.compile(r"(?:-?(?:ba|z|da|k)?sh|bash): (?:no job control in this shell|"
                           r"cannot set terminal process group|warning: setlocale:|"
                           r"initialize_job_control:).*|.*setlocale: LC_\w+: cannot change locale.*")
@@ -92,6 +96,12 @@ class Unwrapped:
         """The program printed nothing (only the frame was there)."""
         return not self.text.strip()
 
+    @property
+    def said_error(self) -> bool:
+        """The program itself began with `Error: ` (one inside another frame: the outermost is
+        the harness's way of saying the call failed)."""
+        return "error_prefix" in self.wrappers[1:]
+
 
 def signal_of(exit_code: int | None) -> str:
     """The signal an exit status stands for ("" for an ordinary exit)."""
@@ -112,9 +122,7 @@ def _is_profile_noise(line: str) -> bool:
     body = line.strip()
     if not body or len(body) > 400:
         return False
-    return bool(_SHELL_NOISE.fullmatch(body)) or (
-        _PROFILE_FILE.search(body) is not None and body.split(":", 1)[0].rstrip().endswith(
-            ("rc", "profile", "zshenv", "zlogin", "bash_login")))
+    return bool(_SHELL_NOISE.fullmatch(body)) or bool(_PROFILE_FILE.fullmatch(body))
 
 
 def _gemini_block(lines: list[str]) -> tuple[list[str], int | None, str] | None:
@@ -153,10 +161,9 @@ def _int(value: str) -> int | None:
         return None
 
 
-def _peel(text: str, outermost: bool) -> tuple[str, int | None, str, str]:
+def _peel(text: str) -> tuple[str, int | None, str, str]:
     """One wrapper off the outside of `text`: (rest, exit code, signal, wrapper name); the name
-    is "" when there is none. A leading `Error: ` is a wrapper only `outermost`: inside another
-    frame it is the program's own word."""
+    is "" when there is none."""
     stripped = text.strip()
     if not stripped:
         return stripped, None, "", ""
@@ -175,10 +182,10 @@ def _peel(text: str, outermost: bool) -> tuple[str, int | None, str, str]:
         return rest, None, "timeout", "timed_out"
     match = _JSON_ERROR.match(stripped)
     if match:
-        return f"{match.group(1)}: {match.group(2)}", None, "", "json_error"
-    if outermost and first.startswith("Error: ") and len(first) > 7:
+        return f"{match.group(1)}:\n{match.group(2)}", None, "", "json_error"
+    if first.startswith("Error: ") and len(first) > 7:
         return stripped[len("Error: "):], None, "", "error_prefix"
-    if outermost and first == "Error:" and len(lines) > 1:
+    if first == "Error:" and len(lines) > 1:
         return "\n".join(lines[1:]), None, "", "error_prefix"
     match = _RETURNCODE.match(first)
     if match:
@@ -231,7 +238,7 @@ def unwrap(text: str) -> Unwrapped:
     wrappers: list[str] = []
     while True:
         # Every peel and every noise cut makes the text shorter, so this ends.
-        rest, code, sig, name = _peel(current, not wrappers)
+        rest, code, sig, name = _peel(current)
         if name:
             wrappers.append(name)
             if code is not None and exit_code is None:
