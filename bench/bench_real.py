@@ -44,11 +44,12 @@ HELDOUT = FIXTURES / "heldout.jsonl"
 
 #: Our class → the label vocabulary's kind. The seed's finer classes fold into the corpus's
 #: coarser kinds (an edit tool's "read it first" or "found 2 matches" are misuses of the tool;
-#: a patch that does not apply is edit text not found; a missing file is a missing path).
+#: a patch that does not apply is edit text not found; a missing file is a missing path; an
+#: edit that would change nothing is none of the corpus's kinds).
 KIND_OF: dict[str, str] = {
     "edit_not_found": "edit_text_not_found", "patch_failed": "edit_text_not_found",
     "edit_line_numbers": "edit_text_not_found", "edit_ambiguous": "tool_misuse",
-    "edit_empty_old_str": "tool_misuse", "edit_noop": "tool_misuse", "file_not_read": "tool_misuse",
+    "edit_empty_old_str": "tool_misuse", "edit_noop": "other", "file_not_read": "tool_misuse",
     "tool_args": "tool_misuse", "file_not_found": "path_not_found",
     "dependency_missing": "missing_module", "provider_error": "network_error",
     "rate_limit": "service_exhausted", "lint_error": "compile_error",

@@ -150,7 +150,8 @@ class RulesActor(Actor):
             advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
             return advice
         book = self._store(root).book
-        suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes())
+        suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes(),
+                            family=tool_family)
         if suggestion is None:
             return advice
         rule = suggestion.rule

@@ -83,7 +83,7 @@ def cmd_fingerprint(ctx: CliContext) -> int:
     args = ctx.args
     if args.local:
         from slmactor.harnesses import tool_family
-    from slmactor.logic.failures.fingerprint import analyze
+        from slmactor.logic.failures.fingerprint import analyze
 
         result = analyze(args.tool, message, args.language, args.model,
                          family=tool_family(args.tool)).to_dict()

@@ -115,9 +115,10 @@ def _best(rules: list[Rule]) -> Rule:
 
 
 def lookup(book: RuleBook, fp: Fingerprint, message: str,
-           args: str | None = None, classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> Suggestion | None:
-    """The repair for one failed call (see the module docstring); `classes` says which tools are
-    one family (the daemon passes every harness's names)."""
+           args: str | None = None, classes: ToolClasses = DEFAULT_TOOL_CLASSES,
+           family: transfer.Family | None = None) -> Suggestion | None:
+    """The repair for one failed call (see the module docstring); `family` (else `classes`) says
+    which tools are one family (the daemon passes `harnesses.tool_family`)."""
     if fp.is_zero:
         return None
     pool = list(book.rules.values())
@@ -140,7 +141,7 @@ def lookup(book: RuleBook, fp: Fingerprint, message: str,
     if args is not None:
         known = {rule.id for rule in pool}
         for proposed, source in transfer.proposals(pool, fp, message, args, skip=fitting,
-                                                    classes=classes):
+                                                    classes=classes, family=family):
             if proposed.id in known or not apply_transform(proposed.repair.transform, args)[1]:
                 continue  # proposed before: that rule answers for itself (or was retired)
             fitting[proposed.repair.transform] = [proposed]

@@ -448,7 +448,9 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "indentationerror", "taberror", "unexpected indent", "unindent does not match",
          "nameerror", "is not defined", "undeclared", "undefined reference", "cannot find symbol",
          "cannot find value", "cannot find name", "mismatched types", "incompatible types",
-         "referenceerror", "unresolved import"),
+         "referenceerror", "unresolved import",
+         # A checker's summary (biome, tsc, eslint: "Found 10 errors.").
+         regex=r"\bfound \d+ errors?\b", hint="found "),
     # Connection failures come before review_rejected: "Max retries exceeded with url" is HTTP.
     _any("provider_error", "connection refused", "econnrefused", "max retries exceeded with url",
          "failed to connect to", "could not resolve host", "network is unreachable",
@@ -464,6 +466,8 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "no such file", "unknown revision or path not in the working tree",
          "file not found", "directory not found", "path not found", "could not find file",
          "cannot find the path specified", "did not match any files", "no such directory"),
+    # OpenHands' editor: "Invalid `path` parameter: /a. The path /a does not exist."
+    _all("file_not_found", "the path", "does not exist"),
     _any("provider_error", "internal server error", "502 bad gateway", "503 service unavailable",
          "eof", "upstream error", "api error", "unauthorized", "invalid api key",
          "incorrect api key", "invalid_api_key", "authentication_error", "overloaded",

@@ -231,7 +231,8 @@ _JAVA_SYMBOL = re.compile(r"^\s+symbol:\s+(.+)$")
 _ESLINT = re.compile(r"^\s+\d+:\d+\s+(error|warning)\s+(.+?)\s{2,}([\w/@-]+)$")
 _LINT_CODE = re.compile(r"^[A-Z]{1,4}\d{2,4}\b")
 _DEPENDENCY_WORDS = ("no such file or directory", "cannot find module", "no module named",
-                     "library stub", "cannot find package", "command not found")
+                     "library stub", "cannot find package", "command not found",
+                     "not installed")
 _DEPENDENCY = re.compile("|".join(_DEPENDENCY_WORDS), re.IGNORECASE)
 
 

@@ -190,7 +190,7 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
     else:
         diagnosis = diagnose_prepared(prepared, source_lower, source)
         cls, reason = diagnosis.cls, diagnosis.source
-        late = fallback(inner, command, cls)
+        late = fallback(inner, command, cls, family)
         if late is not None:
             cls, detail, reason = late.cls, late.detail, late.why
     if cls == "unknown" and not norm and not tool and inner.exit_code is None:

@@ -312,7 +312,9 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
         return Verdict("not_a_failure", EMPTY_SEARCH, "the search found nothing (exit 1)")
     if code == 1 and last in _DIFFS:
         return Verdict("not_a_failure", DIFF_DIFFERS, "the files differ (exit 1)")
-    if code not in (None, 0, 2, 127) and _REPRO.search(command) and not _SETUP_ERROR.search(low):
+    # A failed run of a reproduction script (no status recorded counts: the call is known to
+    # have failed) that did not fail on its own setup; 2 and 127 are "could not run it".
+    if code not in (0, 2, 127) and _REPRO.search(command) and not _SETUP_ERROR.search(low):
         return Verdict("not_a_failure", REPRO_SCRIPT, "a reproduction script failed as written")
     search = last in _SEARCHES or _first(last) in _SEARCHES
     # grep and rg exit 2 on an error, 1 on no match. Exit 2 and silent: a path they were given
@@ -347,16 +349,22 @@ _WEAK_FOR_RUNS = frozenset({"unknown", "runtime_error", "malformed_json", "provi
                             "timeout"})
 
 
-def fallback(u: Unwrapped, command: str, cls: str) -> Verdict | None:
+def fallback(u: Unwrapped, command: str, cls: str, family: str = "") -> Verdict | None:
     """What the call says when the program's words gave `cls` (`unknown` or a class a run's own
     verdict overrides): a test run that exited non-zero failed its tests, a build or check
-    failed to compile; else a program that said it failed crashed at run time."""
+    failed to compile; else a program (a shell or search call: it has a command or an exit
+    status) that said it failed, or a tool that threw (a serialised exception), crashed at run
+    time — a tool's own unrecognised refusal stays `unknown`."""
     code = u.exit_code
     if code not in (None, 0) and cls in _WEAK_FOR_RUNS and not (cls == "timeout" and u.signal):
         if is_test_run(command):
             return Verdict("test_failure", why=f"the test run exited {code}")
         if is_build_run(command):
             return Verdict("compile_error", why=f"the build or check exited {code}")
-    if cls == "unknown" and (u.said_error or _FAILED_WORDS.search(u.text[:3000].lower())):
+    if cls == "unknown" and "json_error" in u.wrappers:
+        return Verdict("runtime_error", why="the tool threw an exception")
+    program = bool(command) or u.exit_code is not None or family in (SHELL, SEARCH)
+    if cls == "unknown" and program and (
+            u.said_error or _FAILED_WORDS.search(u.text[:3000].lower())):
         return Verdict("runtime_error", why="the program said it failed")
     return None
