@@ -146,7 +146,8 @@ def score(rows: list[Row]) -> dict[str, Any]:
             apart_pairs += 1
             if a.fp.id == b.fp.id:
                 apart_equal += 1
-                merged[tuple(sorted((a.kind, b.kind)))] += 1  # type: ignore[arg-type]
+                low, high = sorted((a.kind, b.kind))
+                merged[(low, high)] += 1
     benign = [s for s in scored if s.row.get("benign")]
     real = [s for s in scored if not s.row.get("benign")]
     per_kind: dict[str, dict[str, Any]] = {}

@@ -171,8 +171,8 @@ def _peel(text: str) -> tuple[str, int | None, str, str]:
     first = lines[0].strip()
     block = _gemini_block(lines)
     if block is not None:
-        kept, code, signal = block
-        return "\n".join(kept), code, signal, "command_block"
+        kept, block_code, signal = block
+        return "\n".join(kept), block_code, signal, "command_block"
     match = _TIMED_OUT.match(stripped)
     if match:
         rest = stripped[match.end():]
@@ -230,8 +230,6 @@ def _peel(text: str) -> tuple[str, int | None, str, str]:
 
 def unwrap(text: str) -> Unwrapped:
     """The inner text of a tool result, with the exit code and signal its wrappers report."""
-    if not isinstance(text, str):
-        return Unwrapped("")
     current = text.strip()
     exit_code: int | None = None
     signal = ""

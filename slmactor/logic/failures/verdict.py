@@ -59,6 +59,10 @@ def _phrases(*phrases: str) -> re.Pattern[str]:
     return re.compile("|".join(re.escape(p) for p in phrases))
 
 
+def _patterns(*patterns: str) -> re.Pattern[str]:
+    return re.compile("|".join(patterns))
+
+
 # The user said no (Claude Code's "The user doesn't want to proceed with this tool use",
 # Cline's "The user denied this operation", Gemini CLI's "[Operation Cancelled] ... User
 # cancelled", Claude Code's "[Request interrupted by user").
@@ -71,43 +75,43 @@ _USER = _phrases("the user doesn't want to proceed", "the user doesn't want to t
 _SIBLING = _phrases("sibling tool call errored")
 # The harness's own policy (Claude Code's permission system and hooks, Gemini CLI's shell
 # parser and workspace check, Codex's sandbox and approval policy): read at the head only.
-_POLICY = re.compile("|".join((
+_POLICY = _patterns(
     r"command rejected because it could not be parsed safely", r"permission for this tool use",
     r"^blocked:", r"\bwas blocked\b", r"has been denied", r"denied by (?:the )?(?:permission|policy|sandbox)",
     r"must be within one of the workspace directories", r"requires approval",
     r"pretooluse:\S+ hook", r"hook error", r"sandbox denied", r"approval policy",
     r"outside (?:of )?the (?:allowed|project) (?:directory|directories|workspace)",
     r"outside the workspace", r"not allowed in this (?:mode|context)", r"blocked by (?:a )?hook",
-    r"is not in the allowed", r"for security, ", r"cd to '.*' was blocked")))
-_TOO_LARGE = re.compile("|".join((
+    r"is not in the allowed", r"for security, ", r"cd to '.*' was blocked")
+_TOO_LARGE = _patterns(
     r"output of your last command was too long", r"exceeds maximum allowed tokens",
     r"file content \(\S+ tokens\) exceeds", r"output (?:is )?too (?:large|long)",
     r"exceeds the maximum (?:allowed )?(?:size|length|number of tokens)", r"too large to read",
-    r"response too large", r"result exceeds", r"output was truncated because it exceeded")))
+    r"response too large", r"result exceeds", r"output was truncated because it exceeded")
 # mini-swe-agent's format error, a harness that wanted a tool call, aider's edit format.
 _FORMAT = _phrases("exactly one action", "exactly one bash", "you did not use a tool",
                    "did not conform to the edit format", "failed to parse function arguments",
                    "please always provide", "format error", "no tool use found in")
-_STALE = re.compile("|".join((
+_STALE = _patterns(
     r"no shell found with id", r"no such process", r"shell \S+ (?:not found|is not running)",
     r"no task found", r"session not found", r"can't find session", r"no server running on",
     r"unknown process id", r"process \S+ not found", r"no background (?:shell|process|job)",
-    r"no such job")))
+    r"no such job")
 # Gone until it comes back (a throttled request is `rate_limit`, the words' class: retry later).
-_EXHAUSTED = re.compile("|".join((
+_EXHAUSTED = _patterns(
     r"quota (?:exceeded|exhausted)", r"exceeded your current quota", r"insufficient_quota",
     r"credit balance is too low", r"usage limit", r"resource_exhausted", r"hit your limit",
-    r"out of credits", r"(?:usage|token|spend|monthly|daily) limit reached")))
+    r"out of credits", r"(?:usage|token|spend|monthly|daily) limit reached")
 _EXISTS = re.compile(r"already exists|file exists|\beexist\b|cannot create")
 _DIRECTORY = re.compile(r"\beisdir\b|is a directory|path is not a file|not a regular file")
 _MULTIPLE = re.compile(r"cannot execute multiple commands|multiple commands at once|"
                        r"only one command")
-_PARAMETER = re.compile("|".join((
+_PARAMETER = _patterns(
     r"inputvalidationerror", r"required parameter", r"must have required property",
     r"missing required", r"missing field", r"parameter \S+ is required", r"is missing\b",
     r"invalid (?:input|arguments?|parameters?)\b", r"expected \S+(?: \S+)?, but received",
     r"expected \S+ but received", r"unexpected keyword", r"an unexpected parameter",
-    r"must be an? \w+")))
+    r"must be an? \w+")
 _MISUSE_OTHER = re.compile(r"no such tool|unknown tool|not found in registry|"
                            r"tool \S+ (?:is )?not available|use the notebookedit")
 _GLOB = re.compile(r"no matches found: |no match\.$|: no matches found$")

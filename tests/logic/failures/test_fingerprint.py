@@ -77,7 +77,7 @@ def test_class_table(cls: str, message: str) -> None:
 
 
 def _needle_cases() -> list[tuple[str, str]]:
-    cases = []
+    cases: list[tuple[str, str]] = []
     for rule in (*AGENT_RULES, *NEEDLE_RULES):
         if rule.mode == "any":
             cases.extend((rule.cls, f"zz {needle} zz") for needle in rule.needles)

@@ -25,35 +25,35 @@ WRAPPED = [
      143, "terminated"),
     ("Exit code 1\nls: cannot access 'x': No such file or directory",
      "ls: cannot access 'x': No such file or directory", 1, ""),
-    ("<tool_use_error>File has not been read yet. Read it first before writing to it."
-     "</tool_use_error>", "File has not been read yet. Read it first before writing to it.",
+    (("<tool_use_error>File has not been read yet. Read it first before writing to it."
+     "</tool_use_error>"), "File has not been read yet. Read it first before writing to it.",
      None, ""),
     # mini-swe-agent's observation template.
     ("<returncode>2</returncode>\n<output>\ngrep: x.py: No such file or directory\n</output>",
      "grep: x.py: No such file or directory", 2, ""),
     # Gemini CLI's shell tool result.
-    ("Command: tasklist | findstr X\nDirectory: (root)\nOutput: (empty)\nError: (none)\n"
-     "Exit Code: 1\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 19160",
+    (("Command: tasklist | findstr X\nDirectory: (root)\nOutput: (empty)\nError: (none)\n"
+     "Exit Code: 1\nSignal: (none)\nBackground PIDs: (none)\nProcess Group PGID: 19160"),
      "", 1, ""),
-    ("Command: npm run build\nDirectory: app\nOutput: > build\nerror TS2304: x\nError: (none)\n"
-     "Exit Code: 2\nSignal: (none)", "> build\nerror TS2304: x", 2, ""),
+    (("Command: npm run build\nDirectory: app\nOutput: > build\nerror TS2304: x\nError: (none)\n"
+     "Exit Code: 2\nSignal: (none)"), "> build\nerror TS2304: x", 2, ""),
     # Codex CLI's unified exec summary and its exec summary.
-    ("Chunk ID: 0faf38\nWall time: 0.0000 seconds\nProcess exited with code 1\n"
-     "Original token count: 0\nOutput:\n", "", 1, ""),
+    (("Chunk ID: 0faf38\nWall time: 0.0000 seconds\nProcess exited with code 1\n"
+     "Original token count: 0\nOutput:\n"), "", 1, ""),
     ("Exit code: 124\nWall time: 10.0 seconds\nOutput:\nstill waiting", "still waiting", 124,
      "timeout"),
     # Cline's tool result header and error frame, with a serialised JavaScript Error.
-    ("[read_file for 'a.js'] Result:\nThe tool execution failed with the following error:\n"
+    (("[read_file for 'a.js'] Result:\nThe tool execution failed with the following error:\n"
      "<error>\nError reading file: {\"name\":\"Error\",\"message\":\"File not found: a.js\","
-     "\"stack\":\"Error: File not found\\n    at Timeout.x\"}\n</error>",
+     "\"stack\":\"Error: File not found\\n    at Timeout.x\"}\n</error>"),
      "Error reading file:\nFile not found: a.js", None, ""),
     # mini-swe-agent's timeout notice.
-    ("The last command <command>sleep 99</command> timed out and has been killed.\n"
-     "The output of the command was:\n <output>\npartial\n</output>\nPlease try another command.",
+    (("The last command <command>sleep 99</command> timed out and has been killed.\n"
+     "The output of the command was:\n <output>\npartial\n</output>\nPlease try another command."),
      "partial", None, "timeout"),
     # Shell start-up noise above the program's output.
-    ("Exit code 1\nbash: /home/u/.bashrc: line 3: nvm: command not found\n"
-     "bash: no job control in this shell\nfatal: not a git repository",
+    (("Exit code 1\nbash: /home/u/.bashrc: line 3: nvm: command not found\n"
+     "bash: no job control in this shell\nfatal: not a git repository"),
      "fatal: not a git repository", 1, ""),
 ]
 
@@ -142,14 +142,14 @@ CALLS = [
     ("Bash", "shell", "", "The user doesn't want to proceed with this tool use.",
      "user_rejected", ""),
     ("str_replace_editor", "edit", "",
-     "ERROR:\nInvalid `path` parameter: /a.py. File already exists at: /a.py. Cannot overwrite "
-     "files using command `create`.", "tool_misuse", "exists"),
-    ("Read", "read", "", "<tool_use_error>EISDIR: illegal operation on a directory, read"
-     "</tool_use_error>", "tool_misuse", "directory"),
+     ("ERROR:\nInvalid `path` parameter: /a.py. File already exists at: /a.py. Cannot overwrite "
+     "files using command `create`."), "tool_misuse", "exists"),
+    ("Read", "read", "", ("<tool_use_error>EISDIR: illegal operation on a directory, read"
+     "</tool_use_error>"), "tool_misuse", "directory"),
     ("execute_bash", "shell", "", "ERROR: Cannot execute multiple commands at once.",
      "tool_misuse", "multiple_commands"),
-    ("Edit", "edit", "", "<tool_use_error>InputValidationError: Edit failed due to the following "
-     "issue:\nThe required parameter `old_string` is missing</tool_use_error>", "tool_misuse",
+    ("Edit", "edit", "", ("<tool_use_error>InputValidationError: Edit failed due to the following "
+     "issue:\nThe required parameter `old_string` is missing</tool_use_error>"), "tool_misuse",
      "missing_parameter"),
     ("BashOutput", "shell", "", "<tool_use_error>No shell found with ID: 3f2a</tool_use_error>",
      "stale_handle", ""),
