@@ -496,9 +496,11 @@ def needle_class(text_lower: str) -> str:
 # Exception names whose class does not depend on their message.
 _STRONG_EXCEPTIONS = {
     **dict.fromkeys(("nameerror", "unboundlocalerror", "syntaxerror", "indentationerror",
-                     "taberror", "importerror", "referenceerror"), "compile_error"),
-    **dict.fromkeys(("modulenotfounderror", "classnotfoundexception", "noclassdeffounderror"),
-                    "dependency_missing"),
+                     "taberror", "referenceerror"), "compile_error"),
+    # ImportError: the environment does not provide what the code imports (a package that is
+    # missing, or a version without the name: "cannot import name X from Y").
+    **dict.fromkeys(("modulenotfounderror", "importerror", "classnotfoundexception",
+                     "noclassdeffounderror"), "dependency_missing"),
     **dict.fromkeys(("filenotfounderror", "nosuchfileexception", "filenotfoundexception"),
                     "file_not_found"),
     **dict.fromkeys(("permissionerror", "accessdeniedexception", "securityexception"),

@@ -151,6 +151,8 @@ _TEST_HEADS = frozenset({"pytest", "jest", "vitest", "go test", "cargo test", "n
                          "make test", "mise test", "just test", "deno test"})
 _TEST_SCRIPT = re.compile(r"(?:^|[\s/])(?:test_\w+|tests?|runtests)\.py\b|\bbin/test\b|"
                           r"\bplaywright test\b|"
+                          # A runner behind options that take values (`pnpm -C web vitest run`).
+                          r"(?:^|\s)(?:pytest|vitest|jest|phpunit|rspec)(?:\s|$)|"
                           r"(?:npm|pnpm|yarn|bun) (?:run )?test\b")
 _BUILD_HEADS = frozenset({"go build", "go vet", "tsc", "cargo build", "cargo check",
                           "cargo clippy", "golangci-lint", "mypy", "ruff", "eslint", "pylint",
