@@ -272,19 +272,13 @@ def _command(args: str) -> str:
         return ""
     import json
 
+    from slmactor.harnesses.base import command_of
+
     try:
         data = json.loads(args)
     except ValueError:
         return ""
-    if not isinstance(data, dict):
-        return ""
-    for key in ("command", "cmd"):
-        value = data.get(key)
-        if isinstance(value, str):
-            return value
-        if isinstance(value, list) and all(isinstance(v, str) for v in value):
-            return " ".join(value)
-    return ""
+    return command_of(data) if isinstance(data, dict) else ""
 
 
 def _analyze(tool: str, message: str, language: str, model: str, args: str = "") -> Fingerprint:
