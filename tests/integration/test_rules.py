@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from slmactor.client import RequestFailed
+from slmactor.logic.failures.fingerprint import FINGERPRINT_VERSION
 from slmactor.protocol.messages import (
     EvolveFingerprint,
     EvolveForget,
@@ -148,7 +149,7 @@ def test_learn_candidates_and_forget(daemon: DaemonProcess) -> None:
     with daemon.client() as client:
         fp = client.ask(EvolveFingerprint(tool="bash", message="pytest: command not found",
                                           language="python", model="gpt-4o"))
-        assert fp["class"] == "dependency_missing" and fp["version"] == 2
+        assert fp["class"] == "dependency_missing" and fp["version"] == FINGERPRINT_VERSION
         cand = {"fingerprint": fp["id"], "class": fp["class"], "tool": "bash",
                 "language": "python", "model": "gpt-4o", "message": "pytest: command not found",
                 "repair": {"kind": "shell", "command": "pip install pytest",

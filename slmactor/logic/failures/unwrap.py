@@ -125,7 +125,7 @@ def _is_profile_noise(line: str) -> bool:
     return bool(_SHELL_NOISE.fullmatch(body)) or bool(_PROFILE_FILE.fullmatch(body))
 
 
-def _gemini_block(lines: list[str]) -> tuple[list[str], int | None, str] | None:
+def _command_block(lines: list[str]) -> tuple[list[str], int | None, str] | None:
     """The program's parts of a `Command:/Directory:/...` block, its exit code and signal."""
     if not lines or not lines[0].startswith("Command: "):
         return None
@@ -169,7 +169,7 @@ def _peel(text: str) -> tuple[str, int | None, str, str]:
         return stripped, None, "", ""
     lines = _lines(stripped)
     first = lines[0].strip()
-    block = _gemini_block(lines)
+    block = _command_block(lines)
     if block is not None:
         kept, block_code, signal = block
         return "\n".join(kept), block_code, signal, "command_block"

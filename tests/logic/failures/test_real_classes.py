@@ -81,7 +81,7 @@ _PIECES = st.sampled_from([
     "Output: ", "Output:\n", "Error: (none)\n", "Exit Code: 1\n", "Signal: 15\n",
     "Chunk ID: ab\n", "Wall time: 0.1 seconds\n", "[read_file for 'x'] Result:\n",
     "The tool execution failed with the following error:\n",
-    "bash: /root/.bashrc: line 1: x: command not found\n", "bash: no job control in this shell\n",
+    "bash: /home/dev/.bashrc: line 1: x: command not found\n", "bash: no job control in this shell\n",
     'Error reading file: {"name":"Error","message":"gone"}', "\n", " ", "(empty)",
     "The last command <command>x</command> timed out and has been killed.\n",
 ])
