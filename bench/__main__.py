@@ -1,4 +1,4 @@
-"""Run the benchmarks: `python -m bench [NAME ...] [--quick] [--json FILE]`.
+"""Run the benchmarks: `python -m bench [NAME ...] [--quick] [--json FILE] [bench options]`.
 
 Each `bench/bench_<name>.py` exposes `run(quick: bool) -> list[dict]`; rows carry the measured
 value, the floor measured in the same run, their ratio and the target. Run on a quiet machine:
@@ -33,14 +33,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("names", nargs="*", help=f"benchmarks to run (default: all of {', '.join(_modules())})")
     parser.add_argument("--quick", action="store_true", help="fewer iterations (smoke run)")
     parser.add_argument("--json", metavar="FILE", help="also write the rows as JSON")
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
     names = args.names or _modules()
     rows: list[dict[str, Any]] = []
     for name in names:
         module = importlib.import_module(f"bench.bench_{name}")
         started = time.monotonic()
         print(f"# {name} ...", file=sys.stderr, flush=True)
-        for row in module.run(args.quick):
+        # A bench with options of its own (`real --heldout`) takes the ones left unparsed.
+        if hasattr(module, "run_args"):
+            produced = module.run_args(args.quick, extra)
+        elif extra:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
+        else:
+            produced = module.run(args.quick)
+        for row in produced:
             row.setdefault("bench", name)
             rows.append(row)
         print(f"# {name} done in {time.monotonic() - started:.1f}s", file=sys.stderr, flush=True)

@@ -40,7 +40,7 @@ def _args_text(value: Any) -> str:
 
 
 def _failure_request(run_id: str, tool: str, message: str, args: Any, language: str,
-                     model: str) -> dict[str, str]:
+                     model: str) -> dict[str, Any]:
     return {"run_id": run_id, "tool": tool, "message": message, "args": _args_text(args) if args
             else "", "language": language, "model": model}
 

@@ -7,6 +7,10 @@ evolve.learn, evolve.forget, evolve.trust.
 Emits (tells → working): `fail` with key = fingerprint id when a failure arrives, `resolve` when it
 is fixed.
 
+A failed call that is no failure (an empty search, a probe answering "no", a quiet exit: the
+fingerprint's `benign`) is answered `found: false, benign: true` and goes no further: it is not
+opened in working memory, counted, learned from or advised on.
+
 `evolve.on_failure` is the hot ask of the self-improvement loop: fingerprint, look the repair up
 (exact fingerprint first, then trigger patterns), and — for a deterministic transform — apply it
 to the failed call's arguments so the harness can retry with `new_args` without asking a model.
@@ -29,6 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from slmactor.harnesses import tool_classes as harness_tool_classes
+from slmactor.harnesses import tool_family
 from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
@@ -125,37 +130,40 @@ class RulesActor(Actor):
 
     @handles(EvolveFingerprint)
     async def fingerprint(self, msg: EvolveFingerprint) -> dict[str, Any]:
-        from slmactor.logic.failures.fingerprint import analyze
-
         self._count("fingerprints")
-        return analyze(msg.tool, msg.message, msg.language, msg.model).to_dict()
+        return _analyze(msg.tool, msg.message, msg.language, msg.model).to_dict()
 
     @handles(EvolveOnFailure)
     async def on_failure(self, msg: EvolveOnFailure) -> dict[str, Any]:
         from slmactor.logic.evolve.repair_json import CUT_OFF_GUIDANCE, CUT_OFF_REASON, json_cut_off
         from slmactor.logic.evolve.suggest import lookup
         from slmactor.logic.evolve.transforms import apply_transform
-        from slmactor.logic.failures.fingerprint import analyze
+        from slmactor.logic.failures.fingerprint import describe
 
         root = self.project_root(msg)
-        fp = analyze(msg.tool, msg.message, msg.language, msg.model)
+        fp = _analyze(msg.tool, msg.message, msg.language, msg.model, msg.args)
         self._count("fingerprints")
-        self._remember(fp)
-        if not fp.is_zero and msg.open:
-            self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=msg.tool,
-                           message=msg.message))
         advice: dict[str, Any] = {"found": False, "fingerprint": fp.to_dict(), "rule_id": "",
                                   "apply": False, "repair": None, "new_args": "",
                                   "reason": "no repair known for this failure yet",
                                   "exact": False, "confidence": 0.0, "guidance": "",
-                                  "seeded": False, "outcomes": 0, "verified": True}
+                                  "seeded": False, "outcomes": 0, "verified": True, "benign": fp.benign}
+        if fp.benign:
+            # Recorded by the caller as a call, never opened, counted, learned from or advised on.
+            advice["reason"] = f"{describe(fp.cls)}: {fp.detail.replace('_', ' ')}"
+            return advice
+        self._remember(fp)
+        if not fp.is_zero and msg.open:
+            self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=msg.tool,
+                           message=msg.message))
         if msg.args and json_cut_off(msg.args):
             # A call cut off mid-string or mid-structure: closing it would apply a shortened
             # argument as if the model had meant it. Nothing can repair it; it must be resent.
             advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
             return advice
         book = self._store(root).book
-        suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes())
+        suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes(),
+                            family=tool_family)
         if suggestion is None:
             return advice
         rule = suggestion.rule
@@ -183,10 +191,8 @@ class RulesActor(Actor):
         return advice
 
     def _failure(self, msg: EvolveResolved) -> Fingerprint | None:
-        from slmactor.logic.failures.fingerprint import analyze
-
         if msg.message.strip():
-            fp = analyze(msg.tool, msg.message, msg.language, msg.model)
+            fp = _analyze(msg.tool, msg.message, msg.language, msg.model, msg.failed_args)
             if not msg.fingerprint or fp.id == msg.fingerprint:
                 return fp
         return self._seen.get(msg.fingerprint)
@@ -290,6 +296,30 @@ class RulesActor(Actor):
         for entry in self.stores.items():
             entry[1].refresh_user()  # the user file is gone for every project
         return {"ok": True, "dropped": dropped}
+
+
+def _command(args: str) -> str:
+    """The shell command of a call's JSON arguments ("" when it has none)."""
+    if "command" not in args and "cmd" not in args:
+        return ""
+    import json
+
+    from slmactor.harnesses.base import command_of
+
+    try:
+        data = json.loads(args)
+    except ValueError:
+        return ""
+    return command_of(data) if isinstance(data, dict) else ""
+
+
+def _analyze(tool: str, message: str, language: str, model: str, args: str = "") -> Fingerprint:
+    """The fingerprint every ask of this actor gives a failure: read with the call's command
+    and keyed by the tool's family, so the same failure in two harnesses is one id."""
+    from slmactor.logic.failures.fingerprint import analyze
+
+    return analyze(tool, message, language, model, command=_command(args),
+                   family=tool_family(tool))
 
 
 def _try_save(store: RuleStore) -> str:

@@ -59,6 +59,7 @@ def register(harness: Harness) -> Harness:
         raise ValueError("a harness needs a name")
     _loaded[harness.name] = harness
     _classes.clear()
+    _families.clear()
     return harness
 
 
@@ -128,6 +129,35 @@ def tool_classes() -> ToolClasses:
         _classes.append(ToolClasses.with_harnesses(
             [(h.read_tools, h.edit_tools, h.shell_tools, h.mode_tools) for h in rooms]))
     return _classes[0]
+
+
+#: slmcode's own tool names (SPEC S-1.2) → family, below every room's.
+_SEED_FAMILIES = {"ws_read": "read", "read": "read", "ws_edit": "edit", "ws_write": "edit",
+                  "ws_patch": "edit", "ws_delete": "edit", "ws_mv": "edit", "edit": "edit",
+                  "write": "edit", "ws_shell": "shell", "bash": "shell", "shell": "shell",
+                  "run_command": "shell", "ws_list": "search", "ws_glob": "search",
+                  "ws_grep": "search"}
+#: `tool_family` answers memoised (tool names are few; rooms registered later clear it).
+_families: dict[str, str] = {}
+
+
+def tool_family(name: str) -> str:
+    """The family of a tool (edit, read, shell, search, web, task) in any room's vocabulary:
+    the name as a room spells it first, then compared lower-cased, then slmcode's own names;
+    "" for a tool no room knows (it is then a family of its own)."""
+    found = _families.get(name)
+    if found is not None:
+        return found
+    key = name.strip()
+    rooms = every()
+    family = next((h.families[key] for h in rooms if key in h.families), "")
+    if not family:
+        low = key.lower()
+        family = next((f for h in rooms for t, f in h.families.items() if t.lower() == low),
+                      _SEED_FAMILIES.get(low, ""))
+    if len(_families) < 4096:
+        _families[name] = family
+    return family
 
 
 def edit_format(tool: str) -> str:

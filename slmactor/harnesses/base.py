@@ -36,6 +36,12 @@ IGNORE = ""
 EDIT = "edit"
 READ = "read"
 SHELL = "shell"
+#: Tool families (with EDIT, READ, SHELL): what a call is for, in every harness's vocabulary, so
+#: a failure and its repair learned on one harness's tool serve another's tool of that family.
+SEARCH = "search"
+WEB = "web"
+TASK = "task"
+FAMILIES = (EDIT, READ, SHELL, SEARCH, WEB, TASK)
 
 #: Payload keys that name the file a tool works on, in the order they are tried.
 PATH_KEYS = ("file_path", "filePath", "absolute_path", "notebook_path", "path")
@@ -255,6 +261,9 @@ class Harness:
     #: Lower-case edit tool → the edit format it stands for (search_replace / apply_patch /
     #: whole_file: the arms of the `edit_format` decision).
     edit_formats: Mapping[str, str] = {}
+    #: Tool name as the harness spells it → its family (EDIT, READ, SHELL, SEARCH, WEB, TASK):
+    #: every tool the harness has that slmactor may see fail.
+    families: Mapping[str, str] = {}
     #: slmcode's tool and field names (`ws_read`, `old_str`) → this harness's, for advice text.
     vocabulary: Mapping[str, str] = {}
     #: Where its hooks are configured (None: no hooks to install).

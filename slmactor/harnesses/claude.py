@@ -27,8 +27,11 @@ from slmactor.harnesses.base import (
     PREFLIGHT,
     READ,
     RECORD,
+    SEARCH,
     SHELL,
     STOP,
+    TASK,
+    WEB,
     EditTool,
     Harness,
     JsonSettings,
@@ -63,6 +66,14 @@ class Claude(Harness):
     edit_tools = ("multiedit", "notebookedit")
     shell_tools = ("bashoutput",)
     edit_formats = {"edit": "search_replace", "multiedit": "search_replace", "write": "whole_file"}
+    #: Claude Code's built-in tools (docs.anthropic.com, Claude Code settings: "Tools available to
+    #: Claude"; names as the transcripts of tests/fixtures/real_failures record them).
+    families = {"Edit": EDIT, "MultiEdit": EDIT, "Write": EDIT, "NotebookEdit": EDIT,
+                "Read": READ, "NotebookRead": READ, "Bash": SHELL, "BashOutput": SHELL,
+                "KillShell": SHELL, "KillBash": SHELL, "Grep": SEARCH, "Glob": SEARCH,
+                "LS": SEARCH, "WebFetch": WEB, "WebSearch": WEB, "Task": TASK, "Agent": TASK,
+                "TodoWrite": TASK, "ExitPlanMode": TASK, "AskUserQuestion": TASK, "Skill": TASK,
+                "SlashCommand": TASK}
     vocabulary = {
         "ws_read": "Read", "ws_edit": "Edit", "ws_write": "Write", "ws_patch": "Edit",
         "ws_glob": "Glob", "ws_list": "Glob", "ws_grep": "Grep", "ws_shell": "Bash",

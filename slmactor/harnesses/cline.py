@@ -25,7 +25,10 @@ from slmactor.harnesses.base import (
     PREFLIGHT,
     READ,
     RECORD,
+    SEARCH,
     SHELL,
+    TASK,
+    WEB,
     Harness,
     ScriptPerEvent,
     text,
@@ -58,6 +61,13 @@ class Cline(Harness):
     edit_tools = ("write_to_file", "replace_in_file", "editor")
     shell_tools = ("execute_command", "run_commands")
     edit_formats = {"replace_in_file": "search_replace", "write_to_file": "whole_file"}
+    #: Cline's tools (`src/core/prompts/system.ts`, `src/shared/tools.ts`).
+    families = {"replace_in_file": EDIT, "write_to_file": EDIT, "editor": EDIT,
+                "read_file": READ, "read_files": READ, "execute_command": SHELL,
+                "run_commands": SHELL, "search_files": SEARCH, "list_files": SEARCH,
+                "list_code_definition_names": SEARCH, "browser_action": WEB, "web_fetch": WEB,
+                "attempt_completion": TASK, "ask_followup_question": TASK, "new_task": TASK,
+                "plan_mode_respond": TASK}
     vocabulary = {
         "ws_read": "read_file", "ws_edit": "replace_in_file", "ws_write": "write_to_file",
         "ws_patch": "replace_in_file", "ws_glob": "list_files", "ws_list": "list_files",

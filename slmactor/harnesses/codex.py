@@ -22,9 +22,13 @@ from slmactor.harnesses.base import (
     CONTEXT,
     EDIT,
     PREFLIGHT,
+    READ,
     RECORD,
+    SEARCH,
     SHELL,
     STOP,
+    TASK,
+    WEB,
     Harness,
     JsonSettings,
 )
@@ -67,6 +71,11 @@ class Codex(Harness):
     edit_tools = ("apply_patch",)
     shell_tools = ("local_shell", "exec_command", "unified_exec", "container.exec")
     edit_formats = {"apply_patch": "apply_patch"}
+    #: Codex CLI's tools (`codex-rs/core/src/tools/spec.rs`; names as its rollouts record them).
+    families = {"apply_patch": EDIT, "shell": SHELL, "local_shell": SHELL, "exec_command": SHELL,
+                "write_stdin": SHELL, "unified_exec": SHELL, "container.exec": SHELL, "Bash": SHELL,
+                "read_file": READ, "view_image": READ, "list_dir": SEARCH, "grep_files": SEARCH,
+                "web_search": WEB, "update_plan": TASK}
     vocabulary = {
         "ws_read": "a shell read (sed -n / cat)", "ws_edit": "apply_patch",
         "ws_write": "apply_patch", "ws_patch": "apply_patch", "ws_glob": "rg --files",

@@ -26,8 +26,11 @@ from slmactor.harnesses.base import (
     PREFLIGHT,
     READ,
     RECORD,
+    SEARCH,
     SHELL,
     STOP,
+    TASK,
+    WEB,
     EditTool,
     Harness,
     JsonSettings,
@@ -68,6 +71,12 @@ class Gemini(Harness):
     edit_tools = ("write_file", "replace")
     shell_tools = ("run_shell_command",)
     edit_formats = {"replace": "search_replace", "write_file": "whole_file"}
+    #: Gemini CLI's tools (`packages/core/src/tools/*.ts`, each tool's `Name`).
+    families = {"replace": EDIT, "write_file": EDIT, "edit": EDIT, "read_file": READ,
+                "read_many_files": READ, "run_shell_command": SHELL,
+                "search_file_content": SEARCH, "grep_search": SEARCH, "glob": SEARCH,
+                "list_directory": SEARCH, "web_fetch": WEB, "google_web_search": WEB,
+                "save_memory": TASK, "write_todos": TASK}
     vocabulary = {
         "ws_read": "read_file", "ws_edit": "replace", "ws_write": "write_file",
         "ws_patch": "replace", "ws_glob": "glob", "ws_list": "list_directory",

@@ -8,7 +8,7 @@ through the MCP server or a client.
 
 from __future__ import annotations
 
-from slmactor.harnesses.base import Harness
+from slmactor.harnesses.base import EDIT, READ, SEARCH, SHELL, TASK, WEB, Harness
 
 
 class OpenCode(Harness):
@@ -17,6 +17,10 @@ class OpenCode(Harness):
     read_tools = ("list",)
     edit_tools = ("patch",)
     edit_formats = {"patch": "apply_patch"}
+    #: opencode's built-in tools (`packages/opencode/src/tool/`).
+    families = {"edit": EDIT, "write": EDIT, "patch": EDIT, "multiedit": EDIT, "read": READ,
+                "bash": SHELL, "grep": SEARCH, "glob": SEARCH, "list": SEARCH, "webfetch": WEB,
+                "todowrite": TASK, "todoread": TASK, "task": TASK}
 
 
 HARNESS = OpenCode()

@@ -10,7 +10,7 @@ observation's first lines (`ERROR_MARKERS`). Fixtures: `tests/fixtures/trajector
 
 from __future__ import annotations
 
-from slmactor.harnesses.base import Harness, text
+from slmactor.harnesses.base import EDIT, READ, SEARCH, SHELL, TASK, Harness, text
 from slmactor.logic.text.safecut import cut_chars
 
 TYPE_CHECKING = False
@@ -42,6 +42,12 @@ class SweAgent(Harness):
     edit_tools = ("create", "insert", "append")
     mode_tools = {"str_replace_editor": _EDITOR_MODES}
     edit_formats = {"str_replace_editor": "search_replace"}
+    #: SWE-agent's ACI commands (`tools/`); any other action is a shell command (its head is
+    #: recorded as the tool, `python`, `ls`, ...), so shell is the default below.
+    families = {"edit": EDIT, "create": EDIT, "insert": EDIT, "append": EDIT,
+                "str_replace_editor": EDIT, "open": READ, "goto": READ, "scroll_up": READ,
+                "scroll_down": READ, "find_file": SEARCH, "search_file": SEARCH,
+                "search_dir": SEARCH, "bash": SHELL, "python": SHELL, "submit": TASK}
     trajectory_hints = ("SWE-agent .traj (trajectory, info)",)
 
     def trajectory_format(self, data: Any) -> str:

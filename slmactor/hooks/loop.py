@@ -160,7 +160,9 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
         if isinstance(advice, dict):
             text = advice_text(hook.format, call.tool, advice)
             fp = advice.get("fingerprint")
-            key = str(fp.get("id", "")) if isinstance(fp, dict) else ""
+            # No failure at all (an empty search, a probe's "no"): nothing was opened to key.
+            key = "" if advice.get("benign") is True or not isinstance(fp, dict) else str(
+                fp.get("id", ""))
     elif edit and path:
         _resolve_fixed(hook, call.tool, path, ledger, ask)
     entry = session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,

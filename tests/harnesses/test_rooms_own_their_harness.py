@@ -20,6 +20,8 @@ ROOMS = PACKAGE / "harnesses"
 COMMON_WORDS = frozenset({
     "replace", "list", "patch", "create", "insert", "append", "open", "view", "edit", "write",
     "read", "bash", "shell", "grep", "glob", "ls", "goto", "terminal", "editor",
+    # Tool-family tables name these too: an interpreter and a plain word.
+    "python", "task",
 })
 #: slmcode's own field names, which its repair transforms speak (SPEC S-9.4).
 SEED_FIELDS = frozenset({"old_str", "new_str", "path", "command"})
@@ -32,7 +34,8 @@ def harness_names() -> dict[str, str]:
     for room in harnesses.every():
         names = {room.name, *room.events, *room.tool_kinds, *room.edit_keys,
                  *room.preflight_edits, *room.preflight_patches, *room.read_tools,
-                 *room.edit_tools, *room.shell_tools, *room.mode_tools, room.project_env}
+                 *room.edit_tools, *room.shell_tools, *room.mode_tools, *room.families,
+                 room.project_env}
         if room.event_key != "hook_event_name":
             names.add(room.event_key)
         settings = room.settings

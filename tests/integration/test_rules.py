@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from slmactor.client import RequestFailed
+from slmactor.logic.failures.fingerprint import FINGERPRINT_VERSION
 from slmactor.protocol.messages import (
     EvolveFingerprint,
     EvolveForget,
@@ -148,7 +149,7 @@ def test_learn_candidates_and_forget(daemon: DaemonProcess) -> None:
     with daemon.client() as client:
         fp = client.ask(EvolveFingerprint(tool="bash", message="pytest: command not found",
                                           language="python", model="gpt-4o"))
-        assert fp["class"] == "dependency_missing" and fp["version"] == 2
+        assert fp["class"] == "dependency_missing" and fp["version"] == FINGERPRINT_VERSION
         cand = {"fingerprint": fp["id"], "class": fp["class"], "tool": "bash",
                 "language": "python", "model": "gpt-4o", "message": "pytest: command not found",
                 "repair": {"kind": "shell", "command": "pip install pytest",
@@ -191,3 +192,24 @@ def test_cli_fingerprint_and_rules(daemon: DaemonProcess) -> None:
     assert rules.returncode == 0 and len(json.loads(rules.stdout)["rules"]) == 22
     plain = _cli(daemon, "evolve", "rules")
     assert plain.returncode == 0 and "--all" in plain.stdout
+
+
+def test_a_call_that_is_no_failure_is_answered_benign_and_not_opened(daemon: DaemonProcess) -> None:
+    with daemon.client() as client:
+        probe = client.ask(EvolveOnFailure(run_id="rb", tool="Bash", message="Exit code 1",
+                                           args=json.dumps({"command": "which zsh"})))
+        assert probe["found"] is False and probe["benign"] is True
+        assert probe["fingerprint"]["class"] == "not_a_failure"
+        assert probe["fingerprint"]["detail"] == "negative_probe"
+        real = client.ask(EvolveOnFailure(
+            run_id="rb", tool="Bash", message="Error: Exit code 143\nCommand timed out after 2m 0s",
+            args=json.dumps({"command": "npm run e2e"})))
+        assert real["benign"] is False and real["fingerprint"]["class"] == "timeout"
+        # Only the real failure was opened in the run's working memory.
+        snap = json.dumps(client.ask(WorkingSnapshot(run_id="rb")))
+        assert real["fingerprint"]["id"] in snap and probe["fingerprint"]["id"] not in snap
+        # The same timeout through another harness's shell tool is the same fingerprint.
+        gemini = client.ask(EvolveFingerprint(
+            tool="run_shell_command", message="Command: npm run e2e\nDirectory: (root)\n"
+            "Output: (empty)\nError: (none)\nExit Code: 143\nSignal: (none)"))
+        assert gemini["id"] == real["fingerprint"]["id"]

@@ -54,6 +54,7 @@ def render_fingerprint(fp: dict[str, Any]) -> str:
 def _batch(ctx: CliContext) -> int:
     import json
 
+    from slmactor.harnesses import tool_family
     from slmactor.logic.failures.fingerprint import analyze
 
     bad = 0
@@ -67,7 +68,7 @@ def _batch(ctx: CliContext) -> int:
             fields = {k: item.get(k, "") for k in ("tool", "message", "language", "model")}
             if not all(isinstance(v, str) for v in fields.values()):
                 raise TypeError("tool, message, language and model must be strings")
-            result: dict[str, Any] = analyze(**fields).to_dict()
+            result: dict[str, Any] = analyze(**fields, family=tool_family(fields["tool"])).to_dict()
         except (ValueError, TypeError) as exc:
             bad += 1
             result = {"line": number, "error": str(exc)}
@@ -81,9 +82,11 @@ def cmd_fingerprint(ctx: CliContext) -> int:
     message = sys.stdin.read() if ctx.args.message == "-" else ctx.args.message
     args = ctx.args
     if args.local:
+        from slmactor.harnesses import tool_family
         from slmactor.logic.failures.fingerprint import analyze
 
-        result = analyze(args.tool, message, args.language, args.model).to_dict()
+        result = analyze(args.tool, message, args.language, args.model,
+                         family=tool_family(args.tool)).to_dict()
     else:
         from slmactor.client import DaemonUnavailable, RequestFailed
         from slmactor.protocol.messages import EvolveFingerprint

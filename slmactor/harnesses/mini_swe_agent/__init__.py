@@ -11,7 +11,7 @@ Fixtures: `tests/fixtures/trajectories/`.
 
 from __future__ import annotations
 
-from slmactor.harnesses.base import Harness, text
+from slmactor.harnesses.base import SHELL, Harness, text
 from slmactor.logic.text.safecut import cut_chars
 
 TYPE_CHECKING = False
@@ -24,6 +24,8 @@ class MiniSweAgent(Harness):
     name = "mini_swe_agent"
     title = "mini-swe-agent"
     trajectory_hints = ("mini-swe-agent (trajectory_format, messages)",)
+    #: Its only tool, the shell (each action is one bash block).
+    families = {"bash": SHELL}
 
     def trajectory_format(self, data: Any) -> str:
         if isinstance(data, dict) and text(data.get("trajectory_format")).startswith("mini-swe-agent") \

@@ -29,8 +29,11 @@ from slmactor.harnesses.base import (
     PREFLIGHT,
     READ,
     RECORD,
+    SEARCH,
     SHELL,
     STOP,
+    TASK,
+    WEB,
     Harness,
     JsonSettings,
     content_text,
@@ -80,6 +83,11 @@ class OpenHands(Harness):
     shell_tools = ("execute_bash", "terminal", "cmd_run")
     mode_tools = {"str_replace_editor": _EDITOR_MODES, "file_editor": _EDITOR_MODES}
     edit_formats = {"str_replace_editor": "search_replace", "file_editor": "search_replace"}
+    #: The SDK's tools (`openhands/tools/`) and the older agent's actions (`CmdRunAction`, ...).
+    families = {"file_editor": EDIT, "str_replace_editor": EDIT, "edit_file": EDIT,
+                "terminal": SHELL, "execute_bash": SHELL, "cmd_run": SHELL, "view": READ,
+                "glob": SEARCH, "grep": SEARCH, "browser": WEB, "fetch": WEB,
+                "task_tracker": TASK, "think": TASK, "finish": TASK}
     vocabulary = {
         "ws_read": "str_replace_editor view", "ws_edit": "str_replace_editor str_replace",
         "ws_write": "str_replace_editor create", "ws_patch": "str_replace_editor str_replace",

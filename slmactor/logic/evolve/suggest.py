@@ -120,9 +120,10 @@ def _best(rules: list[Rule]) -> Rule:
 
 
 def lookup(book: RuleBook, fp: Fingerprint, message: str,
-           args: str | None = None, classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> Suggestion | None:
-    """The repair for one failed call (see the module docstring); `classes` says which tools are
-    one family (the daemon passes every harness's names).
+           args: str | None = None, classes: ToolClasses = DEFAULT_TOOL_CLASSES,
+           family: transfer.Family | None = None) -> Suggestion | None:
+    """The repair for one failed call (see the module docstring); `family` (else `classes`) says
+    which tools are one family (the daemon passes `harnesses.tool_family`).
 
     Rules this user learned (or shipped ones) answer first, and only they propose transfers;
     a rule a repository brought unsigned (`Rule.verified` false) is found only when none of
@@ -132,14 +133,15 @@ def lookup(book: RuleBook, fp: Fingerprint, message: str,
         return None
     rules = list(book.rules.values())
     known = {rule.id for rule in rules}
-    own = _lookup([r for r in rules if r.verified], fp, message, args, classes, known)
+    own = _lookup([r for r in rules if r.verified], fp, message, args, classes, known, family)
     if own is not None:
         return own
-    return _lookup([r for r in rules if not r.verified], fp, message, args, classes, None)
+    return _lookup([r for r in rules if not r.verified], fp, message, args, classes, None, family)
 
 
 def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
-            classes: ToolClasses, known: set[str] | None) -> Suggestion | None:
+            classes: ToolClasses, known: set[str] | None,
+            family: transfer.Family | None = None) -> Suggestion | None:
     """`lookup` over `pool`; transfers are proposed only with the ids `known` to the book."""
     exact: list[Rule] = []
     pattern: list[Rule] = []
@@ -159,7 +161,7 @@ def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
     sources: dict[str, Rule] = {}
     if args is not None and known is not None:
         for proposed, source in transfer.proposals(pool, fp, message, args, skip=fitting,
-                                                    classes=classes):
+                                                    classes=classes, family=family):
             if proposed.id in known or not apply_transform(proposed.repair.transform, args)[1]:
                 continue  # proposed before: that rule answers for itself (or was retired)
             fitting[proposed.repair.transform] = [proposed]

@@ -9,11 +9,15 @@ its precondition holds on the failed call: a new rule keyed by the new language,
 below its source's confidence and earning its own from outcomes there (one wrong repair and it is
 no longer applied). A rule whose repair needs the language (guidance, an action, `shrink_old_str`)
 keeps its key. The proposal names the rule and the runs it rests on.
+
+Which tools are one family is the caller's to say: the daemon passes `harnesses.tool_family`
+(every room's tool → edit, read, shell, search, web, task), so a rule learned on one harness's
+`Edit` serves another's `replace`; without it, working memory's tool classes decide.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from slmactor.logic.evolve.rules import Rule, Trigger, rule_id
 from slmactor.logic.evolve.transforms import fits
@@ -41,18 +45,31 @@ def tool_family(tool: str, classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> str:
     return cls or name
 
 
-def _can_carry(rule: Rule, fp: Fingerprint, message: str, classes: ToolClasses) -> bool:
+#: A tool's family, "" when unknown (then the tool is a family of its own).
+Family = Callable[[str], str]
+
+
+def _family_of(tool: str, classes: ToolClasses, family: Family | None) -> str:
+    if family is None:
+        return tool_family(tool, classes)
+    return family(tool) or tool.strip().lower()
+
+
+def _can_carry(rule: Rule, fp: Fingerprint, message: str, classes: ToolClasses,
+               family: Family | None = None) -> bool:
     return (not rule.seeded and rule.repair.kind == "transform_args"
             and rule.repair.transform in ARGUMENT_ONLY and rule.successes >= 1 and rule.applicable
             and rule.trigger.cls == fp.cls
             and (fp.cls != "unknown" or rule.repair.transform in SELF_EVIDENT)
-            and tool_family(rule.trigger.tool or fp.tool, classes) == tool_family(fp.tool, classes)
+            and _family_of(rule.trigger.tool or fp.tool, classes, family)
+            == _family_of(fp.tool, classes, family)
             and rule.fingerprint != fp.id and not rule.trigger.matches(fp, message))
 
 
 def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: str,
               skip: Iterable[str] = (),
-              classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> list[tuple[Rule, Rule]]:
+              classes: ToolClasses = DEFAULT_TOOL_CLASSES,
+              family: Family | None = None) -> list[tuple[Rule, Rule]]:
     """`(proposed rule, its source)` for each argument-only transform, not in `skip`, that a rule
     of another language or tool learned and whose precondition holds on `args`; best source first.
     """
@@ -60,7 +77,7 @@ def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: str,
     best: dict[str, Rule] = {}
     for rule in rules:
         name = rule.repair.transform
-        if name in done or not _can_carry(rule, fp, message, classes):
+        if name in done or not _can_carry(rule, fp, message, classes, family):
             continue
         held = best.get(name)
         if held is None or (-rule.confidence, rule.id) < (-held.confidence, held.id):

@@ -1,6 +1,6 @@
 """Failure classes, their descriptions and the needle rules that recognise them (SPEC S-9.3–S-9.6).
 
-The 24 classes of the seed are kept, in the seed's order, plus one: `runtime_error` (content) for a
+The 24 classes of the seed are kept, in the seed's order, plus `runtime_error` (content) for a
 program that compiled and then crashed — an uncaught exception, a panic, a segfault.  The seed had
 no place for those and filed them under `unknown`, or worse under whatever word of the crash text
 happened to match (`KeyError: 'timeout'` became a network timeout).
@@ -20,6 +20,23 @@ HTTP clients, compilers) and narrowed where it misfired on real output:
   connection failures are matched first, as provider errors.
 * IndentationError / TabError / `unexpected indent` are compile errors (H-S-24), so the shipped
   python indentation rule can fire.
+
+The classes real sessions fail with, decided mostly by the call's structure (`verdict.py`, read
+through the wrappers by `unwrap.py`): `output_too_large`, `format_rejected`, `policy_denied`,
+`user_rejected`, `tool_misuse` (the misuse is the fingerprint's `detail`), `stale_handle`,
+`self_kill`, `service_exhausted`, `path_not_found`, and `not_a_failure` (`BENIGN`). Overlaps with
+the seed's classes, decided:
+
+* `file_not_found` stays the class of a program or tool saying a file does not exist (the seed's
+  rules and tests are keyed to it); `path_not_found` is what structure shows with no such words:
+  a silent probe of a missing path (`ls`/`stat` exit 1–2, `grep` exit 2 with no output), a glob
+  that matched nothing, a remote 404. Both are "the target is not there".
+* `rate_limit` stays the provider throttling a request (wait and retry); `service_exhausted` is a
+  quota or credit that is gone (retrying does not help until it comes back).
+* `tool_args` stays the seed's wording for slmcode's tools; another tool's missing or invalid
+  parameter is `tool_misuse` / `missing_parameter`.
+* `timeout` now also covers exit 124 (coreutils `timeout`) and 143 (SIGTERM, how harnesses end a
+  command that outlived its limit), whatever the text says.
 """
 
 from __future__ import annotations
@@ -33,7 +50,10 @@ CLASSES: tuple[str, ...] = (
     "edit_noop", "file_not_read", "file_not_found", "patch_failed", "malformed_json",
     "truncated_output", "compile_error", "test_failure", "lint_error", "timeout",
     "context_overflow", "provider_error", "rate_limit", "no_progress", "permission_denied",
-    "out_of_scope_write", "dependency_missing", "review_rejected", "runtime_error", "unknown",
+    "out_of_scope_write", "dependency_missing", "review_rejected", "runtime_error",
+    "output_too_large", "format_rejected", "policy_denied", "user_rejected", "tool_misuse",
+    "stale_handle", "self_kill", "service_exhausted", "path_not_found", "not_a_failure",
+    "unknown",
 )
 
 #: Classes whose wording is presentational: the message is left out of the hash (S-9.6), so every
@@ -42,8 +62,13 @@ STRUCTURAL: frozenset[str] = frozenset({
     "edit_not_found", "edit_ambiguous", "edit_line_numbers", "edit_empty_old_str", "edit_noop",
     "file_not_read", "malformed_json", "truncated_output", "context_overflow", "timeout",
     "no_progress", "rate_limit", "patch_failed", "tool_args", "review_rejected",
-    "out_of_scope_write",
+    "out_of_scope_write", "output_too_large", "format_rejected", "policy_denied",
+    "user_rejected", "tool_misuse", "stale_handle", "self_kill", "service_exhausted",
+    "not_a_failure",
 })
+#: Not failures at all (a search that found nothing, a probe that answered no): recorded, never
+#: counted, learned from or advised on.
+BENIGN: frozenset[str] = frozenset({"not_a_failure"})
 #: Classes whose (normalised) text is part of the fingerprint: `undefined: alpha` ≠ `undefined: beta`.
 CONTENT: frozenset[str] = frozenset(CLASSES) - STRUCTURAL
 
@@ -72,6 +97,17 @@ _DESCRIPTIONS = {
     "dependency_missing": "a command, module or package is missing",
     "review_rejected": "the reviewer rejected the change",
     "runtime_error": "the program crashed at run time (uncaught exception, panic, segfault)",
+    "output_too_large": "the output was too large for the harness to show",
+    "format_rejected": "the harness rejected the reply's format (no action, several actions)",
+    "policy_denied": "the harness's own policy refused the call",
+    "user_rejected": "the user refused the call",
+    "tool_misuse": "the tool was used the wrong way (the file exists, a directory, several "
+                   "commands, a missing parameter)",
+    "stale_handle": "the process, shell or session the call named is gone",
+    "self_kill": "a pkill/killall ended the agent's own shell",
+    "service_exhausted": "a quota, credit or usage limit of a service is used up",
+    "path_not_found": "a path, glob or remote resource the call named is not there",
+    "not_a_failure": "not a failure (an empty search, a probe that answered no, a quiet exit)",
     "unknown": "an unrecognised failure",
 }
 
@@ -347,6 +383,12 @@ AGENT_RULES: tuple[NeedleRule, ...] = (
     _all("edit_ambiguous", "old_str", "occurrences"),
     _all("edit_not_found", "old_str", "not found"),
     _all("edit_not_found", "old_string", "not found"),
+    # Cline ("The SEARCH block: ... does not match anything in the file"), Gemini CLI's edit
+    # tool ("Failed to edit, could not find the string to replace", "Expected N occurrences but
+    # found M", "0 occurrences found"), Claude Code ("No replacement was performed").
+    _any("edit_not_found", "does not match anything in the file",
+         "could not find the string to replace", "0 occurrences found", "failed to edit, expected",
+         "no replacement was performed"),
     _any("edit_not_found", "search block not found", "searchreplace block", "did not match anything",
          "no match found for", "string to replace not found", "did not appear verbatim",
          "failed to exactly match", "searchreplacenoexactmatch", "search/replace block failed"),
@@ -397,16 +439,22 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "executable file not found", "no module named", "no matching distribution found",
          "could not find a version that satisfies", "unable to locate package",
          "classnotfoundexception", "noclassdeffounderror", "err_module_not_found",
-         "cannot find implementation or library stub"),
+         "cannot find implementation or library stub", "is not installed", "not installed",
+         "is not recognized as an internal or external command",
+         "is not recognized as the name of a cmdlet"),
     _any("compile_error", "syntax error", "undefined:", "undeclared name", "cannot use",
          "declared and not used", "expected declaration", "compilation failed", "compile error",
          "cannot find package", "type error", "does not implement", "syntaxerror",
          "indentationerror", "taberror", "unexpected indent", "unindent does not match",
          "nameerror", "is not defined", "undeclared", "undefined reference", "cannot find symbol",
          "cannot find value", "cannot find name", "mismatched types", "incompatible types",
-         "referenceerror", "unresolved import"),
+         "referenceerror", "unresolved import",
+         # A checker's summary (biome, tsc, eslint: "Found 10 errors.").
+         regex=r"\bfound \d+ errors?\b", hint="found "),
     # Connection failures come before review_rejected: "Max retries exceeded with url" is HTTP.
     _any("provider_error", "connection refused", "econnrefused", "max retries exceeded with url",
+         "failed to connect to", "could not resolve host", "network is unreachable",
+         "getaddrinfo", "enotfound", "socket hang up", "ssl certificate problem",
          "failed to establish a new connection", "connection reset", "econnreset", "fetch failed",
          "name or service not known", "temporary failure in name resolution"),
     _any("review_rejected", "review rejected", "max retries", "reviewer rejected"),
@@ -415,7 +463,11 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
     _any("lint_error", "golangci-lint", "ruff", "eslint", "flake8", "lint error", "vet:", "pylint"),
     _any("file_not_found", "no such file or directory", "file does not exist",
          "cannot find the file", "enoent", "filenotfounderror", "did not match any file(s) known to git",
-         "no such file", "unknown revision or path not in the working tree"),
+         "no such file", "unknown revision or path not in the working tree",
+         "file not found", "directory not found", "path not found", "could not find file",
+         "cannot find the path specified", "did not match any files", "no such directory"),
+    # OpenHands' editor: "Invalid `path` parameter: /a. The path /a does not exist."
+    _all("file_not_found", "the path", "does not exist"),
     _any("provider_error", "internal server error", "502 bad gateway", "503 service unavailable",
          "eof", "upstream error", "api error", "unauthorized", "invalid api key",
          "incorrect api key", "invalid_api_key", "authentication_error", "overloaded",
@@ -444,9 +496,11 @@ def needle_class(text_lower: str) -> str:
 # Exception names whose class does not depend on their message.
 _STRONG_EXCEPTIONS = {
     **dict.fromkeys(("nameerror", "unboundlocalerror", "syntaxerror", "indentationerror",
-                     "taberror", "importerror", "referenceerror"), "compile_error"),
-    **dict.fromkeys(("modulenotfounderror", "classnotfoundexception", "noclassdeffounderror"),
-                    "dependency_missing"),
+                     "taberror", "referenceerror"), "compile_error"),
+    # ImportError: the environment does not provide what the code imports (a package that is
+    # missing, or a version without the name: "cannot import name X from Y").
+    **dict.fromkeys(("modulenotfounderror", "importerror", "classnotfoundexception",
+                     "noclassdeffounderror"), "dependency_missing"),
     **dict.fromkeys(("filenotfounderror", "nosuchfileexception", "filenotfoundexception"),
                     "file_not_found"),
     **dict.fromkeys(("permissionerror", "accessdeniedexception", "securityexception"),

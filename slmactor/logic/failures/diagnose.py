@@ -221,7 +221,7 @@ def _exception(lines: Lines, text: str) -> Diagnosis | None:
 
 
 # --- 5. compiler / checker diagnostics -----------------------------------------------------
-_DIAG = re.compile(r"^(?:[A-Za-z]:[\\/])?(?:[^\s:][^:]*+):\d+(?::\d+)?:\s*(?:(fatal error|error|warning|note)\s*:\s*)?"
+_DIAG = re.compile(r"^(?:[A-Za-z]:[\\/])?(?:[^\s:][^:\s]*+):\d+(?::\d+)?:\s*(?:(fatal error|error|warning|note)\s*:\s*)?"
                    r"(.+)$")
 _RUSTC = re.compile(r"^(error|warning)(\[[A-Z]+\d+\])?:\s*(.+)$")
 _RUST_ARROW = re.compile(r"^\s*--> ")
@@ -231,7 +231,8 @@ _JAVA_SYMBOL = re.compile(r"^\s+symbol:\s+(.+)$")
 _ESLINT = re.compile(r"^\s+\d+:\d+\s+(error|warning)\s+(.+?)\s{2,}([\w/@-]+)$")
 _LINT_CODE = re.compile(r"^[A-Z]{1,4}\d{2,4}\b")
 _DEPENDENCY_WORDS = ("no such file or directory", "cannot find module", "no module named",
-                     "library stub", "cannot find package")
+                     "library stub", "cannot find package", "command not found",
+                     "not installed")
 _DEPENDENCY = re.compile("|".join(_DEPENDENCY_WORDS), re.IGNORECASE)
 
 
@@ -290,7 +291,8 @@ def _compiler(lines: Lines, text: str) -> Diagnosis | None:
 
 
 # --- 6. shell ------------------------------------------------------------------------------
-_SHELL = re.compile(r"^(?:[^:\n]++: )?line \d+: (.+)$")
+# `sh: line 3: msg`, and bash -c's `bash: -c: line 8: msg` (two prefixes).
+_SHELL = re.compile(r"^(?:[^:\n]++: ){0,2}line \d+: (.+)$")
 
 
 def _shell(lines: Lines, text: str) -> Diagnosis | None:

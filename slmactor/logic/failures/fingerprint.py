@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from slmactor.logic.failures.classify import CLASSES, CONTENT, STRUCTURAL, describe
+from slmactor.logic.failures.classify import BENIGN, CLASSES, CONTENT, STRUCTURAL, describe
 from slmactor.logic.failures.diagnose import Diagnosis, classify, diagnose_prepared
 from slmactor.logic.failures.normalize import (
     MAX_NORM_LEN,
@@ -37,17 +37,20 @@ from slmactor.logic.failures.normalize import (
     source_text,
     squash,
 )
+from slmactor.logic.failures.unwrap import unwrap
+from slmactor.logic.failures.verdict import fallback, read_call
 from slmactor.logic.text.models import model_family as fold_model_family
 from slmactor.logic.text.models import normalize_language
 from slmactor.logic.text.strings import hash_id
 
 __all__ = [
-    "CLASSES", "CONTENT", "FINGERPRINT_VERSION", "STRUCTURAL", "Fingerprint", "analyze",
+    "BENIGN", "CLASSES", "CONTENT", "FINGERPRINT_VERSION", "STRUCTURAL", "Fingerprint", "analyze",
     "classify", "describe", "normalize", "salient_line", "salient_text",
 ]
 
-#: Version of the grouping algorithm; part of every id.  1 = the seed's (fingerprint_seed.py).
-FINGERPRINT_VERSION = 2
+#: Version of the grouping algorithm; part of every id.  1 = the seed's (fingerprint_seed.py);
+#: 3 reads through the harnesses' wrappers, knows the call's command and hashes the tool family.
+FINGERPRINT_VERSION = 3
 _VERSION_TAG = f"v{FINGERPRINT_VERSION}"  # hashed into every id
 #: Cap on the salient text in UTF-8 bytes.
 MAX_SALIENT_LEN = 300
@@ -69,10 +72,17 @@ class Fingerprint:
     salient: str
     version: int = FINGERPRINT_VERSION
     explain: str = ""
+    #: The misuse of a `tool_misuse` (exists, directory, ...), why a `not_a_failure` is none.
+    detail: str = ""
 
     @property
     def is_zero(self) -> bool:
         return not self.id
+
+    @property
+    def benign(self) -> bool:
+        """Not a failure at all: record it, never count, learn from or advise on it."""
+        return self.cls in BENIGN
 
     @property
     def structural(self) -> bool:
@@ -81,7 +91,8 @@ class Fingerprint:
     def to_dict(self) -> dict[str, Any]:
         return {"id": self.id, "class": self.cls, "tool": self.tool, "language": self.language,
                 "model_family": self.model_family, "norm": self.norm, "salient": self.salient,
-                "version": self.version, "explain": self.explain}
+                "version": self.version, "explain": self.explain, "detail": self.detail,
+                "benign": self.benign}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Fingerprint:
@@ -90,7 +101,7 @@ class Fingerprint:
                    model_family=str(data.get("model_family", "")), norm=str(data.get("norm", "")),
                    salient=str(data.get("salient", "")),
                    version=int(data.get("version", FINGERPRINT_VERSION)),
-                   explain=str(data.get("explain", "")))
+                   explain=str(data.get("explain", "")), detail=str(data.get("detail", "")))
 
 
 ZERO = Fingerprint(id="", cls="unknown", tool="", language="", model_family="", norm="",
@@ -109,10 +120,11 @@ _set_norm = Fingerprint.__dict__["norm"].__set__
 _set_salient = Fingerprint.__dict__["salient"].__set__
 _set_version = Fingerprint.__dict__["version"].__set__
 _set_explain = Fingerprint.__dict__["explain"].__set__
+_set_detail = Fingerprint.__dict__["detail"].__set__
 
 
 def _fingerprint(fid: str, cls: str, tool: str, language: str, model_family: str, norm: str,
-                 salient: str, explain: str) -> Fingerprint:
+                 salient: str, explain: str, detail: str = "") -> Fingerprint:
     """`Fingerprint(fid, cls, tool, language, model_family, norm, salient, explain=explain)`."""
     fp = _new(Fingerprint)
     _set_id(fp, fid)
@@ -124,6 +136,7 @@ def _fingerprint(fid: str, cls: str, tool: str, language: str, model_family: str
     _set_salient(fp, salient)
     _set_version(fp, FINGERPRINT_VERSION)
     _set_explain(fp, explain)
+    _set_detail(fp, detail)
     return fp
 
 
@@ -150,28 +163,52 @@ def salient_text(diagnosis: Diagnosis, norm: str, source: str = "") -> str:
 
 
 def analyze(tool: str, message: str, language: str = "", model: str = "",
-            model_family: str = "") -> Fingerprint:
-    """Fingerprint one failure (S-9.7 with the fixes listed in the module docstring)."""
+            model_family: str = "", *, command: str = "", family: str = "") -> Fingerprint:
+    """Fingerprint one failure (S-9.7 with the fixes listed in the module docstring).
+
+    The message is read through its wrappers first (`unwrap`): the class, the norm and the
+    salient text come from what the program said, the exit code and signal from the frame.
+    `command` is the call's shell command when it has one (a silent `which x` exiting 1 is no
+    failure, a test run exiting 1 is a test failure); `family` is the tool's family (edit, read,
+    shell, search, web, task — `harnesses.tool_family`), hashed in place of the tool's name when
+    given, so one failure is one fingerprint in every harness's vocabulary.
+    """
     tool = tool.strip().lower()
     lang = normalize_language(language)
-    family = model_family.strip().lower() or (_model_family(model) if model.strip() else "")
-    prepared = prepare(message)
+    mfamily = model_family.strip().lower() or (_model_family(model) if model.strip() else "")
+    family = family.strip().lower()
+    inner = unwrap(message)
+    prepared = prepare(inner.text)
     source = source_text(prepared)
     source_lower = source.lower()
     norm = normalize_prepared(prepared, source_lower)
-    diagnosis = diagnose_prepared(prepared, source_lower, source)
-    cls = diagnosis.cls
-    if cls == "unknown" and not norm and not tool:
+    verdict = read_call(inner, command, family)
+    detail = ""
+    if verdict is not None:
+        cls, detail, reason = verdict.cls, verdict.detail, verdict.why
+        diagnosis = None
+    else:
+        diagnosis = diagnose_prepared(prepared, source_lower, source)
+        cls, reason = diagnosis.cls, diagnosis.source
+        late = fallback(inner, command, cls, family)
+        if late is not None:
+            cls, detail, reason = late.cls, late.detail, late.why
+    if cls == "unknown" and not norm and not tool and inner.exit_code is None:
         return ZERO
     if cls in STRUCTURAL:
-        salient = ""
-        explain = f"structural class {cls}: the wording is not hashed ({diagnosis.source})"
-    else:
+        # A misuse is part of what failed; why a call was no failure is not (nothing is
+        # learned from those, one id per tool family is enough).
+        salient = "" if cls in BENIGN else detail
+        explain = f"structural class {cls}: the wording is not hashed ({reason})"
+    elif diagnosis is not None and diagnosis.cls == cls:
         salient = salient_text(diagnosis, norm, source)
-        source = diagnosis.source if diagnosis.lines else "whole normalised message"
-        explain = f"salient text from the {source}"
-    fid = hash_id("fp_", _VERSION_TAG, cls, tool, lang, family, salient)
-    return _fingerprint(fid, cls, tool, lang, family, norm, salient, explain)
+        where = diagnosis.source if diagnosis.lines else "whole normalised message"
+        explain = f"salient text from the {where}"
+    else:
+        salient = norm
+        explain = f"{reason}; salient text from the whole normalised message"
+    fid = hash_id("fp_", _VERSION_TAG, cls, family or tool, lang, mfamily, salient)
+    return _fingerprint(fid, cls, tool, lang, mfamily, norm, salient, explain, detail)
 
 
 _WRAPPER_TAG = re.compile(r"</?[a-z_]+_error>", re.IGNORECASE)

@@ -444,9 +444,9 @@ def test_prepared_and_diagnosis_makers_are_the_constructors(text: str, lines: tu
 _PLAIN_LINE_PATTERNS = [
     (dg._EXC_IN, re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?::|$)")),
     (dg._EXC_LINE, re.compile(r"^((?:[A-Za-z_][\w$]*\.)*[A-Z][\w$]*)(?: \[[\w-]+\])?(?::\s*(.*))?$")),
-    (dg._DIAG, re.compile(r"^(?:[A-Za-z]:[\\/])?(?:[^\s:][^:]*?):\d+(?::\d+)?:\s*"
+    (dg._DIAG, re.compile(r"^(?:[A-Za-z]:[\\/])?(?:[^\s:][^:\s]*?):\d+(?::\d+)?:\s*"
                           r"(?:(fatal error|error|warning|note)\s*:\s*)?(.+)$")),
-    (dg._SHELL, re.compile(r"^(?:[^:\n]+: )?line \d+: (.+)$")),
+    (dg._SHELL, re.compile(r"^(?:[^:\n]+: ){0,2}line \d+: (.+)$")),
 ]
 LINE_FRAGMENTS = ["Error", "error", "Foo", "foo", "É", "é", "x", "_", "$", "1", "42", ".", ":", ": ",
                   " ", "\t", "\n", "[E1]", " [e-1]", "[", "]", "line ", "line 3: ", "main.c", ":12",
