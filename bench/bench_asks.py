@@ -1,4 +1,4 @@
-"""What an ask costs through the daemon, beside the in-process cost of the same work (issue 19).
+"""What an ask costs through the daemon, beside the in-process cost of the same work.
 
 For a project store of 1k, 10k and 100k episodes (the distill benchmark's generator, fixed seed),
 one daemon serves the store and one Python client asks, in one run:
@@ -9,7 +9,7 @@ one daemon serves the store and one Python client asks, in one run:
 * `memory.block` for the same task texts — beside the in-process cost of its parts (the recall of
   its episodic section plus rendering): `BlockBuilder` over the same facts and hits.
 
-Target at 10k episodes (issue 19): p50 ≤ ping p50 + 1.3 × in-process p50; p99 ≤ 3 × p50.
+Target at 10k episodes: p50 ≤ ping p50 + 1.3 × in-process p50; p99 ≤ 3 × p50.
 
     python -m bench asks [--quick]
 """

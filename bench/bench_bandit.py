@@ -1,4 +1,4 @@
-"""Simulation benchmark of the policy bandit under a switch of the best arm (issue 7).
+"""Simulation benchmark of the policy bandit under a switch of the best arm.
 
 Setup (all fixed seeds): 3 arms, 2,000 pulls, the best arm switches half-way. Every algorithm sees
 the *same* reward streams: for each seed a table rewards[t][arm] is drawn up front, so pulling arm a

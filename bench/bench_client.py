@@ -1,4 +1,4 @@
-"""Client import cost (issue 13): what `import slmactor.client` adds to a harness's process.
+"""Client import cost: what `import slmactor.client` adds to a harness's process.
 
 Rows (median over fresh interpreters, each importing from a warm bytecode cache):
 * `python -c "import slmactor.client"` vs the floor `python -c "import zmq, msgpack"` — the two

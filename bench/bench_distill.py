@@ -1,4 +1,4 @@
-"""Distillation never blocks an ask: `memory.block` latency while the distiller works (issue 5).
+"""Distillation never blocks an ask: `memory.block` latency while the distiller works.
 
 Setup (fixed seed 5): a project whose episode store holds 10,000 synthetic episodes (Zipf-ish task
 text, 1–5 paths, 1–4 commands, 0–2 failures with resolutions, an edit format and a language),
@@ -23,7 +23,7 @@ as the first pass after a start does — and the next one starting as soon as it
 The three phases alternate (4 rounds each) so that load from other processes on a shared machine
 falls on all of them.
 
-Target (issue 5): p99 while distilling ≤ 1.5× the p99 without it, in both modes. Both ratios
+Target: p99 while distilling ≤ 1.5× the p99 without it, in both modes. Both ratios
 are printed: against idle (the target) and against "runs finishing" (the distiller's own cost).
 
     .venv/bin/python -m bench distill [--quick]

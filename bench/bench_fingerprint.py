@@ -1,4 +1,4 @@
-"""Benchmark of failure fingerprinting and repair advice (issue 6), floors measured in the same run.
+"""Benchmark of failure fingerprinting and repair advice, floors measured in the same run.
 
 1. `analyze` throughput on the mixed real-tool corpus (`tests/fixtures/failures/corpus.jsonl`:
    python/pytest/mypy/gcc/rustc/node/javac/bash/git output and agent/provider errors), one core,

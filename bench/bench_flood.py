@@ -1,4 +1,4 @@
-"""Floods against one daemon (issue 17): memory stays bounded, `status` keeps answering.
+"""Floods against one daemon: memory stays bounded, `status` keeps answering.
 
 Three floods, each at full speed from a separate process for FLOOD_SECONDS: ordinary record_tool
 tells (up to 1M), tells just over the tell limit (257 KiB: read, refused unread and counted; a

@@ -1,4 +1,4 @@
-"""Foundation benchmark (issue 2): the daemon's transport costs against raw pyzmq floors.
+"""Foundation benchmark: the daemon's transport costs against raw pyzmq floors.
 
 Every figure is measured in one run next to its floor, on this machine, and reported as a ratio:
 
@@ -16,11 +16,11 @@ Every figure is measured in one run next to its floor, on this machine, and repo
   that imports zmq + msgpack and does one DEALER round trip to the same daemon (target ≤ 1.3×);
 * daemon start → READY (median of several starts, READY on the notify socket as systemd sees it)
   vs `python -c "import zmq, msgpack, anyio"` (target ≤ 250 ms) and vs a bare `python -c pass`
-  (issue 19: target ≤ 2.5×; beside it, as information, the floor of python + the libraries the
+  (target ≤ 2.5×; beside it, as information, the floor of python + the libraries the
   daemon runs on), and a fresh daemon's idle RSS vs the RSS of the echo-server floor process
   (target ≤ 60 MB);
 * RSS after the ingest flood: right after it, and once back within 1.5× the fresh idle RSS (polled
-  each second for up to a minute; issue 19).
+  each second for up to a minute).
 
 Daemons are started with `slmactor.testing.spawn_daemon` (debug hooks off) and stopped at the end;
 every child is killed by PID; all traffic is ipc in private temp dirs.
@@ -513,7 +513,7 @@ def bench_start(runs: int) -> tuple[list[Row], int]:
 
 def bench_rss_after_flood(daemon: DaemonProcess, fresh_idle: int, within_s: float = 60.0) -> list[Row]:
     """RSS right after the ingest flood, then polled (1 s) until it is back within 1.5× the fresh
-    idle RSS or `within_s` has passed (issue 19: the daemon gives its heap back after a burst)."""
+    idle RSS or `within_s` has passed (the daemon gives its heap back after a burst)."""
     target = 1.5 * fresh_idle
     t0 = time.monotonic()
     with daemon.client() as client:

@@ -1,4 +1,4 @@
-"""Learning that carries over (issue 14): the learning replay of the cross-language sets.
+"""Learning that carries over: the learning replay of the cross-language sets.
 
 `tests/fixtures/replay_xlang/generate.py` writes, for a seed, trajectories in which every failure
 kind (five line-number formats, trailing whitespace, fences, JSON slips, replace-all, truncated

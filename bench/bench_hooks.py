@@ -1,4 +1,4 @@
-"""Hook cost (issue 12, item 6): the wall time of a whole `slmactor hook` process, as a harness
+"""Hook cost: the wall time of a whole `slmactor hook` process, as a harness
 pays it on every tool call, against a real daemon.
 
 Rows (p50 and p95 over fresh processes, each importing from a warm bytecode cache):

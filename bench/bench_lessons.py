@@ -1,4 +1,4 @@
-"""Polar lessons (issue 15): dedup, corpus import and recall, floors measured in the same run.
+"""Polar lessons: dedup, corpus import and recall, floors measured in the same run.
 
 1. `deduplicate` of 500 lessons (triggers of 6–12 words from a Zipf-like vocabulary, one in five
    a reworded near-duplicate; the seed's T-C-5 size): best of the passes. Floor: the seed's old pairwise O(n²) scan on the same lessons (same result,

@@ -1,4 +1,4 @@
-"""Benchmark of the loop (issue 8): `run.finish` latency, and that its pipeline delays nobody.
+"""Benchmark of the loop: `run.finish` latency, and that its pipeline delays nobody.
 
 Measured against a real daemon in a private temp dir, with floors from the same run:
 
@@ -13,7 +13,7 @@ Measured against a real daemon in a private temp dir, with floors from the same 
 3. The learning replay of the bundled trajectories (one pass): wall seconds, and
    failures fixed from memory / wrong repairs — the figures `slmactor demo` prints — and the
    share of the worker's memory block items that say something new (no rule, task or claim
-   twice, numbers aside; issue 14, target 1.0).
+   twice, numbers aside; target 1.0).
 
     .venv/bin/python -m bench loop [--quick]
 """

@@ -10,7 +10,7 @@ latency p50/p99 over the queries. slmactor runs the whole S-3.7 pipeline (filter
 absolute floor, recency, success, relative floor, top 3) in its default mode; bm25s runs plain
 BM25 over the concatenated fields (tokenise the query + retrieve top 3) — the speed anchor.
 
-Targets (issue 4): 300 episodes p50 ≤ 1 ms; 100k p50 ≤ 1.5× bm25s and p99 ≤ 10 ms.
+Targets: 300 episodes p50 ≤ 1 ms; 100k p50 ≤ 1.5× bm25s and p99 ≤ 10 ms.
 
     .venv/bin/python -m bench recall [--quick]      # quick: 300 / 1k / 10k only
 """

@@ -1,4 +1,4 @@
-"""Store-primitive benchmark (issue 2, item 8): what the safety of `JsonlLog` / `JsonDoc` costs
+"""Store-primitive benchmark: what the safety of `JsonlLog` / `JsonDoc` costs
 next to the bare system calls it is built on, measured in the same run on the same file system.
 
 * JSONL append of a ~200-byte record (a typical episode line): `JsonlLog.append` (redaction on,

@@ -1,4 +1,4 @@
-"""Benchmark of working memory, the hot path (issue 3), with floors measured in the same run.
+"""Benchmark of working memory, the hot path, with floors measured in the same run.
 
 What it measures (each as a ratio to a floor where the target is a ratio):
 

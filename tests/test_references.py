@@ -86,3 +86,17 @@ def test_no_file_points_outside_the_repository(pattern: re.Pattern[str]) -> None
             if pattern.search(line):
                 offences.append(f"{path.relative_to(REPO)}:{number}: {line.strip()[:100]}")
     assert offences == []
+
+
+ISSUE_CITATION = re.compile(r"\b[Ii]ssues? #?\d+")
+
+
+def test_module_docstrings_say_what_a_module_owns_not_which_issue_brought_it() -> None:
+    # An issue number tells a reader of the repository nothing they can look up.
+    import ast
+
+    offences = []
+    for path in sorted((REPO / "slmactor").rglob("*.py")) + sorted((REPO / "bench").rglob("*.py")):
+        doc = ast.get_docstring(ast.parse(path.read_text(), filename=str(path))) or ""
+        offences.extend(f"{path.relative_to(REPO)}: {m.group(0)}" for m in ISSUE_CITATION.finditer(doc))
+    assert offences == []

@@ -2,7 +2,7 @@
 
 `all_actors()` is the registry the daemon starts; the import happens inside it so that a
 client importing `slmactor` never pays for the daemon's modules. The actors load their logic on
-first use (issue 19: READY does not wait for it); `warm_up()`, run in a background thread once the
+first use (READY does not wait for it); `warm_up()`, run in a background thread once the
 daemon is READY, loads it ahead of the first asks.
 """
 

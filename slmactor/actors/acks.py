@@ -1,4 +1,4 @@
-"""Acknowledged = written (issue 18): an ask that changes a write-behind store answers only after
+"""Acknowledged = written: an ask that changes a write-behind store answers only after
 a flush that covers its change has written the file, or answers STORE_ERROR when that flush failed.
 
 The distiller and the bandit keep their books in memory and write them from a background flush

@@ -1,4 +1,4 @@
-"""The bandit actor: policy learning over harness choices and calibration profiles (issue 7).
+"""The bandit actor: policy learning over harness choices and calibration profiles.
 
 Owns: `~/.slmcode/evolve/policy.json` (user scope, the default) and, per project asking for
 project scope, `<project>/.slmcode/evolve/policy.json`; `~/.slmcode/memory/calibration.json` +
@@ -184,7 +184,7 @@ class BanditActor(Actor):
 
     def _changed(self, store: Any) -> int:
         """Mark `store` changed and make sure a background flush will write it; the change's
-        ticket, for an ask to wait on (`acks.wait`: acknowledged = written, issue 18)."""
+        ticket, for an ask to wait on (`acks.wait`: acknowledged = written)."""
         store.touch()
         ticket = self.acks.changed(store)
         self._start_flush(store)

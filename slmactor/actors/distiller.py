@@ -1,4 +1,4 @@
-"""The distiller actor: semantic facts, lessons, procedural memory and the memory block (issue 5).
+"""The distiller actor: semantic facts, lessons, procedural memory and the memory block.
 
 Owns: per project `.slmcode/memory/facts.json` + `SEMANTIC.md`, `.slmcode/MEMORY.md`, the polar
 lessons `.slmcode/memory/lessons.jsonl` and `phase_budgets.jsonl`; per user

@@ -1,4 +1,4 @@
-"""The polar-lesson and phase-budget asks of the distiller actor (issue 15; SPEC C-*).
+"""The polar-lesson and phase-budget asks of the distiller actor (SPEC C-*).
 
 A mixin of `DistillerActor`, the one owner of every lesson: MEMORY.md bullets and their polar,
 scored form in `.slmcode/memory/lessons.jsonl` (see docs/MEMORY.md, "Polar lessons"), plus the

@@ -1,4 +1,4 @@
-"""The metrics actor: one metrics record per finished run, and comparisons (issue 8, S-16).
+"""The metrics actor: one metrics record per finished run, and comparisons (S-16).
 
 Owns: <project>/.slmcode/metrics/runs.jsonl (one store per project, opened lazily).
 Consumes: metrics.record (from the reflector's finish pipeline, or a harness directly),

@@ -1,4 +1,4 @@
-"""The recall actor: episodic memory and BM25F recall (issue 4, SPEC S-2, S-3, S-7.8).
+"""The recall actor: episodic memory and BM25F recall (SPEC S-2, S-3, S-7.8).
 
 Owns: `<project>/.slmcode/memory/episodes.jsonl` + `episodes.index.json`, one `EpisodeStore` per
 project in a bounded LRU (`max_open_projects`), each opened lazily on first use (in a worker

@@ -1,4 +1,4 @@
-"""The reflector actor: `run.finish`, the finish pipeline, and regression memory (issue 8).
+"""The reflector actor: `run.finish`, the finish pipeline, and regression memory.
 
 Owns: <project>/.slmcode/memory/REFLECTION.md and <project>/.slmcode/evolve/regressions.json.
 Consumes: run.finish, evolve.regressions, evolve.reset.
@@ -111,7 +111,7 @@ class _Job:
 
 
 def _name_episode(reflection: Reflection, request_id: str) -> Reflection:
-    """Give the episode of a report without a run id the id of its request (issue 18): a client
+    """Give the episode of a report without a run id the id of its request: a client
     retry or a replay stores it once, and two such runs in one second are two episodes. With a
     run id the episode store names it by the run (`episode_id`)."""
     from slmactor.logic.recall.episode import request_episode_id
@@ -308,7 +308,7 @@ class ReflectorActor(Actor):
         try:
             journal: JsonDoc | None = await self.run_sync(self._journal, root, msg, merged, at)
         except (OSError, StoreError) as exc:
-            # Acknowledged = journalled (issue 18): a report that could not be made durable is
+            # Acknowledged = journalled: a report that could not be made durable is
             # answered with a store error, so the harness knows it was not learned from.
             self.warn(f"run.finish: report not journalled ({exc}); not accepted")
             raise store_failure(exc, "run.finish not accepted: ") from exc
@@ -338,7 +338,7 @@ class ReflectorActor(Actor):
         return result
 
     async def _with_working_memory(self, root: Path, msg: RunFinish) -> dict[str, Any]:
-        """The report completed with the run's working memory (issue 13): a harness that told
+        """The report completed with the run's working memory: a harness that told
         the daemon its tool calls need not count them again, and a given count is not doubled."""
         from slmactor.logic.loop.run_merge import merge_report, seen_report
 
@@ -382,7 +382,7 @@ class ReflectorActor(Actor):
     async def _settle_journal(self, job: _Job, journal: JsonDoc, steps: dict[str, Any]) -> None:
         """Delete the journal of a finished pipeline; keep it, with the steps that are done, when
         a step failed for a reason that passes (a full disk, a busy or restarting actor), so
-        `_retry_pipelines` runs the rest once it can (issue 18)."""
+        `_retry_pipelines` runs the rest once it can."""
         retry = [name for name, step in steps.items() if step.get("retry")]
         attempts = int((job.record or {}).get("attempts", 0)) + 1
         if not retry or attempts > self.MAX_PIPELINE_ATTEMPTS:

@@ -1,4 +1,4 @@
-"""The rules actor: failure fingerprints and repair rules (issue 6; SPEC S-9, S-10, S-11.2/S-11.3).
+"""The rules actor: failure fingerprints and repair rules (SPEC S-9, S-10, S-11.2/S-11.3).
 
 Owns: <project>/.slmcode/evolve/rules.json (one store per project) and ~/.slmcode/evolve/rules.json
 (user-scope rules, shared by every project's store; this actor is its only writer).
@@ -99,7 +99,7 @@ class RulesActor(Actor):
         error = await self.run_sync(_try_save, store)
         self._warn_unsaved(error)
         if error:
-            # Acknowledged = written (issue 18); the change stays in memory for the next save.
+            # Acknowledged = written; the change stays in memory for the next save.
             raise RequestError(ErrorCode.STORE_ERROR, f"rules.json not saved: {error}")
 
     def _save_now(self, store: RuleStore) -> None:
@@ -168,7 +168,7 @@ class RulesActor(Actor):
             return advice
         rule = suggestion.rule
         if suggestion.proposed:
-            rule = book.adopt(rule, self.now())  # so its outcomes teach it (issue 14)
+            rule = book.adopt(rule, self.now())  # so its outcomes teach it
         self._count("advice_found")
         if not rule.verified:
             advice.update(_unverified_advice(rule), found=True, reason=suggestion.reason(),

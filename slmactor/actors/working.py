@@ -1,4 +1,4 @@
-"""The working actor: the working memory of every live run (issue 3, SPEC S-1, S-7.6).
+"""The working actor: the working memory of every live run (SPEC S-1, S-7.6).
 
 Owns: one `WorkingMemory` per (project, run id) in a bounded `WorkingRuns` table (LRU of live
 runs, idle runs expire), and each project's `memory/WORKING.md` mirror.

@@ -152,7 +152,7 @@ def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
 
 def open_private_log(path: Path) -> IO[bytes]:
     """`path` opened for appending, mode 0600 — also an existing log made readable by others
-    (issue 18: a log can quote paths and errors that are nobody else's business)."""
+    (a log can quote paths and errors that are nobody else's business)."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
     try:
         os.fchmod(fd, 0o600)

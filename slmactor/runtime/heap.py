@@ -1,4 +1,4 @@
-"""Memory freed during a burst goes back to the operating system once the burst is over (issue 19).
+"""Memory freed during a burst goes back to the operating system once the burst is over.
 
 After a flood of tells (bench foundation's 200,000 `record_tool` events) the daemon's RSS stayed
 at twice its fresh idle RSS (40 → 84 MB) for good, yet no Python object held the difference:

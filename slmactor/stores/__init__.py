@@ -1,4 +1,4 @@
-"""Persistence primitives every store is built on (issue 2, item 8): an append-only JSONL log, an
+"""Persistence primitives every store is built on: an append-only JSONL log, an
 atomic JSON document, Markdown mirrors, the on-disk layout of SPEC S-18, the single-instance lock,
 and the warning log `status` shows. Everything written passes through `logic.text.redact` first.
 

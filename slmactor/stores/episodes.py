@@ -305,7 +305,7 @@ class EpisodeStore:
     def prune(self, cap: int | None = None, max_age_days: float | None = None) -> int:
         """Drop episodes older than the age limit, keep the newest `cap`; returns how many went.
 
-        `None` or 0 uses the store's configured limit (issue 18: `memory.prune` asks with 0 and
+        `None` or 0 uses the store's configured limit (`memory.prune` asks with 0 and
         used to get the default 300 whatever `episodes_cap` said); negative → unlimited (S-7.8).
         """
         with self._lock:

@@ -52,7 +52,7 @@ __all__ = ["KEY_NAME", "LessonFile", "LessonStore", "global_read_paths", "load_s
 
 MAX_MEMORY_BYTES = 256 * 1024
 READ_CAP_BYTES = 1024 * 1024
-#: New MEMORY.md files are private like every store file (issue 18); a mode the user gave an
+#: New MEMORY.md files are private like every store file; a mode the user gave an
 #: existing one (to share it) is kept, also when it is compacted.
 GLOBAL_FILE_MODE = 0o600
 PROJECT_FILE_MODE = 0o600

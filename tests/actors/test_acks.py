@@ -1,4 +1,4 @@
-"""`FlushAcks` (issue 18): an ask waits until a flush covering its change wrote the store, and is
+"""`FlushAcks`: an ask waits until a flush covering its change wrote the store, and is
 answered STORE_ERROR when that flush failed; failed stores are listed for the retries."""
 
 from __future__ import annotations

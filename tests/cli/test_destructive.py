@@ -1,4 +1,4 @@
-"""One rule for destructive commands: nothing is forgotten without `--yes` (issue 16).
+"""One rule for destructive commands: nothing is forgotten without `--yes`.
 
 Refusals happen before the daemon is contacted, so these run without one (`--no-autostart`,
 an empty runtime dir): a command that did reach for the daemon would exit 1, not 2.

@@ -1,4 +1,4 @@
-"""Exit codes mean one thing each, and every failure a user can cause is one line (issue 16).
+"""Exit codes mean one thing each, and every failure a user can cause is one line.
 
 0 healthy / ok, 1 unreachable, 2 usage error, 150 degraded, 151 bad project — each case against
 a real daemon (or a runtime dir where none runs), through the real `python -m slmactor`.

@@ -1,4 +1,4 @@
-"""One daemon, whoever starts it (issue 16).
+"""One daemon, whoever starts it.
 
 There is no systemd PID 1 here, so: the decision logic (when an autostart goes through the
 service manager), `serve` naming the runtime dir of the daemon that holds the store,

@@ -1,4 +1,4 @@
-"""The common options work before or after any (sub)command, with the same result (issue 16).
+"""The common options work before or after any (sub)command, with the same result.
 
 Every leaf command of the full parser is parsed three ways — options first, options after the
 command name, options at the end — and must give the same namespace. A few README commands then

@@ -1,4 +1,4 @@
-"""`metrics replay` on a terminal shows progress per trajectory on stderr (issue 16).
+"""`metrics replay` on a terminal shows progress per trajectory on stderr.
 
 stderr is a real pseudo-terminal here (os.openpty), as when a person runs it; piped or logged,
 the command prints nothing but its result.

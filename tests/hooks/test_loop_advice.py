@@ -1,4 +1,4 @@
-"""Advice on a failed tool call, in the harness's own words and output shape (issue 12, item 3)."""
+"""Advice on a failed tool call, in the harness's own words and output shape."""
 
 from __future__ import annotations
 

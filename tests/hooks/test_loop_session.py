@@ -1,4 +1,4 @@
-"""The session ledger a hook keeps (issue 12, item 2): bounded, private, only what pairing needs,
+"""The session ledger a hook keeps: bounded, private, only what pairing needs,
 secrets redacted."""
 
 from __future__ import annotations

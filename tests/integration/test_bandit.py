@@ -1,4 +1,4 @@
-"""The bandit and calibration through the real daemon, client and CLI (issue 7)."""
+"""The bandit and calibration through the real daemon, client and CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The harness verbs (issue 13) against a real daemon: typed results, the run report the daemon
+"""The harness verbs against a real daemon: typed results, the run report the daemon
 builds from working memory, the merge with a given report, the project rule, run restarts, and
 drops counted the moment a tell cannot be delivered."""
 

@@ -52,7 +52,7 @@ def test_demo_json(tmp_path: Path) -> None:
     assert data["pass_2"]["fixed_from_memory"] > 0
     assert data["pass_1"]["wrong_repairs"] == data["pass_2"]["wrong_repairs"] == 0
     assert data["learned_rules"]
-    # the runs' lessons, as do/don't lessons in the block (issue 15)
+    # the runs' lessons, as do/don't lessons in the block
     block = data["memory_block"]
     assert "## Lessons from past builds (apply these):" in block
     assert "## Anti-patterns from past builds (NEVER do these):\n- NEVER: " in block

@@ -1,4 +1,4 @@
-"""The memory block `slmactor demo` shows is worth its tokens (issue 14): no two items name the
+"""The memory block `slmactor demo` shows is worth its tokens: no two items name the
 same rule or task or repeat a claim, and nothing is cut in the middle of a word."""
 
 from __future__ import annotations

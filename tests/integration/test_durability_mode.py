@@ -1,4 +1,4 @@
-"""The durability mode (docs/DURABILITY.md, issue 18): in "always" every acknowledged log record
+"""The durability mode (docs/DURABILITY.md): in "always" every acknowledged log record
 (episodes, metrics runs) was fdatasynced before the reply; in the default "os" mode none is
 (one write(2) per record); an unknown mode is refused at start with a clear line."""
 

@@ -1,4 +1,4 @@
-"""Idempotent finishes against a real daemon (issue 18): the same `run.finish` sent twice —
+"""Idempotent finishes against a real daemon: the same `run.finish` sent twice —
 also across a daemon restart, when the daemon no longer remembers the first — is one episode;
 two runs of one task in one second are two; a client's retry of a report without a run id
 (same request id) is one episode."""

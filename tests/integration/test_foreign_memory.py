@@ -1,4 +1,4 @@
-"""A repository's own MEMORY.md is not this daemon's memory (issue 18): lines the daemon did not
+"""A repository's own MEMORY.md is not this daemon's memory: lines the daemon did not
 write — a committed file, a forged provenance comment — reach the prompt labelled as such;
 the daemon's own lessons (signed with the user's key) do not; the label can be turned off."""
 

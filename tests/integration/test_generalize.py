@@ -1,4 +1,4 @@
-"""Learning that carries over (issue 14, acceptance): the cross-language replay sets through a real
+"""Learning that carries over (acceptance): the cross-language replay sets through a real
 daemon. Every failure kind first appears in one language and repeats in others; repeats must be
 fixed from memory (≥ 90 %), no repair may be wrong, and a truncated call is never repaired."""
 

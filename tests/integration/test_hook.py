@@ -2,8 +2,8 @@
 against a real daemon, and fail-open whatever the argv, stdin or the daemon's state.
 
 The payloads are the harnesses' own (tests/fixtures/hooks, each naming its source). Timing: the
-wedge test measures whole hook processes against a wall bound — the acceptance point of issue 12
-(after a wedge, hooks return at once) — and the `python -c pass` start-up it measures beside them.
+wedge test measures whole hook processes against a wall bound — the promise that, after a wedge,
+hooks return at once — and the `python -c pass` start-up it measures beside them.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The loop through the harnesses' hooks, end to end (issue 12, items 2–4 and its acceptance):
+"""The loop through the harnesses' hooks, end to end (items 2–4 and its acceptance):
 a real daemon, a real temporary git repository, the real `slmactor hook` command fed the payloads
 each harness sends, and the real CLI to look at what was learned.
 

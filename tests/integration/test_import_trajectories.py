@@ -1,4 +1,4 @@
-"""`metrics replay` on other harnesses' trajectories, against a real daemon (issue 13): each
+"""`metrics replay` on other harnesses' trajectories, against a real daemon: each
 real-format fixture becomes a run (`run.finish` → metrics), a foreign JSON file exits 2."""
 
 from __future__ import annotations

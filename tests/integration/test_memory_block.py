@@ -1,4 +1,4 @@
-"""The distiller actor through the real daemon, sockets and client (issue 5).
+"""The distiller actor through the real daemon, sockets and client.
 
 Facts, lessons, procedures and the memory block a role receives; forgetting; corrupt files and
 `rm -rf` of the memory directory while the daemon runs.
@@ -151,7 +151,7 @@ def test_lessons_reach_memory_md_facts_and_prompts(daemon: DaemonProcess) -> Non
             )
         )
         md = (daemon.project / ".slmcode" / "MEMORY.md").read_text()
-        # The provenance ends with this daemon's signature (issue 18: its own lines are told
+        # The provenance ends with this daemon's signature (its own lines are told
         # from lines a repository brought along).
         assert "<!-- slm task=T7 kind=failure at=2026-08-24T12:11:12+02:00 sig=" in md
         assert "Never commit secrets" in (daemon.home / "MEMORY.md").read_text()
@@ -248,7 +248,7 @@ def test_corrupt_files_are_survived(daemon: DaemonProcess) -> None:
             assert client.ask(FactList())["facts"] == []
             assert client.ask(ProcedureBest(topic="knob"))["best"] is None
             lines = client.ask(LessonsRender())["text"].splitlines()
-            # Written by hand, not by this daemon: shown, and labelled so (issue 18).
+            # Written by hand, not by this daemon: shown, and labelled so.
             assert f"- {FOREIGN_LABEL}: ⚙ Keep PRs small" in lines
             client.ask(FactObserve(kind="command", subject="make", text="make works"))
             client.ask(LatencyObserve(role="worker", model="m", ms=5))

@@ -1,4 +1,4 @@
-"""Distillation from real episodes and the `memory` CLI against a real daemon (issue 5)."""
+"""Distillation from real episodes and the `memory` CLI against a real daemon."""
 
 from __future__ import annotations
 
@@ -237,7 +237,7 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     headings = [line for line in lines if line.startswith("## ")]
     assert headings == [
         "## What we know about this project",
-        # the failure lesson's don't-twin, in the semantic section (issue 15)
+        # the failure lesson's don't-twin, in the semantic section
         "## Anti-patterns from past builds (NEVER do these):",
         "## Similar work done before",
         "## What works for this model",

@@ -1,6 +1,6 @@
 """The lessons file harnesses read whole (`aider --read .slmcode/MEMORY.md`, `@.slmcode/MEMORY.md`
 in CLAUDE.md / GEMINI.md; clients/ADAPTERS.md) stays within its size budget however much is
-learned, keeping the newest lessons and every line the user wrote there (issue 13)."""
+learned, keeping the newest lessons and every line the user wrote there."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The OpenHands SDK itself (from PyPI) with `MemoryCallback`, driven by the SDK's own `TestLLM`,
-against a real daemon and a real temporary repository: two runs of the same task (issue 13).
+against a real daemon and a real temporary repository: two runs of the same task.
 
 The SDK needs Python >= 3.12 and slmactor's venv may be older, so each run is a child process of
 tests/integration/openhands_sdk_driver.py in a venv that has openhands-sdk: `$SLMACTOR_SDK_VENV`,

@@ -1,4 +1,4 @@
-"""The OpenHands SDK adapter against a real daemon (issue 13).
+"""The OpenHands SDK adapter against a real daemon.
 
 The callback is fed the events of an OpenHands SDK conversation in the SDK's own JSON shape
 (tests/fixtures/trajectories/openhands-sdk-events.jsonl, SDK 1.43.1), as dicts and as objects

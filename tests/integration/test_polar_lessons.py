@@ -1,5 +1,5 @@
 """Polar lessons through the real daemon: the asks, outcome feedback at run.finish, the memory
-block, phase budgets, and concurrent writers (issue 15; H-C-1)."""
+block, phase budgets, and concurrent writers (H-C-1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One writer per project store, and a project's store is not trusted blindly (issue 18).
+"""One writer per project store, and a project's store is not trusted blindly.
 
 Real daemons on real sockets: two daemons with different homes on one project — the second is
 refused with a message naming the first, and no fact the first acknowledged is lost; a

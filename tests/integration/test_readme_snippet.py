@@ -1,4 +1,4 @@
-"""The README's "Use it from a harness" snippet, run verbatim against a real daemon (issue 13).
+"""The README's "Use it from a harness" snippet, run verbatim against a real daemon.
 
 The block is read out of README.md at test time, so editing the README is editing this test. It
 runs twice in the daemon's project directory (the snippet's "."), as a user would run a script:

@@ -1,4 +1,4 @@
-"""Episodic memory through the real daemon, client and CLI (issue 4)."""
+"""Episodic memory through the real daemon, client and CLI."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Recall replies built from cached, once-redacted hits say exactly what they said before (issue 19).
+"""Recall replies built from cached, once-redacted hits say exactly what they said before.
 
 The recall actor keeps its hits' maps redacted between asks. A user who edits the episode log by
 hand (a secret pasted into a summary) still never gets the secret back, on the first ask or from

@@ -1,5 +1,5 @@
 """`rm -rf <project>/.slmcode` while the daemon runs: learned rules and regression checks stay
-gone (issue 16; README: deleting a store is always safe).
+gone (README: deleting a store is always safe).
 
 Episodes, facts, policy and graph noticed such a deletion; the rule and regression stores kept
 their state in memory and wrote it back at the next save.

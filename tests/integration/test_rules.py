@@ -1,4 +1,4 @@
-"""The rules actor through the real daemon, real sockets and the real client (issue 6).
+"""The rules actor through the real daemon, real sockets and the real client.
 
 The acceptance test: a failure resolved by a retry whose fix is a named transform teaches a rule,
 and the second occurrence of the same failure is answered with `apply: true` and `new_args` equal
@@ -112,7 +112,7 @@ def test_observe_outcomes_retire_a_bad_learned_rule(daemon: DaemonProcess) -> No
 
 
 def test_cut_off_arguments_are_never_repaired_only_slips_are(daemon: DaemonProcess) -> None:
-    """Issue 14: a call cut off mid-string is "cannot repair" (resend it); a slip is repaired."""
+    """a call cut off mid-string is "cannot repair" (resend it); a slip is repaired."""
     message = "Failed to parse tool arguments: Unterminated string starting at: line 1 column 40"
     with daemon.client() as client:
         cut = '{"path": "a.go", "old_str": "x := 1", "new_str": "x := compute(a, b'

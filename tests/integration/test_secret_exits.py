@@ -1,4 +1,4 @@
-"""Secrets never leave through any exit (issue 18): the corpus of secret forms is sent through
+"""Secrets never leave through any exit: the corpus of secret forms is sent through
 every message kind that carries text, to a real daemon; afterwards no secret value is in any file
 under the stores (project `.slmcode/`, the user home), in the daemon's log, or in any reply —
 and the look-alikes (hashes, UUIDs, `$PASSWORD`, `<token>`) came back intact."""

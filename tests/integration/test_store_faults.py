@@ -1,4 +1,4 @@
-"""Acknowledged = durable (issue 18), against a real daemon.
+"""Acknowledged = durable, against a real daemon.
 
 Disk full: the project lives on a 2 MiB tmpfs that the test fills to the last byte. Every ask
 that stores is either acknowledged — and then its record is on disk afterwards — or answered

@@ -1,4 +1,4 @@
-"""Store hygiene (issue 18): private modes, no temp litter, wrong-shaped JSON set aside with a
+"""Store hygiene: private modes, no temp litter, wrong-shaped JSON set aside with a
 warning, `memory.prune` honouring `episodes_cap`, a read-only runtime dir reported in one line,
 and a private daemon log — against a real daemon where a daemon is involved."""
 

@@ -1,4 +1,4 @@
-"""Working memory through the real daemon, real sockets and the real client (issue 3).
+"""Working memory through the real daemon, real sockets and the real client.
 
 The flood test is the acceptance test of the hot path: a separate harness process sends 100k
 `record_tool` tells as fast as it can while this process asks `working.render` every 10 ms.

@@ -1,4 +1,4 @@
-"""The door's value rules (issue 17): NUL bytes, numbers msgpack or the stores cannot hold, NaN and
+"""The door's value rules: NUL bytes, numbers msgpack or the stores cannot hold, NaN and
 infinities, container floods — refused with a typed error for every kind, and every reply
 encodable by construction."""
 

@@ -1,4 +1,4 @@
-"""No two actors wait on each other (issue 17): `graph.backfill` asks the distiller for facts
+"""No two actors wait on each other: `graph.backfill` asks the distiller for facts
 while `memory.forget` (distiller) asks the graph to forget. Before, both held their mailbox for
 the other and both answered only after the internal ask timeout (10 s), forget reporting failure.
 """

@@ -1,4 +1,4 @@
-"""Recovery after SIGKILL (issue 17): the stale ctl.sock is replaced by an autostarting command, a
+"""Recovery after SIGKILL: the stale ctl.sock is replaced by an autostarting command, a
 live run's working memory comes back from its checkpoint, and finish reports saved before the
 crash are replayed at start for every project that has them — no ask to those projects needed.
 

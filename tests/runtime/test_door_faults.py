@@ -1,6 +1,6 @@
-"""The fault suite of the front door (issue 17), on a real daemon and real sockets.
+"""The fault suite of the front door, on a real daemon and real sockets.
 
-Each case failed on the code before issue 17: two huge counters killed the daemon, NUL bytes
+Each case failed on the code before two huge counters killed the daemon, NUL bytes
 crashed actors past their restart budget, a full inbox left asks unanswered (and the log full of
 tracebacks), a stale socket made clients wait out their deadline.
 """

@@ -1,4 +1,4 @@
-"""A property-based door test (issue 17): random messages of every kind — shaped by each kind's
+"""A property-based door test: random messages of every kind — shaped by each kind's
 schema, with valid values mixed with hostile ones (NUL bytes, integers past int64, NaN and
 infinities, wrong types, deep nesting) — through the real front door and the real events socket.
 

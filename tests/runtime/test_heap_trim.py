@@ -1,4 +1,4 @@
-"""The heap is given back once after a burst of messages, never during one (issue 19).
+"""The heap is given back once after a burst of messages, never during one.
 
 `trim_after_bursts` is driven interval by interval: each `wait` moves the actors' processed
 counters to the next value of a script, and the test records after which intervals the daemon

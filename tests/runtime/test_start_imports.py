@@ -1,4 +1,4 @@
-"""The daemon's way to READY imports no logic its first ask does not need (issue 19).
+"""The daemon's way to READY imports no logic its first ask does not need.
 
 Every actor loads its logic (fingerprints, reflection, the graph, distillation, the bandit, the
 rankers, numpy) with the first ask that uses it, so `start → READY` pays only for the runtime, the

@@ -79,7 +79,7 @@ def test_global_memory_block_mode_and_joined_reads(tmp_path: Path) -> None:
     assert text.startswith(
         "# SLMCode Global Memory\n\n## Lessons\n\n\n\n## Run 42 (2026-09-21T14:13:20Z)\n\n- ⚙ Prefer small PRs"
     )
-    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # private, like every store file (issue 18)
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600  # private, like every store file
     xdg = tmp_path / "xdg" / "slmcode" / "MEMORY.md"
     xdg.parent.mkdir(parents=True)
     xdg.write_text("- ⚙ from the config dir\n")

@@ -1,4 +1,4 @@
-"""`slmactor memory episodes [N]` and `slmactor memory recall QUERY` (issue 4, SPEC S-20.2).
+"""`slmactor memory episodes [N]` and `slmactor memory recall QUERY` (SPEC S-20.2).
 
 `episodes` lists the newest N episodes the daemon remembers for the project (default 10; N must be
 positive). `recall` ranks them against a task the way a harness's recall does, and with

@@ -1,4 +1,4 @@
-"""OpenHands SDK adapter: memory for an in-process `Conversation` (issue 13).
+"""OpenHands SDK adapter: memory for an in-process `Conversation`.
 
     from openhands.sdk import Agent
     from slmactor.harnesses.openhands.sdk import MemoryCallback

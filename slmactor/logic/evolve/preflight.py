@@ -1,4 +1,4 @@
-"""Pre-flight repair of an edit: fix a search/replace call *before* it fails (issue 12, item 4).
+"""Pre-flight repair of an edit: fix a search/replace call *before* it fails.
 
 A harness's pre-tool hook hands us the edit it is about to run and the file it will run on.
 When the text to replace does not occur in the file, the call is going to fail; this module tries

@@ -5,7 +5,7 @@ content: Markdown code fences around the JSON, prose before or after it, trailin
 single-quoted strings, Python literals (`True`, `False`, `None`), unquoted object keys, and
 closing brackets missing after a complete value (`{"a": "x"` → `{"a": "x"}`).
 
-It never completes a call that was **cut off** (issue 14): a string that never closes, or a text
+It never completes a call that was **cut off**: a string that never closes, or a text
 that ends right after a key, a colon, a comma, an opening bracket or a number (which may itself be
 cut) — `{"path": "a.go", "old_str": "x` — is not a slip but a truncated call, and closing it
 would hand the tool a wrong, shortened argument as if it were the model's.  `repair_json` returns

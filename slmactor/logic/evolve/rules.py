@@ -15,7 +15,7 @@ in `slmactor/stores/rules.py`.
 
 Changes from the seed:
 
-* **H-S-25** — `lookup(..., args=...)` (`suggest.py`, with the preconditions of issue 14) skips
+* **H-S-25** — `lookup(..., args=...)` (`suggest.py`, with the transforms' preconditions) skips
   a `transform_args` rule whose transform would not change the failed call's arguments: such a
   rule cannot repair this failure, so the next best rule is chosen.  (The seed let the "closest text" whitespace rule outrank the re-read rule on
   every not-found failure, whitespace or not.)

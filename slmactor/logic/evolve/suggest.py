@@ -1,4 +1,4 @@
-"""Choosing the repair for one failed call (SPEC S-10.8, issue 14).
+"""Choosing the repair for one failed call (SPEC S-10.8).
 
 A failure class hides several repairs: "string to replace not found" is a line-number prefix in
 one call and trailing whitespace in the next; "found N matches" is a rename (`replace_all`) in one

@@ -1,4 +1,4 @@
-"""Repairs that carry over to other languages and tools of the same family (issue 14, item 2).
+"""Repairs that carry over to other languages and tools of the same family.
 
 A learned rule is keyed by failure class, tool and language. Some repairs have nothing to do with
 the language of the file: trailing whitespace, a line-number prefix, a code fence, a JSON syntax

@@ -25,7 +25,7 @@ Transforms:
 * `shrink_old_str` — an `old_str` of more than 2 lines becomes its first non-blank line.
 * `set_replace_all` — set `replace_all: true` unless it already is.
 
-Each transform also has a **precondition** (`fits`, issue 14): what the failed call must show for
+Each transform also has a **precondition** (`fits`): what the failed call must show for
 that transform to be the repair — a gutter on every line; trailing whitespace in `old_str` (not
 counting a gutter); a value that is exactly one fence; JSON with a syntax slip, not a call cut
 off; an `old_str` that is one token (replacing every occurrence of a statement or a block is a
@@ -289,7 +289,7 @@ def is_token_edit(args: str) -> bool:
     )
 
 
-# --- preconditions (issue 14) --------------------------------------------------------------
+# --- preconditions --------------------------------------------------------------
 
 
 def _has_gutter(obj: Args) -> bool:

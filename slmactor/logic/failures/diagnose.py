@@ -1,5 +1,5 @@
 """Read a failure message like an engineer would: which tool printed it, and which lines say what
-went wrong (issue #6).
+went wrong.
 
 `diagnose(message)` returns the failure class and the *key lines* of the message — the lines a
 fingerprint's salient text is built from — together with the name of the part that produced them

@@ -1,4 +1,4 @@
-"""Failure fingerprints: any failure becomes a stable id (SPEC S-9, improved; issue #6).
+"""Failure fingerprints: any failure becomes a stable id (SPEC S-9, improved).
 
 `analyze(tool, message, language, model, model_family)` classifies the message, normalises it and
 hashes class + tool + language + model family + *salient text*:

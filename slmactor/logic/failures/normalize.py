@@ -1,4 +1,4 @@
-"""Failure-message normalisation for fingerprints (SPEC S-9.2, improved; issue #6).
+"""Failure-message normalisation for fingerprints (SPEC S-9.2, improved).
 
 `normalize(message)` turns a tool's error output into a short, stable, lowercase string in which
 everything that changes between two occurrences of the same bug is replaced by a placeholder:

@@ -94,7 +94,7 @@ class Run:
     resolved_from_memory: int = 0
     resolved_from_llm: int = 0
     unresolved: int = 0
-    #: Failures a pre-flight hook repaired before the call ran (issue 12).
+    #: Failures a pre-flight hook repaired before the call ran.
     failures_avoided: int = 0
 
     def to_dict(self) -> dict[str, Any]:

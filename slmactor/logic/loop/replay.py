@@ -334,7 +334,7 @@ class LearningTally:
 
     A repeat is a failure whose fix a named transform reproduces, when the same fix (failure
     class and transform: `repair`) already fixed an earlier failure, in any language or tool
-    (issue 14). One fingerprint may hold several fixes — "string to replace not found" is a
+   . One fingerprint may hold several fixes — "string to replace not found" is a
     line-number prefix once and a stale read the next time — so a later failure of the same
     fingerprint whose fix no transform reproduces is not a repeat memory could have fixed. The
     older measure (2nd+ occurrence of a fingerprint whose first fix was a transform) is kept as

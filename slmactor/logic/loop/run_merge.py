@@ -1,4 +1,4 @@
-"""The run report the daemon can vouch for, and its merge with the one a harness sends (issue 13).
+"""The run report the daemon can vouch for, and its merge with the one a harness sends.
 
 A harness that told the daemon every tool call should not have to count them again for
 `run.finish`: `seen_report` turns the run's working-memory snapshot (`working.snapshot`'s

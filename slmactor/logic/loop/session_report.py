@@ -1,4 +1,4 @@
-"""The run report of a hook-driven session (issue 12, item 2): what a harness's hooks saw, turned
+"""The run report of a hook-driven session: what a harness's hooks saw, turned
 into the `run.finish` report of docs/LOOP.md so episodes, rules, lessons, bandit and metrics
 learn from sessions of Claude Code, Codex CLI, Gemini CLI and the rest.
 

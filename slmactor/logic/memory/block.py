@@ -211,7 +211,7 @@ def episodic_section(
     """`## Similar work done before` with up to 3 episodes, dropped whole to fit `budget`.
 
     An episode of a task already shown (the same query) is skipped, and the next
-    one takes its place: a repeated task tells the reader nothing new (issue 14). Likewise a
+    one takes its place: a repeated task tells the reader nothing new. Likewise a
     failure fixed by a rule the block already names (`shown`: the sections before this one).
     """
     known = frozenset(item_meaning(item, numbers=False) for item in block_items(shown))
@@ -236,7 +236,7 @@ def episodic_section(
     return ""
 
 
-# --- what a block is worth (issue 14) ------------------------------------------------------
+# --- what a block is worth ------------------------------------------------------
 
 
 def block_items(text: str) -> list[str]:

@@ -439,7 +439,7 @@ _NUMBER = re.compile(r"\d+")
 
 
 def item_meaning(text: str, numbers: bool = True) -> str:
-    """What a rendered item means, for deduplication (issue 14): the rule it names, else its
+    """What a rendered item means, for deduplication: the rule it names, else its
     claim with the sighting count dropped — and, with `numbers=False` (a gotcha: an error
     message), its numbers masked (`line 1 column 110` ≡ `column 176`)."""
     named = _RULE_NAMED.search(text)

@@ -134,7 +134,7 @@ def _field_ok(value: str) -> bool:
 
 def signature(key: bytes, body: str) -> str:
     """The `sig=` of a bullet: HMAC-SHA256 under the user's key of the bullet before its marker
-    (issue 18) — a line a repository brought along cannot carry a valid one."""
+    — a line a repository brought along cannot carry a valid one."""
     return hmac.new(key, body.strip().encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()[:16]
 
 

@@ -87,7 +87,7 @@ class FailureNote:
     resolution: str = ""
     resolved_by: str = ""
     attempts: int = 0
-    #: The line of the message that says what went wrong, normalised (issue 14; "" in older
+    #: The line of the message that says what went wrong, normalised ("" in older
     #: episodes: readers fall back to the message's first line).
     salient: str = ""
 
@@ -253,7 +253,7 @@ def default_verdict(success: bool, files_changed: Iterable[str]) -> str:
 def episode_id(at: float, query: str, files: Iterable[str], run_id: str = "") -> str:
     """The id of an episode that came without one.
 
-    A run's episode is named by its run id (issue 18): a `run.finish` retried or replayed after a
+    A run's episode is named by its run id: a `run.finish` retried or replayed after a
     crash lands on the same id (stored once), and two runs of one task in one second get two.
     Only an episode without a run id falls back to S-2.2's `hashID("ep_", at RFC 3339, query,
     join(files, ","))`.

@@ -38,7 +38,7 @@ episodes, ~400 tasks each; MRR / precision@3 / empty-result rate, task text only
 and with the task's files as focus files, MRR 0.514 → 0.684 and 0.781 → 0.873 (whole paths).
 The relative floor stays: without it MRR rises by ~0.01–0.03 but precision@3 falls.
 
-Issue 14 (recall without files), measured on HarfBuzz, strace, pallets/click, psf/requests and
+Recall without files, measured on HarfBuzz, strace, pallets/click, psf/requests and
 this project's own log: when nothing passes the default coverage gate the ungated candidates are
 ranked (`gate_fallback`: a query with any real match gets it — the gate had left 6–10 % of the
 Python projects' text-only queries with nothing); the floor is 0.40; the tokenizer drops `as`,
@@ -94,7 +94,7 @@ class RankOptions:
     b: float = 0.75
     min_idf: float = 0.25
     default_min_coverage: float = DEFAULT_MIN_COVERAGE
-    #: Hits below this share of the best are dropped (the seed's 0.45; 0.40 by default, issue 14:
+    #: Hits below this share of the best are dropped (the seed's 0.45; 0.40 by default:
     #: text-only MRR +0.005–0.01 on five histories, precision of the top 3 unchanged ±0.005).
     relative_floor: float = 0.40
     half_life_days: float = 45.0
@@ -108,7 +108,7 @@ class RankOptions:
         )
     )
     #: When no candidate passes the default coverage gate, rank the ungated candidates instead
-    #: of answering nothing (issue 14): a query with a real match gets it. An explicit
+    #: of answering nothing: a query with a real match gets it. An explicit
     #: `min_coverage` stays strict.
     gate_fallback: bool = True
 

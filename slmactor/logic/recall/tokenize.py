@@ -21,7 +21,7 @@ and bench/bench_recall_quality.py):
   from 0.51 to 0.68 (HarfBuzz) and 0.78 to 0.87 (strace); see bench/bench_recall_quality.py.
 
 * more stop words (`MORE_STOPWORDS`: `as`, `via`, `by`, …) and a namespaced language term — both
-  issue 14: glue words and the language field let a query pass the coverage gate on nothing.
+  glue words and the language field let a query pass the coverage gate on nothing.
 
 Pure-digit tokens (issue and PR numbers, versions) are "noise" for the coverage gate; see
 `is_noise` and `rank.RankOptions.numbers_are_noise`.
@@ -45,7 +45,7 @@ STOPWORDS: frozenset[str] = frozenset({
 # A run of Unicode letters or digits (\w minus the underscore).
 _CHUNK = re.compile(r"[^\W_]+")
 
-#: Glue words the seed's 35 miss (issue 14): they match everything and made a query "pass" the
+#: Glue words the seed's 35 miss: they match everything and made a query "pass" the
 #: coverage gate on words that say nothing. Default mode only. Measured on five histories
 #: (bench/bench_recall_quality.py): a longer list (or, at, if, so, than, then, also, when, …)
 #: gained text-only MRR on this project's own log but cost text+files MRR on psf/requests.

@@ -121,7 +121,7 @@ def fit_to_tokens(text: str, budget: int, counter: TokenCounter = count_tokens_c
 
 
 def fit_lines(text: str, budget: int, counter: TokenCounter = count_tokens_chars) -> str:
-    """`text` within `budget` tokens, dropping whole lines from the end (issue 14: an item cut
+    """`text` within `budget` tokens, dropping whole lines from the end (an item cut
     mid-word — `- Edit fo…` — costs tokens and says nothing); a heading left without its
     items goes too. Only when not even the first line fits is the text cut (`fit_to_tokens`)."""
     if budget <= 0:

@@ -1,4 +1,4 @@
-"""Which store directories cannot be written right now (issue 18: a store that cannot write marks
+"""Which store directories cannot be written right now (a store that cannot write marks
 the daemon degraded in `status`, with the reason).
 
 Every write primitive reports here: `atomic_write_bytes` (JSON documents, Markdown mirrors) and

@@ -1,4 +1,4 @@
-"""One writer per project store (issue 18): an exclusive `flock` on `<project>/.slmcode/.lock`.
+"""One writer per project store: an exclusive `flock` on `<project>/.slmcode/.lock`.
 
 The daemon's own lock is per user store (`~/.slmcode/.lock`), so two daemons with different homes
 — a user's daemon and a container's or CI's on a shared checkout — could both write one project's
@@ -7,7 +7,7 @@ project's store first (`claim`); the first daemon holds the lock for its whole l
 is refused with a message naming the owner (pid, host and home, written into the lock file for
 diagnostics only — the kernel's flock is the guard, released even on SIGKILL).
 
-A cloned repository is not trusted (issue 18): a `.slmcode` (or a store directory inside it) that
+A cloned repository is not trusted: a `.slmcode` (or a store directory inside it) that
 is a symlink or belongs to another user is refused rather than written through (a regular file in
 the way is left to the stores, which keep memory in memory and say so), so a repository cannot point the daemon's writes outside the project. A new `.slmcode`
 is created 0700 with its `.gitignore`.
@@ -93,7 +93,7 @@ def _check_dir(path: Path, *, create: bool) -> tuple[int, int] | None:
 
 def _tidy(directories: tuple[Path, ...]) -> None:
     """Once per claim: store directories private (0700 — a checkout makes them 0755) and the
-    temp files a crash left in them removed (`.NAME.tmp-*`, issue 18)."""
+    temp files a crash left in them removed (`.NAME.tmp-*`)."""
     for directory in directories:
         try:
             info = os.lstat(directory)

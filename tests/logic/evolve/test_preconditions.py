@@ -1,4 +1,4 @@
-"""Preconditions of the named transforms (issue 14): what a failed call must show for a transform
+"""Preconditions of the named transforms: what a failed call must show for a transform
 to be its repair, so one failure class can hold several repairs without applying the wrong one."""
 
 from __future__ import annotations

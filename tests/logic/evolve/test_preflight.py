@@ -1,4 +1,4 @@
-"""Pre-flight repair of an edit (issue 12, item 4): a rewrite only when exactly one candidate
+"""Pre-flight repair of an edit: a rewrite only when exactly one candidate
 matches the file exactly once, never when it is ambiguous, never a call that would work."""
 
 from __future__ import annotations

@@ -277,7 +277,7 @@ def test_suggest_repair_legacy_helper() -> None:
 
 def test_an_ambiguous_statement_edit_is_never_repaired_with_replace_all() -> None:
     # One ambiguous edit fixed with replace_all says nothing about the next ambiguous edit of a
-    # statement, which needs more context (issue 14): however often replace_all was confirmed,
+    # statement, which needs more context: however often replace_all was confirmed,
     # it is not even suggested for it; the shipped guidance ("add surrounding lines") answers.
     fp = analyze("Edit", "old_string found 3 times in the file; add context or set replace_all",
                  "python")

@@ -1,4 +1,4 @@
-"""Choosing a repair (issue 14): several repairs per fingerprint, preconditions, ambiguity, and
+"""Choosing a repair: several repairs per fingerprint, preconditions, ambiguity, and
 argument-only rules carried to other languages and edit tools."""
 
 from __future__ import annotations

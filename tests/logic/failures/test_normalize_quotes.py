@@ -1,4 +1,4 @@
-"""`normalize` stays idempotent when a quoted payload spans lines (issue 16).
+"""`normalize` stays idempotent when a quoted payload spans lines.
 
 A quoted string holding a real newline was kept on the first pass (the quote pattern stopped at
 line ends) and, once the lines were joined, became `<str>` on the second: `normalize` of its own

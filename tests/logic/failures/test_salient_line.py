@@ -1,4 +1,4 @@
-"""`salient_line`: the line of a failure that says what went wrong (issue 14)."""
+"""`salient_line`: the line of a failure that says what went wrong."""
 
 from __future__ import annotations
 

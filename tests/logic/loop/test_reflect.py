@@ -228,7 +228,7 @@ def test_any_report_is_reflected_without_raising(data: dict[str, Any],
 
 
 def test_episodes_and_lessons_keep_the_salient_line_of_an_error() -> None:
-    # Issue 14: "Traceback (most recent call last):" or "Exit code 1" says nothing; the line
+    # "Traceback (most recent call last):" or "Exit code 1" says nothing; the line
     # that says what went wrong does, normalised like the fingerprint's salient text.
     traceback = ("Traceback (most recent call last):\n  File \"app/cli.py\", line 12, in main\n"
                  "    run()\nKeyError: 'missing_option'")

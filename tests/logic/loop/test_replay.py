@@ -149,7 +149,7 @@ def test_learning_tally_counts_repeats_of_reproducible_fixes() -> None:
 
 
 def test_a_repeat_is_a_fix_seen_before_not_a_fingerprint_seen_before() -> None:
-    # Issue 14: one fingerprint holds several fixes, and a fix carries over to other languages.
+    # one fingerprint holds several fixes, and a fix carries over to other languages.
     tally = LearningTally()
     tally.add("fp_py", StepResult("llm"), True, "edit_not_found:strip_line_number_prefix")
     tally.add("fp_py", StepResult("llm"), True, "edit_not_found:trim_trailing_whitespace")

@@ -1,5 +1,5 @@
 """The run report of a hook-driven session: failures paired with their fix, failures avoided
-before the call, the daemon's counters and a Claude Code transcript's model use (issue 12)."""
+before the call, the daemon's counters and a Claude Code transcript's model use."""
 
 from __future__ import annotations
 

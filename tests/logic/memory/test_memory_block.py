@@ -168,7 +168,7 @@ def test_episodes_of_accepts_recall_and_recent_replies() -> None:
     assert episodes_of(None) == [] and episodes_of({"hits": "x"}) == []
 
 
-# --- a block worth its tokens (issue 14) -----------------------------------------------------
+# --- a block worth its tokens -----------------------------------------------------
 
 
 def test_a_task_shown_once_and_a_rule_named_once() -> None:

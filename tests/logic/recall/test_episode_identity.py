@@ -1,4 +1,4 @@
-"""Episode identity (issue 18): a run's episode is named by its run id, so a retried or replayed
+"""Episode identity: a run's episode is named by its run id, so a retried or replayed
 `run.finish` is stored once and two runs of one task in one second are two episodes."""
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def test_recent_n_is_the_head_of_all_newest_first(times: list[int], n: int) -> N
     assert [e.id for e in index.recent(n)] == expected
 
 
-# --- recall without files (issue 14) ---------------------------------------------------------
+# --- recall without files ---------------------------------------------------------
 
 
 def test_a_query_with_a_real_match_is_never_answered_with_nothing() -> None:

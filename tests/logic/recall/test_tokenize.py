@@ -160,7 +160,7 @@ def test_fast_paths_equal_the_plain_tokenizer(text: str) -> None:
         assert tokenize(text * 3, options) == _reference_tokenize(text * 3, options)  # uncached
 
 
-# --- plural folding over a word list (issue 14) ----------------------------------------------
+# --- plural folding over a word list ----------------------------------------------
 
 _PAIRS_FILE = Path(__file__).resolve().parents[2] / "fixtures" / "words" / "plurals.txt"
 PAIRS = [tuple(line.split()) for line in _PAIRS_FILE.read_text(encoding="utf-8").splitlines()

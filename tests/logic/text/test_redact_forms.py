@@ -1,4 +1,4 @@
-"""Credentials in commands, URLs and env assignments (issue 18): every form of the corpus is
+"""Credentials in commands, URLs and env assignments: every form of the corpus is
 redacted, look-alikes (hashes, UUIDs, `$PASSWORD`, `<token>`) survive, and the redactor stays
 idempotent, bounded and linear with the new passes."""
 

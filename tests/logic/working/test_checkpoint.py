@@ -1,4 +1,4 @@
-"""Checkpoint state of working memory (issue 17): any memory survives `memory_state` → JSON →
+"""Checkpoint state of working memory: any memory survives `memory_state` → JSON →
 `restore_memory` unchanged, keeps behaving the same afterwards (eviction order, redundancy), and
 any garbage restores to a smaller memory or None, never an exception."""
 

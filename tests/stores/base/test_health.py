@@ -1,4 +1,4 @@
-"""The store-fault registry behind `status`'s `store_faults` (issue 18): a failed write marks its
+"""The store-fault registry behind `status`'s `store_faults`: a failed write marks its
 directory; a good write there clears it; a full disk is cleared by a good write anywhere on the
 same file system, a permission fault only by one in its own directory."""
 
