@@ -79,7 +79,7 @@ class Claude(Harness):
         "ws_glob": "Glob", "ws_list": "Glob", "ws_grep": "Grep", "ws_shell": "Bash",
         "old_str": "old_string", "new_str": "new_string",
     }
-    settings = JsonSettings(".claude", "settings.json")
+    settings = JsonSettings(".claude", "settings.json", user_env="CLAUDE_CONFIG_DIR")
     async_events = frozenset({"PostToolUse"})
     next_step = "Restart Claude Code (or run /hooks to review): it reads hooks when a session starts."
 

@@ -141,6 +141,10 @@ def test_settings_paths(tmp_path: Path) -> None:
     project, home = tmp_path / "p", tmp_path / "h"
     assert settings_path("claude", "project", project, home, {}) == project / ".claude" / "settings.json"
     assert settings_path("claude", "user", project, home, {}) == home / ".claude" / "settings.json"
+    # Claude Code reads a user's settings from CLAUDE_CONFIG_DIR when it is set.
+    assert settings_path("claude", "user", project, home, {"CLAUDE_CONFIG_DIR": "/cc"}) == Path("/cc/settings.json")
+    assert settings_path("claude", "project", project, home, {"CLAUDE_CONFIG_DIR": "/cc"}) == \
+        project / ".claude" / "settings.json"
     assert settings_path("codex", "user", project, home, {"CODEX_HOME": "/c"}) == Path("/c/hooks.json")
     assert settings_path("codex", "project", project, home, {}) == project / ".codex" / "hooks.json"
     assert settings_path("gemini", "user", project, home, {}) == home / ".gemini" / "settings.json"
