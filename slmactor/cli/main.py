@@ -32,12 +32,14 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
     "calibrate": ("model calibration profiles", ["calibrate"]),
     "hook": ("adapters for harness hook systems", ["hook"]),
     "graph": ("the knowledge graph over memory", ["graph"]),
-    "import": ("bring in memory kept elsewhere (a lesson corpus)", ["importing"]),
+    "import": ("bring in memory kept elsewhere (a lesson corpus, a bundle)",
+               ["importing", "bundles"]),
+    "git": ("share the project's learning through git", ["gitshare"]),
 }
 #: commands of `daemon_cmds`, parsed without loading anything else
 DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})
 #: modules that add top-level commands (beside serve/start/stop/status)
-TOP_LEVEL = ["loop.demo", "service", "mcp", "trust"]
+TOP_LEVEL = ["loop.demo", "service", "mcp", "trust", "share"]
 
 
 def _exists(module: str) -> bool:
@@ -110,7 +112,11 @@ def build_parser(wanted: str | None) -> argparse.ArgumentParser:
         gp.set_defaults(func=_group_usage(gp))
         if wanted in (None, group):
             for module in present:
-                _load(module).register(gsub)
+                loaded = _load(module)
+                loaded.register(gsub)
+                # A module may give the group itself an option (`import --bundle FILE`).
+                if hasattr(loaded, "register_group"):
+                    loaded.register_group(gp, _group_usage(gp))
     return parser
 
 

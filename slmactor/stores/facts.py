@@ -1,10 +1,11 @@
 """`memory/facts.json` + `memory/SEMANTIC.md`: the project's semantic memory on disk (SPEC S-4.10).
 
-`facts.json` is `{version: 1, updated, facts: [...]}` (2-space indent, final newline, written
-atomically and redacted); `SEMANTIC.md` is its human view, regenerated on every flush. A corrupt
-`facts.json` is moved to `facts.json.corrupt` with a warning and the store starts empty; unusable
-records are skipped on load (`FactBook.from_records`). Hand edits (`"pinned": true`) made while
-the daemon runs are picked up, and a removed file is not written back (`MirroredBook.sync`).
+`facts.json` is `{version: 1, updated, facts: [...]}` (one fact per line with sorted keys, final
+newline, written atomically and redacted); `SEMANTIC.md` is its human view, regenerated on every
+flush. A corrupt `facts.json` is moved to `facts.json.corrupt` with a warning and the store starts
+empty; unusable records are skipped on load (`FactBook.from_records`). Hand edits
+(`"pinned": true`) made while the daemon runs are picked up, and a removed file is not written
+back (`MirroredBook.sync`).
 
 With the user's signing `key`, each record the daemon writes carries `sig`; a record without a
 valid one (a facts.json a repository brought) loads as unverified (`Fact.verified`), is shown
@@ -50,6 +51,8 @@ class FactStore(MirroredBook[FactBook]):
             semantic_markdown,
             warnings,
             read_only=read_only,
+            # Shared through git (`slmactor git setup`): one fact per line diffs and merges well.
+            one_per_line=True,
             now=now,
         )
 

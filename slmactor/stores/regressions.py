@@ -50,8 +50,9 @@ class RegressionStore:
         self.cap = cap
         self._key = key
         self._now = now
+        # One check per line: the file is shared through git (`slmactor git setup`).
         self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now,
-                            shape=Shape("checks", list, bare=True))
+                            shape=Shape("checks", list, bare=True), records_key="checks")
         # The file as this store last read or wrote it (see `sync`).
         self._seen: Signature = None
         self._checks: list[Check] = self._read()

@@ -79,10 +79,12 @@ class RuleStore:
         self._seeds = seeds
         self._key = key
         shape = Shape("rules", list, bare=True)
+        # One rule per line: the project file is shared through git (`slmactor git setup`).
         self._project = JsonDoc(Path(project_path), warnings, read_only=read_only, now=now,
-                                shape=shape) if project_path is not None else None
+                                shape=shape, records_key="rules") \
+            if project_path is not None else None
         self._user = JsonDoc(Path(user_path), warnings, read_only=read_only, now=now,
-                             shape=shape) if user_path is not None else None
+                             shape=shape, records_key="rules") if user_path is not None else None
         self.book = RuleBook()
         self._user_sig: tuple[int, int, int] | None = None
         # The project file as this store last read or wrote it: a file deleted by hand

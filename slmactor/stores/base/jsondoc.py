@@ -55,10 +55,25 @@ from slmactor.stores.base.warnings import WarningLog
 DEFAULT_MAX_BYTES = 64 * 1024 * 1024
 
 
-def encode_document(data: Any) -> bytes:
-    """The on-disk form: UTF-8 JSON, 2-space indent, keys in insertion order, final newline."""
+def encode_document(data: Any, records_key: str | None = None) -> bytes:
+    """The on-disk form: UTF-8 JSON, 2-space indent, keys in insertion order, final newline.
+
+    With `records_key`, a document `{..., records_key: [records]}` is written one record per
+    line with sorted keys instead: a store shared through git then diffs and merges record by
+    record (one changed counter is one changed line), and every writer produces the same bytes.
+    """
     try:
-        text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+        records = data.get(records_key) if records_key and isinstance(data, dict) else None
+        if not isinstance(records, list):
+            text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
+            return (text + "\n").encode("utf-8", "surrogatepass")
+        head = [f"  {json.dumps(k, ensure_ascii=False)}: "
+                f"{json.dumps(v, ensure_ascii=False, allow_nan=False, sort_keys=True)}"
+                for k, v in data.items() if k != records_key]
+        rows = [json.dumps(r, ensure_ascii=False, allow_nan=False, sort_keys=True) for r in records]
+        body = "[]" if not rows else "[\n" + ",\n".join(f"    {r}" for r in rows) + "\n  ]"
+        head.append(f"  {json.dumps(records_key)}: {body}")
+        text = "{\n" + ",\n".join(head) + "\n}"
     except (TypeError, ValueError) as exc:
         raise RecordNotSerializable(f"document is not JSON-serialisable: {exc}") from exc
     return (text + "\n").encode("utf-8", "surrogatepass")
@@ -99,11 +114,14 @@ class JsonDoc:
         redact: bool = True,
         read_only: bool = False,
         max_bytes: int = DEFAULT_MAX_BYTES,
+        records_key: str | None = None,
         now: Clock = time.time,
         shape: Shape | None = None,
     ) -> None:
         self.path = Path(path)
         self.shape = shape
+        #: The list written one record per line (`encode_document`); None = plain indented JSON.
+        self.records_key = records_key
         self.warnings = warnings
         self.redact = redact
         self.read_only = read_only
@@ -188,7 +206,7 @@ class JsonDoc:
         """Replace the document by `data` (redacted unless `redact=False`), atomically."""
         if self.read_only:
             raise StoreError(f"{self.path} is open read-only")
-        payload = encode_document(redact_obj(data) if self.redact else data)
+        payload = encode_document(redact_obj(data) if self.redact else data, self.records_key)
         if len(payload) > self.max_bytes:
             raise RecordTooLarge(self.path, len(payload), self.max_bytes)
         with self._lock:

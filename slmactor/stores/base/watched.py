@@ -44,12 +44,14 @@ class WatchedDoc:
         warnings: WarningLog,
         *,
         read_only: bool = False,
+        records_key: str | None = None,
         now: Callable[[], float] = time.time,
         shape: Shape | None = None,
     ) -> None:
         self.path = Path(path)
         self.read_only = read_only
-        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now, shape=shape)
+        self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now, shape=shape,
+                            records_key=records_key)
         self._seen: Signature = None
         # Held for a save and the signature taken after it, which may run in a worker thread:
         # the file is ours while it is held, not a change made behind our back.
@@ -144,6 +146,7 @@ class MirroredBook(Generic[BookT]):
         warnings: WarningLog,
         *,
         read_only: bool = False,
+        one_per_line: bool = False,
         now: Callable[[], float] = time.time,
     ) -> None:
         self.mirror = Path(mirror)
@@ -153,7 +156,8 @@ class MirroredBook(Generic[BookT]):
         self._mirror_text = mirror_text
         self._now = now
         self._doc = WatchedDoc(path, warnings, read_only=read_only, now=now,
-                               shape=Shape(key, list, bare=True))
+                               shape=Shape(key, list, bare=True),
+                               records_key=key if one_per_line else None)
         self.dirty = False
         self.book: BookT = self._read()
 
