@@ -56,9 +56,12 @@ class _Waiter(NamedTuple):
 class SharedDealer:
     """A DEALER to `endpoint` whose replies are dispatched by request id (one event loop)."""
 
-    def __init__(self, zctx: zmq_asyncio.Context, endpoint: str, alive: Callable[[], bool]) -> None:
+    def __init__(self, zctx: zmq_asyncio.Context, endpoint: str, alive: Callable[[], bool],
+                 secure: Callable[[Any], None] | None = None) -> None:
         self._zctx = zctx
         self._endpoint = endpoint
+        #: Makes a new socket a CURVE client of a daemon over tcp (`slmactor.remote.Target`).
+        self._secure = secure
         #: Whether a daemon listens on the endpoint (asked only when a socket is replaced).
         self._alive = alive
         self._sock: zmq_asyncio.Socket | None = None
@@ -122,6 +125,8 @@ class SharedDealer:
         if self._sock is None:
             sock = self._zctx.socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)
+            if self._secure is not None:
+                self._secure(sock)
             sock.connect(self._endpoint)
             self._sock = sock
             self._reader = loop.create_task(self._read(sock), name="slmactor-client-replies")

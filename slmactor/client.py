@@ -41,6 +41,7 @@ if TYPE_CHECKING:
         WorkingRender,
         WorkingSnapshot,
     )
+    from slmactor.remote import Target
 
 # The message classes are imported where a method builds one, not here: creating them is most of
 # the start-up of a short-lived client (`slmactor status`, a hook), which may never need them.
@@ -68,6 +69,8 @@ CONFIRM_AFTER_TELLS = 64
 CLOSE_CONFIRM_SECONDS = 2.0
 #: Milliseconds the first tell waits for the connection to a daemon whose socket exists.
 CONNECT_WAIT_MS = 200
+#: The same for a daemon over tcp (a connect and a CURVE handshake, possibly across hosts).
+REMOTE_CONNECT_WAIT_MS = 1000
 
 class DaemonUnavailable(Exception):
     """No reply from the daemon within the deadline and retries (not running, or wedged)."""
@@ -97,6 +100,38 @@ class RequestFailed(Exception):
 
 #: Longest wait a BUSY retry hint can impose (milliseconds).
 MAX_BUSY_WAIT_MS = 1000
+
+
+def remote_configured() -> bool:
+    """Whether a daemon over tcp is configured (`SLMACTOR_CONNECT_CTL`, or `connect_ctl` in the
+    config file: see `slmactor.remote`). Cheap, for every client and hook."""
+    if os.environ.get("SLMACTOR_CONNECT_CTL"):
+        return True
+    config = os.environ.get("SLMACTOR_CONFIG") or os.path.join(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"),
+        "slmactor", "config.toml")
+    try:
+        with open(config, "rb") as handle:
+            return b"connect_ctl" in handle.read(1 << 20)
+    except OSError:
+        return False
+
+
+def _remote_target(remote: Target | bool | None) -> Target | None:
+    """The tcp daemon a client talks to (None: the local sockets); raises DaemonUnavailable
+    for a remote setting that cannot be used."""
+    if remote is False:
+        return None
+    if remote is not None and remote is not True:
+        return remote
+    if not remote_configured():
+        return None  # the common case: a lookup and a read, nothing imported
+    from slmactor.remote import TargetProblem, target
+
+    try:
+        return target()
+    except TargetProblem as exc:
+        raise DaemonUnavailable(f"the remote daemon is misconfigured: {exc}") from None
 
 
 def listener_alive(path: Path) -> bool:
@@ -145,16 +180,22 @@ def _tells_problem(socket_file: str) -> str:
 class _Teller:
     """The PUSH side shared by both clients: numbered, non-blocking, drop-counting tells."""
 
-    def __init__(self, zctx: zmq.Context[Any], endpoint: str, project: str, hwm: int, client_id: str) -> None:
+    def __init__(self, zctx: zmq.Context[Any], endpoint: str, project: str, hwm: int, client_id: str,
+                 remote: Target | None = None) -> None:
         self._sock: zmq.Socket[Any] = zctx.socket(zmq.PUSH)
         self._sock.setsockopt(zmq.LINGER, 0)
         self._sock.setsockopt(zmq.SNDHWM, hwm)
         # Queue only on a completed connection: with the daemon down a tell fails at once
         # (EAGAIN) and is counted in `dropped`, instead of filling a queue that close() discards.
         self._sock.setsockopt(zmq.IMMEDIATE, 1)
-        self._socket_file = endpoint.removeprefix("ipc://")
+        if remote is not None:
+            remote.secure(self._sock)
+        # "" for tcp: no socket file says whether a daemon is there, so the first tell waits for
+        # the (CURVE) handshake up to REMOTE_CONNECT_WAIT_MS.
+        self._socket_file = endpoint.removeprefix("ipc://") if endpoint.startswith("ipc://") else ""
         #: Why events.sock is not to be trusted ("" when it is): every tell is dropped, unsent.
-        self.refused = _tells_problem(self._socket_file)
+        #: A daemon over tcp is trusted by its CURVE key instead of its socket file's owner.
+        self.refused = _tells_problem(self._socket_file) if self._socket_file else ""
         if self.refused:
             _log_refusal(self.refused)
         else:
@@ -219,7 +260,9 @@ class _Teller:
         CONNECT_WAIT_MS to complete (ipc takes well under a millisecond), so the first tells of
         a new client are not dropped for being sent before it."""
         self._connecting = False
-        if os.path.exists(self._socket_file):
+        if not self._socket_file:
+            self._sock.poll(REMOTE_CONNECT_WAIT_MS, zmq.POLLOUT)
+        elif os.path.exists(self._socket_file):
             self._sock.poll(CONNECT_WAIT_MS, zmq.POLLOUT)
 
     def _report_drops(self) -> None:
@@ -254,6 +297,7 @@ class _Base(abc.ABC):
         timeout: float,
         retries: int,
         tell_hwm: int,
+        remote: Target | bool | None = None,
     ) -> None:
         if runtime_dir is None:
             from slmactor.config import default_runtime_dir  # platformdirs: only when needed
@@ -263,7 +307,15 @@ class _Base(abc.ABC):
         self.ctl_path = root / "ctl.sock"
         self.ctl_endpoint = f"ipc://{self.ctl_path}"
         self.events_endpoint = f"ipc://{root / 'events.sock'}"
+        #: The daemon over tcp (`slmactor.remote`): given, or from the environment / config
+        #: unless `remote=False`; None = the local ipc sockets.
+        self.remote: Target | None = _remote_target(remote)
+        if self.remote is not None:
+            self.ctl_endpoint = self.remote.ctl
+            self.events_endpoint = self.remote.events
         self.project = str(Path(project).resolve()) if project is not None else ""
+        if self.remote is not None and self.project:
+            self.project = self.remote.map_path(self.project)
         self.timeout = timeout
         self.retries = max(retries, 1)
         self._tell_hwm = tell_hwm
@@ -433,7 +485,11 @@ class _Base(abc.ABC):
         refuse a runtime directory or listener that is another user's (UntrustedDaemon).
 
         Checked before a client's first ask and before every retry after a timeout (the daemon
-        may have died since), not before every ask."""
+        may have died since), not before every ask. A daemon over tcp has no socket file to
+        look at: its deadline says it is not there."""
+        if self.remote is not None:
+            self._listener_seen = True
+            return
         from slmactor import peer
 
         self._listener_seen = False
@@ -463,20 +519,24 @@ class Client(SyncVerbs, _Base):
         timeout: float = 2.5,
         retries: int = 3,
         tell_hwm: int = 10_000,
+        remote: Target | bool | None = None,
     ) -> None:
-        super().__init__(runtime_dir, project, timeout, retries, tell_hwm)
+        super().__init__(runtime_dir, project, timeout, retries, tell_hwm, remote)
         self._zctx: zmq.Context[Any] = zmq.Context()
         self._dealer: zmq.Socket[Any] | None = None
 
     def _tells(self) -> _Teller:
         if self._teller is None:
-            self._teller = _Teller(self._zctx, self.events_endpoint, self.project, self._tell_hwm, self._client_id)
+            self._teller = _Teller(self._zctx, self.events_endpoint, self.project, self._tell_hwm,
+                                   self._client_id, self.remote)
         return self._teller
 
     def _socket(self) -> zmq.Socket[Any]:
         if self._dealer is None:
             sock = self._zctx.socket(zmq.DEALER)
             sock.setsockopt(zmq.LINGER, 0)
+            if self.remote is not None:
+                self.remote.secure(sock)
             sock.connect(self.ctl_endpoint)
             self._dealer = sock
         return self._dealer
@@ -635,20 +695,26 @@ class AsyncClient(AsyncVerbs, _Base):
         timeout: float = 2.5,
         retries: int = 3,
         tell_hwm: int = 10_000,
+        remote: Target | bool | None = None,
     ) -> None:
         # Imported here: asyncio costs a blocking client (and `slmactor status`) ~20 ms of start-up.
         from zmq import asyncio as zmq_asyncio
 
         from slmactor.async_dealer import SharedDealer
 
-        super().__init__(runtime_dir, project, timeout, retries, tell_hwm)
+        super().__init__(runtime_dir, project, timeout, retries, tell_hwm, remote)
         self._sync_ctx: zmq.Context[Any] = zmq.Context()
         self._zctx = zmq_asyncio.Context.shadow(self._sync_ctx.underlying)
-        self._dealer = SharedDealer(self._zctx, self.ctl_endpoint, lambda: listener_alive(self.ctl_path))
+        # A daemon over tcp has no socket file to probe: its deadline says whether it is there.
+        self._dealer = SharedDealer(
+            self._zctx, self.ctl_endpoint,
+            (lambda: True) if self.remote is not None else (lambda: listener_alive(self.ctl_path)),
+            self.remote.secure if self.remote is not None else None)
 
     def _tells(self) -> _Teller:
         if self._teller is None:
-            self._teller = _Teller(self._sync_ctx, self.events_endpoint, self.project, self._tell_hwm, self._client_id)
+            self._teller = _Teller(self._sync_ctx, self.events_endpoint, self.project, self._tell_hwm,
+                                   self._client_id, self.remote)
         return self._teller
 
     async def ask(

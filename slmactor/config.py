@@ -108,6 +108,27 @@ class Settings:
     #: Shortest time between two distill passes of a project (seconds); passes asked for meanwhile
     #: are coalesced into the next one. `memory.distill wait=true` does not wait for it.
     distill_interval: float = 2.0
+    #: Remote endpoints (`runtime.remote`, docs/REMOTE.md): `tcp://HOST:PORT` for asks and for
+    #: tells; "" = ipc only. CURVE with the allow-list unless `tcp_curve = false`, which only a
+    #: loopback address may use (anything else refuses to start).
+    tcp_ctl: str = ""
+    tcp_events: str = ""
+    tcp_curve: bool = True
+    #: Per client key: requests per second, their burst, and asks waiting for a reply at once.
+    remote_rate: float = 200.0
+    remote_burst: int = 200
+    remote_inflight: int = 32
+    #: Per client key: tells per second and their burst (tells over it are dropped, counted).
+    remote_events_rate: float = 5000.0
+    remote_events_burst: int = 5000
+    #: Client side (`slmactor.remote`): the daemon to reach over tcp, its public key (z85 or a
+    #: certificate file), this client's key pair, and project paths mapped to the daemon's view
+    #: (`/workspace=/home/me/src/app`, several joined by `;`). Environment: SLMACTOR_<NAME>.
+    connect_ctl: str = ""
+    connect_events: str = ""
+    server_key: str = ""
+    client_key: str = ""
+    path_map: str = ""
 
     @property
     def ctl_path(self) -> Path:

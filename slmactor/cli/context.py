@@ -163,11 +163,13 @@ class CliContext:
 
     def client(self, *, autostart: bool = True, timeout: float | None = None) -> Any:
         """A connected `slmactor.client.Client`, starting the daemon first unless told not to."""
-        from slmactor.client import Client, listener_alive
+        from slmactor.client import Client, listener_alive, remote_configured
 
         project = self.project  # a bad --project fails before anything is started
-        # A ctl.sock nobody listens on (left by a crash) counts as no daemon: start one.
-        if autostart and not self.args.no_autostart and not listener_alive(self.runtime_dir / "ctl.sock"):
+        # A ctl.sock nobody listens on (left by a crash) counts as no daemon: start one (a
+        # daemon over tcp is not ours to start).
+        if autostart and not self.args.no_autostart and not remote_configured() \
+                and not listener_alive(self.runtime_dir / "ctl.sock"):
             from slmactor.cli.autostart import AutostartFailed, start_daemon
 
             try:

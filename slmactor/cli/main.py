@@ -35,6 +35,7 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
     "import": ("bring in memory kept elsewhere (a lesson corpus, a bundle)",
                ["importing", "bundles"]),
     "git": ("share the project's learning through git", ["gitshare"]),
+    "keys": ("CurveZMQ keys for remote endpoints", ["keys"]),
 }
 #: commands of `daemon_cmds`, parsed without loading anything else
 DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})

@@ -51,6 +51,8 @@ class DaemonInfo:
     last_door_error: str = ""
     #: Debug `stall` asks waiting for their `release` (actor name → event).
     stalls: dict[str, Any] = field(default_factory=dict)
+    #: The remote endpoints' report (`runtime.remote`), when tcp endpoints are open.
+    remote: Callable[[], dict[str, Any]] | None = None
     _process: Any = None  # psutil.Process, imported on the first status (10 ms off start-up)
 
     def answer(self, kind: str) -> Any:
@@ -135,6 +137,7 @@ class DaemonInfo:
             **({"last_door_error": self.last_door_error} if self.last_door_error else {}),
             "warnings": list(self.warnings),
             "store_faults": store_health.faults(),
+            **({"remote": self.remote()} if self.remote is not None else {}),
         }
 
 

@@ -34,6 +34,7 @@ from .cell import ActorCell
 from .control import ROUTED_BY_FIELD, ControlActor, DaemonInfo
 from .frontdoor import FrontDoor
 from .instance import StartupError, take_locks
+from .remote import RemoteEndpoints, RemoteRefused
 from .router import Router
 from .rundir import RuntimeDirError, ensure_runtime_dir
 from .supervisor import EXIT_ACTOR_FAILED, Supervisor
@@ -102,9 +103,12 @@ async def serve(
     heap.pin_mmap_threshold()  # large frames go back to the system when freed (runtime/heap.py)
     logfilter.install()  # nothing logged from here on carries a secret (C-20)
     try:
+        # Remote endpoints are checked before anything is locked or bound: an unsafe one
+        # (non-loopback tcp without CURVE, no server key) refuses the start.
+        remote = RemoteEndpoints(settings) if settings.tcp_ctl or settings.tcp_events else None
         ensure_runtime_dir(settings.runtime_dir)
         locks = take_locks(settings, replace=replace)
-    except (RuntimeDirError, StartupError) as exc:
+    except (RuntimeDirError, StartupError, RemoteRefused) as exc:
         log.error("%s", exc)
         return EXIT_STARTUP
 
@@ -142,8 +146,13 @@ async def serve(
         front = FrontDoor(router, settings, ctl, info)
         _bind_private(ctl, settings.ctl_path)
         _bind_private(events, settings.events_path)
+        if remote is not None:
+            remote.bind(zctx, router, info, lambda kind, hwm: _socket(zctx, kind, hwm))
+            info.remote = remote.status
     except (OSError, zmq.ZMQError, ValueError) as exc:
         log.error("cannot start: %s", exc)
+        if remote is not None:
+            remote.close()
         _close(zctx, router, [ctl, events], settings, locks)
         return EXIT_STARTUP
 
@@ -154,6 +163,8 @@ async def serve(
             outer.start_soon(front.serve_replies)
             outer.start_soon(_watch_signals, stop)
             outer.start_soon(heap.trim_after_bursts, router)
+            for task in remote.tasks() if remote is not None else []:
+                outer.start_soon(task)
             interval = sdnotify.watchdog_interval()
             if interval:
                 outer.start_soon(_watchdog, interval)
@@ -170,10 +181,14 @@ async def serve(
                 sdnotify.notify("STOPPING=1")
                 log.info("stopping: draining inboxes and flushing stores")
                 front.accepting = False
+                if remote is not None and remote.door is not None:
+                    remote.door.accepting = False
                 for cell in cells:
                     cell.request_stop()
             outer.cancel_scope.cancel()
     finally:
+        if remote is not None:
+            remote.close()
         _close(zctx, router, [ctl, events], settings, locks)
     log.info("stopped (exit %d)", exit_code)
     return exit_code

@@ -67,13 +67,16 @@ def read_bounded(first: zmq.Frame, recv: Any, max_frames: int, max_bytes: int) -
 
 class FrontDoor:
     def __init__(
-        self, router: Router, settings: Settings, ctl: zmq.asyncio.Socket, info: DaemonInfo
+        self, router: Router, settings: Settings, ctl: zmq.asyncio.Socket, info: DaemonInfo,
+        *, sink: str = FRONT,
     ) -> None:
         self._router = router
         self._settings = settings
         self._ctl = ctl
         self._ctl_shadow: zmq.Socket[bytes] = zmq.Socket.shadow(ctl.underlying)
-        self._sink = router.add_front()
+        # A second door (the tcp one, `runtime.remote`) gets replies through its own sink.
+        self._sink_name = sink
+        self._sink = router.add_front(sink)
         self._info = info
         self.accepting = True
 
@@ -173,7 +176,7 @@ class FrontDoor:
             if problem:
                 self._reject(token, request_id, ErrorCode.BAD_PROJECT, problem)
                 return
-        route = make_route(FRONT, token)
+        route = make_route(self._sink_name, token)
         if kind in ROUTED_BY_FIELD:
             owner = str(fields.get("actor", "control" if cls is Ping else ""))
             if cls is DebugCrash:

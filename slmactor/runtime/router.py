@@ -88,8 +88,8 @@ class Router:
         self.stats[name] = ActorStats(name)
         return self.stats[name]
 
-    def add_front(self) -> zmq.asyncio.Socket:
-        return self._add_reply_sink(FRONT)
+    def add_front(self, name: str = FRONT) -> zmq.asyncio.Socket:
+        return self._add_reply_sink(name)
 
     def _add_reply_sink(self, name: str) -> zmq.asyncio.Socket:
         sink = self._zctx.socket(zmq.PULL)

@@ -1,0 +1,313 @@
+"""Remote endpoints: ctl and events over tcp, secured with CurveZMQ, limited per client key.
+
+Off unless `tcp_ctl` / `tcp_events` name a `tcp://host:port`. Each is its own socket beside the
+private ipc one (CURVE is a property of a socket, and the ipc sockets stay as they are):
+
+* security: CURVE server with the daemon's key pair (`$SLMACTOR_HOME/keys/server.key_secret`)
+  and pyzmq's ZAP authenticator whose callback accepts only the keys on the allow-list
+  (`slmactor.stores.keys.AllowList`, re-read when it changes). `tcp_curve = false` is accepted
+  for loopback addresses only; anything else refuses to start (`check`), as does a missing
+  server key. A client with an unknown key, or speaking without CURVE, never completes its
+  handshake: it gets nothing, and the refusal is counted (`status` → `remote`);
+* fairness: every request carries its key's name (ZAP's User-Id). Asks pass the per-key
+  `Quota` (rate, burst, asks in flight) before the ordinary front door handles them — over the
+  limit they are answered BUSY; tells over their key's rate are dropped and counted. A remote
+  flood therefore occupies a bounded share of the actors and never the local sockets;
+* events: admitted tells are forwarded unchanged to the local events socket, so frame bounds,
+  validation and the events loop are the ones local hooks get.
+"""
+
+from __future__ import annotations
+
+import functools
+import ipaddress
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlsplit
+
+import zmq
+import zmq.asyncio
+from zmq.auth.asyncio import AsyncioAuthenticator
+from zmq.utils.monitor import parse_monitor_message
+
+from slmactor.config import Settings
+from slmactor.logic.policy.quota import Quota
+from slmactor.protocol import ErrorCode, codec
+from slmactor.stores.keys import SERVER_KEY, AllowList, KeyProblem, keys_dir, load_pair
+
+from .control import DaemonInfo
+from .frontdoor import BUSY_RETRY_MS, REQUEST_BATCH, FrontDoor
+from .router import Router
+
+log = logging.getLogger("slmactor.remote")
+
+#: The reply sink of the remote front door (actors' sinks are named after the actors).
+REMOTE_FRONT = "front.remote"
+#: The name requests carry when tcp runs without CURVE (loopback only): one shared quota.
+ANONYMOUS = "anonymous"
+#: Connections tracked for their unanswered asks before the table is reset.
+MAX_ASKERS = 10_000
+_REFUSED_EVENTS = (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
+                   | zmq.EVENT_HANDSHAKE_FAILED_AUTH)
+
+
+class RemoteRefused(ValueError):
+    """The remote endpoints as configured would not be safe (or cannot work): do not start."""
+
+
+def is_loopback(endpoint: str) -> bool:
+    """True for `tcp://127.x.y.z:port`, `tcp://[::1]:port` and `tcp://localhost:port`."""
+    host = urlsplit(endpoint).hostname or ""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a wildcard (*), an interface name or another host name
+
+
+def check(settings: Settings) -> list[str]:
+    """The tcp endpoints to open; raises RemoteRefused for an unsafe or broken configuration."""
+    endpoints = [e for e in (settings.tcp_ctl, settings.tcp_events) if e]
+    for endpoint in endpoints:
+        parts = urlsplit(endpoint)
+        if parts.scheme != "tcp" or not parts.hostname or not parts.port:
+            raise RemoteRefused(f"{endpoint!r} is not tcp://HOST:PORT")
+        if not settings.tcp_curve and not is_loopback(endpoint):
+            raise RemoteRefused(
+                f"refusing to listen on {endpoint} without CURVE: only loopback addresses may "
+                "go without keys (set tcp_curve = true and run `slmactor keys create server`)")
+    if endpoints and settings.tcp_curve:
+        secret = keys_dir(settings.home) / f"{SERVER_KEY}.key_secret"
+        try:
+            load_pair(secret)
+        except KeyProblem as exc:
+            raise RemoteRefused(f"tcp endpoints need the daemon's key pair: {exc} "
+                                "(run `slmactor keys create server`)") from None
+    return endpoints
+
+
+@dataclass(slots=True)
+class RemoteCounters:
+    """What `status` says about remote clients."""
+
+    unknown_key: int = 0
+    handshakes_refused: int = 0
+    handshakes_ok: int = 0
+    events_forwarded: int = 0
+    events_limited: int = 0
+    events_dropped: int = 0
+    last_unknown_key: str = ""
+    by_key: dict[str, int] = field(default_factory=dict)
+
+
+class Gatekeeper(AsyncioAuthenticator):
+    """The ZAP handler: a CURVE client is let in only with a key on the allow-list."""
+
+    def __init__(self, zctx: zmq.asyncio.Context, allow: AllowList, counters: RemoteCounters) -> None:
+        super().__init__(zctx)
+        self._allow = allow
+        self._counters = counters
+        self.configure_curve_callback("*", self)
+
+    def callback(self, domain: str, key: bytes) -> bool:
+        if self._allow.lookup(key.decode("ascii", "replace")) is not None:
+            return True
+        self._counters.unknown_key += 1
+        # A public key is not a secret: naming it tells the user what to `keys allow`.
+        self._counters.last_unknown_key = key.decode("ascii", "replace")
+        return False
+
+    def curve_user_id(self, client_public_key: bytes) -> str:
+        from zmq.utils import z85
+
+        return self._allow.lookup(z85.encode(client_public_key).decode("ascii")) or ANONYMOUS
+
+
+def _key_of(frame: zmq.Frame) -> str:
+    try:
+        return str(frame.get("User-Id")) or ANONYMOUS
+    except zmq.ZMQError:
+        return ANONYMOUS  # a NULL-mechanism connection carries no User-Id
+
+
+class RemoteDoor(FrontDoor):
+    """The front door of the tcp ctl socket: the local door's handling behind a per-key quota."""
+
+    def __init__(self, router: Router, settings: Settings, ctl: zmq.asyncio.Socket,
+                 info: DaemonInfo, quota: Quota, clock: Callable[[], float]) -> None:
+        super().__init__(router, settings, ctl, info, sink=REMOTE_FRONT)
+        self.quota = quota
+        self._clock = clock
+        #: ROUTER identity → (key, its asks still waiting for their reply).
+        self._asker: dict[bytes, tuple[str, int]] = {}
+
+    async def serve_requests(self) -> None:
+        sock = self._ctl
+        while True:
+            frames = await sock.recv_multipart(copy=False)
+            self._admit(frames)
+            for _ in range(REQUEST_BATCH):
+                try:
+                    frames = self._ctl_shadow.recv_multipart(zmq.NOBLOCK, copy=False)
+                except zmq.Again:
+                    break
+                self._admit(frames)
+
+    def _admit(self, frames: list[zmq.Frame]) -> None:
+        if len(frames) < 2:
+            return
+        key = _key_of(frames[1])
+        raw = [f.bytes for f in frames]
+        identity = raw[0]
+        if not self.quota.admit(key, self._clock(), ask=True):
+            style = b"R" if raw[1] == b"" else b"D"
+            request_id = ""
+            self._info.requests_rejected += 1
+            self._info.requests_busy += 1
+            # Not `_send`: this ask never took a slot of its key.
+            FrontDoor._send(self, style + identity, codec.dump_error(
+                request_id, ErrorCode.BUSY, f"remote key {key!r} is over its limit; retry",
+                BUSY_RETRY_MS))
+            return
+        if len(self._asker) > MAX_ASKERS:
+            self._asker.clear()  # connections gone with asks unanswered: the quota expires them
+        _, waiting = self._asker.get(identity, (key, 0))
+        self._asker[identity] = (key, waiting + 1)
+        self._guarded(raw)
+
+    def _send(self, token: bytes, frames: list[bytes]) -> None:
+        # Every admitted request is answered exactly once (result, error or acknowledgement).
+        identity = token[1:]
+        held = self._asker.get(identity)
+        if held is not None:
+            key, waiting = held
+            self.quota.done(key)
+            if waiting > 1:
+                self._asker[identity] = (key, waiting - 1)
+            else:
+                del self._asker[identity]
+        super()._send(token, frames)
+
+
+class RemoteEndpoints:
+    """The tcp sockets, their authenticator and monitors, and the tasks that serve them."""
+
+    def __init__(self, settings: Settings, clock: Callable[[], float] = time.monotonic) -> None:
+        self.settings = settings
+        self.endpoints = check(settings)
+        self.counters = RemoteCounters()
+        self.allow = AllowList(settings.home)
+        self._clock = clock
+        self.ask_quota = Quota(settings.remote_rate, settings.remote_burst,
+                               settings.remote_inflight)
+        self.tell_quota = Quota(settings.remote_events_rate, settings.remote_events_burst)
+        self._sockets: list[zmq.asyncio.Socket] = []
+        self._monitors: list[zmq.asyncio.Socket] = []
+        self._gate: Gatekeeper | None = None
+        self.door: RemoteDoor | None = None
+        self._events: zmq.asyncio.Socket | None = None
+        self._forward: zmq.asyncio.Socket | None = None
+
+    def _secure(self, sock: zmq.asyncio.Socket) -> None:
+        if not self.settings.tcp_curve:
+            return
+        public, secret = load_pair(keys_dir(self.settings.home) / f"{SERVER_KEY}.key_secret")
+        sock.curve_server = True
+        sock.curve_publickey = public
+        sock.curve_secretkey = secret
+
+    def bind(self, zctx: zmq.asyncio.Context, router: Router, info: DaemonInfo,
+             make_socket: Callable[[int, int], zmq.asyncio.Socket]) -> None:
+        """Create, secure and bind the tcp sockets (in the running event loop). Raises
+        zmq.ZMQError / OSError / KeyProblem."""
+        settings = self.settings
+        if settings.tcp_curve:
+            self._gate = Gatekeeper(zctx, self.allow, self.counters)
+            self._gate.start()
+        if settings.tcp_ctl:
+            ctl = make_socket(zmq.ROUTER, 1000)
+            ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
+            self._secure(ctl)
+            self._watch(ctl)
+            ctl.bind(settings.tcp_ctl)
+            self._sockets.append(ctl)
+            self.door = RemoteDoor(router, settings, ctl, info, self.ask_quota, self._clock)
+        if settings.tcp_events:
+            events = make_socket(zmq.PULL, settings.events_hwm)
+            self._secure(events)
+            self._watch(events)
+            events.bind(settings.tcp_events)
+            self._sockets.append(events)
+            self._events = events
+            forward = zctx.socket(zmq.PUSH)
+            forward.setsockopt(zmq.LINGER, 0)
+            forward.setsockopt(zmq.SNDHWM, settings.events_hwm)
+            forward.connect(settings.events_endpoint)
+            self._forward = forward
+        log.info("remote endpoints: %s (%s)", ", ".join(self.endpoints),
+                 "CURVE, allow-list" if settings.tcp_curve else "NO CURVE, loopback only")
+
+    def _watch(self, sock: zmq.asyncio.Socket) -> None:
+        monitor = sock.get_monitor_socket(_REFUSED_EVENTS | zmq.EVENT_HANDSHAKE_SUCCEEDED)
+        self._monitors.append(monitor)
+
+    def tasks(self) -> list[Callable[[], Any]]:
+        out: list[Callable[[], Any]] = [functools.partial(self._count, m) for m in self._monitors]
+        if self.door is not None:
+            out += [self.door.serve_requests, self.door.serve_replies]
+        if self._events is not None:
+            out.append(self._forward_events)
+        return out
+
+    async def _count(self, monitor: zmq.asyncio.Socket) -> None:
+        while True:
+            try:
+                event = parse_monitor_message(await monitor.recv_multipart())["event"]
+            except (zmq.ZMQError, ValueError, KeyError):
+                return
+            if event == zmq.EVENT_HANDSHAKE_SUCCEEDED:
+                self.counters.handshakes_ok += 1
+            elif event != zmq.EVENT_HANDSHAKE_FAILED_AUTH:  # counted as unknown_key by ZAP
+                self.counters.handshakes_refused += 1
+
+    async def _forward_events(self) -> None:
+        assert self._events is not None and self._forward is not None
+        source, sink = self._events, self._forward
+        counters = self.counters
+        while True:
+            frames = await source.recv_multipart(copy=False)
+            key = _key_of(frames[0])
+            if not self.tell_quota.admit(key, self._clock(), ask=False):
+                counters.events_limited += 1
+                continue
+            try:
+                sink.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
+            except zmq.Again:
+                counters.events_dropped += 1
+                continue
+            counters.events_forwarded += 1
+
+    def status(self) -> dict[str, Any]:
+        c = self.counters
+        return {
+            "endpoints": {"ctl": self.settings.tcp_ctl, "events": self.settings.tcp_events},
+            "curve": self.settings.tcp_curve,
+            "allowed_keys": len(self.allow.keys),
+            "refused": {"unknown_key": c.unknown_key, "handshake": c.handshakes_refused},
+            **({"last_unknown_key": c.last_unknown_key} if c.last_unknown_key else {}),
+            "handshakes_ok": c.handshakes_ok,
+            "asks": self.ask_quota.report(),
+            "events": {"forwarded": c.events_forwarded, "limited": c.events_limited,
+                       "dropped": c.events_dropped, "by_key": self.tell_quota.report()},
+        }
+
+    def close(self) -> None:
+        if self._gate is not None:
+            self._gate.stop()
+        for sock in [*self._monitors, *self._sockets,
+                     *([self._forward] if self._forward is not None else [])]:
+            sock.close(linger=0)
