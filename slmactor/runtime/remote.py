@@ -19,6 +19,7 @@ private ipc one (CURVE is a property of a socket, and the ipc sockets stay as th
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import ipaddress
 import logging
@@ -48,6 +49,8 @@ log = logging.getLogger("slmactor.remote")
 REMOTE_FRONT = "front.remote"
 #: The name requests carry when tcp runs without CURVE (loopback only): one shared quota.
 ANONYMOUS = "anonymous"
+#: Tells forwarded per turn of the event loop.
+FORWARD_BATCH = 64
 #: Connections tracked for their unanswered asks before the table is reset.
 MAX_ASKERS = 10_000
 _REFUSED_EVENTS = (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
@@ -156,6 +159,9 @@ class RemoteDoor(FrontDoor):
                 except zmq.Again:
                     break
                 self._admit(frames)
+            # Awaiting a receive that is already complete does not yield: with a remote flood
+            # always queued, this task would keep the event loop (and the local door) forever.
+            await asyncio.sleep(0)
 
     def _admit(self, frames: list[zmq.Frame]) -> None:
         if len(frames) < 2:
@@ -277,19 +283,30 @@ class RemoteEndpoints:
     async def _forward_events(self) -> None:
         assert self._events is not None and self._forward is not None
         source, sink = self._events, self._forward
+        shadow: zmq.Socket[bytes] = zmq.Socket.shadow(source.underlying)
         counters = self.counters
         while True:
-            frames = await source.recv_multipart(copy=False)
-            key = _key_of(frames[0])
-            if not self.tell_quota.admit(key, self._clock(), ask=False):
-                counters.events_limited += 1
-                continue
-            try:
-                sink.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
-            except zmq.Again:
-                counters.events_dropped += 1
-                continue
-            counters.events_forwarded += 1
+            self._forward_one(await source.recv_multipart(copy=False), sink, counters)
+            for _ in range(FORWARD_BATCH):
+                try:
+                    frames = shadow.recv_multipart(zmq.NOBLOCK, copy=False)
+                except zmq.Again:
+                    break
+                self._forward_one(frames, sink, counters)
+            await asyncio.sleep(0)  # let the local sockets in between batches (see RemoteDoor)
+
+    def _forward_one(self, frames: list[zmq.Frame], sink: zmq.asyncio.Socket,
+                     counters: RemoteCounters) -> None:
+        key = _key_of(frames[0])
+        if not self.tell_quota.admit(key, self._clock(), ask=False):
+            counters.events_limited += 1
+            return
+        try:
+            sink.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
+        except zmq.Again:
+            counters.events_dropped += 1
+            return
+        counters.events_forwarded += 1
 
     def status(self) -> dict[str, Any]:
         c = self.counters
