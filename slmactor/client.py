@@ -385,7 +385,8 @@ class _Base(abc.ABC):
         """Record one tool call (the hot path: encode + non-blocking send, nothing else)."""
         body: dict[str, Any] = {"v": PROTOCOL_VERSION, "run_id": run_id, "tool": tool}
         if path:
-            body["path"] = path
+            # A file of the container's view is a file of the daemon's (host's) project.
+            body["path"] = self.remote.map_path(path) if self.remote is not None else path
         if args:
             body["args"] = args if type(args) is str else _as_text(args)
         if command:
