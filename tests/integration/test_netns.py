@@ -35,6 +35,16 @@ with slmactor.session("/workspace", "fix the flaky upload test", model="qwen2.5-
     print(json.dumps({"run_id": run.run_id}))
 """
 
+#: A client whose key is not on the allow-list: exit 7 when it gets no answer.
+STRANGER = """
+import sys
+import slmactor.client as c
+try:
+    c.Client(timeout=1.0, retries=1).status()
+except c.DaemonUnavailable:
+    sys.exit(7)
+"""
+
 
 def _ip(*args: str) -> None:
     subprocess.run(["ip", *args], check=True, capture_output=True, timeout=30)
@@ -120,12 +130,8 @@ def test_a_harness_in_another_network_namespace_records_into_the_hosts_project(
         # Without its key the same process gets nothing from the same endpoint.
         env["SLMACTOR_HOME"] = str(tmp_path / "stranger")
         create(tmp_path / "stranger", "client")
-        refused = subprocess.run(
-            ["ip", "netns", "exec", name, sys.executable, "-c",
-             "import slmactor.client as c, sys\n"
-             "try:\n    c.Client(timeout=1.0, retries=1).status()\nexcept c.DaemonUnavailable:\n"
-             "    sys.exit(7)\n"], capture_output=True, text=True, env=env, timeout=60,
-            check=False)
+        refused = subprocess.run(["ip", "netns", "exec", name, sys.executable, "-c", STRANGER],
+                                 capture_output=True, text=True, env=env, timeout=60, check=False)
         assert refused.returncode == 7, refused.stdout + refused.stderr
     finally:
         stop_quietly(daemon)
