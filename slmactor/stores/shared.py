@@ -110,6 +110,9 @@ class SharedKind:
     records_key: str | None  # the list in a JSON document; None: JSONL (or Markdown if no shape)
     shape: Shape | None
     normalise: Callable[[Mapping[str, Any]], Record | None] | None
+    #: Records are normalised as they are read (their identity is computed: a fact's id is its
+    #: kind and subject); otherwise only merged records are, the others pass as the file has them.
+    normalise_inputs: bool = False
 
 
 KINDS: tuple[SharedKind, ...] = (
@@ -123,7 +126,7 @@ KINDS: tuple[SharedKind, ...] = (
     SharedKind("facts", "memory/facts.json", "facts", Shape(
         key=field_key("id"), counters=("support", "contradict"), flags=("pinned",),
         sets=(("sources", MAX_SOURCES),), newest=("last_seen",), oldest=("first_seen",),
-        stamp="last_seen", order=("first_seen",)), _fact),
+        stamp="last_seen", order=("first_seen",)), _fact, normalise_inputs=True),
     SharedKind("lessons", "memory/lessons.jsonl", None, Shape(
         key=_lesson_key, counters=("used",), scores=(("confidence", 0.0, 1.0),),
         sets=(("tags", 0),), oldest=("ts",), stamp="ts", order=("ts",)), _lesson),
@@ -143,8 +146,11 @@ def kind_for_path(path: str) -> SharedKind | None:
 
 
 # --- parsing and writing one version -----------------------------------------------------------
-def _normalised(kind: SharedKind, raw: Iterable[Any]) -> list[Record]:
-    assert kind.normalise is not None
+def _normalised(kind: SharedKind, raw: Iterable[Any], *, always: bool = False) -> list[Record]:
+    assert kind.normalise is not None and kind.shape is not None
+    if not (always or kind.normalise_inputs):
+        key = kind.shape.key
+        return [item for item in raw if isinstance(item, dict) and key(item)]
     out = []
     for item in raw:
         if isinstance(item, dict):
@@ -184,14 +190,16 @@ def parse(kind: SharedKind, data: bytes) -> tuple[dict[str, Any], list[Record]]:
     return top, _normalised(kind, doc.get(kind.records_key, []))
 
 
-def encode(kind: SharedKind, top: Mapping[str, Any], records: list[Record]) -> bytes:
-    """The store file's bytes: redacted, one record per line with sorted keys."""
-    clean = [redact_obj(r) for r in records]
+def encode(kind: SharedKind, top: Mapping[str, Any], records: list[Record],
+           clean: frozenset[int] = frozenset()) -> bytes:
+    """The store file's bytes: redacted (but for the records whose `id()` is in `clean`: taken
+    unchanged from a version already committed), one record per line with sorted keys."""
+    clean_records = [r if id(r) in clean else redact_obj(r) for r in records]
     if kind.records_key is None:
         return "".join(json.dumps(r, ensure_ascii=False, sort_keys=True) + "\n"
-                       for r in clean).encode("utf-8", "surrogatepass")
+                       for r in clean_records).encode("utf-8", "surrogatepass")
     doc = {"version": top.get("version", 1), **{k: v for k, v in top.items() if k != "version"},
-           kind.records_key: clean}
+           kind.records_key: clean_records}
     return encode_document(doc, kind.records_key)
 
 
@@ -214,8 +222,11 @@ def merge_parsed(
 ) -> tuple[dict[str, Any], list[Record]]:
     assert kind.shape is not None and kind.normalise is not None
     merged = merge_records(o[1], a[1], b[1], kind.shape)
-    # Renormalised by the record's class: derived fields (a rule's confidence) follow the counts.
-    records = [r for r in (kind.normalise(m) for m in merged) if r is not None]
+    # A record merged from both sides is renormalised by its class, so derived fields (a rule's
+    # confidence) follow the counts; one taken whole from a side already is (same object).
+    taken = {id(r) for side in (a[1], b[1]) for r in side}
+    records = [r for r in (m if id(m) in taken else kind.normalise(m) for m in merged)
+               if r is not None]
     _refresh_derived(kind, records, [a[1], b[1]])
     return merge_scalars(o[0], a[0], b[0], newest=("updated",)), sort_records(records, kind.shape)
 
@@ -227,8 +238,10 @@ def merge_texts(kind: SharedKind, o: bytes, a: bytes, b: bytes) -> bytes:
             return data.decode("utf-8", "surrogateescape")
 
         return merge_lines(text(o), text(a), text(b)).encode("utf-8", "surrogateescape")
-    top, records = merge_parsed(kind, parse(kind, o), parse(kind, a), parse(kind, b))
-    return encode(kind, top, records)
+    ours, theirs = parse(kind, a), parse(kind, b)
+    top, records = merge_parsed(kind, parse(kind, o), ours, theirs)
+    taken = frozenset(id(r) for side in (ours[1], theirs[1]) for r in side)
+    return encode(kind, top, records, taken)
 
 
 def read_bytes(path: Path) -> bytes:
@@ -304,7 +317,7 @@ class Bundle:
             elif isinstance(item.get("top"), dict):
                 stores[kind.name] = (item["top"], stores[kind.name][1])
             elif isinstance(item.get("record"), dict):
-                stores[kind.name][1].extend(_normalised(kind, [item["record"]]))
+                stores[kind.name][1].extend(_normalised(kind, [item["record"]], always=True))
         return cls(source=source, exported=str(head.get("exported", "")), stores=stores,
                    memory=memory)
 

@@ -6,7 +6,9 @@ regression checks, polar lessons), and a `Shape` says how that kind's fields com
 
 * `counters` (Beta evidence: successes/failures, support/contradict, runs/fails, used) merge as
   `o + (a - o) + (b - o)`: the ancestor once plus what each side added since. A record new on
-  both sides has no ancestor, so both sides' counts are new and add up;
+  both sides has no ancestor, so both sides' counts are new and add up — unless it is the same
+  record on both (one commit merged into both branches, one bundle imported twice): then it is
+  one piece of learning, kept once;
 * `scores` (a bounded float such as a lesson's confidence) merge their deltas the same way,
   clamped; new on both sides, the higher one;
 * `flags` (`retired`, `pinned`): a change made on either side is kept (booleans cannot change two
@@ -107,7 +109,9 @@ def _merge_set(o: Any, a: Any, b: Any, cap: int) -> list[Any]:
 def _same(x: Any, y: Any) -> bool:
     if x is _MISSING or y is _MISSING:
         return x is y
-    return canonical(x) == canonical(y)
+    # The type check keeps `True` and `1`, `1` and `1.0` apart (as JSON does) for a field;
+    # inside a nested value `==` is taken as it is (a JSON list holding both is not a store's).
+    return type(x) is type(y) and x == y
 
 
 def _winner(a: Record, b: Record, stamp: str) -> Record:
@@ -123,7 +127,7 @@ def merge_record(o: Mapping[str, Any] | None, a: Record, b: Record, shape: Shape
     special = {*shape.counters, *(s[0] for s in shape.scores), *shape.flags,
                *(s[0] for s in shape.sets), *shape.newest, *shape.oldest}
     out: Record = {}
-    winner = _winner(a, b, shape.stamp)
+    winner: Record | None = None
     for name in sorted({*a, *b} - special):
         va, vb, vo = a.get(name, _MISSING), b.get(name, _MISSING), base.get(name, _MISSING)
         if _same(va, vb) or _same(vb, vo):
@@ -133,6 +137,7 @@ def merge_record(o: Mapping[str, Any] | None, a: Record, b: Record, shape: Shape
         elif va is _MISSING or vb is _MISSING:
             value = va if vb is _MISSING else vb  # one side dropped it, the other changed it
         else:
+            winner = winner or _winner(a, b, shape.stamp)
             value = winner.get(name, _MISSING)
         if value is not _MISSING:
             out[name] = value
@@ -178,7 +183,7 @@ def _index(records: Sequence[Mapping[str, Any]], shape: Shape) -> dict[str, Reco
     for record in records:
         key = shape.key(record)
         if key and key not in out:
-            out[key] = dict(record)
+            out[key] = record  # type: ignore[assignment]  # read only: never changed in place
     return out
 
 
@@ -200,11 +205,18 @@ def merge_records(
     for key in sorted({*ours, *theirs}):
         ra, rb, ro = ours.get(key), theirs.get(key), base.get(key)
         if ra is not None and rb is not None:
-            merged.append(merge_record(ro, ra, rb, shape))
+            if _same(ra, rb) and (ro is None or _same(ra, ro)):
+                merged.append(ra)  # the common case: untouched on both sides (same object out)
+            elif ro is not None and _same(rb, ro):
+                merged.append(ra)  # changed on our side only
+            elif ro is not None and _same(ra, ro):
+                merged.append(rb)  # changed on their side only
+            else:
+                merged.append(merge_record(ro, ra, rb, shape))
             continue
         only = ra if ra is not None else rb
         assert only is not None
-        if ro is not None and canonical(only) == canonical(ro):
+        if ro is not None and _same(only, ro):
             continue  # unchanged here, removed there: the removal stands
         merged.append(only)
     return sort_records(merged, shape)
