@@ -117,6 +117,18 @@ def remote_configured() -> bool:
         return False
 
 
+def _local_path_map() -> tuple[tuple[str, str], ...]:
+    """`SLMACTOR_PATH_MAP` for a daemon reached through a bind-mounted ipc directory."""
+    if not os.environ.get("SLMACTOR_PATH_MAP"):
+        return ()
+    from slmactor.remote import TargetProblem, local_path_map
+
+    try:
+        return local_path_map()
+    except TargetProblem as exc:
+        raise DaemonUnavailable(f"SLMACTOR_PATH_MAP cannot be used: {exc}") from None
+
+
 def _remote_target(remote: Target | bool | None) -> Target | None:
     """The tcp daemon a client talks to (None: the local sockets); raises DaemonUnavailable
     for a remote setting that cannot be used."""
@@ -313,9 +325,11 @@ class _Base(abc.ABC):
         if self.remote is not None:
             self.ctl_endpoint = self.remote.ctl
             self.events_endpoint = self.remote.events
+        #: Container path → daemon (host) path prefixes (`SLMACTOR_PATH_MAP`, or the target's).
+        self._path_map = self.remote.path_map if self.remote is not None else _local_path_map()
         self.project = str(Path(project).resolve()) if project is not None else ""
-        if self.remote is not None and self.project:
-            self.project = self.remote.map_path(self.project)
+        if self._path_map and self.project:
+            self.project = self._map_path(self.project)
         self.timeout = timeout
         self.retries = max(retries, 1)
         self._tell_hwm = tell_hwm
@@ -330,6 +344,11 @@ class _Base(abc.ABC):
         #: Random per client instance: names its tells (`client`) and prefixes its request ids.
         #: Made here, not by the PUSH side, so an ask-only client never opens events.sock.
         self._client_id = os.urandom(6).hex()
+
+    def _map_path(self, path: str) -> str:
+        from slmactor.remote import map_path
+
+        return map_path(path, self._path_map)
 
     # ---- tells (sync in both clients: a non-blocking send never needs the event loop)
 
@@ -386,7 +405,7 @@ class _Base(abc.ABC):
         body: dict[str, Any] = {"v": PROTOCOL_VERSION, "run_id": run_id, "tool": tool}
         if path:
             # A file of the container's view is a file of the daemon's (host's) project.
-            body["path"] = self.remote.map_path(path) if self.remote is not None else path
+            body["path"] = self._map_path(path) if self._path_map else path
         if args:
             body["args"] = args if type(args) is str else _as_text(args)
         if command:

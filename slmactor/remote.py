@@ -60,10 +60,22 @@ class Target:
 
     def map_path(self, path: str) -> str:
         """`path` in the daemon's view: the longest matching prefix replaced."""
-        for inside, outside in self.path_map:
-            if path == inside or path.startswith(inside.rstrip("/") + "/"):
-                return outside.rstrip("/") + path[len(inside.rstrip("/")):]
-        return path
+        return map_path(path, self.path_map)
+
+
+def map_path(path: str, pairs: tuple[tuple[str, str], ...]) -> str:
+    """`path` with the first (longest) matching `(inside, outside)` prefix replaced."""
+    for inside, outside in pairs:
+        if path == inside or path.startswith(inside.rstrip("/") + "/"):
+            return outside.rstrip("/") + path[len(inside.rstrip("/")):]
+    return path
+
+
+def local_path_map(environ: Mapping[str, str] | None = None) -> tuple[tuple[str, str], ...]:
+    """`SLMACTOR_PATH_MAP` for a client of a daemon whose ipc directory is bind-mounted into its
+    container (no tcp target, same mapping). Raises TargetProblem."""
+    env = os.environ if environ is None else environ
+    return _parse_map(env.get("SLMACTOR_PATH_MAP", ""))
 
 
 def _loopback(endpoint: str) -> bool:

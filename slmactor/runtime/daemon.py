@@ -34,7 +34,7 @@ from .cell import ActorCell
 from .control import ROUTED_BY_FIELD, ControlActor, DaemonInfo
 from .frontdoor import FrontDoor
 from .instance import StartupError, take_locks
-from .remote import RemoteEndpoints, RemoteRefused
+from .remote import IO_THREADS, LOCAL_IO_AFFINITY, RemoteEndpoints, RemoteRefused
 from .router import Router
 from .rundir import RuntimeDirError, ensure_runtime_dir
 from .supervisor import EXIT_ACTOR_FAILED, Supervisor
@@ -112,7 +112,9 @@ async def serve(
         log.error("%s", exc)
         return EXIT_STARTUP
 
-    zctx = zmq.asyncio.Context()
+    # With tcp endpoints, a second I/O thread carries them (and their CURVE crypto): a remote
+    # flood then never queues the local ipc sockets' I/O behind its own.
+    zctx = zmq.asyncio.Context(io_threads=IO_THREADS if remote is not None else 1)
     router = Router(zctx, settings.inbox_size)
     stop = anyio.Event()
     exit_code = 0
@@ -133,6 +135,9 @@ async def serve(
     ctl = _socket(zctx, zmq.ROUTER, CTL_HWM, CTL_FRAME_BYTES)
     ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
     events = _socket(zctx, zmq.PULL, settings.events_hwm, EVENTS_FRAME_BYTES)
+    if remote is not None:
+        for sock in (ctl, events):
+            sock.setsockopt(zmq.AFFINITY, LOCAL_IO_AFFINITY)
     cells: list[ActorCell] = []
     # A project lock reclaimed from a foreign `.lock` is a warning in status, naming the project.
     PROJECT_LOCKS.warn = lambda text, project: info.warn("store", text, project)
@@ -147,7 +152,9 @@ async def serve(
         _bind_private(ctl, settings.ctl_path)
         _bind_private(events, settings.events_path)
         if remote is not None:
-            remote.bind(zctx, router, info, lambda kind, hwm: _socket(zctx, kind, hwm))
+            # The tcp sockets get the ipc ones' frame bounds: asks on the ROUTER, tells on the PULL.
+            remote.bind(zctx, router, info, lambda kind, hwm: _socket(
+                zctx, kind, hwm, CTL_FRAME_BYTES if kind == zmq.ROUTER else EVENTS_FRAME_BYTES))
             info.remote = remote.status
     except (OSError, zmq.ZMQError, ValueError) as exc:
         log.error("cannot start: %s", exc)

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
+import msgpack
 import zmq
 import zmq.asyncio
 from zmq.auth.asyncio import AsyncioAuthenticator
@@ -49,6 +50,15 @@ log = logging.getLogger("slmactor.remote")
 REMOTE_FRONT = "front.remote"
 #: The name requests carry when tcp runs without CURVE (loopback only): one shared quota.
 ANONYMOUS = "anonymous"
+#: The daemon's context gets a second I/O thread when tcp endpoints are open (`IO_THREADS`);
+#: the tcp sockets' connections (and their CURVE crypto) run on it, the ipc ones on the first.
+IO_THREADS = 2
+REMOTE_IO_AFFINITY = 0b10
+LOCAL_IO_AFFINITY = 0b01
+#: Seconds a remote socket is not read after a batch mostly over its keys' limits.
+BACKOFF_SECONDS = 0.01
+#: Kinds a remote key may not send: stopping the host's daemon is the host user's decision.
+REMOTE_FORBIDDEN = frozenset({b"daemon.stop", b"debug.crash"})
 #: Tells forwarded per turn of the event loop.
 FORWARD_BATCH = 64
 #: Connections tracked for their unanswered asks before the table is reset.
@@ -151,39 +161,58 @@ class RemoteDoor(FrontDoor):
     async def serve_requests(self) -> None:
         sock = self._ctl
         while True:
-            frames = await sock.recv_multipart(copy=False)
-            self._admit(frames)
+            limited = int(not self._admit(await sock.recv_multipart(copy=False)))
             for _ in range(REQUEST_BATCH):
                 try:
                     frames = self._ctl_shadow.recv_multipart(zmq.NOBLOCK, copy=False)
                 except zmq.Again:
                     break
-                self._admit(frames)
+                limited += int(not self._admit(frames))
             # Awaiting a receive that is already complete does not yield: with a remote flood
             # always queued, this task would keep the event loop (and the local door) forever.
-            await asyncio.sleep(0)
+            # A batch mostly over its keys' limits pauses the reading instead: the tcp queue
+            # fills and the flooding client is held back by ZeroMQ, at no cost to the daemon.
+            await asyncio.sleep(BACKOFF_SECONDS if limited > REQUEST_BATCH // 2 else 0)
 
-    def _admit(self, frames: list[zmq.Frame]) -> None:
+    def _admit(self, frames: list[zmq.Frame]) -> bool:
+        """Hand an ask to the door, or answer BUSY; False when its key was over the limit."""
         if len(frames) < 2:
-            return
+            return True
         key = _key_of(frames[1])
         raw = [f.bytes for f in frames]
         identity = raw[0]
+        rest = raw[2:] if raw[1] == b"" else raw[1:]
+        kind = rest[0] if rest else b""
+        if kind in REMOTE_FORBIDDEN:
+            self._refuse(raw, ErrorCode.FORBIDDEN,
+                         f"{kind.decode('ascii', 'replace')} is for local clients only")
+            return True
         if not self.quota.admit(key, self._clock(), ask=True):
-            style = b"R" if raw[1] == b"" else b"D"
-            request_id = ""
-            self._info.requests_rejected += 1
             self._info.requests_busy += 1
-            # Not `_send`: this ask never took a slot of its key.
-            FrontDoor._send(self, style + identity, codec.dump_error(
-                request_id, ErrorCode.BUSY, f"remote key {key!r} is over its limit; retry",
-                BUSY_RETRY_MS))
-            return
+            self._refuse(raw, ErrorCode.BUSY, f"remote key {key!r} is over its limit; retry",
+                         BUSY_RETRY_MS)
+            return False
         if len(self._asker) > MAX_ASKERS:
             self._asker.clear()  # connections gone with asks unanswered: the quota expires them
         _, waiting = self._asker.get(identity, (key, 0))
         self._asker[identity] = (key, waiting + 1)
         self._guarded(raw)
+        return True
+
+    def _refuse(self, raw: list[bytes], code: ErrorCode, reason: str, retry_ms: int = 0) -> None:
+        """Answer an ask that does not reach the door (its id read from the body, so the client
+        matches the answer: a BUSY it can back off on, not a timeout)."""
+        style = b"R" if raw[1] == b"" else b"D"
+        body = raw[-1] if len(raw) >= 3 else b""
+        try:
+            fields = msgpack.unpackb(body, strict_map_key=False)
+            request_id = str(fields.get("id", "")) if isinstance(fields, dict) else ""
+        except (ValueError, msgpack.UnpackException, TypeError):
+            request_id = ""
+        self._info.requests_rejected += 1
+        # Not `_send`: this ask never took a slot of its key.
+        FrontDoor._send(self, style + raw[0], codec.dump_error(request_id[:200], code, reason,
+                                                               retry_ms))
 
     def _send(self, token: bytes, frames: list[bytes]) -> None:
         # Every admitted request is answered exactly once (result, error or acknowledgement).
@@ -236,6 +265,7 @@ class RemoteEndpoints:
             self._gate.start()
         if settings.tcp_ctl:
             ctl = make_socket(zmq.ROUTER, 1000)
+            ctl.setsockopt(zmq.AFFINITY, REMOTE_IO_AFFINITY)
             ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
             self._secure(ctl)
             self._watch(ctl)
@@ -244,6 +274,7 @@ class RemoteEndpoints:
             self.door = RemoteDoor(router, settings, ctl, info, self.ask_quota, self._clock)
         if settings.tcp_events:
             events = make_socket(zmq.PULL, settings.events_hwm)
+            events.setsockopt(zmq.AFFINITY, REMOTE_IO_AFFINITY)
             self._secure(events)
             self._watch(events)
             events.bind(settings.tcp_events)
@@ -286,27 +317,31 @@ class RemoteEndpoints:
         shadow: zmq.Socket[bytes] = zmq.Socket.shadow(source.underlying)
         counters = self.counters
         while True:
-            self._forward_one(await source.recv_multipart(copy=False), sink, counters)
+            limited = int(not self._forward_one(await source.recv_multipart(copy=False), sink,
+                                                counters))
             for _ in range(FORWARD_BATCH):
                 try:
                     frames = shadow.recv_multipart(zmq.NOBLOCK, copy=False)
                 except zmq.Again:
                     break
-                self._forward_one(frames, sink, counters)
-            await asyncio.sleep(0)  # let the local sockets in between batches (see RemoteDoor)
+                limited += int(not self._forward_one(frames, sink, counters))
+            # Let the local sockets in between batches; pause when over the limits (RemoteDoor).
+            await asyncio.sleep(BACKOFF_SECONDS if limited > FORWARD_BATCH // 2 else 0)
 
     def _forward_one(self, frames: list[zmq.Frame], sink: zmq.asyncio.Socket,
-                     counters: RemoteCounters) -> None:
+                     counters: RemoteCounters) -> bool:
+        """Forward one tell; False when its key was over the limit (dropped, counted)."""
         key = _key_of(frames[0])
         if not self.tell_quota.admit(key, self._clock(), ask=False):
             counters.events_limited += 1
-            return
+            return False
         try:
             sink.send_multipart(frames, flags=zmq.NOBLOCK, copy=False)
         except zmq.Again:
             counters.events_dropped += 1
-            return
-        counters.events_forwarded += 1
+        else:
+            counters.events_forwarded += 1
+        return True
 
     def status(self) -> dict[str, Any]:
         c = self.counters

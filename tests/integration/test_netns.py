@@ -135,3 +135,47 @@ def test_a_harness_in_another_network_namespace_records_into_the_hosts_project(
         assert refused.returncode == 7, refused.stdout + refused.stderr
     finally:
         stop_quietly(daemon)
+
+
+def _unshare_usable() -> bool:
+    if os.geteuid() != 0 or shutil.which("unshare") is None:
+        return False
+    probe = subprocess.run(["unshare", "--mount", "--propagation", "private", "true"],
+                           capture_output=True, timeout=30, check=False)
+    return probe.returncode == 0
+
+
+@pytest.mark.skipif(not _unshare_usable(), reason="needs root and `unshare --mount`")
+def test_a_harness_with_the_ipc_directory_bind_mounted_records_into_the_hosts_project(
+    tmp_path: Path,
+) -> None:
+    # What `docker run -v $XDG_RUNTIME_DIR/slmactor:/run/slmactor -v ~/src/app:/workspace` gives
+    # a container: its own mount namespace, the daemon's socket directory and the project at
+    # other paths. Here the two mount points are directories under tmp_path.
+    daemon = spawn_daemon(base=tmp_path / "d")
+    try:
+        ctr_run, ctr_workspace = tmp_path / "ctr-run", tmp_path / "ctr-workspace"
+        ctr_run.mkdir()
+        ctr_workspace.mkdir()
+        env = {k: v for k, v in os.environ.items() if not k.startswith("SLMACTOR_")}
+        env.update({"SLMACTOR_RUNTIME_DIR": str(ctr_run),
+                    "SLMACTOR_CONFIG": str(tmp_path / "no-config.toml"),
+                    "SLMACTOR_HOME": str(tmp_path / "ctr-home"),
+                    "SLMACTOR_PATH_MAP": f"{ctr_workspace}={daemon.project}"})
+        harness = HARNESS.replace('"/workspace"', repr(str(ctr_workspace))).replace(
+            "/workspace/src/upload.py", f"{ctr_workspace}/src/upload.py")
+        script = (f"mount --bind {daemon.runtime_dir} {ctr_run} && "
+                  f"mount --bind {daemon.project} {ctr_workspace} && "
+                  f'exec "$0" -c "$1"')
+        done = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                               script, sys.executable, harness], capture_output=True, text=True,
+                              env=env, timeout=120, check=False)
+        assert done.returncode == 0, done.stderr
+        run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
+        assert not any(ctr_run.iterdir())  # the bind mounts were the namespace's only
+        episodes = [json.loads(line) for line in
+                    (daemon.project / ".slmcode/memory/episodes.jsonl").read_text().splitlines()]
+        mine = [e for e in episodes if e.get("run_id") == run_id]
+        assert mine and mine[0]["files_changed"] == [f"{daemon.project}/src/upload.py"]
+    finally:
+        stop_quietly(daemon)

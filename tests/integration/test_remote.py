@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 import zmq
 
-from slmactor.client import Client, DaemonUnavailable
+from slmactor.client import Client, DaemonUnavailable, RequestFailed
 from slmactor.protocol import codec
-from slmactor.protocol.messages import Status
+from slmactor.protocol.messages import DaemonStop, Status
 from slmactor.remote import Target, TargetProblem, target
 from slmactor.stores.keys import allow, create, keys_dir, load_pair
 from slmactor.testing import (
@@ -105,6 +105,8 @@ def test_an_allowed_key_records_a_session_into_the_hosts_project(
         assert remote.record_tool(run.run_id, "Edit", path="src/parser.py", ok=True)
         finished = remote.finish_run(run.run_id, success=True, wait=True)
         assert finished.accepted and finished.success
+        with pytest.raises(RequestFailed, match="FORBIDDEN"):
+            remote.ask(DaemonStop())  # the host's daemon is the host user's to stop
     episodes = daemon.project / ".slmcode/memory/episodes.jsonl"
     assert run.run_id in episodes.read_text()
     report = remote_status(daemon)
@@ -174,3 +176,35 @@ def test_path_map_prefers_the_longest_prefix() -> None:
     assert mapped.map_path("/workspace/sub/x") == "/srv/sub/x"
     assert mapped.map_path("/workspace/src") == "/home/me/app/src"
     assert mapped.map_path("/workspaces") == "/workspaces"
+
+
+def test_a_key_over_its_limit_is_answered_busy_with_its_request_ids(tmp_path: Path) -> None:
+    base = tmp_path / "d"
+    home = base / "home"
+    server = create(home, "server")
+    create(tmp_path / "ci", "client")
+    allow(home, str(keys_dir(tmp_path / "ci") / "client.key"), name="ci")
+    ctl = f"tcp://127.0.0.1:{free_port()}"
+    daemon = spawn_daemon(base=base, home=home, env={
+        "SLMACTOR_TCP_CTL": ctl, "SLMACTOR_REMOTE_RATE": "0.5", "SLMACTOR_REMOTE_BURST": "3"})
+    try:
+        public, secret = load_pair(keys_dir(tmp_path / "ci") / "client.key_secret")
+        zctx = zmq.Context()
+        sock = zctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.curve_serverkey, sock.curve_publickey, sock.curve_secretkey = (
+            server.public.encode(), public, secret)
+        sock.connect(ctl)
+        for i in range(10):
+            sock.send_multipart(codec.dump(Status(id=f"ask-{i}")))
+        replies = []
+        while len(replies) < 10 and sock.poll(5000, zmq.POLLIN):
+            replies.append(codec.load_reply(list(sock.recv_multipart())))
+        sock.close(linger=0)
+        zctx.term()
+        assert sorted(r.id for r in replies) == sorted(f"ask-{i}" for i in range(10))
+        assert sum(r.ok for r in replies) == 3  # the burst; the rate adds nothing in time
+        assert all(r.code == 7 and r.retry_ms > 0 for r in replies if not r.ok)  # BUSY
+        assert remote_status(daemon)["asks"]["ci"]["limited"] == 7
+    finally:
+        stop_quietly(daemon)
