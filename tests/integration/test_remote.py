@@ -197,7 +197,7 @@ def test_a_key_over_its_limit_is_answered_busy_with_its_request_ids(tmp_path: Pa
         sock.connect(ctl)
         for i in range(10):
             sock.send_multipart(codec.dump(Status(id=f"ask-{i}")))
-        replies = []
+        replies: list[codec.Reply] = []
         while len(replies) < 10 and sock.poll(5000, zmq.POLLIN):
             replies.append(codec.load_reply(list(sock.recv_multipart())))
         sock.close(linger=0)
