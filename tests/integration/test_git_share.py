@@ -173,3 +173,24 @@ def test_import_refuses_a_file_that_is_not_a_bundle(tmp_path: Path) -> None:
     bad.write_text('{"hello": 1}\n')
     done = slm(tmp_path, "import", "--bundle", str(bad), ok=False)
     assert done.returncode == 2 and "not an slmactor bundle" in done.stdout
+
+
+def test_import_is_refused_while_the_daemon_holds_the_project(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    source = tmp_path / "source"
+    source.mkdir()
+    learn(source, home, "edit", "s1", NOW)
+    bundle = tmp_path / "s.bundle"
+    slm(source, "export", "--bundle", str(bundle))
+    daemon = spawn_daemon(base=tmp_path / "d")
+    try:
+        with daemon.client(project=daemon.project) as client:
+            client.recall("anything")  # the daemon claims the project's store
+        done = subprocess.run(
+            [sys.executable, "-m", "slmactor", "--project", str(daemon.project), "--json",
+             "import", "--bundle", str(bundle)], capture_output=True, text=True, timeout=60,
+            env=daemon.env, check=False)
+        assert done.returncode == 1 and "slmactor stop" in done.stdout
+        assert not (daemon.project / ".slmcode/evolve/rules.json").exists()  # nothing written
+    finally:
+        stop_quietly(daemon)
