@@ -31,6 +31,7 @@ import msgpack
 import zmq
 
 from slmactor.protocol import MAX_TELL_BYTES, PROTOCOL_VERSION, ErrorCode, ProtocolError, codec
+from slmactor.remote import remote_configured
 from slmactor.verbs import AsyncVerbs, SyncVerbs
 
 if TYPE_CHECKING:
@@ -100,21 +101,6 @@ class RequestFailed(Exception):
 
 #: Longest wait a BUSY retry hint can impose (milliseconds).
 MAX_BUSY_WAIT_MS = 1000
-
-
-def remote_configured() -> bool:
-    """Whether a daemon over tcp is configured (`SLMACTOR_CONNECT_CTL`, or `connect_ctl` in the
-    config file: see `slmactor.remote`). Cheap, for every client and hook."""
-    if os.environ.get("SLMACTOR_CONNECT_CTL"):
-        return True
-    config = os.environ.get("SLMACTOR_CONFIG") or os.path.join(
-        os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"),
-        "slmactor", "config.toml")
-    try:
-        with open(config, "rb") as handle:
-            return b"connect_ctl" in handle.read(1 << 20)
-    except OSError:
-        return False
 
 
 def _local_path_map() -> tuple[tuple[str, str], ...]:

@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-# Imported by a client only when `client.remote_configured()` says there is a target; the
+# Imported by every client and hook (`remote_configured`): nothing here imports ZeroMQ, and the
 # parsing modules are imported inside the functions that need them.
 
 NAMES = ("connect_ctl", "connect_events", "server_key", "client_key", "path_map")
@@ -88,6 +88,22 @@ def _loopback(endpoint: str) -> bool:
     try:
         return ipaddress.ip_address(host).is_loopback
     except ValueError:
+        return False
+
+
+def remote_configured() -> bool:
+    """Whether a daemon over tcp is configured (`SLMACTOR_CONNECT_CTL`, or `connect_ctl` in the
+    config file). Cheap — an environment lookup and one small read — and importing this module
+    does not import ZeroMQ, so a hook can ask it before anything else."""
+    if os.environ.get("SLMACTOR_CONNECT_CTL"):
+        return True
+    config = os.environ.get("SLMACTOR_CONFIG") or os.path.join(
+        os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config"),
+        "slmactor", "config.toml")
+    try:
+        with open(config, "rb") as handle:
+            return b"connect_ctl" in handle.read(1 << 20)
+    except OSError:
         return False
 
 

@@ -163,7 +163,8 @@ class CliContext:
 
     def client(self, *, autostart: bool = True, timeout: float | None = None) -> Any:
         """A connected `slmactor.client.Client`, starting the daemon first unless told not to."""
-        from slmactor.client import Client, listener_alive, remote_configured
+        from slmactor.client import Client, listener_alive
+        from slmactor.remote import remote_configured
 
         project = self.project  # a bad --project fails before anything is started
         # A ctl.sock nobody listens on (left by a crash) counts as no daemon: start one (a

@@ -235,7 +235,7 @@ class HookRun:
         """Start the daemon when nothing listens on its socket (context events at a session start)."""
         from pathlib import Path
 
-        from slmactor.client import remote_configured
+        from slmactor.remote import remote_configured
 
         if remote_configured():
             return True  # a daemon over tcp is not ours to start
@@ -274,7 +274,7 @@ class HookRun:
         if not self.force and breaker.holds(self.runtime_dir, time.time()):
             warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
             return None
-        from slmactor.client import remote_configured
+        from slmactor.remote import remote_configured
 
         if not os.path.exists(os.path.join(self.runtime_dir, "ctl.sock")) and not remote_configured():
             warn(f"slmactor daemon not reachable at {self.runtime_dir}: no socket (is the daemon running?)")
