@@ -208,3 +208,25 @@ def test_a_key_over_its_limit_is_answered_busy_with_its_request_ids(tmp_path: Pa
         assert remote_status(daemon)["asks"]["ci"]["limited"] == 7
     finally:
         stop_quietly(daemon)
+
+
+def test_the_async_client_is_served_over_tcp_with_its_key(
+    keyed: tuple[DaemonProcess, dict[str, Any]], monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import asyncio
+
+    from slmactor.client import AsyncClient
+
+    daemon, info = keyed
+    for name, value in remote_env(info, "alice").items():
+        monkeypatch.setenv(name, value)
+
+    async def overlapping() -> list[Any]:
+        client = AsyncClient(daemon.runtime_dir / "nowhere", timeout=5.0)
+        try:
+            return list(await asyncio.gather(*(client.ask(Status()) for _ in range(5))))
+        finally:
+            client.close()
+
+    answers = asyncio.run(overlapping())
+    assert len(answers) == 5 and all("remote" in a for a in answers)
