@@ -189,7 +189,7 @@ def test_cli_fingerprint_and_rules(daemon: DaemonProcess) -> None:
     assert {"id", "class", "norm", "salient", "version"} <= set(results[0])
     assert results[0]["id"] != results[1]["id"]
     rules = _cli(daemon, "--json", "evolve", "rules", "--all")
-    assert rules.returncode == 0 and len(json.loads(rules.stdout)["rules"]) == 22
+    assert rules.returncode == 0 and len(json.loads(rules.stdout)["rules"]) == 31
     plain = _cli(daemon, "evolve", "rules")
     assert plain.returncode == 0 and "--all" in plain.stdout
 
