@@ -127,6 +127,11 @@ def same_target(a: Call, b: Call) -> bool:
     """Same target, or (for a file tool) the same file name or folder (a path correction)."""
     if target(a) == target(b):
         return True
+    if a.command and b.command:
+        # A wrapper or interpreter around the same program (`uv run pytest`, `.venv/bin/python
+        # -m pytest` for `pytest`): the failed head's program is still a word of the fix.
+        program = head_of(a.command).split(" ", 1)[0].rsplit("/", 1)[-1]
+        return bool(program) and program in {w.rsplit("/", 1)[-1] for w in _words(b.command)}
     if a.path and b.path:
         pa, pb = a.path.replace("\\", "/").lower(), b.path.replace("\\", "/").lower()
         return _stem(pa) == _stem(pb) or pa.rsplit("/", 1)[0] == pb.rsplit("/", 1)[0]
@@ -281,6 +286,8 @@ def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
     k = 0
     while k < min(len(a), len(b)) and a[-1 - k] == b[-1 - k]:
         k += 1
+    if k == len(a) and len(b) > k:
+        k -= 1  # a wrapper put before the whole command (`uv run`): substitute its first word
     old, new = a[: len(a) - k], b[: len(b) - k]
     if k and old and new and len(old) <= MAX_PREFIX and len(new) <= MAX_PREFIX:
         frm, to = " ".join(old), " ".join(new)
