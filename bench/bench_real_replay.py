@@ -5,7 +5,7 @@ each project (repository) starts with a fresh rule book (the shipped rules only)
 failures in session order (sessions in the order the file first lists them, calls by `seq`).
 For each failure the loop answers as the daemon would: a learned typed repair whose
 precondition fits the call (`typed_repairs.fits`) first — a *rewrite* when the repair is exact
-and has succeeded every time, at least 3 times (the pre-flight bar), else advice naming the fix
+and has succeeded every time, at least 3 times (`typed_repairs.REWRITE_MIN_SUCCESSES`), else advice naming the fix
 (`typed_repairs.advice`) — then any rule `suggest.lookup` finds (its guidance in the harness's
 words, `hooks.advice.localize`). Then it learns from the row's `fix` (`typed_repairs.infer`),
 and the rule that answered is told whether it was right (Beta outcomes).
@@ -17,7 +17,8 @@ left out: nothing says what would have been right). Right when
 * the rewritten call equals the fix (same tool; arguments equal, whitespace of strings
   collapsed), or
 * the advice names the fix's *distinguishing part* (`facets` below), every facet of it:
-  a changed tool's name; each changed setting's key (a count set to 1 — mini-swe-agent's
+  a changed tool's name (the new tool's content arguments are then the model's work, not part
+  of it); each changed setting's key (a count set to 1 — mini-swe-agent's
   `blocks` — is named by "exactly one"); a changed path's new value; for a shell command, each
   word run the fix inserted or replaced (`difflib` over the words); for a fix that resends the
   same call, a read tool of the harness (the precondition).
@@ -41,14 +42,11 @@ from bench.bench_real import DEV, HELDOUT, fingerprint, head, load
 from slmactor import harnesses
 from slmactor.hooks.advice import localize
 from slmactor.logic.evolve import typed_repairs as tr
-from slmactor.logic.evolve.repairs import TYPED_KINDS
 from slmactor.logic.evolve.rule_seeds import seed_rules
 from slmactor.logic.evolve.rules import Rule, RuleBook
 from slmactor.logic.evolve.suggest import lookup
 
 Row = dict[str, Any]
-#: Pre-flight bar: a rewrite needs this many successes and no failure.
-REWRITE_MIN = 3
 _FMT = {"mini-swe-agent": "mini_swe_agent", "swe-agent": "sweagent"}
 
 
@@ -94,6 +92,8 @@ def facets(failed: tr.Call, fix: tr.Call) -> list[list[str]]:
         elif key in ("command", "cmd") and after and not before:
             continue  # the action the fix took: its other facet (one block) is what differs
         elif key in tr.CONTENT_KEYS or not tr._scalar(value):
+            if fix.tool != failed.tool:
+                continue  # the new tool's content is the model's work; the switch is the part
             out.append([json.dumps(value)[:60]])
         elif value == 1:
             out.append(["exactly one"])
@@ -138,18 +138,12 @@ class Answer:
 def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer:
     error = str(row.get("error") or "")
     fmt = _FMT.get(str(row["source"]["harness"]), str(row["source"]["harness"]))
-    typed = [r for r in book.rules.values()
-             if r.usable and r.repair.kind in (*TYPED_KINDS, "switch_tool") and r.repair.spec
-             and (r.fingerprint == fp.id or r.trigger.matches(fp, error))
-             and tr.fits(r.repair, failed)]
-    if typed:
-        best = max(typed, key=lambda r: (r.fingerprint == fp.id, r.confidence, r.successes, r.id))
-        done = tr.rewrite(best.repair, failed)
-        if done is not None and best.successes >= REWRITE_MIN and best.failures == 0:
-            return Answer(rewrite=done, rule=best)
-        read = ", ".join(_read_tools(failed.tool)[:1])
-        return Answer(text=tr.advice(best.repair, failed, head(error), best.successes,
-                                     best.samples, read_tool=read), rule=best)
+    picked = tr.choose(book, fp, error, failed, error_head=head(error),
+                       read_tool=_read_tools(failed.tool)[0])
+    if picked is not None:
+        if picked.rewritten is not None:
+            return Answer(rewrite=picked.rewritten, rule=picked.rule)
+        return Answer(text=picked.text, rule=picked.rule)
     found = lookup(book, fp, error)
     if found is None or not found.rule.repair.guidance.strip():
         return Answer()
@@ -200,12 +194,9 @@ def replay(rows: list[Row]) -> dict[str, Any]:
                                          "rewrite": got.rewrite is not None})
             if got.rule is not None and fix is not None and not got.rule.seeded:
                 book.observe(got.rule.id, ok, now)
-            repair = tr.infer(failed, fix, fp.cls, fp.detail)
-            if repair is not None:
-                wild = dataclasses.replace(fp, tool="")
-                evid = f"{row['session']}#{row.get('seq')} {tr.evidence(fix)}" if fix else ""
-                if book.learn(wild, repair, now, evidence=evid, proven=fix is not None):
-                    learned += 1
+            run = f"{row['session']}#{row.get('seq')}"
+            if tr.learn(book, fp, failed, fix, now, run=run) is not None:
+                learned += 1
     return {"scored": scored, "right": right, "unscorable": unscorable, "rewrites": rewrites,
             "wrong": wrong, "learned": learned, "by_kind": by_kind, "right_kind": right_kind,
             "examples": examples}

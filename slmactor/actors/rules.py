@@ -150,6 +150,11 @@ class RulesActor(Actor):
             advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
             return advice
         book = self._store(root).book
+        if _typed_advice(book, fp, msg, advice):
+            self._count("advice_found")
+            if advice["apply"]:
+                self._count("advice_applied")
+            return advice
         suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes(),
                             family=tool_family)
         if suggestion is None:
@@ -202,16 +207,20 @@ class RulesActor(Actor):
                 raise RequestError(ErrorCode.NOT_FOUND, f"no rule {msg.rule_id!r}")
             out["bound"] = store.book.bind(msg.rule_id, key)
         elif fp is not None and msg.failed_args and msg.fixed_args:
-            name = infer_transform(msg.failed_args, msg.fixed_args)
+            same_tool = msg.fixed_tool in ("", msg.tool)
+            name = infer_transform(msg.failed_args, msg.fixed_args) if same_tool else None
             out["transform"] = name
+            rule = None
             if name:
                 repair = Repair("transform_args", transform=name, retry=True,
                                 guidance=f"{describe(fp.cls)}; the arguments were repaired "
                                          f"with {name}")
                 rule = store.book.learn(fp, repair, self.now(), evidence=msg.run_id, proven=True)
-                if rule is not None:
-                    self._count("rules_learned")
-                    out["learned"] = rule.to_dict()
+            else:
+                rule = _learn_typed(store.book, fp, msg, self.now())
+            if rule is not None:
+                self._count("rules_learned")
+                out["learned"] = rule.to_dict()
         await self._save(store)
         return out
 
@@ -317,3 +326,60 @@ def _candidate_fingerprint(cand: dict[str, Any]) -> Fingerprint | None:
                        language=normalize_language(str(cand.get("language", ""))),
                        model_family=model_family(model) if model.strip() else "", norm="",
                        salient="")
+
+
+def _call(tool: str, args: str) -> Any:
+    from slmactor.logic.evolve.typed_repairs import Call, parse_args
+
+    parsed = parse_args(args)
+    return None if parsed is None else Call(tool, parsed, tool_family(tool) or tool.lower())
+
+
+def _typed_advice(book: Any, fp: Fingerprint, msg: EvolveOnFailure,
+                  advice: dict[str, Any]) -> bool:
+    """Advice from a learned typed repair that fits the failed call: the fix named with its
+    content, and the rewritten call when the repair is exact and never failed in >= 3 uses."""
+    from slmactor.logic.evolve.typed_repairs import choose, dump_call
+    from slmactor.logic.failures.normalize import normalize, prepare
+    from slmactor.logic.failures.unwrap import unwrap
+
+    failed = _call(msg.tool, msg.args)
+    if failed is None:
+        return False
+    lines = prepare(unwrap(msg.message).text).lines
+    read_tool = next((t for t in _tools_of(msg.tool) if tool_family(t) == "read"), "")
+    picked = choose(book, fp, msg.message, failed, error_head=normalize(lines[0]) if lines else "",
+                    read_tool=read_tool)
+    if picked is None:
+        return False
+    rule = picked.rule
+    advice.update(found=True, rule_id=rule.id, apply=picked.rewritten is not None,
+                  repair=rule.repair.to_dict(), exact=rule.fingerprint == fp.id,
+                  reason=f"learned from the call that got past this failure ({rule.repair.kind}); "
+                         f"{rule.successes} of {rule.samples} outcomes good; rests on "
+                         f"{', '.join(rule.evidence[-2:]) or rule.id}",
+                  confidence=round(rule.confidence, 4), guidance=picked.text,
+                  seeded=rule.seeded, outcomes=rule.samples)
+    if picked.rewritten is not None:
+        advice["new_args"] = dump_call(picked.rewritten)
+        advice["new_tool"] = picked.rewritten.tool
+    return True
+
+
+def _tools_of(tool: str) -> list[str]:
+    """The tools of the room that has `tool` (its read tool names the read-first fix)."""
+    from slmactor import harnesses
+
+    room = next((h for h in harnesses.every() if tool in h.families), None)
+    return list(room.families) if room is not None else []
+
+
+def _learn_typed(book: Any, fp: Fingerprint, msg: EvolveResolved, now: float) -> Rule | None:
+    from slmactor.logic.evolve.typed_repairs import learn
+
+    failed = _call(msg.tool, msg.failed_args)
+    fix = _call(msg.fixed_tool or msg.tool, msg.fixed_args)
+    if failed is None or fix is None:
+        return None
+    rule: Rule | None = learn(book, fp, failed, fix, now, run=msg.run_id)
+    return rule

@@ -686,6 +686,8 @@ class EvolveResolved(Message):
     model: str = ""
     failed_args: str = ""
     fixed_args: str = ""
+    #: The tool of the call that got past the failure, when it is not `tool` ("" = the same).
+    fixed_tool: str = ""
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

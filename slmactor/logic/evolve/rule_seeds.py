@@ -113,7 +113,7 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
                  "with ws_edit instead of creating it again.")),
     (Trigger("tool_misuse", message_contains=("not been read",)), Repair(
         "action", action="reread_file", retry=True,
-        guidance="ws_read the file first, then resend the same ws_edit call unchanged.")),
+        guidance="Read the file first (ws_read), then resend the same ws_edit call unchanged.")),
     (Trigger("tool_misuse", message_contains=("modified since read",)), Repair(
         "action", action="reread_file", retry=True,
         guidance="The file changed since it was read: ws_read it again, then resend the "

@@ -22,6 +22,7 @@ Pure: no I/O, no clock; rules, counts and Beta confidence stay in `rules.RuleBoo
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import shlex
@@ -30,6 +31,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from slmactor.logic.evolve.repairs import Repair
+from slmactor.logic.evolve.rules import Rule, RuleBook
+from slmactor.logic.failures.fingerprint import Fingerprint
 from slmactor.logic.failures.verdict import command_heads
 from slmactor.logic.text.redact import redact
 
@@ -475,3 +478,71 @@ def _failed_words(failed: Call) -> str:
     if failed.path:
         return f"`{failed.tool}` on `{failed.path}`"
     return f"`{failed.tool}`"
+
+
+# --------------------------------------------------------------------------- choose and learn
+
+#: A rewrite without the model needs this many successes and no failure (the pre-flight bar).
+REWRITE_MIN_SUCCESSES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The typed rule for one failed call, and what it makes of the call."""
+
+    rule: Rule
+    #: The repaired call, when the rule is exact here and has never failed in >= 3 uses.
+    rewritten: Call | None
+    #: The fix named in the call's own words, with the outcomes behind it.
+    text: str
+
+
+def choose(book: RuleBook, fp: Fingerprint, message: str, failed: Call, *,
+           error_head: str = "", read_tool: str = "") -> Choice | None:
+    """The best learned typed rule whose trigger matches `fp` and whose precondition fits
+    `failed` (exact fingerprint first, then confidence, then successes)."""
+    if fp.is_zero or fp.benign:
+        return None
+    typed = [r for r in book.rules.values()
+             if r.usable and r.repair.spec and (r.fingerprint == fp.id
+                                                or r.trigger.matches(fp, message))
+             and fits(r.repair, failed)]
+    if not typed:
+        return None
+    best = max(typed, key=lambda r: (r.fingerprint == fp.id, r.confidence, r.successes, r.id))
+    done = rewrite(best.repair, failed)
+    exact = (done is not None and best.successes >= REWRITE_MIN_SUCCESSES
+             and best.failures == 0)
+    text = advice(best.repair, failed, error_head, best.successes, best.samples,
+                  read_tool=read_tool)
+    return Choice(best, done if exact else None, text)
+
+
+def learn(book: RuleBook, fp: Fingerprint, failed: Call, fix: Call | None, now: float, *,
+          run: str = "") -> Rule | None:
+    """Learn the typed repair from a failure and the call that got past it (None: nothing to
+    learn). The rule's trigger names no tool — the precondition holds the family — so a repair
+    learned on one harness's tool serves another's of that family; its evidence is the fixing
+    call, redacted."""
+    if fp.is_zero or fp.benign:
+        return None
+    repair = infer(failed, fix, fp.cls, fp.detail)
+    if repair is None:
+        return None
+    proof = f"{run} {evidence(fix)}".strip() if fix is not None else run
+    return book.learn(dataclasses.replace(fp, tool=""), repair, now, evidence=proof,
+                      proven=fix is not None)
+
+
+def parse_args(args: str) -> dict[str, Any] | None:
+    """A call's JSON arguments as an object, or None."""
+    try:
+        value = json.loads(args) if args else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def dump_call(call: Call) -> str:
+    """A call's arguments as the JSON text a harness resends."""
+    return json.dumps(dict(call.args), ensure_ascii=False)
