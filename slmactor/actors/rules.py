@@ -3,7 +3,7 @@
 Owns: <project>/.slmcode/evolve/rules.json (one store per project) and ~/.slmcode/evolve/rules.json
 (user-scope rules, shared by every project's store; this actor is its only writer).
 Consumes: evolve.fingerprint, evolve.on_failure, evolve.resolved, evolve.observe, evolve.rules,
-evolve.learn, evolve.forget.
+evolve.learn, evolve.forget, evolve.preflight.
 Emits (tells → working): `fail` with key = fingerprint id when a failure arrives, `resolve` when it
 is fixed.
 
@@ -37,6 +37,7 @@ from slmactor.protocol.messages import (
     EvolveLearn,
     EvolveObserve,
     EvolveOnFailure,
+    EvolvePreflight,
     EvolveResolved,
     EvolveRules,
     Fail,
@@ -222,6 +223,24 @@ class RulesActor(Actor):
                 self._count("rules_learned")
                 out["learned"] = rule.to_dict()
         await self._save(store)
+        return out
+
+    @handles(EvolvePreflight)
+    async def preflight(self, msg: EvolvePreflight) -> dict[str, Any]:
+        from slmactor.logic.evolve.typed_repairs import dump_call, preflight
+
+        out: dict[str, Any] = {"found": False, "rule_id": "", "new_tool": "", "new_args": "",
+                               "reason": "no learned rewrite for this call"}
+        call = _call(msg.tool, msg.args)
+        if call is None:
+            return out
+        picked = preflight(self._store(self.project_root(msg)).book, call)
+        if picked is None or picked.rewritten is None:
+            return out
+        rule = picked.rule
+        out.update(found=True, rule_id=rule.id, new_tool=picked.rewritten.tool,
+                   new_args=dump_call(picked.rewritten),
+                   reason=f"{picked.text}: worked {rule.successes} of {rule.samples} times")
         return out
 
     @handles(EvolveObserve)

@@ -46,8 +46,10 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
     room = harnesses.get(hook.format)
     event = hook.event
     pre = bool(room.pre_event) and room.pre_event == event
-    if pre and not room.is_preflight_tool(hook.tool_call.tool if hook.tool_call is not None else None):
-        return {}  # pre-flight looks at edits only: nothing to import, read or write
+    pre_tool = hook.tool_call.tool if hook.tool_call is not None else None
+    shell = room.preflight_shell and room.families.get(str(pre_tool)) == "shell"
+    if pre and not room.is_preflight_tool(pre_tool) and not shell:
+        return {}  # pre-flight looks at edits (and shell calls where allowed) only
     ending = event in room.end_events
     wants_context = _wants_context(hook)
     # A pre-tool event also carries its tool call (not yet run): only a finished one is recorded.
@@ -258,7 +260,11 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
             opened.append(fp["id"])  # evolve.on_failure opened it in the run's working memory
         return answer
 
-    outcome = run(hook.format, hook.event, payload, project, advise)
+    def rewrite(tool: str, args: str) -> dict[str, Any] | None:
+        answer = ask("evolve.preflight", {"run_id": hook.run_id, "tool": tool, "args": args})
+        return answer if isinstance(answer, dict) else None
+
+    outcome = run(hook.format, hook.event, payload, project, advise, rewrite)
     if outcome.entry is not None:
         entry = outcome.entry
         note(ledger, {**entry, "at": time.time(), "path": relative(entry["path"], project)})

@@ -89,3 +89,35 @@ def test_a_bash_fix_learned_in_one_session_is_named_in_the_next(daemon: DaemonPr
     fourth = fail(daemon, repo, "s4", "python -m pytest tests/test_d.py", 4)
     assert "3 of 3 times" in fourth, fourth
     assert "The repaired call: Bash" in fourth and ".venv/bin/python -m pytest tests/test_d.py" in fourth
+
+
+def test_a_substitution_that_always_worked_rewrites_the_command_before_it_runs(
+        daemon: DaemonProcess) -> None:
+    repo = daemon.base / "typed-preflight"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+
+    def pre(session: str, command: str, n: int) -> dict[str, Any]:
+        fixture = next(f for f in load("claude") if f.name == "PreToolUse-Edit")
+        payload = {**fixture.payload(str(repo)), "session_id": session, "cwd": str(repo),
+                   "transcript_path": str(repo.parent / f"{session}.jsonl"),
+                   "hook_event_name": "PreToolUse", "tool_name": "Bash",
+                   "tool_input": {"command": command, "description": "run the tests"},
+                   "tool_use_id": f"toolu_p{n}"}
+        return hook(daemon, "PreToolUse", payload)
+
+    # Before anything was learned, and after one or two fixes: the command runs as written.
+    assert pre("p0", "python -m pytest tests/test_a.py", 0) == {}
+    for n in range(1, 4):
+        fail(daemon, repo, f"p{n}", f"python -m pytest tests/test_{n}.py", n)
+        succeed(daemon, repo, f"p{n}", f".venv/bin/python -m pytest tests/test_{n}.py", n)
+        if n < 3:
+            assert pre(f"p{n}", "python -m pytest tests/test_x.py", 10 + n) == {}
+    out = pre("p9", "python -m pytest tests/test_x.py -q", 20)
+    spec = out["hookSpecificOutput"]
+    assert spec["updatedInput"]["command"] == ".venv/bin/python -m pytest tests/test_x.py -q"
+    assert spec["updatedInput"]["description"] == "run the tests"
+    # Claude Code's own permission rules still apply to the rewritten command.
+    assert "permissionDecision" not in spec
+    # Another command of the same interpreter was never seen failing: left alone.
+    assert pre("p9", "python scripts/gen.py", 21) == {}

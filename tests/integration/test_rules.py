@@ -75,7 +75,7 @@ def test_a_transform_fix_is_learned_and_applied_without_a_model(daemon: DaemonPr
 
         listed = client.ask(EvolveRules())["rules"]
         assert [r["id"] for r in listed] == [second["rule_id"]]
-        assert len(client.ask(EvolveRules(include_all=True))["rules"]) == 23
+        assert len(client.ask(EvolveRules(include_all=True))["rules"]) == 32
 
 
 def test_learned_rules_survive_a_restart(daemon: DaemonProcess) -> None:

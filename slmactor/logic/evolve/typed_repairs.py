@@ -294,8 +294,11 @@ def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
     old, new = a[: len(a) - k], b[: len(b) - k]
     if k and old and new and len(old) <= MAX_PREFIX and len(new) <= MAX_PREFIX:
         frm, to = " ".join(old), " ".join(new)
+        # `pre`: the command head it was learned on (`python pytest`), the only calls a
+        # pre-flight rewrite may touch before they run (`python script.py` is not one).
         return _repair("substitute_command", {"family": family, "starts": frm},
-                       {"from": frm, "to": to}, f"Run `{to}` instead of `{frm}`.")
+                       {"from": frm, "to": to, "pre": head_of(before)},
+                       f"Run `{to}` instead of `{frm}`.")
     # Same leading words, changed options at the end: an argument change of the command.
     j = 0
     while j < min(len(a), len(b)) and a[j] == b[j]:
@@ -546,3 +549,24 @@ def parse_args(args: str) -> dict[str, Any] | None:
 def dump_call(call: Call) -> str:
     """A call's arguments as the JSON text a harness resends."""
     return json.dumps(dict(call.args), ensure_ascii=False)
+
+
+def preflight(book: RuleBook, call: Call) -> Choice | None:
+    """A shell call rewritten *before* it runs: only by a learned command substitution that
+    fits it, was learned on the same command head, succeeded every time (>= 3, no failure), and
+    is the only such rule giving a rewrite (two that disagree: none)."""
+    if not call.command:
+        return None
+    head = head_of(call.command)
+    found: dict[str, Choice] = {}
+    for rule in book.rules.values():
+        if not (rule.usable and rule.repair.kind == "substitute_command"
+                and rule.successes >= REWRITE_MIN_SUCCESSES and rule.failures == 0):
+            continue
+        spec = Spec.of(rule.repair)
+        if spec is None or not head or spec.what.get("pre") != head or not fits(rule.repair, call):
+            continue
+        done = rewrite(rule.repair, call)
+        if done is not None:
+            found.setdefault(done.command, Choice(rule, done, named_fix(rule.repair, call)))
+    return next(iter(found.values())) if len(found) == 1 else None
