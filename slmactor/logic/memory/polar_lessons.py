@@ -205,8 +205,10 @@ def lesson_from_json_line(line: str | bytes, now: float) -> PolarLesson | None:
 def from_prose(lesson: Lesson, source_task: str, now: float) -> PolarLesson | None:
     """The polar twin of a reflector prose lesson (`lessons.Lesson`), or None for other kinds.
 
-    `convention` lessons read `<situation> — fixed by <how>` (a do); a `failure` lesson becomes
-    the don't of repeating what led to it.
+    `convention` lessons read `<situation> — fixed by <how>` (a do). A `failure` lesson becomes
+    a don't only when it says what to do instead (`<what happened> — instead: <what to do>`):
+    a "NEVER" with no alternative is no lesson a model can use, and a failure its session fixed
+    is a convention (with its fix), never a don't.
     """
     text = " ".join(lesson.text.split())
     if lesson.kind == "convention":
@@ -214,8 +216,11 @@ def from_prose(lesson: Lesson, source_task: str, now: float) -> PolarLesson | No
         return make_lesson("error_pattern", situation, how if sep else text, now,
                            source_task=source_task)
     if lesson.kind == "failure":
-        return make_lesson("anti", f"repeat what led to: {text}",
-                           "it stayed unresolved in an earlier run", now, source_task=source_task)
+        what, sep, instead = text.partition(" — instead: ")
+        if not sep or not instead.strip():
+            return None
+        return make_lesson("anti", f"repeat what led to: {what}", f"instead: {instead}", now,
+                           source_task=source_task)
     return None
 
 

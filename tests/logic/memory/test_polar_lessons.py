@@ -312,9 +312,15 @@ def test_prose_lessons_have_polar_twins() -> None:
     assert do is not None and do.polarity == "do"
     assert (do.trigger, do.fix) == ("edit: whitespace mismatch (python)", "trim_trailing_whitespace")
     assert do.source_task == "fix the slugify bug in utils.py" and "python" in do.tags
-    dont = from_prose(Lesson("r1", "failure", "Gate tests failed: 3 failing"), "", NOW)
+    # A failure without what to do instead is no don't (a NEVER a model cannot act on).
+    assert from_prose(Lesson("r1", "failure", "Gate tests failed: 3 failing"), "", NOW) is None
+    assert from_prose(Lesson("r1", "failure", "Bash missing_module stayed unresolved: No module "
+                                              "named pytest"), "", NOW) is None
+    dont = from_prose(Lesson("r1", "failure", "Bash missing_module: No module named pytest — "
+                                              "instead: run `.venv/bin/python -m pytest`"), "", NOW)
     assert dont is not None and dont.polarity == "dont"
-    assert dont.trigger == "repeat what led to: Gate tests failed: 3 failing"
+    assert dont.trigger == "repeat what led to: Bash missing_module: No module named pytest"
+    assert dont.fix == "instead: run `.venv/bin/python -m pytest`"
     assert from_prose(Lesson("r1", "success", "T1 done"), "", NOW) is None
 
 
