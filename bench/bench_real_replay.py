@@ -3,7 +3,8 @@
 Over `tests/fixtures/real_failures/dev.jsonl` (`--heldout`: `heldout.jsonl`, measured once),
 each project (repository) starts with a fresh rule book (the shipped rules only) and meets its
 failures in session order (sessions in the order the file first lists them, calls by `seq`).
-For each failure the loop answers as the daemon would: a learned typed repair whose
+For each failure the loop answers as the daemon's rules actor would: a transform rule that
+applies to the call rewrites it; else a learned typed repair whose
 precondition fits the call (`typed_repairs.fits`) first — a *rewrite* when the repair is exact
 and has succeeded every time, at least 3 times (`typed_repairs.REWRITE_MIN_SUCCESSES`), else advice naming the fix
 (`typed_repairs.advice`) — then any rule `suggest.lookup` finds (its guidance in the harness's
@@ -45,6 +46,7 @@ from slmactor.logic.evolve import typed_repairs as tr
 from slmactor.logic.evolve.rule_seeds import seed_rules
 from slmactor.logic.evolve.rules import Rule, RuleBook
 from slmactor.logic.evolve.suggest import lookup
+from slmactor.logic.evolve.transforms import apply_transform
 
 Row = dict[str, Any]
 _FMT = {"mini-swe-agent": "mini_swe_agent", "swe-agent": "sweagent"}
@@ -136,15 +138,23 @@ class Answer:
 
 
 def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer:
+    """What the daemon's `evolve.on_failure` answers (the same order as the rules actor)."""
     error = str(row.get("error") or "")
     fmt = _FMT.get(str(row["source"]["harness"]), str(row["source"]["harness"]))
+    args = json.dumps(dict(failed.args))
+    found = lookup(book, fp, error, args, family=harnesses.tool_family)
+    if (found is not None and found.apply and not found.ambiguous
+            and found.rule.repair.kind == "transform_args"):
+        new_args, changed = apply_transform(found.rule.repair.transform, args)
+        if changed:
+            return Answer(rewrite=tr.Call(failed.tool, json.loads(new_args), failed.family),
+                          rule=found.rule)
     picked = tr.choose(book, fp, error, failed, error_head=head(error),
                        read_tool=_read_tools(failed.tool)[0])
     if picked is not None:
         if picked.rewritten is not None:
             return Answer(rewrite=picked.rewritten, rule=picked.rule)
         return Answer(text=picked.text, rule=picked.rule)
-    found = lookup(book, fp, error)
     if found is None or not found.rule.repair.guidance.strip():
         return Answer()
     return Answer(text=localize(fmt, found.rule.repair.guidance), rule=found.rule)

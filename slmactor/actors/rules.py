@@ -151,13 +151,17 @@ class RulesActor(Actor):
             advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
             return advice
         book = self._store(root).book
-        if _typed_advice(book, fp, msg, advice):
+        suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes(),
+                            family=tool_family)
+        # A transform that repairs this very call wins; otherwise a learned typed repair that
+        # fits it names the fix with its content (before any generic guidance).
+        transform = (suggestion is not None and suggestion.apply and not suggestion.ambiguous
+                     and suggestion.rule.repair.kind == "transform_args")
+        if not transform and _typed_advice(book, fp, msg, advice):
             self._count("advice_found")
             if advice["apply"]:
                 self._count("advice_applied")
             return advice
-        suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes(),
-                            family=tool_family)
         if suggestion is None:
             return advice
         rule = suggestion.rule
