@@ -60,7 +60,9 @@ _GUTTERS: tuple[re.Pattern[str], ...] = (
     re.compile(r"[ \t]*(\d+)[ \t]*\| ?"),  # `  42| code`, `42|code`, `\t7 | code`
     re.compile(r"[ \t]*(\d+)\u2192"),  # `    12→code`
     re.compile(r"[ \t]*(\d+)\t"),  # `12\tcode`, `     12\tcode`
-    re.compile(r"[ \t]*L(\d+): ?"),  # `L42: code` (Codex's read_file, Gemini's search output)
+    # `L42: code`: Codex's `read_file` (openai/codex codex-rs/core/src/tools/handlers/
+    # read_file.rs numbers lines `L{n}: `) and Gemini CLI's search output.
+    re.compile(r"[ \t]*L(\d+): ?"),
     re.compile(r"[ \t]*(\d+): "),  # `12: code`
     re.compile(r"[ \t]*(\d+):"),  # `12:code`
 )
