@@ -17,7 +17,13 @@ to the failed call's arguments so the harness can retry with `new_args` without 
 `evolve.resolved` closes the loop: if the successful retry's arguments differ from the failed
 call's by exactly one named transform, a rule carrying that transform is learned (counted as its
 first success, so it applies on the next occurrence); a resolution by an existing rule binds the
-fingerprint to that rule.  Learning and outcomes are saved at once (a small atomic rewrite); a
+fingerprint to that rule.  When no transform explains the retry, the *typed* repair between the
+two calls is learned (`logic/evolve/typed_repairs.py`: a command substitution, an argument, a
+tool switch, a path, a bounded rerun, a precondition; `fixed_tool` names the fixing call's tool),
+and `evolve.on_failure` answers a call it fits with the fix named in the calls' own words — after
+a transform that repairs the call, before generic guidance.  `evolve.preflight` answers a call
+about to run with its rewrite by a learned command substitution that always worked (>= 3 times).
+Learning and outcomes are saved at once (a small atomic rewrite); a
 failed save is a warning, never a failed ask (memory failures never fail a run).
 """
 
