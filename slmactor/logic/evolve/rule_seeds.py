@@ -95,8 +95,8 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
         "transform_args", transform="unfence_code", retry=True,
         guidance="A Markdown code fence was pasted into the file; write only the code inside the "
                  "fence.")),
-    # What real sessions fail on, fixable from the failed call alone (the census in
-    # FINDINGS.md): no tool name in the trigger, so every harness's edit/read/shell tool of the
+    # What real sessions fail on, fixable from the failed call alone (the census of real
+    # failed calls in the design notes): no tool name in the trigger, so every harness's edit/read/shell tool of the
     # family gets them, worded in its own names (`hooks.advice.localize`).
     (Trigger("output_too_large", message_contains=("offset",)), Repair(
         "guidance",

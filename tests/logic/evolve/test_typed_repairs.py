@@ -93,7 +93,8 @@ def test_a_typed_repair_is_a_rule_with_beta_confidence_and_evidence() -> None:
     assert rule is not None and rule.successes == 1 and rule.confidence == 0.5
     again = book.learn(fp, repair, NOW, evidence="run2 " + evidence, proven=True)
     assert again is not None and again.id == rule.id and again.successes == 2
-    assert json.loads(again.repair.spec)["what"] == {"from": "pytest", "to": "uv run pytest"}
+    assert json.loads(again.repair.spec)["what"] == {"from": "pytest", "to": "uv run pytest",
+                                                     "pre": "pytest"}
     assert again.to_dict()["repair"]["spec"] == repair.spec
 
 
