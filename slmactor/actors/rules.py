@@ -3,7 +3,7 @@
 Owns: <project>/.slmcode/evolve/rules.json (one store per project) and ~/.slmcode/evolve/rules.json
 (user-scope rules, shared by every project's store; this actor is its only writer).
 Consumes: evolve.fingerprint, evolve.on_failure, evolve.resolved, evolve.observe, evolve.rules,
-evolve.learn, evolve.forget, evolve.trust.
+evolve.learn, evolve.forget, evolve.trust, evolve.preflight.
 Emits (tells → working): `fail` with key = fingerprint id when a failure arrives, `resolve` when it
 is fixed.
 
@@ -17,7 +17,13 @@ to the failed call's arguments so the harness can retry with `new_args` without 
 `evolve.resolved` closes the loop: if the successful retry's arguments differ from the failed
 call's by exactly one named transform, a rule carrying that transform is learned (counted as its
 first success, so it applies on the next occurrence); a resolution by an existing rule binds the
-fingerprint to that rule.  Learning and outcomes are saved at once (a small atomic rewrite); a
+fingerprint to that rule.  When no transform explains the retry, the *typed* repair between the
+two calls is learned (`logic/evolve/typed_repairs.py`: a command substitution, an argument, a
+tool switch, a path, a bounded rerun, a precondition; `fixed_tool` names the fixing call's tool),
+and `evolve.on_failure` answers a call it fits with the fix named in the calls' own words — after
+a transform that repairs the call, before generic guidance.  `evolve.preflight` answers a call
+about to run with its rewrite by a learned command substitution that always worked (>= 3 times).
+Learning and outcomes are saved at once (a small atomic rewrite); a
 failed save is a warning, never a failed ask (memory failures never fail a run).
 
 A rule a project file brought without this user's signature (`Rule.verified` false) is answered
@@ -42,6 +48,7 @@ from slmactor.protocol.messages import (
     EvolveLearn,
     EvolveObserve,
     EvolveOnFailure,
+    EvolvePreflight,
     EvolveResolved,
     EvolveRules,
     EvolveTrust,
@@ -164,6 +171,15 @@ class RulesActor(Actor):
         book = self._store(root).book
         suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes(),
                             family=tool_family)
+        # A transform that repairs this very call wins; otherwise a learned typed repair that
+        # fits it names the fix with its content (before any generic guidance).
+        transform = (suggestion is not None and suggestion.apply and not suggestion.ambiguous
+                     and suggestion.rule.repair.kind == "transform_args")
+        if not transform and _typed_advice(book, fp, msg, advice):
+            self._count("advice_found")
+            if advice["apply"]:
+                self._count("advice_applied")
+            return advice
         if suggestion is None:
             return advice
         rule = suggestion.rule
@@ -218,17 +234,39 @@ class RulesActor(Actor):
                 raise RequestError(ErrorCode.NOT_FOUND, f"no rule {msg.rule_id!r}")
             out["bound"] = store.book.bind(msg.rule_id, key)
         elif fp is not None and msg.failed_args and msg.fixed_args:
-            name = infer_transform(msg.failed_args, msg.fixed_args)
+            same_tool = msg.fixed_tool in ("", msg.tool)
+            name = infer_transform(msg.failed_args, msg.fixed_args) if same_tool else None
             out["transform"] = name
+            rule = None
             if name:
                 repair = Repair("transform_args", transform=name, retry=True,
                                 guidance=f"{describe(fp.cls)}; the arguments were repaired "
                                          f"with {name}")
                 rule = store.book.learn(fp, repair, self.now(), evidence=msg.run_id, proven=True)
-                if rule is not None:
-                    self._count("rules_learned")
-                    out["learned"] = rule.to_dict()
+            else:
+                rule = _learn_typed(store.book, fp, msg, self.now())
+            if rule is not None:
+                self._count("rules_learned")
+                out["learned"] = rule.to_dict()
         await self._save(store)
+        return out
+
+    @handles(EvolvePreflight)
+    async def preflight(self, msg: EvolvePreflight) -> dict[str, Any]:
+        from slmactor.logic.evolve.typed_repairs import dump_call, preflight
+
+        out: dict[str, Any] = {"found": False, "rule_id": "", "new_tool": "", "new_args": "",
+                               "reason": "no learned rewrite for this call"}
+        call = _call(msg.tool, msg.args)
+        if call is None:
+            return out
+        picked = preflight(self._store(self.project_root(msg)).book, call)
+        if picked is None or picked.rewritten is None:
+            return out
+        rule = picked.rule
+        out.update(found=True, rule_id=rule.id, new_tool=picked.rewritten.tool,
+                   new_args=dump_call(picked.rewritten),
+                   reason=f"{picked.text}: worked {rule.successes} of {rule.samples} times")
         return out
 
     @handles(EvolveObserve)
@@ -381,3 +419,60 @@ def _candidate_fingerprint(cand: dict[str, Any]) -> Fingerprint | None:
                        language=normalize_language(str(cand.get("language", ""))),
                        model_family=model_family(model) if model.strip() else "", norm="",
                        salient="")
+
+
+def _call(tool: str, args: str) -> Any:
+    from slmactor.logic.evolve.typed_repairs import Call, parse_args
+
+    parsed = parse_args(args)
+    return None if parsed is None else Call(tool, parsed, tool_family(tool) or tool.lower())
+
+
+def _typed_advice(book: Any, fp: Fingerprint, msg: EvolveOnFailure,
+                  advice: dict[str, Any]) -> bool:
+    """Advice from a learned typed repair that fits the failed call: the fix named with its
+    content, and the rewritten call when the repair is exact and never failed in >= 3 uses."""
+    from slmactor.logic.evolve.typed_repairs import choose, dump_call
+    from slmactor.logic.failures.normalize import normalize, prepare
+    from slmactor.logic.failures.unwrap import unwrap
+
+    failed = _call(msg.tool, msg.args)
+    if failed is None:
+        return False
+    lines = prepare(unwrap(msg.message).text).lines
+    read_tool = next((t for t in _tools_of(msg.tool) if tool_family(t) == "read"), "")
+    picked = choose(book, fp, msg.message, failed, error_head=normalize(lines[0]) if lines else "",
+                    read_tool=read_tool)
+    if picked is None:
+        return False
+    rule = picked.rule
+    advice.update(found=True, rule_id=rule.id, apply=picked.rewritten is not None,
+                  repair=rule.repair.to_dict(), exact=rule.fingerprint == fp.id,
+                  reason=f"learned from the call that got past this failure ({rule.repair.kind}); "
+                         f"{rule.successes} of {rule.samples} outcomes good; rests on "
+                         f"{', '.join(rule.evidence[-2:]) or rule.id}",
+                  confidence=round(rule.confidence, 4), guidance=picked.text,
+                  seeded=rule.seeded, outcomes=rule.samples)
+    if picked.rewritten is not None:
+        advice["new_args"] = dump_call(picked.rewritten)
+        advice["new_tool"] = picked.rewritten.tool
+    return True
+
+
+def _tools_of(tool: str) -> list[str]:
+    """The tools of the room that has `tool` (its read tool names the read-first fix)."""
+    from slmactor import harnesses
+
+    room = next((h for h in harnesses.every() if tool in h.families), None)
+    return list(room.families) if room is not None else []
+
+
+def _learn_typed(book: Any, fp: Fingerprint, msg: EvolveResolved, now: float) -> Rule | None:
+    from slmactor.logic.evolve.typed_repairs import learn
+
+    failed = _call(msg.tool, msg.failed_args)
+    fix = _call(msg.fixed_tool or msg.tool, msg.fixed_args)
+    if failed is None or fix is None:
+        return None
+    rule: Rule | None = learn(book, fp, failed, fix, now, run=msg.run_id)
+    return rule

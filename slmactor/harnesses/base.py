@@ -250,6 +250,9 @@ class Harness:
     #: Pre-flight: the search/replace tools it may rewrite, and its patch tools.
     preflight_edits: Mapping[str, EditTool] = {}
     preflight_patches: frozenset[str] = frozenset()
+    #: Whether a shell call may be rewritten before it runs: only where `preflight_output` keeps
+    #: the harness's own permission rules (no permission decision of ours).
+    preflight_shell = False
     #: The error a patch tool reports for a hunk not in the file (`{path}`, `{old}` filled in).
     patch_error = ""
     #: Working memory's tool classes: lower-case names per class, and mode tools

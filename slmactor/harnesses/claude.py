@@ -89,6 +89,10 @@ class Claude(Harness):
                 "interrupted" if payload.get("is_interrupt") else "the tool failed")
         return super().outcome(tool, event, payload)
 
+    #: `updatedInput` without a permission decision: Claude Code still applies its own
+    #: permission rules to the rewritten command (an `ask` would be a denial in `-p` mode).
+    preflight_shell = True
+
     def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
                          reason: str) -> dict[str, Any]:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated,

@@ -51,10 +51,18 @@ def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
     guidance = guidance.strip() if isinstance(guidance, str) else ""
     if not guidance:
         return ""
-    head = _head(tool, advice)
-    lines = [f"{head} {localize(fmt, guidance)}"]
     repair = advice.get("repair")
     new_args = advice.get("new_args")
+    if isinstance(repair, Mapping) and repair.get("spec"):
+        # A repair learned from the call that got past this failure: its text already names
+        # the failed call, the fix (in the calls' own tool and argument names) and its record.
+        lines = [f"slmactor memory: {guidance}"]
+        if advice.get("apply") is True and isinstance(new_args, str) and new_args:
+            lines.append(f"The repaired call: {advice.get('new_tool') or tool} {new_args}")
+        text = "\n".join(lines)
+        return text if len(text) <= MAX_ADVICE else text[: MAX_ADVICE - 1] + "…"
+    head = _head(tool, advice)
+    lines = [f"{head} {localize(fmt, guidance)}"]
     if (advice.get("apply") is True and isinstance(repair, Mapping)
             and repair.get("kind") == "transform_args" and isinstance(new_args, str) and new_args):
         lines.append(f"The repaired arguments ({repair.get('transform')}): {new_args}")

@@ -17,6 +17,7 @@ never raises), so every step here fails open.
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 import time
@@ -45,8 +46,10 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
     room = harnesses.get(hook.format)
     event = hook.event
     pre = bool(room.pre_event) and room.pre_event == event
-    if pre and not room.is_preflight_tool(hook.tool_call.tool if hook.tool_call is not None else None):
-        return {}  # pre-flight looks at edits only: nothing to import, read or write
+    pre_tool = hook.tool_call.tool if hook.tool_call is not None else None
+    shell = room.preflight_shell and room.families.get(str(pre_tool)) == "shell"
+    if pre and not room.is_preflight_tool(pre_tool) and not shell:
+        return {}  # pre-flight looks at edits (and shell calls where allowed) only
     ending = event in room.end_events
     wants_context = _wants_context(hook)
     # A pre-tool event also carries its tool call (not yet run): only a finished one is recorded.
@@ -163,8 +166,10 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
             # No failure at all (an empty search, a probe's "no"): nothing was opened to key.
             key = "" if advice.get("benign") is True or not isinstance(fp, dict) else str(
                 fp.get("id", ""))
-    elif edit and path:
-        _resolve_fixed(hook, call.tool, path, ledger, ask)
+    else:
+        if edit and path:
+            _resolve_fixed(hook, call.tool, path, ledger, ask)
+        _learn_fix(hook, call, path, ledger, ask)
     entry = session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,
                                model, time.time(), edit=edit)
     call_id = getattr(hook, "call_id", "")
@@ -197,6 +202,47 @@ def _resolve_fixed(hook: Any, tool: str, path: str, ledger: Path, ask: Ask) -> N
                         "resolution": f"the next {tool} call on {path} succeeded"})
 
 
+#: How many ledger calls back a successful call may be the fix of a failure.
+FIX_WINDOW = 12
+
+
+def _learn_fix(hook: Any, call: Any, path: str, ledger: Path, ask: Ask) -> None:
+    """A successful call of the same tool family on the same target (file, command head, URL)
+    as a recent failure got past it: `evolve.resolved` with both calls, so the rules actor
+    learns the typed repair between them (once per failure: a `learned` entry marks it)."""
+    from slmactor.logic.evolve.typed_repairs import Call, parse_args, same_target
+
+    fixed_args = parse_args(call.args) or {}
+    if call.command and not any(k in fixed_args for k in ("command", "cmd")):
+        fixed_args = {**fixed_args, "command": call.command}
+    if path and "file_path" not in fixed_args and "path" not in fixed_args:
+        fixed_args = {**fixed_args, "path": path}
+    fix = Call(call.tool, fixed_args, harnesses.tool_family(call.tool) or call.tool.lower())
+    entries = [e for e in session.read_ledger(ledger) if e.get("e") in ("call", "learned")]
+    learned = {e.get("key") for e in entries if e.get("e") == "learned"}
+    calls = [e for e in entries if e.get("e") == "call"][-FIX_WINDOW:]
+    for entry in reversed(calls):
+        key = entry.get("key")
+        if entry.get("ok") is not False or not isinstance(key, str) or not key or key in learned:
+            continue
+        tool = str(entry.get("tool") or "")
+        failed_args = parse_args(str(entry.get("args") or "")) or {}
+        if entry.get("command") and not any(k in failed_args for k in ("command", "cmd")):
+            failed_args = {**failed_args, "command": entry["command"]}
+        if entry.get("path") and "file_path" not in failed_args and "path" not in failed_args:
+            failed_args = {**failed_args, "path": entry["path"]}
+        failed = Call(tool, failed_args, harnesses.tool_family(tool) or tool.lower())
+        if (failed.family != fix.family) or not same_target(failed, fix):
+            continue
+        note(ledger, {"e": "learned", "key": key, "at": time.time()})
+        ask("evolve.resolved", {
+            "run_id": hook.run_id, "fingerprint": key, "tool": tool,
+            "message": str(entry.get("error") or ""), "failed_args": json.dumps(failed_args),
+            "fixed_args": json.dumps(fixed_args), "fixed_tool": call.tool,
+            "resolution": f"the next {call.tool} call on the same target got past it"})
+        return
+
+
 def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path, model: str,
               ask: Ask) -> dict[str, Any]:
     """Pre-flight repair of an edit; the harness JSON with the rewritten input, or `{}`."""
@@ -216,7 +262,11 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
             foreseen.append((fp["id"], tool, message))
         return answer
 
-    outcome = run(hook.format, hook.event, payload, project, advise)
+    def rewrite(tool: str, args: str) -> dict[str, Any] | None:
+        answer = ask("evolve.preflight", {"run_id": hook.run_id, "tool": tool, "args": args})
+        return answer if isinstance(answer, dict) else None
+
+    outcome = run(hook.format, hook.event, payload, project, advise, rewrite)
     if outcome.entry is not None:
         entry = outcome.entry
         note(ledger, {**entry, "at": time.time(), "path": relative(entry["path"], project)})

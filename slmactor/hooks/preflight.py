@@ -32,6 +32,8 @@ MAX_FILE_BYTES = 8 << 20
 
 #: (tool, message, args) → the daemon's `evolve.on_failure` answer, or None.
 AskAdvice = Callable[[str, str, str], Mapping[str, Any] | None]
+#: (tool, args) → the daemon's `evolve.preflight` answer, or None.
+AskRewrite = Callable[[str, str], Mapping[str, Any] | None]
 
 
 class Outcome(NamedTuple):
@@ -90,8 +92,10 @@ def _learned(advice: Mapping[str, Any] | None, key: str | None = None) -> list[A
     return [Candidate(parsed, str(name) or "rule", rule_id)]
 
 
-def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAdvice) -> Outcome:
-    """Pre-flight for one pre-tool event; `{}` output unless the edit is rewritten."""
+def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAdvice,
+        ask_rewrite: AskRewrite | None = None) -> Outcome:
+    """Pre-flight for one pre-tool event; `{}` output unless the edit (or, where the room keeps
+    the harness's permission rules, a shell command) is rewritten."""
     room = harnesses.get(fmt)
     if not room.pre_event or room.pre_event != event:
         return Outcome({}, "not a pre-tool event")
@@ -100,6 +104,8 @@ def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAd
     if not tool or not isinstance(tool_input, dict):
         return Outcome({}, "no tool input")
     if not room.is_preflight_tool(tool):
+        if room.preflight_shell and ask_rewrite is not None and room.families.get(tool) == "shell":
+            return _shell(room, tool, tool_input, payload, ask_rewrite)
         return Outcome({}, f"{tool} is not an edit tool")
     cwd = room.project(payload, {}, "")
     base = Path(cwd) if cwd and os.path.isabs(cwd) else base
@@ -121,6 +127,30 @@ def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAd
     entry = {"e": "preflight", "tool": tool, "path": path, "message": message,
              "failed_args": _dump(tool_input), "fixed_args": _dump(updated),
              "transform": cand.transform, "rule_id": cand.rule_id,
+             "model": model if isinstance(model, str) else ""}
+    return Outcome(room.preflight_output(payload, updated, reason), reason, entry)
+
+
+def _shell(room: Any, tool: str, tool_input: dict[str, Any], payload: Mapping[str, Any],
+           ask: AskRewrite) -> Outcome:
+    """A shell command rewritten by a learned substitution that always worked (the daemon
+    decides: `evolve.preflight`); the same tool only, other input fields kept."""
+    answer = ask(tool, _dump(tool_input))
+    if not answer or answer.get("found") is not True or answer.get("new_tool") != tool:
+        return Outcome({}, "no learned rewrite for this command")
+    try:
+        new_args = json.loads(str(answer.get("new_args") or ""))
+    except ValueError:
+        return Outcome({}, "the learned rewrite is not a JSON object")
+    if not isinstance(new_args, dict):
+        return Outcome({}, "the learned rewrite is not a JSON object")
+    updated = {**tool_input, **new_args}
+    reason = f"slmactor: rewrote the {tool} call before it ran (a fix learned in this project: " \
+             f"{answer.get('reason')})."
+    model = payload.get("model")
+    entry = {"e": "preflight", "tool": tool, "path": "", "message": "",
+             "failed_args": _dump(tool_input), "fixed_args": _dump(updated),
+             "transform": "substitute_command", "rule_id": str(answer.get("rule_id") or ""),
              "model": model if isinstance(model, str) else ""}
     return Outcome(room.preflight_output(payload, updated, reason), reason, entry)
 

@@ -84,6 +84,7 @@ class Kind(StrEnum):
     EVOLVE_LEARN = "evolve.learn"
     EVOLVE_FORGET = "evolve.forget"
     EVOLVE_TRUST = "evolve.trust"
+    EVOLVE_PREFLIGHT = "evolve.preflight"
     # policy learning and calibration
     POLICY_CHOOSE = "policy.choose"
     POLICY_UPDATE = "policy.update"
@@ -704,6 +705,19 @@ class EvolveResolved(Message):
     model: str = ""
     failed_args: str = ""
     fixed_args: str = ""
+    #: The tool of the call that got past the failure, when it is not `tool` ("" = the same).
+    fixed_tool: str = ""
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class EvolvePreflight(Message):
+    """A call about to run: its rewrite by a learned repair that always worked, if any."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_PREFLIGHT
+    run_id: str = ""
+    tool: str = ""
+    #: The call's arguments as JSON text.
+    args: str = ""
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

@@ -55,4 +55,8 @@ def test_demo_json(tmp_path: Path) -> None:
     # the runs' lessons, as do/don't lessons in the block
     block = data["memory_block"]
     assert "## Lessons from past builds (apply these):" in block
-    assert "## Anti-patterns from past builds (NEVER do these):\n- NEVER: " in block
+    # A don't says what to do instead: the demo's failures that nothing fixed leave no
+    # content-free NEVER ("repeat what led to: … stayed unresolved").
+    nevers = [line for line in block.splitlines() if line.startswith("- NEVER: ")]
+    assert all("(Reason: instead: " in line for line in nevers), nevers
+    assert "stayed unresolved" not in block

@@ -75,7 +75,7 @@ def test_a_transform_fix_is_learned_and_applied_without_a_model(daemon: DaemonPr
 
         listed = client.ask(EvolveRules())["rules"]
         assert [r["id"] for r in listed] == [second["rule_id"]]
-        assert len(client.ask(EvolveRules(include_all=True))["rules"]) == 23
+        assert len(client.ask(EvolveRules(include_all=True))["rules"]) == 32
 
 
 def test_learned_rules_survive_a_restart(daemon: DaemonProcess) -> None:
@@ -189,7 +189,7 @@ def test_cli_fingerprint_and_rules(daemon: DaemonProcess) -> None:
     assert {"id", "class", "norm", "salient", "version"} <= set(results[0])
     assert results[0]["id"] != results[1]["id"]
     rules = _cli(daemon, "--json", "evolve", "rules", "--all")
-    assert rules.returncode == 0 and len(json.loads(rules.stdout)["rules"]) == 22
+    assert rules.returncode == 0 and len(json.loads(rules.stdout)["rules"]) == 31
     plain = _cli(daemon, "evolve", "rules")
     assert plain.returncode == 0 and "--all" in plain.stdout
 

@@ -9,6 +9,7 @@ still tell the model what to do.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -18,8 +19,12 @@ from slmactor.logic.evolve.transforms import TRANSFORMS
 #: Transforms that are only right when the author meant them (see `Repair.needs_intent`).
 INTENT_DEPENDENT_TRANSFORMS = frozenset({"set_replace_all", "shrink_old_str"})
 
+#: Typed repairs learned from the call that got past a failure (`typed_repairs.py`): their
+#: content is the JSON `spec` (a precondition on the failed call and what to change).
+TYPED_KINDS: tuple[str, ...] = ("substitute_command", "change_args", "correct_path",
+                                "bound_output", "precondition", "do_not_retry")
 KINDS: tuple[str, ...] = ("guidance", "transform_args", "switch_tool", "edit_format", "config",
-                          "shell", "action")
+                          "shell", "action", *TYPED_KINDS)
 #: Actions the harness executes (evolve never executes anything itself).
 ACTIONS: tuple[str, ...] = ("reread_file", "compact_context", "shorten_response",
                             "raise_max_tokens", "split_task", "force_different_action",
@@ -40,6 +45,9 @@ class Repair:
     command: str = ""
     action: str = ""
     retry: bool = False
+    #: A typed repair's content, JSON `{"when": {...}, "what": {...}}` ("" for the other kinds;
+    #: a `switch_tool` learned from a fix carries one too).
+    spec: str = ""
 
     @property
     def deterministic(self) -> bool:
@@ -70,6 +78,8 @@ class Repair:
             "shell": (bool(self.command.strip()), "shell needs a command"),
             "action": (self.action in ACTIONS, f"unknown action {self.action!r}"),
         }
+        if self.kind in TYPED_KINDS and not _spec_ok(self.spec):
+            return f"{self.kind} needs a spec with when and what"
         ok, why = checks.get(self.kind, (True, ""))
         return "" if ok else why
 
@@ -85,10 +95,13 @@ class Repair:
             "config": f"set {self.config_key}={self.config_value}",
             "shell": f"run: {self.command}",
             "action": f"action: {self.action}",
+            **{kind: f"{kind.replace('_', ' ')}: {self.spec}" for kind in TYPED_KINDS},
         }.get(self.kind, "guidance")
 
     def to_dict(self) -> dict[str, Any]:
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        # `spec` only where there is one: the other kinds keep their shape on the wire.
+        return {f.name: getattr(self, f.name) for f in fields(self)
+                if f.name != "spec" or self.spec}
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Repair:
@@ -100,4 +113,13 @@ class Repair:
                    tool=text("tool"), edit_format=text("edit_format"),
                    config_key=text("config_key"), config_value=text("config_value"),
                    command=text("command"), action=text("action"),
-                   retry=data.get("retry") is True)
+                   retry=data.get("retry") is True, spec=text("spec"))
+
+
+def _spec_ok(spec: str) -> bool:
+    try:
+        data = json.loads(spec) if spec else None
+    except ValueError:
+        return False
+    return (isinstance(data, dict) and isinstance(data.get("when"), dict)
+            and isinstance(data.get("what"), dict))

@@ -60,6 +60,9 @@ _GUTTERS: tuple[re.Pattern[str], ...] = (
     re.compile(r"[ \t]*(\d+)[ \t]*\| ?"),  # `  42| code`, `42|code`, `\t7 | code`
     re.compile(r"[ \t]*(\d+)\u2192"),  # `    12→code`
     re.compile(r"[ \t]*(\d+)\t"),  # `12\tcode`, `     12\tcode`
+    # `L42: code`: Codex's `read_file` (openai/codex codex-rs/core/src/tools/handlers/
+    # read_file.rs numbers lines `L{n}: `) and Gemini CLI's search output.
+    re.compile(r"[ \t]*L(\d+): ?"),
     re.compile(r"[ \t]*(\d+): "),  # `12: code`
     re.compile(r"[ \t]*(\d+):"),  # `12:code`
 )
@@ -146,6 +149,10 @@ def strip_patch_gutter(patch: str) -> str | None:
     return "\n".join(lines) if changed else None
 
 
+def _is_unified_diff(text: str) -> bool:
+    return any(line.startswith("@@") for line in text.split("\n"))
+
+
 def _strip_gutters(args: Args) -> None:
     mirrored: re.Pattern[str] | None = None
     for key in ("command", "input", "patch"):
@@ -157,6 +164,12 @@ def _strip_gutters(args: Args) -> None:
             return
     for key in _GUTTERED:
         value = args.get(key)
+        if isinstance(value, str) and key not in _OLD and _is_unified_diff(value):
+            # A unified diff's gutter sits after each line's ` `/`-`/`+` marker, hunk by hunk.
+            stripped = strip_patch_gutter(value)
+            if stripped is not None:
+                args[key] = stripped
+            continue
         if isinstance(value, str):
             lines = value.split("\n")
             gutter = _gutter_of(lines)
@@ -296,7 +309,9 @@ def _has_gutter(obj: Args) -> bool:
     if any(isinstance(obj.get(k), str) and obj[k].lstrip().startswith(PATCH_ENVELOPE)
            and strip_patch_gutter(obj[k]) is not None for k in ("command", "input", "patch")):
         return True
-    return any(isinstance(obj.get(k), str) and strip_gutter(obj[k]) is not None for k in _GUTTERED)
+    return any(isinstance(obj.get(k), str) and (
+        strip_patch_gutter(obj[k]) is not None if k not in _OLD and _is_unified_diff(obj[k])
+        else strip_gutter(obj[k]) is not None) for k in _GUTTERED)
 
 
 def _has_trailing_space(obj: Args) -> bool:

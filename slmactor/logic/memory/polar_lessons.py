@@ -211,11 +211,20 @@ def lesson_from_json_line(line: str | bytes, now: float) -> PolarLesson | None:
     return lesson_from_record(raw, now)
 
 
+#: The reflector's failure lessons that carry no fix (`logic/loop/reflect.py`): a failure that
+#: stayed unresolved, a gate that failed.
+_CONTENT_FREE = re.compile(r"^(?:\S+ \S+ stayed unresolved: |Gate \S+ failed\b)")
+
+
 def from_prose(lesson: Lesson, source_task: str, now: float) -> PolarLesson | None:
     """The polar twin of a reflector prose lesson (`lessons.Lesson`), or None for other kinds.
 
-    `convention` lessons read `<situation> — fixed by <how>` (a do); a `failure` lesson becomes
-    the don't of repeating what led to it.
+    `convention` lessons read `<situation> — fixed by <how>` (a do). A `failure` lesson becomes
+    a don't that says what to do instead when it has one (`<what happened> — instead: <what to
+    do>`); the reflector's records of a failure nothing fixed (`… stayed unresolved: …`, `Gate X
+    failed`) become none: a "NEVER" with no alternative is no lesson a model can use, and a
+    failure its session fixed is a convention (with its fix), never a don't. A failure lesson
+    in a client's own words stays the don't of repeating it.
     """
     text = " ".join(lesson.text.split())
     if lesson.kind == "convention":
@@ -223,8 +232,14 @@ def from_prose(lesson: Lesson, source_task: str, now: float) -> PolarLesson | No
         return make_lesson("error_pattern", situation, how if sep else text, now,
                            source_task=source_task)
     if lesson.kind == "failure":
+        what, sep, instead = text.partition(" — instead: ")
+        if sep and instead.strip():
+            return make_lesson("anti", f"repeat what led to: {what}", f"instead: {instead}", now,
+                               source_task=source_task)
+        if _CONTENT_FREE.search(text):
+            return None  # the reflector's record of a failure nothing fixed: no NEVER to act on
         return make_lesson("anti", f"repeat what led to: {text}",
-                           "it stayed unresolved in an earlier run", now, source_task=source_task)
+                           "it failed in an earlier run", now, source_task=source_task)
     return None
 
 

@@ -277,3 +277,26 @@ def test_pathologically_deep_args_do_not_raise() -> None:
     assert apply_transform("repair_json", deep) == (deep, False)
     assert apply_transform("set_replace_all", deep) == (deep, False)
     assert infer_transform(deep, '{"a": 1}') is None
+
+
+def test_codex_read_file_gutter_is_stripped() -> None:
+    # Codex's read_file numbers lines `L{n}: ` (openai/codex codex-rs/core/src/tools/handlers/
+    # read_file.rs); a model that copies them into old_string misses the file.
+    args = json.dumps({"file_path": "a.py", "old_string": "L10: def f():\nL11:     return 1",
+                       "new_string": "def f():\n    return 2"})
+    out, changed = apply_transform("strip_line_number_prefix", args)
+    assert changed and json.loads(out)["old_string"] == "def f():\n    return 1"
+    # `L` alone or a word starting with L is no gutter.
+    plain = json.dumps({"old_string": "Lines: 3\nLabel: x", "new_string": "y"})
+    assert apply_transform("strip_line_number_prefix", plain) == (plain, False)
+
+
+def test_gutters_inside_unified_diff_hunks_are_stripped() -> None:
+    diff = ("--- a/x.py\n+++ b/x.py\n@@ -10,2 +10,2 @@\n"
+            " 10\tdef f():\n-11\t    return 1\n+11\t    return 2")
+    out, changed = apply_transform("strip_line_number_prefix", json.dumps({"diff": diff}))
+    assert changed
+    assert json.loads(out)["diff"] == ("--- a/x.py\n+++ b/x.py\n@@ -10,2 +10,2 @@\n"
+                                       " def f():\n-    return 1\n+    return 2")
+    clean = json.dumps({"diff": "@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 3"})
+    assert apply_transform("strip_line_number_prefix", clean)[1] is False

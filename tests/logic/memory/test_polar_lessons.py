@@ -312,9 +312,18 @@ def test_prose_lessons_have_polar_twins() -> None:
     assert do is not None and do.polarity == "do"
     assert (do.trigger, do.fix) == ("edit: whitespace mismatch (python)", "trim_trailing_whitespace")
     assert do.source_task == "fix the slugify bug in utils.py" and "python" in do.tags
-    dont = from_prose(Lesson("r1", "failure", "Gate tests failed: 3 failing"), "", NOW)
+    # The reflector's record of a failure nothing fixed is no don't (a NEVER a model cannot
+    # act on); a failure lesson in a client's own words still is one.
+    assert from_prose(Lesson("r1", "failure", "Gate tests failed: 3 failing"), "", NOW) is None
+    own = from_prose(Lesson("r1", "failure", "Import cycle: pkg/a must not import pkg/b"), "", NOW)
+    assert own is not None and own.polarity == "dont"
+    assert from_prose(Lesson("r1", "failure", "Bash missing_module stayed unresolved: No module "
+                                              "named pytest"), "", NOW) is None
+    dont = from_prose(Lesson("r1", "failure", "Bash missing_module: No module named pytest — "
+                                              "instead: run `.venv/bin/python -m pytest`"), "", NOW)
     assert dont is not None and dont.polarity == "dont"
-    assert dont.trigger == "repeat what led to: Gate tests failed: 3 failing"
+    assert dont.trigger == "repeat what led to: Bash missing_module: No module named pytest"
+    assert dont.fix == "instead: run `.venv/bin/python -m pytest`"
     assert from_prose(Lesson("r1", "success", "T1 done"), "", NOW) is None
 
 

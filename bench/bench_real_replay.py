@@ -1,0 +1,249 @@
+"""Replay with learning over the labelled real failures, in session order, per project.
+
+Over `tests/fixtures/real_failures/dev.jsonl` (`--heldout`: `heldout.jsonl`, measured once),
+each project (repository) starts with a fresh rule book (the shipped rules only) and meets its
+failures in session order (sessions in the order the file first lists them, calls by `seq`).
+For each failure the loop answers as the daemon's rules actor would: a transform rule that
+applies to the call rewrites it; else a learned typed repair whose
+precondition fits the call (`typed_repairs.fits`) first — a *rewrite* when the repair is exact
+and has succeeded every time, at least 3 times (`typed_repairs.REWRITE_MIN_SUCCESSES`), else advice naming the fix
+(`typed_repairs.advice`) — then any rule `suggest.lookup` finds (its guidance in the harness's
+words, `hooks.advice.localize`). Then it learns from the row's `fix` (`typed_repairs.infer`),
+and the rule that answered is told whether it was right (Beta outcomes).
+
+Scored: the failures whose `fix_source` is `call` or `memory`, that have a recorded `fix`, and
+whose kind already failed earlier in that project (rows without a recorded fix are counted and
+left out: nothing says what would have been right). Right when
+
+* the rewritten call equals the fix (same tool; arguments equal, whitespace of strings
+  collapsed), or
+* the advice names the fix's *distinguishing part* (`facets` below), every facet of it:
+  a changed tool's name (the new tool's content arguments are then the model's work, not part
+  of it); each changed setting's key (a count set to 1 — mini-swe-agent's
+  `blocks` — is named by "exactly one"); a changed path's new value; for a shell command, each
+  word run the fix inserted or replaced (`difflib` over the words); for a fix that resends the
+  same call, a read tool of the harness (the precondition).
+
+A **wrong rewrite** is a rewrite that differs from the recorded fix (target 0), or a rewrite
+of a call whose session never got past it.
+
+    .venv/bin/python -m bench real_replay [--heldout]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import json
+import sys
+from collections import Counter, defaultdict
+from typing import Any
+
+from bench.bench_real import DEV, HELDOUT, fingerprint, head, load
+from slmactor import harnesses
+from slmactor.hooks.advice import localize
+from slmactor.logic.evolve import typed_repairs as tr
+from slmactor.logic.evolve.rule_seeds import seed_rules
+from slmactor.logic.evolve.rules import Rule, RuleBook
+from slmactor.logic.evolve.suggest import lookup
+from slmactor.logic.evolve.transforms import apply_transform
+
+Row = dict[str, Any]
+_FMT = {"mini-swe-agent": "mini_swe_agent", "swe-agent": "sweagent"}
+
+
+def call_of(tool: str, args: object) -> tr.Call:
+    a = args if isinstance(args, dict) else {}
+    return tr.Call(tool, a, harnesses.tool_family(tool) or tool.lower())
+
+
+def _norm(value: object) -> object:
+    if isinstance(value, str):
+        return tr.norm_command(value)
+    if isinstance(value, dict):
+        return {k: _norm(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_norm(v) for v in value]
+    return value
+
+
+def same_call(a: tr.Call, b: tr.Call) -> bool:
+    return a.tool == b.tool and _norm(dict(a.args)) == _norm(dict(b.args))
+
+
+def facets(failed: tr.Call, fix: tr.Call) -> list[list[str]]:
+    """The fix's distinguishing part: a list of facets, each a list of acceptable namings."""
+    out: list[list[str]] = []
+    if fix.tool != failed.tool:
+        out.append([fix.tool])
+    before, after = failed.command, fix.command
+    if after and before:
+        a, b = tr._words(tr.norm_command(before)), tr._words(tr.norm_command(after))
+        ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
+        for op, _i1, _i2, j1, j2 in ops:
+            if op in ("insert", "replace"):
+                out.append([" ".join(b[j1:j2])])
+        if a == b and fix.tool == failed.tool:
+            out.append(_read_tools(failed.tool))
+        return out
+    for key, value in fix.args.items():
+        if key in failed.args and tr._same(failed.args[key], value):
+            continue
+        if key == failed.path_key or key in tr.PATH_KEYS:
+            out.append([str(value).replace("\\", "/"), str(value)])
+        elif key in ("command", "cmd") and after and not before:
+            continue  # the action the fix took: its other facet (one block) is what differs
+        elif key in tr.CONTENT_KEYS or not tr._scalar(value):
+            if fix.tool != failed.tool:
+                continue  # the new tool's content is the model's work; the switch is the part
+            out.append([json.dumps(value)[:60]])
+        elif value == 1:
+            out.append(["exactly one"])
+        else:
+            out.append([f"`{key}", f"{key}:", f"{key}="])
+    if not out:
+        out.append(_read_tools(failed.tool))
+    return out
+
+
+def _read_tools(tool: str) -> list[str]:
+    room = next((h for h in harnesses.every() if tool in h.families), None)
+    names = [t for t, f in (room.families.items() if room else ()) if f == "read"]
+    return names or ["Read", "read_file", "ws_read"]
+
+
+def names_fix(text: str, wanted: list[list[str]]) -> bool:
+    low = tr.norm_command(text).lower()
+    return bool(wanted) and all(any(tr.norm_command(n).lower() in low for n in facet if n)
+                                for facet in wanted)
+
+
+def session_order(rows: list[Row]) -> dict[str, list[Row]]:
+    by_repo: dict[str, list[Row]] = defaultdict(list)
+    first: dict[tuple[str, str], int] = {}
+    for i, row in enumerate(rows):
+        repo = str(row["source"]["repo"])
+        first.setdefault((repo, str(row["session"])), i)
+        by_repo[repo].append(row)
+    for repo, items in by_repo.items():
+        items.sort(key=lambda r: (first[(repo, str(r["session"]))], int(r.get("seq") or 0)))
+    return by_repo
+
+
+@dataclasses.dataclass
+class Answer:
+    rewrite: tr.Call | None = None
+    text: str = ""
+    rule: Rule | None = None
+
+
+def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer:
+    """What the daemon's `evolve.on_failure` answers (the same order as the rules actor)."""
+    error = str(row.get("error") or "")
+    fmt = _FMT.get(str(row["source"]["harness"]), str(row["source"]["harness"]))
+    args = json.dumps(dict(failed.args))
+    found = lookup(book, fp, error, args, family=harnesses.tool_family)
+    if (found is not None and found.apply and not found.ambiguous
+            and found.rule.repair.kind == "transform_args"):
+        new_args, changed = apply_transform(found.rule.repair.transform, args)
+        if changed:
+            return Answer(rewrite=tr.Call(failed.tool, json.loads(new_args), failed.family),
+                          rule=found.rule)
+    picked = tr.choose(book, fp, error, failed, error_head=head(error),
+                       read_tool=_read_tools(failed.tool)[0])
+    if picked is not None:
+        if picked.rewritten is not None:
+            return Answer(rewrite=picked.rewritten, rule=picked.rule)
+        return Answer(text=picked.text, rule=picked.rule)
+    if found is None or not found.rule.repair.guidance.strip():
+        return Answer()
+    return Answer(text=localize(fmt, found.rule.repair.guidance), rule=found.rule)
+
+
+def replay(rows: list[Row]) -> dict[str, Any]:
+    scored = right = rewrites = wrong = unscorable = learned = 0
+    by_kind: Counter[str] = Counter()
+    right_kind: Counter[str] = Counter()
+    examples: list[dict[str, Any]] = []
+    now = 1_800_000_000.0
+    for items in session_order(rows).values():
+        book = RuleBook()
+        for rule in seed_rules():
+            book.add(rule)
+        seen: set[str] = set()
+        for row in items:
+            now += 60.0
+            fp = fingerprint(row)
+            kind = str(row["kind"])
+            repeat = kind in seen
+            seen.add(kind)
+            if fp.benign or fp.is_zero:
+                continue
+            failed = call_of(str(row.get("tool") or ""), row.get("args"))
+            fix_row = row.get("fix")
+            fix = call_of(str(fix_row["tool"]), fix_row.get("args")) if fix_row else None
+            got = answer(book, row, fp, failed)
+            in_scope = repeat and row.get("fix_source") in ("call", "memory")
+            ok = False
+            if got.rewrite is not None:
+                rewrites += 1
+                ok = fix is not None and same_call(got.rewrite, fix)
+                wrong += not ok
+            elif fix is not None and got.text:
+                ok = names_fix(got.text, facets(failed, fix))
+            if in_scope:
+                if fix is None:
+                    unscorable += 1
+                else:
+                    scored += 1
+                    right += ok
+                    by_kind[kind] += 1
+                    right_kind[kind] += ok
+                    if len(examples) < 400:
+                        examples.append({"kind": kind, "ok": ok, "advice": got.text[:300],
+                                         "rewrite": got.rewrite is not None})
+            if got.rule is not None and fix is not None and not got.rule.seeded:
+                book.observe(got.rule.id, ok, now)
+            run = f"{row['session']}#{row.get('seq')}"
+            if tr.learn(book, fp, failed, fix, now, run=run) is not None:
+                learned += 1
+    return {"scored": scored, "right": right, "unscorable": unscorable, "rewrites": rewrites,
+            "wrong": wrong, "learned": learned, "by_kind": by_kind, "right_kind": right_kind,
+            "examples": examples}
+
+
+def _pct(a: int, b: int) -> float:
+    return 100.0 * a / b if b else 100.0
+
+
+def run(quick: bool = False, heldout: bool = False) -> list[dict[str, Any]]:
+    name = "heldout" if heldout else "dev"
+    r = replay(load(HELDOUT if heldout else DEV))
+    lines = [(f"## {name}: replay with learning, {r['scored']} repeats with a recorded fix "
+             f"({r['unscorable']} more without one), {r['learned']} typed repairs learned"),
+             f"{'kind':<22} {'n':>4} {'right':>6}"]
+    for kind, n in r["by_kind"].most_common():
+        lines.append(f"{kind:<22} {n:>4} {_pct(r['right_kind'][kind], n):>5.0f}%")
+    print("\n".join(lines), file=sys.stderr)
+    return [
+        {"name": f"{name}: repeats repaired or advised with the fix", "unit": "%",
+         "value": _pct(r["right"], r["scored"]), "floor": None, "ratio": None,
+         "target": ">= 60 %", "n": r["scored"]},
+        {"name": f"{name}: wrong rewrites", "unit": "calls", "value": r["wrong"], "floor": None,
+         "ratio": None, "target": "0", "n": r["rewrites"]},
+    ]
+
+
+def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
+    unknown = [a for a in argv if a not in ("--heldout", "--examples")]
+    if unknown:
+        raise SystemExit(f"bench real_replay: unknown option(s) {' '.join(unknown)}")
+    if "--examples" in argv:
+        for ex in replay(load(HELDOUT if "--heldout" in argv else DEV))["examples"]:
+            print(json.dumps(ex, ensure_ascii=False), file=sys.stderr)
+    return run(quick, heldout="--heldout" in argv)
+
+
+if __name__ == "__main__":
+    for out in run_args(False, sys.argv[1:]):
+        print(json.dumps(out))

@@ -1,0 +1,572 @@
+"""Typed repairs learned from the call that got past a failure: what changed, as data.
+
+A real session's fix is rarely one of the seed's argument transforms. It is another interpreter
+(`python` → `python3`), an argument the harness wants (`limit`, `run_in_background`,
+`new_string: ""`), another tool for the same target (`Read` of a directory → a listing), the
+right path, a bounded rerun (`| head`), something done first (read the file, `cd`), or nothing
+at all (the quota is gone, the user said no). This module OWNS reading that difference:
+
+* `target` / `pair`: which later call of a session got past a failure — the first one that did
+  not fail, of the same tool family, on the same target (file, command head, URL);
+* `infer`: the typed `Repair` (kinds in `repairs.TYPED_KINDS`) that turns the failed call into
+  the fixing one, with a precondition on the failed call (`Spec.when`) so it is offered only to
+  calls it can repair;
+* `fits` / `rewrite`: whether a learned repair fits a new failed call, and the rewritten call
+  when the repair is exact (a command substitution, a path correction, a bounded rerun, an
+  argument set); never for a repair that needs the model (a precondition, a do-not-retry);
+* `advice`: the fix named in the harness's own words — "`X` failed here with …; `Y` worked
+  (3 of 3 times)" — with the tool and argument names of the calls themselves.
+
+Pure: no I/O, no clock; rules, counts and Beta confidence stay in `rules.RuleBook`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import re
+import shlex
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from slmactor.logic.evolve.repairs import Repair
+from slmactor.logic.evolve.rules import Rule, RuleBook
+from slmactor.logic.failures.fingerprint import Fingerprint
+from slmactor.logic.failures.verdict import command_heads
+from slmactor.logic.text.redact import redact
+
+Args = Mapping[str, Any]
+#: Tool name → family (edit, read, shell, search, web, task); "" when unknown.
+FamilyOf = Callable[[str], str]
+
+#: Argument keys that name a call's file, and its shell command, in the harnesses' spellings.
+PATH_KEYS = ("file_path", "filePath", "absolute_path", "notebook_path", "path", "dir_path",
+             "directory", "target_file")
+COMMAND_KEYS = ("command", "cmd")
+URL_KEYS = ("url", "uri")
+#: Keys whose value is the content of an edit or a file: a change there is the model's work,
+#: not a repair a rule can learn.
+CONTENT_KEYS = frozenset({"old_string", "new_string", "old_str", "new_str", "content",
+                          "file_text", "diff", "patch", "input", "edits", "new_source",
+                          "text", "prompt", "query", "pattern", "todos", "command", "cmd"})
+#: A scalar argument longer than this is content, not a setting.
+MAX_SETTING = 40
+#: Shell words that bound output, read from the end of a fixing command.
+_BOUNDERS = ("head", "tail", "wc", "less", "grep", "sed", "cut", "sort", "uniq", "awk")
+#: A substituted command prefix is at most this many words on either side.
+MAX_PREFIX = 5
+MAX_EVIDENCE_CHARS = 300
+
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass(frozen=True, slots=True)
+class Call:
+    """One tool call: the harness's tool name, its arguments, its family."""
+
+    tool: str
+    args: Args
+    family: str = ""
+
+    @property
+    def command(self) -> str:
+        for key in COMMAND_KEYS:
+            value = self.args.get(key)
+            if isinstance(value, str):
+                return value
+            if isinstance(value, list) and all(isinstance(v, str) for v in value):
+                words = [str(v) for v in value]
+                # Codex's `["bash", "-lc", "<line>"]`: the line is the command.
+                if len(words) == 3 and words[1] in ("-lc", "-c"):
+                    return words[2]
+                return " ".join(words)
+        return ""
+
+    @property
+    def path(self) -> str:
+        for key in PATH_KEYS:
+            value = self.args.get(key)
+            if isinstance(value, str) and value:
+                return value
+        return ""
+
+    @property
+    def path_key(self) -> str:
+        return next((k for k in PATH_KEYS if isinstance(self.args.get(k), str)
+                     and self.args.get(k)), "")
+
+
+def norm_command(command: str) -> str:
+    return _SPACE.sub(" ", command).strip()
+
+
+def head_of(command: str) -> str:
+    """The first command head of a shell line ("" when there is none)."""
+    heads = command_heads(command)
+    return heads[0] if heads else ""
+
+
+def target(call: Call) -> str:
+    """What a call works on: its file, its command head, its URL, else its tool."""
+    path = call.path
+    if path:
+        return "path:" + path.replace("\\", "/").rstrip("/").lower()
+    command = call.command
+    if command:
+        return "head:" + head_of(command).split(" ", 1)[0]
+    for key in URL_KEYS:
+        value = call.args.get(key)
+        if isinstance(value, str) and value:
+            return "url:" + value.split("?", 1)[0].split("#", 1)[0].lower()
+    return "tool:" + call.tool.lower()
+
+
+def _stem(path: str) -> str:
+    return path.replace("\\", "/").rstrip("/").rsplit("/", 1)[-1].lower()
+
+
+def same_target(a: Call, b: Call) -> bool:
+    """Same target, or (for a file tool) the same file name or folder (a path correction)."""
+    if target(a) == target(b):
+        return True
+    if a.command and b.command:
+        # A wrapper or interpreter around the same program (`uv run pytest`, `.venv/bin/python
+        # -m pytest` for `pytest`): the failed head's program is still a word of the fix.
+        program = head_of(a.command).split(" ", 1)[0].rsplit("/", 1)[-1]
+        return bool(program) and program in {w.rsplit("/", 1)[-1] for w in _words(b.command)}
+    if a.path and b.path:
+        pa, pb = a.path.replace("\\", "/").lower(), b.path.replace("\\", "/").lower()
+        return _stem(pa) == _stem(pb) or pa.rsplit("/", 1)[0] == pb.rsplit("/", 1)[0]
+    return False
+
+
+def pair(calls: Sequence[tuple[Call, bool]], index: int, window: int = 12) -> int | None:
+    """The index of the call that got past the failed call `calls[index]` (`(call, failed)`
+    pairs in session order): the first later call of the same family on the same target that
+    did not fail, within `window` calls; None when the session never got past it."""
+    failed, _ = calls[index]
+    for j in range(index + 1, min(len(calls), index + 1 + window)):
+        call, did_fail = calls[j]
+        if did_fail or (call.family or call.tool) != (failed.family or failed.tool):
+            continue
+        if same_target(failed, call):
+            return j
+    return None
+
+
+def _words(command: str) -> list[str]:
+    try:
+        return shlex.split(command, posix=True)
+    except ValueError:
+        return command.split()
+
+
+def _scalar(value: object) -> bool:
+    if isinstance(value, bool | int | float) or value is None:
+        return True
+    return isinstance(value, str) and len(value) <= MAX_SETTING and "\n" not in value
+
+
+def _same(a: object, b: object) -> bool:
+    if isinstance(a, str) and isinstance(b, str):
+        return norm_command(a) == norm_command(b)
+    return a == b
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """The content of a typed repair (kept as JSON in `Repair.spec`).
+
+    `when` is the precondition on the failed call: its family, and per kind what must hold
+    (the command's leading words for a substitution, the path for a correction, the keys a
+    setting repairs).
+    """
+
+    kind: str
+    when: Mapping[str, Any]
+    what: Mapping[str, Any]
+
+    def dump(self) -> str:
+        return json.dumps({"when": dict(self.when), "what": dict(self.what)}, sort_keys=True,
+                          ensure_ascii=False)
+
+    @classmethod
+    def of(cls, repair: Repair) -> Spec | None:
+        if not repair.spec:
+            return None
+        try:
+            data = json.loads(repair.spec)
+        except ValueError:
+            return None
+        if not isinstance(data, dict):
+            return None
+        when, what = data.get("when"), data.get("what")
+        if not isinstance(when, dict) or not isinstance(what, dict):
+            return None
+        return cls(repair.kind, when, what)
+
+
+def evidence(call: Call) -> str:
+    """The fixing call as evidence: redacted, clipped."""
+    text = json.dumps({"tool": call.tool, "args": dict(call.args)}, ensure_ascii=False,
+                      sort_keys=True, default=str)
+    text = redact(text)
+    return text if len(text) <= MAX_EVIDENCE_CHARS else text[: MAX_EVIDENCE_CHARS - 1] + "…"
+
+
+def _repair(kind: str, when: dict[str, Any], what: dict[str, Any], guidance: str,
+            tool: str = "") -> Repair:
+    spec = Spec(kind, when, what)
+    return Repair(kind, guidance=guidance, tool=tool, spec=spec.dump(), retry=kind in RETRYABLE)
+
+
+#: Kinds a harness may apply without the model (`rewrite` answers a call for them).
+RETRYABLE = frozenset({"substitute_command", "change_args", "correct_path", "bound_output",
+                       "switch_tool"})
+#: Classes after which a retry of the same call is no use: the service or the user decides.
+DO_NOT_RETRY = frozenset({"service_exhausted", "user_rejected", "rate_limit"})
+#: Classes whose same-call retry after something else happened is a precondition (read first,
+#: start the service first).
+_PRECONDITION_OF = {"tool_misuse": "read_first", "file_not_read": "read_first",
+                    "stale_handle": "start_first", "network_error": "start_first",
+                    "edit_not_found": "read_first", "edit_text_not_found": "read_first"}
+
+
+def infer(failed: Call, fix: Call | None, cls: str, detail: str = "") -> Repair | None:
+    """The typed repair that turns `failed` into `fix` (None: nothing a rule can learn).
+
+    `cls` / `detail` are the failure's class and misuse. Without a fix, only a do-not-retry is
+    learned (a quota that is gone, a user who said no).
+    """
+    family = failed.family or failed.tool.lower()
+    if cls in DO_NOT_RETRY:
+        return _repair("do_not_retry", {"family": family, "target": target(failed)},
+                       {"until": "session"},
+                       f"Do not retry {failed.tool} on this target: {_why_stop(cls)}.")
+    if fix is None:
+        return None
+    if fix.tool != failed.tool:
+        return _switch(failed, fix, family)
+    before, after = failed.command, fix.command
+    if before and after:
+        return _shell(failed, fix, family, cls)
+    return _args(failed, fix, family, cls, detail)
+
+
+def _why_stop(cls: str) -> str:
+    return {"user_rejected": "the user refused it",
+            "service_exhausted": "the service's quota is exhausted"}.get(
+        cls, "the service refuses it for now")
+
+
+def _switch(failed: Call, fix: Call, family: str) -> Repair | None:
+    if not same_target(failed, fix):
+        return None
+    keep = sorted(k for k in fix.args if k in failed.args and _same(fix.args[k], failed.args[k]))
+    settings = {k: v for k, v in fix.args.items() if k not in failed.args and _scalar(v)}
+    when: dict[str, Any] = {"family": family, "tool": failed.tool}
+    return _repair("switch_tool", when, {"tool": fix.tool, "keep": keep, "set": settings},
+                   f"{failed.tool} is the wrong tool for this; use {fix.tool}.", tool=fix.tool)
+
+
+def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
+    before, after = norm_command(failed.command), norm_command(fix.command)
+    if before == after:
+        return _precondition(failed, family, cls)
+    if after.startswith(before) and after[len(before):].lstrip().startswith("|"):
+        pipe = after[len(before):].strip()
+        if head_of(pipe.lstrip("| ")).split(" ", 1)[0] in _BOUNDERS:
+            return _repair("bound_output", {"family": family, "head": head_of(before)},
+                           {"append": pipe}, f"Bound the output: append `{pipe}`.")
+    if after.endswith(before) and after[: -len(before)].rstrip().endswith("&&"):
+        first = after[: -len(before)].rstrip()[:-2].strip()
+        return _repair("precondition", {"family": family, "head": head_of(before)},
+                       {"first": "command", "prefix": first},
+                       f"Run `{first}` first (`{first} && …`).")
+    a, b = _words(before), _words(after)
+    # Longest common tail: what the fix kept; the differing leading words are the substitution.
+    k = 0
+    while k < min(len(a), len(b)) and a[-1 - k] == b[-1 - k]:
+        k += 1
+    if k == len(a) and len(b) > k:
+        k -= 1  # a wrapper put before the whole command (`uv run`): substitute its first word
+    old, new = a[: len(a) - k], b[: len(b) - k]
+    if k and old and new and len(old) <= MAX_PREFIX and len(new) <= MAX_PREFIX:
+        frm, to = " ".join(old), " ".join(new)
+        # `pre`: the command head it was learned on (`python pytest`), the only calls a
+        # pre-flight rewrite may touch before they run (`python script.py` is not one).
+        return _repair("substitute_command", {"family": family, "starts": frm},
+                       {"from": frm, "to": to, "pre": head_of(before)},
+                       f"Run `{to}` instead of `{frm}`.")
+    # Same leading words, changed options at the end: an argument change of the command.
+    j = 0
+    while j < min(len(a), len(b)) and a[j] == b[j]:
+        j += 1
+    if j and j == len(a) and len(b) - j <= MAX_PREFIX:
+        extra = " ".join(b[j:])
+        return _repair("change_args", {"family": family, "head": head_of(before)},
+                       {"append": extra}, f"Add `{extra}` to the command.")
+    return None
+
+
+def _precondition(failed: Call, family: str, cls: str) -> Repair | None:
+    first = _PRECONDITION_OF.get(cls)
+    if first is None:
+        return None
+    what = {"read_first": "Read the file again first, then resend the same call.",
+            "start_first": "Start the process or service it needs first, then resend it."}[first]
+    return _repair("precondition", {"family": family, "cls": cls}, {"first": first}, what)
+
+
+def _args(failed: Call, fix: Call, family: str, cls: str, detail: str) -> Repair | None:
+    a, b = failed.args, fix.args
+    changed = {k: v for k, v in b.items() if k not in a or not _same(a[k], v)}
+    removed = sorted(k for k in a if k not in b)
+    if not changed and not removed:
+        return _precondition(failed, family, cls)
+    path_key = failed.path_key
+    if path_key and set(changed) == {path_key} and not removed:
+        return _repair("correct_path", {"family": family, "path": failed.path},
+                       {"key": path_key, "to": b[path_key]},
+                       f"{failed.path} is not there; the file is {b[path_key]}.")
+    settings = {k: v for k, v in changed.items() if k not in CONTENT_KEYS and _scalar(v)}
+    if settings and all(k in settings or k in CONTENT_KEYS for k in changed):
+        kind = "bound_output" if {"limit", "offset"} & set(settings) else "change_args"
+        # The fix also changed content (the model's own work): the setting is what a rule can
+        # say, but setting it alone does not make the fixing call, so it is never a rewrite.
+        partial = any(k in CONTENT_KEYS for k in changed)
+        return _repair(kind, {"family": family, "missing": sorted(k for k in settings
+                                                                  if k not in a)},
+                       {"set": settings, "unset": removed, **({"partial": True} if partial
+                                                               else {})},
+                       "Set " + ", ".join(f"`{k}: {json.dumps(v)}`" for k, v in settings.items())
+                       + ".")
+    # A required parameter the failed call lacked, given empty (`new_string: ""`).
+    empty = {k: v for k, v in changed.items() if k not in a and v in ("", [], {})}
+    if empty and detail == "missing_parameter":
+        return _repair("change_args", {"family": family, "missing": sorted(empty)},
+                       {"set": empty, "unset": []},
+                       "Set " + ", ".join(f"`{k}: {json.dumps(v)}`" for k, v in empty.items())
+                       + ".")
+    return None
+
+
+# --------------------------------------------------------------------------- use a learned one
+
+def fits(repair: Repair, failed: Call) -> bool:
+    """Whether a learned typed repair's precondition holds on this failed call."""
+    spec = Spec.of(repair)
+    if spec is None:
+        return False
+    when = spec.when
+    family = failed.family or failed.tool.lower()
+    if when.get("family") and when["family"] != family:
+        return False
+    if "tool" in when and when["tool"] != failed.tool:
+        return False
+    if "target" in when and when["target"] != target(failed):
+        return False
+    if "path" in when and when["path"] != failed.path:
+        return False
+    if "starts" in when and not _starts(failed.command, str(when["starts"])):
+        return False
+    if "head" in when and when["head"] and head_of(failed.command) != when["head"]:
+        return False
+    missing = when.get("missing")
+    return not (isinstance(missing, list) and any(k in failed.args for k in missing))
+
+
+def _starts(command: str, words: str) -> bool:
+    a, w = _words(norm_command(command)), _words(words)
+    return bool(w) and a[: len(w)] == w
+
+
+def rewrite(repair: Repair, failed: Call) -> Call | None:
+    """The repaired call, when the repair is exact on this call; None otherwise."""
+    spec = Spec.of(repair)
+    if spec is None or repair.kind not in RETRYABLE or not fits(repair, failed):
+        return None
+    what = spec.what
+    if what.get("partial") is True:
+        return None
+    args = dict(failed.args)
+    if repair.kind == "substitute_command":
+        key = next((k for k in COMMAND_KEYS if isinstance(args.get(k), str)), "")
+        if not key:
+            return None
+        rest = _words(norm_command(args[key]))[len(_words(str(what["from"]))):]
+        args[key] = " ".join([str(what["to"]), *(shlex.quote(w) for w in rest)])
+        return Call(failed.tool, args, failed.family)
+    if repair.kind == "correct_path":
+        args[str(what["key"])] = what["to"]
+        return Call(failed.tool, args, failed.family)
+    if repair.kind in ("bound_output", "change_args"):
+        if "append" in what:
+            key = next((k for k in COMMAND_KEYS if isinstance(args.get(k), str)), "")
+            if not key:
+                return None
+            args[key] = f"{norm_command(args[key])} {what['append']}"
+            return Call(failed.tool, args, failed.family)
+        settings = what.get("set")
+        if not isinstance(settings, dict):
+            return None
+        args.update(settings)
+        for key in what.get("unset") or []:
+            args.pop(str(key), None)
+        return Call(failed.tool, args, failed.family)
+    if repair.kind == "switch_tool":
+        keep = [str(k) for k in what.get("keep") or []]
+        new_args = {k: args[k] for k in keep if k in args}
+        settings = what.get("set")
+        if isinstance(settings, dict):
+            new_args.update(settings)
+        return Call(str(what["tool"]), new_args, failed.family)
+    return None
+
+
+def named_fix(repair: Repair, failed: Call) -> str:
+    """The fix in the calls' own words (tool and argument names as the harness spells them)."""
+    spec = Spec.of(repair)
+    if spec is None:
+        return repair.guidance.strip()
+    what = spec.what
+    done = rewrite(repair, failed)
+    if repair.kind == "substitute_command":
+        return f"`{what['to']}` instead of `{what['from']}`" + (
+            f" (`{norm_command(done.command)}`)" if done is not None else "")
+    if repair.kind == "correct_path":
+        return f"{failed.tool} with `{what['key']}: {what['to']}`"
+    if repair.kind in ("bound_output", "change_args"):
+        if "append" in what:
+            return f"`{norm_command(failed.command)} {what['append']}`"
+        settings = what.get("set") or {}
+        parts = ", ".join(f"`{k}: {json.dumps(v)}`" for k, v in dict(settings).items())
+        return f"{failed.tool} with {parts}"
+    if repair.kind == "switch_tool":
+        return f"`{what['tool']}` instead of `{failed.tool}`"
+    if repair.kind == "precondition":
+        return repair.guidance.strip()
+    if repair.kind == "do_not_retry":
+        return repair.guidance.strip()
+    return repair.guidance.strip()
+
+
+def advice(repair: Repair, failed: Call, error_head: str, successes: int, samples: int,
+           read_tool: str = "") -> str:
+    """"`X` failed here with …; `Y` worked (n of m times)." — the fix with its content.
+
+    `read_tool` is the harness's own read tool, named in a read-first precondition.
+    """
+    what = _failed_words(failed)
+    err = error_head.strip()
+    err = err if len(err) <= 120 else err[:119] + "…"
+    said = f" with `{err}`" if err else ""
+    fix = named_fix(repair, failed)
+    if repair.kind == "precondition" and read_tool and "Read the file" in fix:
+        fix = f"{read_tool} `{failed.path or 'the file'}` first, then the same {failed.tool} call"
+    if repair.kind == "do_not_retry":
+        return f"{what} failed here{said}. {fix}"
+    if not samples:
+        return f"{what} failed here{said}; the known fix: {fix}."
+    return f"{what} failed here{said}; {fix} worked ({successes} of {samples} time" \
+           f"{'' if samples == 1 else 's'})."
+
+
+def _failed_words(failed: Call) -> str:
+    command = norm_command(failed.command)
+    if command:
+        command = command if len(command) <= 80 else command[:79] + "…"
+        return f"`{command}`"
+    if failed.path:
+        return f"`{failed.tool}` on `{failed.path}`"
+    return f"`{failed.tool}`"
+
+
+# --------------------------------------------------------------------------- choose and learn
+
+#: A rewrite without the model needs this many successes and no failure (the pre-flight bar).
+REWRITE_MIN_SUCCESSES = 3
+
+
+@dataclass(frozen=True, slots=True)
+class Choice:
+    """The typed rule for one failed call, and what it makes of the call."""
+
+    rule: Rule
+    #: The repaired call, when the rule is exact here and has never failed in >= 3 uses.
+    rewritten: Call | None
+    #: The fix named in the call's own words, with the outcomes behind it.
+    text: str
+
+
+def choose(book: RuleBook, fp: Fingerprint, message: str, failed: Call, *,
+           error_head: str = "", read_tool: str = "") -> Choice | None:
+    """The best learned typed rule whose trigger matches `fp` and whose precondition fits
+    `failed` (exact fingerprint first, then confidence, then successes)."""
+    if fp.is_zero or fp.benign:
+        return None
+    typed = [r for r in book.rules.values()
+             if r.usable and r.repair.spec and (r.fingerprint == fp.id
+                                                or r.trigger.matches(fp, message))
+             and fits(r.repair, failed)]
+    if not typed:
+        return None
+    best = max(typed, key=lambda r: (r.fingerprint == fp.id, r.confidence, r.successes, r.id))
+    done = rewrite(best.repair, failed)
+    exact = (done is not None and best.successes >= REWRITE_MIN_SUCCESSES
+             and best.failures == 0)
+    text = advice(best.repair, failed, error_head, best.successes, best.samples,
+                  read_tool=read_tool)
+    return Choice(best, done if exact else None, text)
+
+
+def learn(book: RuleBook, fp: Fingerprint, failed: Call, fix: Call | None, now: float, *,
+          run: str = "") -> Rule | None:
+    """Learn the typed repair from a failure and the call that got past it (None: nothing to
+    learn). The rule's trigger names no tool — the precondition holds the family — so a repair
+    learned on one harness's tool serves another's of that family; its evidence is the fixing
+    call, redacted."""
+    if fp.is_zero or fp.benign:
+        return None
+    repair = infer(failed, fix, fp.cls, fp.detail)
+    if repair is None:
+        return None
+    proof = f"{run} {evidence(fix)}".strip() if fix is not None else run
+    return book.learn(dataclasses.replace(fp, tool=""), repair, now, evidence=proof,
+                      proven=fix is not None)
+
+
+def parse_args(args: str) -> dict[str, Any] | None:
+    """A call's JSON arguments as an object, or None."""
+    try:
+        value = json.loads(args) if args else None
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def dump_call(call: Call) -> str:
+    """A call's arguments as the JSON text a harness resends."""
+    return json.dumps(dict(call.args), ensure_ascii=False)
+
+
+def preflight(book: RuleBook, call: Call) -> Choice | None:
+    """A shell call rewritten *before* it runs: only by a learned command substitution that
+    fits it, was learned on the same command head, succeeded every time (>= 3, no failure), and
+    is the only such rule giving a rewrite (two that disagree: none)."""
+    if not call.command:
+        return None
+    head = head_of(call.command)
+    found: dict[str, Choice] = {}
+    for rule in book.rules.values():
+        if not (rule.usable and rule.repair.kind == "substitute_command"
+                and rule.successes >= REWRITE_MIN_SUCCESSES and rule.failures == 0):
+            continue
+        spec = Spec.of(rule.repair)
+        if spec is None or not head or spec.what.get("pre") != head or not fits(rule.repair, call):
+            continue
+        done = rewrite(rule.repair, call)
+        if done is not None:
+            found.setdefault(done.command, Choice(rule, done, named_fix(rule.repair, call)))
+    return next(iter(found.values())) if len(found) == 1 else None

@@ -1,0 +1,135 @@
+"""Typed repairs: learned from (failed call, fixing call), offered only where they fit, named in
+the calls' own words, rewritten only when exact."""
+
+from __future__ import annotations
+
+import json
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from slmactor.logic.evolve import typed_repairs as tr
+from slmactor.logic.evolve.rules import RuleBook
+from slmactor.logic.failures.fingerprint import analyze
+
+NOW = 1_800_000_000.0
+
+
+def shell(command: str) -> tr.Call:
+    return tr.Call("Bash", {"command": command}, "shell")
+
+
+def test_interpreter_substitution_is_learned_and_rewrites_the_next_call() -> None:
+    repair = tr.infer(shell("python -m pytest tests/a.py -q"),
+                      shell(".venv/bin/python -m pytest tests/a.py -q"), "missing_module")
+    assert repair is not None and repair.kind == "substitute_command" and repair.valid
+    later = shell("python -m pytest tests/b.py")
+    assert tr.fits(repair, later)
+    done = tr.rewrite(repair, later)
+    assert done is not None and done.command == ".venv/bin/python -m pytest tests/b.py"
+    # Not for a command that does not start with the substituted words.
+    assert not tr.fits(repair, shell("node index.js"))
+    text = tr.advice(repair, later, "No module named pytest", 3, 3)
+    assert "`.venv/bin/python`" in text and "3 of 3 times" in text
+    assert "other arguments" not in text
+
+
+def test_read_limit_is_an_argument_of_the_read_tool_named_as_the_harness_spells_it() -> None:
+    failed = tr.Call("Read", {"file_path": "/p/big.md"}, "read")
+    repair = tr.infer(failed, tr.Call("Read", {"file_path": "/p/big.md", "limit": 200}, "read"),
+                      "output_too_large")
+    assert repair is not None and repair.kind == "bound_output"
+    other = tr.Call("read_file", {"absolute_path": "/q/huge.md"}, "read")  # Gemini's tool
+    assert tr.fits(repair, other)
+    assert "`limit: 200`" in tr.advice(repair, other, "too large", 1, 1)
+    # A call that already passes a limit is not one this repair can fix.
+    assert not tr.fits(repair, tr.Call("Read", {"file_path": "/x", "limit": 10}, "read"))
+
+
+def test_a_fix_that_also_changed_content_is_advice_never_a_rewrite() -> None:
+    failed = tr.Call("bash", {"command": None, "blocks": 2}, "shell")
+    fix = tr.Call("bash", {"command": "sed -n '1,5p' a.py", "blocks": 1}, "shell")
+    repair = tr.infer(failed, fix, "format_rejected")
+    assert repair is not None and tr.rewrite(repair, failed) is None
+
+
+def test_same_call_resent_is_a_precondition_and_never_rewritten() -> None:
+    call = tr.Call("Edit", {"file_path": "/p/a.go", "old_string": "x", "new_string": "y"}, "edit")
+    repair = tr.infer(call, call, "tool_misuse", "other")
+    assert repair is not None and repair.kind == "precondition"
+    assert tr.rewrite(repair, call) is None
+    assert "Read `/p/a.go` first" in tr.advice(repair, call, "not read", 2, 2, read_tool="Read")
+
+
+def test_tool_switch_path_correction_and_do_not_retry() -> None:
+    failed = tr.Call("Read", {"file_path": "/p/src"}, "read")
+    switch = tr.infer(failed, tr.Call("LS", {"file_path": "/p/src"}, "read"), "tool_misuse")
+    assert switch is not None and switch.kind == "switch_tool" and switch.tool == "LS"
+    moved = tr.infer(tr.Call("Read", {"file_path": "/p/docs/a.md"}, "read"),
+                     tr.Call("Read", {"file_path": "/p/doc/a.md"}, "read"), "path_not_found")
+    assert moved is not None and moved.kind == "correct_path"
+    done = tr.rewrite(moved, tr.Call("Read", {"file_path": "/p/docs/a.md"}, "read"))
+    assert done is not None and done.path == "/p/doc/a.md"
+    stop = tr.infer(tr.Call("mcp__x__search", {"q": "a"}, ""), None, "service_exhausted")
+    assert stop is not None and stop.kind == "do_not_retry" and not stop.retry
+    assert tr.rewrite(stop, tr.Call("mcp__x__search", {"q": "a"}, "")) is None
+
+
+def test_pair_finds_the_call_that_got_past_the_failure() -> None:
+    calls = [(shell("pytest -q"), True), (tr.Call("Read", {"file_path": "a"}, "read"), False),
+             (shell("ls"), False), (shell("uv run pytest -q"), False)]
+    assert tr.pair(calls, 0) == 3
+    assert tr.pair([(shell("pytest -q"), True), (shell("pytest -q"), True)], 0) is None
+
+
+def test_a_typed_repair_is_a_rule_with_beta_confidence_and_evidence() -> None:
+    book = RuleBook()
+    fp = analyze("Bash", "Exit code 127\nbash: pytest: command not found", command="pytest -q",
+                 family="shell")
+    repair = tr.infer(shell("pytest -q"), shell("uv run pytest -q"), fp.cls)
+    assert repair is not None
+    evidence = tr.evidence(shell("uv run pytest -q"))
+    rule = book.learn(fp, repair, NOW, evidence="run1 " + evidence, proven=True)
+    assert rule is not None and rule.successes == 1 and rule.confidence == 0.5
+    again = book.learn(fp, repair, NOW, evidence="run2 " + evidence, proven=True)
+    assert again is not None and again.id == rule.id and again.successes == 2
+    assert json.loads(again.repair.spec)["what"] == {"from": "pytest", "to": "uv run pytest",
+                                                     "pre": "pytest"}
+    assert again.to_dict()["repair"]["spec"] == repair.spec
+
+
+def test_evidence_is_redacted() -> None:
+    text = tr.evidence(shell("curl -H 'Authorization: Bearer sk-abcdefghijklmnopqrstuvwxyz0123456789'"))
+    assert "sk-abcdefghijklmnopqrstuvwxyz0123456789" not in text
+
+
+_WORD = st.text(alphabet="abcdefghij./-_", min_size=1, max_size=8)
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.lists(_WORD, min_size=1, max_size=6), st.lists(_WORD, min_size=1, max_size=3),
+       st.lists(_WORD, min_size=1, max_size=3))
+def test_a_learned_substitution_rewrites_its_own_failure_into_its_fix(
+        rest: list[str], old: list[str], new: list[str]) -> None:
+    failed, fix = shell(" ".join(old + rest)), shell(" ".join(new + rest))
+    repair = tr.infer(failed, fix, "missing_module")
+    if repair is None or repair.kind != "substitute_command":
+        return
+    done = tr.rewrite(repair, failed)
+    assert done is not None and done.command == fix.command
+
+
+@settings(max_examples=200, derandomize=True, deadline=None)
+@given(st.dictionaries(st.sampled_from(["file_path", "limit", "offset", "old_string", "x"]),
+                       st.one_of(st.integers(0, 500), _WORD), max_size=4),
+       st.dictionaries(st.sampled_from(["file_path", "limit", "offset", "old_string", "x"]),
+                       st.one_of(st.integers(0, 500), _WORD), max_size=4))
+def test_a_rewrite_of_its_own_failure_is_the_fix_or_nothing(a: dict[str, object],
+                                                           b: dict[str, object]) -> None:
+    failed, fix = tr.Call("Read", a, "read"), tr.Call("Read", b, "read")
+    repair = tr.infer(failed, fix, "output_too_large")
+    if repair is None:
+        return
+    assert repair.valid
+    done = tr.rewrite(repair, failed)
+    assert done is None or dict(done.args) == dict(fix.args)
