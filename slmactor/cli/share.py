@@ -41,6 +41,20 @@ def register(sub: Any) -> None:
     export.set_defaults(func=cmd_export)
 
 
+def _signing_key() -> bytes | None:
+    """This user's signing key, if it exists (the merge driver never creates one)."""
+    from slmactor.config import default_home
+    from slmactor.stores.base.signing import KEY_NAME, load_signing_key
+
+    home = default_home()
+    if not (home / KEY_NAME).is_file():
+        return None
+    try:
+        return load_signing_key(home)
+    except OSError:
+        return None
+
+
 def cmd_merge_driver(ctx: CliContext) -> int:
     from slmactor.stores.shared import MergeConflict, kind_for_path, merge_texts, read_bytes
 
@@ -50,9 +64,10 @@ def cmd_merge_driver(ctx: CliContext) -> int:
         return ctx.fail(f"merge-driver: {args.path or args.ours} is not a shared slmactor store "
                         "file", EXIT_CONFLICT)
     ours = Path(args.ours)
+    key = _signing_key()
     try:
         merged = merge_texts(kind, read_bytes(Path(args.ancestor)), read_bytes(ours),
-                             read_bytes(Path(args.theirs)))
+                             read_bytes(Path(args.theirs)), key)
     except (MergeConflict, OSError) as exc:
         return ctx.fail(f"merge-driver: {args.path or ours}: {exc}; left for you to resolve",
                         EXIT_CONFLICT)

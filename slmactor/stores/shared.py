@@ -231,8 +231,37 @@ def merge_parsed(
     return merge_scalars(o[0], a[0], b[0], newest=("updated",)), sort_records(records, kind.shape)
 
 
-def merge_texts(kind: SharedKind, o: bytes, a: bytes, b: bytes) -> bytes:
-    """Git's three versions of one shared file merged into one. Raises MergeConflict."""
+#: Fields a user may edit by hand without voiding a record's signature, per kind.
+SIGN_LOOSE: dict[str, tuple[str, ...]] = {"facts": ("pinned",)}
+
+
+def _resigned(kind: SharedKind, key: bytes | None, records: list[Record],
+              sides: tuple[list[Record], ...], taken: frozenset[int]) -> list[Record]:
+    """Merged records re-signed where every side's version was this user's own (signed with
+    `key`): merging two of the user's branches keeps the user's records trusted. A record with
+    a side this user did not sign (a teammate's, a repository's) stays unverified until
+    `slmactor trust` adopts it; one taken whole from a side keeps that side's signature."""
+    from slmactor.logic.text.trust import SIG_FIELD, signed, verified
+
+    if key is None or kind.shape is None or not kind.records_key:
+        return records
+    loose = SIGN_LOOSE.get(kind.name, ())
+    versions: dict[str, list[Record]] = {}
+    for side in sides:
+        for record in side:
+            versions.setdefault(kind.shape.key(record), []).append(record)
+    out = []
+    for record in records:
+        seen = versions.get(kind.shape.key(record), [])
+        if id(record) not in taken and seen and all(verified(key, v, loose) for v in seen):
+            record = signed(key, {k: v for k, v in record.items() if k != SIG_FIELD}, loose)
+        out.append(record)
+    return out
+
+
+def merge_texts(kind: SharedKind, o: bytes, a: bytes, b: bytes, key: bytes | None = None) -> bytes:
+    """Git's three versions of one shared file merged into one; with the user's signing `key`,
+    records merged from the user's own versions are signed again. Raises MergeConflict."""
     if kind.shape is None:
         def text(data: bytes) -> str:
             return data.decode("utf-8", "surrogateescape")
@@ -241,6 +270,7 @@ def merge_texts(kind: SharedKind, o: bytes, a: bytes, b: bytes) -> bytes:
     ours, theirs = parse(kind, a), parse(kind, b)
     top, records = merge_parsed(kind, parse(kind, o), ours, theirs)
     taken = frozenset(id(r) for side in (ours[1], theirs[1]) for r in side)
+    records = _resigned(kind, key, records, (ours[1], theirs[1]), taken)
     return encode(kind, top, records, taken)
 
 
