@@ -123,8 +123,8 @@ class Claude(Harness):
         if first is None:  # a first line longer than the head: its opening keys decide
             line = head.lstrip()[:4096]
             return SESSION if line.startswith('{"') and '"sessionId":' in line \
-                and '"payload":' not in line else ""
-        if "payload" in first:
+                and '"payload":' not in line and '"projectHash":' not in line else ""
+        if "payload" in first or "projectHash" in first:  # a rollout, a Gemini CLI chat
             return ""
         kind = first.get("type")
         return SESSION if isinstance(first.get("sessionId"), str) or kind in _ENTRY_TYPES else ""
