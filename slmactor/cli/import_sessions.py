@@ -371,12 +371,12 @@ def _progress() -> Callable[[Tally, bool], None]:
 
 
 def summary_text(result: dict[str, Any]) -> str:
-    lines = [f"{'would import' if result['dry_run'] else 'imported'} {result['new']} new session(s) "
-             f"of {result['sessions']} found in {result['files']} file(s) "
-             f"({result['already_imported']} already imported, {result['unchanged_files']} file(s) unchanged)",
-             f"calls {result['calls']}, failed {result['failed_calls']}, repaired within the session "
-             f"{result['repaired_in_session']}; lessons learned {result['lessons_learned']}, "
-             f"repair candidates {result['repair_candidates']}"]
+    lines = [(f"{'would import' if result['dry_run'] else 'imported'} {result['new']} new session(s) "
+              f"of {result['sessions']} found in {result['files']} file(s) "
+              f"({result['already_imported']} already imported, {result['unchanged_files']} file(s) unchanged)"),
+             (f"calls {result['calls']}, failed {result['failed_calls']}, repaired within the session "
+              f"{result['repaired_in_session']}; lessons learned {result['lessons_learned']}, "
+              f"repair candidates {result['repair_candidates']}")]
     if result["failures_by_class"]:
         lines.append("failures by class: " + ", ".join(f"{k} {v}" for k, v in result["failures_by_class"].items()))
     for reason, count in result["skipped_sessions"].items():
