@@ -33,7 +33,6 @@ from slmactor.protocol.messages import MetricsShow
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
 
 Row = dict[str, Any]
-HERE = Path(__file__).resolve().parent
 TREE_BYTES = 1 << 30
 
 
