@@ -180,3 +180,31 @@ def test_bounded_lines_never_yield_a_cut_line(tmp_path_factory: pytest.TempPathF
     assert sum(len(g.encode("utf-8")) for g in got) <= cap
     if len(data) <= cap:
         assert got == whole
+
+
+def test_standard_locations_follow_each_harness_environment(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    env = {"CLAUDE_CONFIG_DIR": str(tmp_path / "cc"), "CODEX_HOME": str(tmp_path / "cx"),
+           "GEMINI_CLI_HOME": str(tmp_path / "g"), "CLINE_DIR": str(tmp_path / "cl")}
+    roots = {name: harnesses.get(name).session_roots(env, home) for name in READERS[:4]}
+    assert roots["claude"] == (tmp_path / "cc" / "projects",)
+    assert roots["codex"] == (tmp_path / "cx" / "sessions", tmp_path / "cx" / "archived_sessions")
+    assert roots["gemini"] == (tmp_path / "g" / ".gemini" / "tmp",)
+    assert roots["cline"][:2] == (tmp_path / "cl" / "data" / "tasks", tmp_path / "cl" / "data" / "sessions")
+    defaults = {name: harnesses.get(name).session_roots({}, home) for name in READERS[:4]}
+    assert defaults["claude"] == (home / ".claude" / "projects",)
+    assert defaults["gemini"] == (home / ".gemini" / "tmp",)
+    assert defaults["cline"][0] == home / ".cline" / "data" / "tasks"
+    assert home / ".config" / "Code" / "User" / "globalStorage" / "saoudrizwan.claude-dev" / "tasks" \
+        in defaults["cline"]
+    assert harnesses.get("cline").session_roots({"CLINE_DATA_DIR": "/d"}, home)[0] == Path("/d/tasks")
+
+
+def test_since_takes_a_date_or_an_age() -> None:
+    from slmactor.cli.import_sessions import parse_since
+
+    assert parse_since("7d", 1_000_000.0) == 1_000_000.0 - 7 * 86400
+    assert parse_since("12h", 100_000.0) == 100_000.0 - 12 * 3600
+    assert parse_since("2026-01-31", 0.0) == parse_since("2026-01-31T00:00:00Z", 0.0)
+    with pytest.raises(ValueError, match="not a date"):
+        parse_since("last tuesday", 0.0)

@@ -114,3 +114,29 @@ def test_dry_run_sends_and_remembers_nothing(daemon: DaemonProcess, tmp_path: Pa
     assert done["new"] == SESSIONS and done["dry_run"] is True
     assert runs(daemon, daemon.project) == []
     assert not (daemon.home / "import-sessions.jsonl").exists()
+
+
+def test_by_default_the_harnesses_own_locations_are_read(daemon: DaemonProcess, tmp_path: Path) -> None:
+    env = {**daemon.env, "HOME": str(tmp_path / "home"), "CLAUDE_CONFIG_DIR": str(tmp_path / "claude"),
+           "CODEX_HOME": str(tmp_path / "codex"), "GEMINI_CLI_HOME": str(tmp_path / "gemini-home"),
+           "CLINE_DIR": str(tmp_path / "cline")}
+    placed = {
+        FIXTURES / "claude" / "session.jsonl": tmp_path / "claude" / "projects" / "-p" / "s.jsonl",
+        FIXTURES / "codex" / "rollout.jsonl": tmp_path / "codex" / "sessions" / "2026" / "02" / "26" / "rollout-x.jsonl",
+        FIXTURES / "gemini" / "session-2026-jsonl.jsonl":
+            tmp_path / "gemini-home" / ".gemini" / "tmp" / "repo" / "chats" / "session-x.jsonl",
+    }
+    for source, target in placed.items():
+        target.parent.mkdir(parents=True)
+        shutil.copy(source, target)
+    (tmp_path / "gemini-home" / ".gemini" / "tmp" / "repo" / ".project_root").write_text(str(daemon.project))
+    done = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "--no-autostart",
+         "--json", "import", "sessions", "--since", "2025-01-01"],
+        check=False, env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert sorted(result["by_harness"]) == ["claude", "codex", "gemini"]
+    # The Gemini chat's folder names this project; the others' directories are not on this machine.
+    assert result["new"] == 1 and result["skipped_sessions"] == {"its directory no longer exists": 2}
+    wait_for(lambda: len(runs(daemon, daemon.project)) == 1, "the Gemini session a run", timeout=60)
