@@ -18,7 +18,9 @@ read or makes a reader fail is skipped and counted with its reason, never a reas
 Idempotent and resumable: `<user store>/import-sessions.jsonl` (plain JSON lines, compacted past
 `MAX_STATE_LINES`) records each imported session's run id as soon as the daemon accepted it, and
 each finished file's size and mtime; a second run skips unchanged files unread and sessions
-already imported, and an interrupted run picks up where it stopped. Progress goes to stderr on a
+already imported, and an interrupted run picks up where it stopped. A session that went on after
+its import (a transcript still being written) is imported again from its first new call, as the
+run's next part (`<run id>#2`). Progress goes to stderr on a
 terminal; the summary (`--json`: one document) counts sessions, calls, failures by class
 (`fingerprint.analyze`), repairs within sessions, what the daemon learned, and skipped files by
 reason.
@@ -117,7 +119,9 @@ class ImportState:
     def __init__(self, path: Path, *, write: bool) -> None:
         self.path = path
         self.write = write
-        self.sessions: set[str] = set()
+        #: run id → (calls imported, parts sent): a session that went on after its import is
+        #: imported again from its first new call, as its next part (`<run id>#2`, ...).
+        self.sessions: dict[str, tuple[int, int]] = {}
         self.files: dict[str, tuple[int, int]] = {}
         lines = 0
         try:
@@ -137,7 +141,10 @@ class ImportState:
 
     def _apply(self, entry: dict[str, Any]) -> None:
         if isinstance(entry.get("s"), str):
-            self.sessions.add(entry["s"])
+            calls, part = entry.get("calls"), entry.get("part")
+            # A line that does not say how many calls: the session counts as imported whole.
+            self.sessions[entry["s"]] = (calls if isinstance(calls, int) else 1 << 62,
+                                         part if isinstance(part, int) else 1)
         elif isinstance(entry.get("f"), str) and isinstance(entry.get("size"), int) \
                 and isinstance(entry.get("mtime_ns"), int):
             self.files[entry["f"]] = (entry["size"], entry["mtime_ns"])
@@ -154,13 +161,14 @@ class ImportState:
             os.close(fd)
 
     def _compact(self) -> None:
-        keep_sessions = sorted(self.sessions)[-MAX_STATE_LINES // 2:]
+        keep_sessions = list(self.sessions.items())[-MAX_STATE_LINES // 2:]
         keep_files = list(self.files.items())[-MAX_STATE_LINES // 2:]
-        self.sessions, self.files = set(keep_sessions), dict(keep_files)
+        self.sessions, self.files = dict(keep_sessions), dict(keep_files)
         tmp = self.path.with_name(f".{self.path.name}.{os.getpid()}.tmp")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.writelines(json.dumps({"s": s}) + "\n" for s in keep_sessions)
+            fh.writelines(json.dumps({"s": s, "calls": calls, "part": part}) + "\n"
+                          for s, (calls, part) in keep_sessions)
             fh.writelines(json.dumps({"f": f, "size": size, "mtime_ns": mtime}) + "\n"
                           for f, (size, mtime) in keep_files)
         os.replace(tmp, self.path)
@@ -168,9 +176,9 @@ class ImportState:
     def unchanged(self, path: str, size: int, mtime_ns: int) -> bool:
         return self.files.get(path) == (size, mtime_ns)
 
-    def imported(self, run_id: str) -> None:
-        self.sessions.add(run_id)
-        self._append({"s": run_id})
+    def imported(self, run_id: str, calls: int, part: int) -> None:
+        self.sessions[run_id] = (calls, part)
+        self._append({"s": run_id, "calls": calls, "part": part})
 
     def finished(self, path: str, size: int, mtime_ns: int, run_ids: list[str]) -> None:
         self.files[path] = (size, mtime_ns)
@@ -184,7 +192,7 @@ class Tally:
     """The counts of one import."""
 
     def __init__(self) -> None:
-        self.files = self.bytes = self.sessions = self.new = self.already = 0
+        self.files = self.bytes = self.sessions = self.new = self.already = self.continued = 0
         self.calls = self.failed_calls = self.repaired = self.lessons = self.candidates = 0
         self.unchanged_files = self.companions = 0
         self.by_harness: dict[str, dict[str, int]] = {}
@@ -206,6 +214,7 @@ class Tally:
             "files": self.files, "bytes": self.bytes, "unchanged_files": self.unchanged_files,
             "companion_files": self.companions,
             "sessions": self.sessions, "new": self.new, "already_imported": self.already,
+            "continued": self.continued,
             "skipped_sessions": dict(sorted(self.skipped_sessions.items())),
             "calls": self.calls, "failed_calls": self.failed_calls,
             "failures_by_class": dict(sorted(self.classes.items(), key=lambda kv: (-kv[1], kv[0]))),
@@ -254,7 +263,7 @@ def import_sessions(paths: list[Path], rooms: list[Any], state: ImportState, *, 
     from slmactor import harnesses
     from slmactor.harnesses.base import COMPANION, SESSION
     from slmactor.hooks.session import merge_transcript
-    from slmactor.logic.loop.recorded import failure_classes, import_report, run_id
+    from slmactor.logic.loop.recorded import continuation, failure_classes, import_report, run_id
     from slmactor.logic.working.toolclasses import EDIT
 
     classes = harnesses.tool_classes()
@@ -313,9 +322,14 @@ def import_sessions(paths: list[Path], rooms: list[Any], state: ImportState, *, 
             row = tally.by_harness.setdefault(room.name, {"sessions": 0, "new": 0, "calls": 0, "failed_calls": 0})
             tally.sessions += 1
             row["sessions"] += 1
-            if rid in state.sessions:
+            seen, part = state.sessions.get(rid, (0, 0))
+            total = len(record.stats.calls)
+            if part and total <= seen:
                 tally.already += 1
                 continue
+            if part:
+                # The session went on after it was imported: its new calls are its next part.
+                record = continuation(record, seen)
             ended = record.stats.ended_at or record.stats.started_at
             if since and ended and ended < since:
                 tally.skip_session("older than --since")
@@ -328,15 +342,19 @@ def import_sessions(paths: list[Path], rooms: list[Any], state: ImportState, *, 
                 tally.skip_session("its directory no longer exists")
                 continue
             report = import_report(room.name, record, where, is_edit=is_edit,
-                                   edit_format_of=harnesses.edit_format, merge=merge_transcript)
+                                   edit_format_of=harnesses.edit_format, merge=merge_transcript,
+                                   part=part + 1)
             if send is not None:
                 reply = send(report, str(Path(where).resolve()))
                 tally.lessons += int(reply.get("lessons") or 0)
                 tally.candidates += int(reply.get("candidates") or 0)
-                state.imported(rid)
+                state.imported(rid, total, part + 1)
             done.append(rid)
-            tally.new += 1
-            row["new"] += 1
+            if part:
+                tally.continued += 1
+            else:
+                tally.new += 1
+                row["new"] += 1
             calls = record.stats.calls
             failed = sum(1 for c in calls if c.get("ok") is not True)
             tally.calls += len(calls)
@@ -372,6 +390,7 @@ def _progress() -> Callable[[Tally, bool], None]:
 
 def summary_text(result: dict[str, Any]) -> str:
     lines = [(f"{'would import' if result['dry_run'] else 'imported'} {result['new']} new session(s) "
+              f"and {result['continued']} new part(s) "
               f"of {result['sessions']} found in {result['files']} file(s) "
               f"({result['already_imported']} already imported, {result['unchanged_files']} file(s) unchanged)"),
              (f"calls {result['calls']}, failed {result['failed_calls']}, repaired within the session "

@@ -140,3 +140,23 @@ def test_by_default_the_harnesses_own_locations_are_read(daemon: DaemonProcess, 
     # The Gemini chat's folder names this project; the others' directories are not on this machine.
     assert result["new"] == 1 and result["skipped_sessions"] == {"its directory no longer exists": 2}
     wait_for(lambda: len(runs(daemon, daemon.project)) == 1, "the Gemini session a run", timeout=60)
+
+
+def test_a_session_that_went_on_is_imported_from_its_first_new_call(daemon: DaemonProcess,
+                                                                    tmp_path: Path) -> None:
+    root = tmp_path / "codex"
+    root.mkdir()
+    rollout = root / "rollout.jsonl"
+    lines = (FIXTURES / "codex" / "rollout.jsonl").read_text().splitlines(keepends=True)
+    # The rollout as it stood after its first call: the rest of it was written later.
+    first_output = next(i for i, line in enumerate(lines) if '"function_call_output"' in line)
+    rollout.write_text("".join(lines[: first_output + 1]))
+    assert run(daemon, str(root), "--project", str(daemon.project))["new"] == 1
+    rollout.write_text("".join(lines))
+    later = run(daemon, str(root), "--project", str(daemon.project))
+    assert later["new"] == 0 and later["continued"] == 1 and later["calls"] == 2
+    wait_for(lambda: len(runs(daemon, daemon.project)) == 2, "the session and its next part", timeout=60)
+    parts = {r["run_id"]: r["tool_calls"] for r in runs(daemon, daemon.project)}
+    assert parts == {"import:codex:019c9b17-3a1b-7f72-99f4-fbc8348da5a8": 1,
+                     "import:codex:019c9b17-3a1b-7f72-99f4-fbc8348da5a8#2": 2}
+    assert run(daemon, str(root), "--project", str(daemon.project))["unchanged_files"] == 1

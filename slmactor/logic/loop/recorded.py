@@ -47,19 +47,33 @@ def _clip(call: Mapping[str, Any]) -> dict[str, Any]:
     return out
 
 
+def continuation(record: SessionRecord, seen: int) -> SessionRecord:
+    """What a session did after its first `seen` calls were imported: those calls only (its
+    model use cannot be split by call, so the part reports none)."""
+    from dataclasses import replace
+
+    rest = record.stats.calls[seen:]
+    stamps = [float(c["at"]) for c in rest if isinstance(c.get("at"), (int, float)) and c["at"]]
+    stats = TranscriptStats(model=record.stats.model, started_at=min(stamps) if stamps else 0.0,
+                            ended_at=record.stats.ended_at, calls=rest)
+    return replace(record, stats=stats)
+
+
 def import_report(harness: str, record: SessionRecord, project: str, *,
                   is_edit: Callable[[str], bool], edit_format_of: Callable[[str], str],
-                  merge: Callable[..., list[dict[str, Any]]]) -> dict[str, Any]:
-    """The `run.finish` report of an imported session. `merge` is the session ledger's
-    `merge_transcript` (it redacts each call as the hook ledger does and makes paths inside
-    `project` relative), so an imported call is stored exactly like a hooked one."""
+                  merge: Callable[..., list[dict[str, Any]]], part: int = 1) -> dict[str, Any]:
+    """The `run.finish` report of an imported session (its `part`-th part: `<run id>#part`
+    after the first). `merge` is the session ledger's `merge_transcript` (it redacts each call
+    as the hook ledger does and makes paths inside `project` relative), so an imported call is
+    stored exactly like a hooked one."""
     from slmactor.logic.loop.session_report import session_report
 
     stats = record.stats
     entries = merge([], [_clip(c) for c in stats.calls], is_edit, project)
     now = stats.ended_at or stats.started_at
-    report = session_report(run_id(harness, record.session_id), harness, entries, None, stats,
-                            now, is_edit, edit_format_of=edit_format_of)
+    name = run_id(harness, record.session_id)
+    report = session_report(name if part <= 1 else f"{name}#{part}", harness, entries, None, stats,
+                            now, is_edit, edit_format_of=edit_format_of, first_segment=part <= 1)
     report["tags"] = ["import", harness]
     if stats.ended_at:
         report["ended_at"] = max(stats.ended_at, report.get("started_at") or 0.0)
