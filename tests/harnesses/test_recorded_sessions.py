@@ -81,11 +81,11 @@ def test_gemini_jsonl_counts_each_call_once_through_rewrites_and_rewinds() -> No
 def test_gemini_project_root_comes_from_the_chat_folder(tmp_path: Path) -> None:
     chats = tmp_path / ".gemini" / "tmp" / "my-repo" / "chats"
     chats.mkdir(parents=True)
-    (chats.parent / ".project_root").write_text("/work/my-repo")
+    (chats.parent / ".project_root").write_text("/srv/my-repo")
     target = chats / "session-2025-12-24T21-37-2ccb51c5.json"
     target.write_bytes((FIXTURES / "gemini" / "session-2025-legacy.json").read_bytes())
     [record] = read("gemini", target)
-    assert record.cwd == "/work/my-repo"
+    assert record.cwd == "/srv/my-repo"
 
 
 def test_gemini_shell_exit_code_is_a_failure() -> None:
@@ -115,9 +115,9 @@ def test_cline_task_history_names_the_directory(tmp_path: Path) -> None:
         (task / name).write_bytes((source / name).read_bytes())
     (tmp_path / "data" / "state").mkdir()
     (tmp_path / "data" / "state" / "taskHistory.json").write_text(json.dumps(
-        [{"id": "1746979936610", "ts": 1, "task": "t", "cwdOnTaskInitialization": "/work/kha"}]))
+        [{"id": "1746979936610", "ts": 1, "task": "t", "cwdOnTaskInitialization": "/srv/kha"}]))
     [record] = read("cline", task / "api_conversation_history.json")
-    assert record.cwd == "/work/kha"
+    assert record.cwd == "/srv/kha"
 
 
 def test_cline_sdk_session() -> None:
