@@ -32,8 +32,8 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
     "calibrate": ("model calibration profiles", ["calibrate"]),
     "hook": ("adapters for harness hook systems", ["hook"]),
     "graph": ("the knowledge graph over memory", ["graph"]),
-    "import": ("bring in memory kept elsewhere (a lesson corpus, a bundle)",
-               ["importing", "bundles"]),
+    "import": ("bring in memory kept elsewhere (a lesson corpus, a bundle, recorded sessions)",
+               ["importing", "bundles", "import_sessions"]),
     "git": ("share the project's learning through git", ["gitshare"]),
     "keys": ("CurveZMQ keys for remote endpoints", ["keys"]),
 }

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
     from pathlib import Path
     from typing import Any
 
@@ -31,6 +31,10 @@ CONTEXT = "context"
 STOP = "stop"
 END = "end"
 IGNORE = ""
+
+#: What a file is to a harness (`Harness.sniff_session`).
+SESSION = "session"
+COMPANION = "companion"
 
 #: Hook-level kinds of a tool call (what a hook may do with it).
 EDIT = "edit"
@@ -96,6 +100,18 @@ def generic_outcome(response: Any) -> tuple[bool, str]:
     if response.get("interrupted") is True:
         return False, "interrupted"
     return True, ""
+
+
+def first_json_line(head: str) -> dict[str, Any] | None:
+    """The first line of a file's head parsed as a JSON object (None when it is none)."""
+    import json
+
+    line = head.lstrip().split("\n", 1)[0]
+    try:
+        value = json.loads(line)
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
 
 
 def compact_json(value: Any) -> str:
@@ -412,6 +428,31 @@ class Harness:
         """The file ending of the transcripts `transcript_stats` reads ("" = none)."""
         return ""
 
+    # --------------------------------------------------------------------- recorded sessions
+
+    def session_roots(self, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+        """Where the harness keeps its recorded sessions on this machine (what `import
+        sessions` reads by default); folders that may not exist."""
+        return ()
+
+    def sniff_session(self, name: str, head: str) -> str:
+        """What a file is to this harness, from its name and its first bytes (decoded):
+        SESSION (a recorded session `read_sessions` reads), COMPANION (a file of a session that
+        is read beside another, e.g. a task's UI log), or "" (not this harness's)."""
+        if self.trajectory_suffixes and name.endswith(self.trajectory_suffixes):
+            return SESSION
+        return ""
+
+    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+        """Every `SessionRecord` of the recorded session file at `path`; `lines()` opens it
+        again (bounded) as lines with their line ends. Nothing for a file that is none."""
+        if not self.trajectory_hints:
+            return iter(())
+        return trajectory_sessions(self, path, lines)
+
+    #: File endings of this harness's trajectory files (a sure sign, no sniffing needed).
+    trajectory_suffixes: tuple[str, ...] = ()
+
     # -------------------------------------------------------------------------- trajectories
 
     #: How an error names its trajectory formats ("SWE-agent .traj (trajectory, info)").
@@ -459,3 +500,53 @@ class Harness:
             doc["hooks"] = {}
             return doc["hooks"]  # type: ignore[no-any-return]
         return None
+
+
+def trajectory_sessions(room: Harness, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+    """The session of a trajectory file (one JSON document, or JSON lines of events): its steps
+    as ledger calls. A trajectory names no directory: `cwd` is "" (the user's `--project`)."""
+    import json
+    import os
+
+    text_ = "".join(lines())
+    try:
+        data = json.loads(text_)
+    except ValueError:
+        try:  # JSON lines: the list of their values (an OpenHands SDK event log)
+            data = [json.loads(line) for line in text_.splitlines() if line.strip()]
+        except ValueError:
+            return
+    del text_
+    if not room.trajectory_format(data):
+        return
+    stem = os.path.basename(path)
+    for suffix in (".traj.json", ".traj", ".jsonl", ".json"):
+        if stem.endswith(suffix):
+            stem = stem[: -len(suffix)]
+            break
+    yield trajectory_record(room, room.trajectory(data, stem), "")
+
+
+def trajectory_record(room: Harness, trajectory: Any, cwd: str) -> Any:
+    """A replayable `Trajectory` as a `SessionRecord`: each tool step a ledger call."""
+    from slmactor.logic.loop.recorded import SessionRecord
+    from slmactor.logic.loop.transcripts import TranscriptStats
+
+    calls = []
+    tokens_in = tokens_out = llm_calls = 0
+    for index, step in enumerate(trajectory.steps):
+        tokens_in += step.tokens_in
+        tokens_out += step.tokens_out
+        if step.kind == "assistant":
+            llm_calls += 1
+        if step.kind != "tool" or not step.tool:
+            continue
+        # A trajectory has no clock: calls keep their order (ledger entries sort stably).
+        entry = call_entry(room, at=0.0, call_id=f"{trajectory.id}:{index}", tool=step.tool,
+                           tool_input=step.args, ok=step.ok, error=step.error)
+        if step.args and "command" not in entry and not step.args.startswith("{"):
+            entry["command"] = step.args  # a shell action, as the trajectory spells it
+        calls.append(entry)
+    stats = TranscriptStats(model=trajectory.model, llm_calls=llm_calls, tokens_in=tokens_in,
+                            tokens_out=tokens_out, first_prompt=trajectory.query, calls=tuple(calls))
+    return SessionRecord(session_id=trajectory.id, cwd=cwd, stats=stats)

@@ -40,8 +40,14 @@ from slmactor.harnesses.base import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from pathlib import Path
     from typing import Any
+
+#: Entry types a Claude Code transcript opens with (a session, a resumed one's summary, ...).
+_ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot",
+                          "progress", "queue-operation"})
+
 
 class Claude(Harness):
     name = "claude"
@@ -100,6 +106,31 @@ class Claude(Harness):
 
     def transcript_suffix(self) -> str:
         return ".jsonl"
+
+    def session_roots(self, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+        # `CLAUDE_CONFIG_DIR` moves the whole `~/.claude` folder (settings reference).
+        from pathlib import Path as _Path
+
+        base = _Path(env["CLAUDE_CONFIG_DIR"]) if env.get("CLAUDE_CONFIG_DIR") else home / ".claude"
+        return (base / "projects",)
+
+    def sniff_session(self, name: str, head: str) -> str:
+        from slmactor.harnesses.base import SESSION, first_json_line
+
+        if not name.endswith(".jsonl"):
+            return ""
+        first = first_json_line(head)
+        if first is None:  # a first line longer than the head: its opening keys decide
+            line = head.lstrip()[:4096]
+            return SESSION if line.startswith('{"') and '"sessionId":' in line \
+                and '"payload":' not in line and '"projectHash":' not in line else ""
+        if "payload" in first or "projectHash" in first:  # a rollout, a Gemini CLI chat
+            return ""
+        kind = first.get("type")
+        return SESSION if isinstance(first.get("sessionId"), str) or kind in _ENTRY_TYPES else ""
+
+    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+        yield read_session(path, lines)
 
     def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> Any:
         # The whole session is read once, at its end (no segments).
@@ -206,6 +237,30 @@ def transcript_stats(lines: Iterable[str]) -> Any:
         first_prompt=prompt,
         calls=tuple(calls),
     )
+
+
+def read_session(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+    """The `SessionRecord` of a transcript file: its `sessionId` and `cwd` (every entry carries
+    them; the first that does counts), and `transcript_stats` of the whole file. A subagent's
+    transcript (`agent-<id>.jsonl`, entries `isSidechain`) shares its parent's session id, so it
+    is named `<session>:<file stem>`, a session of its own."""
+    import os
+
+    from slmactor.logic.loop.recorded import SessionRecord
+    from slmactor.logic.loop.transcripts import json_objects
+
+    session_id = cwd = ""
+    for count, entry in enumerate(json_objects(lines())):
+        session_id = session_id or text(entry.get("sessionId"))
+        cwd = cwd or text(entry.get("cwd"))
+        if (session_id and cwd) or count > 200:
+            break
+    stem = os.path.basename(path).removesuffix(".jsonl")
+    if not session_id:
+        session_id = stem
+    elif stem.startswith("agent-"):
+        session_id = f"{session_id}:{stem}"
+    return SessionRecord(session_id=session_id, cwd=cwd, stats=transcript_stats(lines()))
 
 
 HARNESS = Claude()

@@ -13,6 +13,24 @@ and 4.x extension tool names (`editor`, `read_files`, `run_commands`, and the ex
   replaced nothing, a list of those for `run_commands` / `read_files` (seen from the real binary:
   `"error": "Editor operation failed: No replacement performed: text not found in …"`,
   `"error": "Command exited with code 4"`).
+
+Task history (what `import sessions` reads), from `apps/vscode/src/core/storage/disk.ts` and
+`apps/vscode/src/sdk/legacy-state-reader.ts` (cline/cline commit 21cb8d25 of 2026-08): the data
+directory is `$CLINE_DATA_DIR`, else `$CLINE_DIR/data`, else `~/.cline/data` (older extensions:
+VS Code's `globalStorage/saoudrizwan.claude-dev`); each task is `tasks/<id>/` with
+`api_conversation_history.json` (the Anthropic-shaped messages: a tool is an XML tag in the
+assistant's text — `<execute_command><command>…` — answered by a user block `[execute_command
+for '…'] Result:` and the result text, or, with native tool calls, `tool_use` / `tool_result`
+blocks), `ui_messages.json` (`say: api_req_started` texts carry `tokensIn`, `tokensOut`) and
+`task_metadata.json` (`model_usage[].model_id`); `state/taskHistory.json` names each task's
+`cwdOnTaskInitialization`. A result is a failure by Cline's own wording
+(`src/core/prompts/responses.ts`: `The tool execution failed with the following error:`,
+`The user denied this operation.`, an `[ERROR]` notice). The SDK CLI (`@cline/core`,
+`sdk/packages/core/docs/messages-contract-v1.md`) writes `sessions/<id>/<id>.messages.json`
+(`tool_use` / `tool_result` with `is_error`, `modelInfo`, `metrics`) beside its manifest
+`<id>.json` (`cwd`, `model`); a result there may be the CLI's JSON verdict text as above.
+Fixtures: `tests/fixtures/sessions/cline/`.
+
 * Hooks cannot replace a tool's input; any event may carry context.
 """
 
@@ -36,9 +54,20 @@ from slmactor.harnesses.base import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from pathlib import Path
     from typing import Any
 
+#: The VS Code extension's id (its globalStorage folder).
+EXTENSION_ID = "saoudrizwan.claude-dev"
+#: Files of a task directory read beside (or instead of being) its conversation.
+_TASK_COMPANIONS = frozenset({"ui_messages.json", "task_metadata.json", "context_history.json",
+                              "settings.json", "hooks.jsonl"})
+#: How a Cline tool result opens when the call failed (`src/core/prompts/responses.ts`).
+FAILED_RESULTS = ("The tool execution failed with the following error", "[ERROR]",
+                  "The user denied this operation")
+#: Longest companion file read (a task's UI log, metadata, the task history).
+MAX_COMPANION_BYTES = 16 << 20
 #: Cline caps a context modification at 50 KB (`.clinerules/hooks/README.md`).
 CONTEXT_LIMIT = 50_000
 
@@ -84,6 +113,38 @@ class Cline(Harness):
     def event_of(self, payload: Mapping[str, Any]) -> str:
         named = text(payload.get(self.event_key))
         return self.payload_events.get(named, named)
+
+    def session_roots(self, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+        from pathlib import Path as _Path
+
+        if env.get("CLINE_DATA_DIR"):
+            data = _Path(env["CLINE_DATA_DIR"])
+        elif env.get("CLINE_DIR"):
+            data = _Path(env["CLINE_DIR"]) / "data"
+        else:
+            data = home / ".cline" / "data"
+        roots = [data / "tasks", data / "sessions"]
+        config = _Path(env["XDG_CONFIG_HOME"]) if env.get("XDG_CONFIG_HOME") else home / ".config"
+        users = (config / "Code" / "User", config / "Code - Insiders" / "User", config / "VSCodium" / "User",
+                 home / "Library" / "Application Support" / "Code" / "User")
+        roots.extend(user / "globalStorage" / EXTENSION_ID / "tasks" for user in users)
+        return tuple(roots)
+
+    def sniff_session(self, name: str, head: str) -> str:
+        from slmactor.harnesses.base import COMPANION, SESSION
+
+        if name == "api_conversation_history.json" or name.endswith(".messages.json"):
+            return SESSION if head.lstrip().startswith(("[", "{")) else ""
+        if name in _TASK_COMPANIONS:
+            return COMPANION
+        if name.endswith(".json") and '"messages_path"' in head and '"session_id"' in head:
+            return COMPANION  # an SDK session's manifest
+        return ""
+
+    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+        record = read_task(path, lines)
+        if record is not None:
+            yield record
 
     def neutral_json(self) -> str:
         return '{"cancel": false}'
@@ -153,6 +214,180 @@ def _result_verdict(result: str) -> tuple[bool, str]:
             detail = f"{detail}\n{output}"
         errors.append(detail or "the tool failed")
     return False, "\n".join(errors)
+
+def _blocks(content: Any) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _xml_call(said: str) -> tuple[str, dict[str, str]] | None:
+    """The first XML tool call of an assistant text (`<tool><param>v</param>…</tool>`)."""
+    import re
+
+    found = re.search(r"<([a-z_]+)>\s*\n?((?:<([a-z_]+)>.*?</\3>\s*)*)(?:</\1>|$)", said, re.DOTALL)
+    while found is not None:
+        tool, body = found.group(1), found.group(2)
+        # Cline's tool names are snake_case words (`execute_command`); `<ul>` is markup.
+        if "_" in tool and tool not in _NOT_TOOLS and body:
+            params = {k: v.strip("\n") for k, v in re.findall(r"<([a-z_]+)>(.*?)</\1>", body, re.DOTALL)}
+            return tool, params
+        found = re.search(r"<([a-z_]+)>\s*\n?((?:<([a-z_]+)>.*?</\3>\s*)*)(?:</\1>|$)", said[found.end():],
+                          re.DOTALL)
+        said = said[found.start():] if found else said
+    return None
+
+
+#: Tags of Cline's prompt that are not tool calls.
+_NOT_TOOLS = frozenset({"thinking", "task", "environment_details", "feedback", "answer", "error",
+                        "file_content", "explanation", "user_message"})
+_RESULT = r"\A\[([a-z_]+)(?: for '.*?')?\] Result:"
+
+
+def _failed(result: str) -> bool:
+    head = result.lstrip()[:300]
+    return head.startswith(FAILED_RESULTS) or FAILED_RESULTS[0] in head
+
+
+def _read_json(path: str) -> Any:
+    import json
+
+    try:
+        with open(path, "rb") as fh:
+            data = fh.read(MAX_COMPANION_BYTES + 1)
+        return None if len(data) > MAX_COMPANION_BYTES else json.loads(data)
+    except (OSError, ValueError):
+        return None
+
+
+def _task_cwd(task_dir: str, task_id: str) -> str:
+    """`cwdOnTaskInitialization` of the task in `<data>/state/taskHistory.json` ("" if unknown)."""
+    import os
+
+    data_dir = os.path.dirname(os.path.dirname(task_dir))
+    for candidate in (os.path.join(data_dir, "state", "taskHistory.json"),
+                      os.path.join(data_dir, "tasks", "taskHistory.json")):
+        history = _read_json(candidate)
+        for item in history if isinstance(history, list) else ():
+            if isinstance(item, dict) and str(item.get("id")) == task_id:
+                return text(item.get("cwdOnTaskInitialization"))
+    return ""
+
+
+def read_task(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+    """The `SessionRecord` of a Cline task's conversation (classic task directory, or an SDK
+    session's messages file), None when the file is none."""
+    import json
+    import os
+    import re
+
+    from slmactor.harnesses.base import call_entry, content_text
+    from slmactor.logic.loop.recorded import SessionRecord
+    from slmactor.logic.loop.transcripts import TranscriptStats, as_count
+    from slmactor.logic.text.safecut import cut_chars
+
+    try:
+        doc = json.loads("".join(lines()))
+    except ValueError:
+        return None
+    sdk = isinstance(doc, dict)
+    messages = doc.get("messages") if isinstance(doc, dict) else doc
+    if not isinstance(messages, list) or not all(isinstance(m, dict) and "role" in m for m in messages):
+        return None
+    task_dir = os.path.dirname(os.path.abspath(path))
+    task_id = text(doc.get("sessionId")) if isinstance(doc, dict) else ""
+    task_id = task_id or os.path.basename(task_dir)
+    calls: list[dict[str, Any]] = []
+    uses: dict[str, tuple[float, str, Any]] = {}
+    pending: tuple[float, str, dict[str, str]] | None = None
+    prompt = cwd = ""
+    models: dict[str, int] = {}
+    llm_calls = tokens_in = tokens_out = 0
+    stamps: list[float] = []
+    for index, message in enumerate(messages):
+        ts = message.get("ts")
+        at = ts / 1000.0 if isinstance(ts, (int, float)) and not isinstance(ts, bool) and ts > 0 else 0.0
+        if at:
+            stamps.append(at)
+        blocks = _blocks(message.get("content"))
+        if message.get("role") == "assistant":
+            info = message.get("modelInfo")
+            if isinstance(info, dict) and text(info.get("id")):
+                models[info["id"]] = models.get(info["id"], 0) + 1
+            metrics = message.get("metrics")
+            if isinstance(metrics, dict):
+                llm_calls += 1
+                tokens_in += as_count(metrics.get("inputTokens")) + as_count(metrics.get("cacheReadTokens"))
+                tokens_out += as_count(metrics.get("outputTokens"))
+            said = "\n".join(text(b.get("text")) for b in blocks if b.get("type") == "text")
+            found = _xml_call(said) if said else None
+            if found is not None:
+                pending = (at, found[0], found[1])
+            for block in blocks:
+                if block.get("type") == "tool_use" and isinstance(block.get("id"), str):
+                    uses[block["id"]] = (at, text(block.get("name")), block.get("input"))
+            continue
+        texts = [text(b.get("text")) for b in blocks if b.get("type") == "text"]
+        if not prompt:
+            joined = "\n".join(texts)
+            task = re.search(r"<task>\n?(.*?)\n?</task>", joined, re.DOTALL)
+            prompt = (task.group(1) if task else joined.split("<environment_details>")[0]).strip()
+        if not cwd:
+            where = re.search(r"# Current Working Directory \((.+?)\) Files", "\n".join(texts))
+            cwd = where.group(1) if where else ""
+        for block in blocks:
+            if block.get("type") == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                use = uses.pop(block["tool_use_id"], None)
+                if use is None or not use[1]:
+                    continue
+                result = content_text(block.get("content")).strip()
+                verdict_ok, verdict = _result_verdict(result)
+                failed = block.get("is_error") is True or _failed(result) or not verdict_ok
+                calls.append(call_entry(HARNESS, at=use[0] or at, call_id=block["tool_use_id"], tool=use[1],
+                                        tool_input=use[2], ok=not failed,
+                                        error=(verdict or result) if failed else ""))
+        if pending is not None:
+            for i, said in enumerate(texts):
+                if re.match(_RESULT, said):
+                    result = "\n".join(texts[i + 1:i + 2]) or said
+                    failed = _failed(result) or _failed(said.split("Result:", 1)[1])
+                    calls.append(call_entry(HARNESS, at=pending[0] or at, call_id=f"{task_id}:{index}",
+                                            tool=pending[1], tool_input=pending[2], ok=not failed,
+                                            error=result if failed else ""))
+                    pending = None
+                    break
+    model = max(models, key=lambda m: (models[m], m)) if models else ""
+    if sdk:
+        manifest = _read_json(os.path.join(task_dir, f"{task_id}.json"))
+        if isinstance(manifest, dict):
+            cwd = text(manifest.get("cwd")) or text(manifest.get("workspace_root")) or cwd
+            model = model or text(manifest.get("model"))
+    else:
+        cwd = _task_cwd(task_dir, task_id) or cwd
+        meta = _read_json(os.path.join(task_dir, "task_metadata.json"))
+        usage = meta.get("model_usage") if isinstance(meta, dict) else None
+        if isinstance(usage, list) and usage and isinstance(usage[-1], dict):
+            model = model or text(usage[-1].get("model_id"))
+        ui = _read_json(os.path.join(task_dir, "ui_messages.json"))
+        for item in ui if isinstance(ui, list) else ():
+            if not isinstance(item, dict):
+                continue
+            ts = item.get("ts")
+            if isinstance(ts, (int, float)) and not isinstance(ts, bool) and ts > 0:
+                stamps.append(ts / 1000.0)
+            if item.get("say") == "api_req_started" and isinstance(item.get("text"), str):
+                try:
+                    request = json.loads(item["text"])
+                except ValueError:
+                    continue
+                if isinstance(request, dict) and "tokensIn" in request:
+                    llm_calls += 1
+                    tokens_in += as_count(request.get("tokensIn")) + as_count(request.get("cacheReads"))
+                    tokens_out += as_count(request.get("tokensOut"))
+    stats = TranscriptStats(model=model, llm_calls=llm_calls, tokens_in=tokens_in, tokens_out=tokens_out,
+                            started_at=min(stamps) if stamps else 0.0, ended_at=max(stamps) if stamps else 0.0,
+                            first_prompt=cut_chars(prompt, 4000), calls=tuple(calls))
+    return SessionRecord(session_id=task_id, cwd=cwd, stats=stats)
 
 
 HARNESS = Cline()

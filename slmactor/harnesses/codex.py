@@ -35,9 +35,12 @@ from slmactor.harnesses.base import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable, Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from pathlib import Path
     from typing import Any
 
+#: `RolloutLine` types (codex-rs `protocol/src/protocol.rs` `RolloutItem`).
+_ROLLOUT_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _EXIT_LINE = r"(?m)^(?:Exit code: |Process exited with code )(-?\d+)\s*$"
 _ROLLOUT_EXIT = r"\A\s*(?:Exit code|exit_code|Process exited with code):?\s*(-?\d+)"
 #: What Codex's apply_patch answers when the patch does not apply (codex-rs/apply-patch).
@@ -105,6 +108,28 @@ class Codex(Harness):
 
     def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> Any:
         return rollout(lines, since)
+
+    def session_roots(self, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+        # `$CODEX_HOME` (default `~/.codex`): live rollouts under `sessions/YYYY/MM/DD/`,
+        # archived ones in `archived_sessions/`.
+        from pathlib import Path as _Path
+
+        base = _Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex"
+        return (base / "sessions", base / "archived_sessions")
+
+    def sniff_session(self, name: str, head: str) -> str:
+        from slmactor.harnesses.base import SESSION
+
+        if not name.endswith(".jsonl"):
+            return ""
+        # `{"timestamp": ..., "type": ..., "payload": ...}`; the first line (session_meta,
+        # with the base instructions) may be longer than the head: its opening decides.
+        line = head.lstrip()[:400]
+        return SESSION if line.startswith('{"timestamp":') and '"payload":' in line \
+            and any(f'"type":"{t}"' in line for t in _ROLLOUT_TYPES) else ""
+
+    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+        yield read_session(path, lines)
 
 
 def _output_text(output: Any) -> str:
@@ -270,6 +295,45 @@ def rollout(lines: Iterable[str], since: float = 0.0) -> Any:
         llm_calls=llm_calls, tokens_in=tokens_in, tokens_out=tokens_out,
         started_at=started, ended_at=ended, calls=tuple(calls),
     )
+
+
+def read_session(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+    """The `SessionRecord` of a rollout file: the `session_meta` payload's `id` and `cwd` (a
+    `turn_context`'s `cwd` when there is no meta line), the first user message, and
+    `rollout` of the whole file."""
+    import os
+    import re
+
+    from slmactor.harnesses.base import content_text, text
+    from slmactor.logic.loop.recorded import SessionRecord
+    from slmactor.logic.loop.transcripts import json_objects
+
+    session_id = cwd = prompt = ""
+    for count, entry in enumerate(json_objects(lines())):
+        payload = entry.get("payload")
+        if not isinstance(payload, dict):
+            continue
+        if entry.get("type") == "session_meta":
+            session_id = session_id or text(payload.get("id"))
+            cwd = cwd or text(payload.get("cwd"))
+        elif entry.get("type") == "turn_context":
+            cwd = cwd or text(payload.get("cwd"))
+        elif entry.get("type") == "event_msg" and payload.get("type") == "user_message" and not prompt:
+            prompt = text(payload.get("message")).strip()
+        elif entry.get("type") == "response_item" and payload.get("role") == "user" and not prompt:
+            said = content_text(payload.get("content")).strip()
+            # Codex's own context blocks (`<environment_context>`, AGENTS.md) are no prompt.
+            if said and not said.startswith(("<environment_context>", "<user_instructions>", "# AGENTS.md")):
+                prompt = said
+        if (session_id and cwd and prompt) or count > 400:
+            break
+    if not session_id:  # `rollout-<date>-<uuid>.jsonl`
+        found = re.search(r"([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})", path)
+        session_id = found.group(1) if found else os.path.basename(path).removesuffix(".jsonl")
+    stats = rollout(lines(), 0.0)
+    from dataclasses import replace
+
+    return SessionRecord(session_id=session_id, cwd=cwd, stats=replace(stats, first_prompt=prompt))
 
 
 HARNESS = Codex()

@@ -12,6 +12,21 @@ Fixtures: `tests/fixtures/hooks/gemini/`.
   is a blocking answer: `decision: "deny"` with a `reason`, which replaces the tool result sent
   to the model (docs/hooks/reference.md, "AfterTool"); the reason carries the tool's own error
   first, so the model loses nothing, then the advice.
+
+Recorded chats (what `import sessions` reads), from `packages/core/src/services/
+chatRecordingService.ts` and `chatRecordingTypes.ts` (0.5x, commit 5411f113 of 2026-08) and the
+older whole-file writer (0.1x–0.2x): `<GEMINI_CLI_HOME or ~>/.gemini/tmp/<project>/chats/
+session-<time>-<id8>.json` — one `ConversationRecord` (`sessionId`, `projectHash`, `startTime`,
+`lastUpdated`, `messages`) rewritten whole — or, since the JSONL writer, `….jsonl`: a metadata
+line, then each message record appended again every time it changes (the last copy of an id
+wins), `{"$set": {...}}` metadata patches (a `messages` list there is a checkpoint of the
+model's context) and `{"$rewindTo": id}` markers. A `gemini` message carries `toolCalls`
+(`{id, name, args, result: [{functionResponse: {response: {output | error}}}], status,
+timestamp, resultDisplay}`; `status` `success` / `error` / `cancelled`), `model` and `tokens`
+(`input`, `output`, `cached`, ...). `<project>` was the SHA-256 of the project root and is now a
+slug from `~/.gemini/projects.json` (`packages/core/src/config/projectRegistry.ts`), whose folder
+holds the root in `.project_root`. Fixtures: `tests/fixtures/sessions/gemini/`.
+
 * A tool response is `{llmContent, returnDisplay, error?}`. `error` is set for failed edits and
   spawn errors; a shell command that exits non-zero has none — the status is only a line
   `Exit Code: N` inside `llmContent`, wrapped in `<untrusted_context>` tags.
@@ -36,11 +51,13 @@ from slmactor.harnesses.base import (
     JsonSettings,
     content_text,
     error_text,
+    text,
 )
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping
+    from collections.abc import Callable, Iterable, Iterator, Mapping
+    from pathlib import Path
     from typing import Any
 
 _EXIT = r"(?m)^(?:Exit Code: (-?\d+)|Signal: (\S+))\s*$"
@@ -134,9 +151,219 @@ class Gemini(Harness):
         return {"systemMessage": reason,
                 "hookSpecificOutput": {"hookEventName": "BeforeTool", "tool_input": updated}}
 
+    def session_roots(self, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
+        from pathlib import Path as _Path
+
+        base = _Path(env["GEMINI_CLI_HOME"]) if env.get("GEMINI_CLI_HOME") else home
+        return (base / ".gemini" / "tmp",)
+
+    def sniff_session(self, name: str, head: str) -> str:
+        from slmactor.harnesses.base import SESSION
+
+        if not name.endswith((".json", ".jsonl")):
+            return ""
+        opening = head.lstrip()[:2000]
+        # The metadata record (one line of JSONL, or the top of a whole-file record).
+        return SESSION if opening.startswith("{") and '"sessionId"' in opening \
+            and '"projectHash"' in opening else ""
+
+    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+        record = read_chat(path, lines)
+        if record is not None:
+            yield record
+
     def handler(self, line: str, event: str, timeout_s: int) -> dict[str, Any]:
         return {"name": f"slmactor-{event}", "type": "command", "command": line,
                 "timeout": timeout_s * 1000}
+
+
+#: Tool-call states of a call that ran to its end (`packages/core/src/scheduler/types.ts`).
+_DONE = frozenset({"success", "error", "cancelled"})
+
+
+def _response(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The `functionResponse.response` of a recorded call ({} when none)."""
+    result = call.get("result")
+    for part in result if isinstance(result, list) else ():
+        if isinstance(part, dict) and isinstance(part.get("functionResponse"), dict):
+            response = part["functionResponse"].get("response")
+            if isinstance(response, dict):
+                return response
+    return {}
+
+
+def _shell_output(output: str) -> str:
+    """The command's own output of a shell result (`Output: ...` up to the status lines)."""
+    import re
+
+    output = re.sub(_UNTRUSTED, "", output)
+    start = re.search(r"(?m)^Output: ", output)
+    body = output[start.end():] if start else output
+    end = re.search(_STATUS, body)
+    body = (body[: end.start()] if end else body).strip()
+    return "" if body == "(empty)" else body
+
+
+def call_outcome(call: Mapping[str, Any]) -> tuple[bool, str, int | None]:
+    """(ok, error, exit code) of a recorded tool call, by Gemini CLI's rules: `status` error or
+    cancelled (the response's `error`), or a shell result whose `Exit Code:` is not 0."""
+    import re
+
+    response = _response(call)
+    error = error_text(response.get("error")) or content_text(response.get("error"))
+    if call.get("status") in ("error", "cancelled"):
+        display = call.get("resultDisplay")
+        return False, error or (display if isinstance(display, str) else "") or str(call["status"]), None
+    output = content_text(response.get("output")) or content_text(response.get("llmContent"))
+    match = re.search(_EXIT, output)
+    if match and match.group(1) is not None and match.group(1) != "0":
+        code = int(match.group(1))
+        return False, _shell_output(output) or match.group(0).strip(), code
+    if match and match.group(2) and match.group(2) != "(none)":
+        return False, _shell_output(output) or match.group(0).strip(), None
+    if error:
+        return False, error, None
+    return True, "", (0 if match and match.group(1) == "0" else None)
+
+
+def _project_root(path: str, project_hash: str) -> str:
+    """The project a chat file belongs to: its folder's `.project_root`, else the registry
+    `projects.json` (slug or, for an old hash folder, the root whose SHA-256 it is)."""
+    import hashlib
+    import json
+    import os
+
+    chats = os.path.dirname(os.path.abspath(path))
+    folder = os.path.dirname(chats)
+    if os.path.basename(chats) != "chats":  # a subagent's chat: chats/<parent>/<id>.jsonl
+        folder = os.path.dirname(folder)
+    try:
+        with open(os.path.join(folder, ".project_root"), encoding="utf-8") as fh:
+            root = fh.read(4096).strip()
+        if root:
+            return root
+    except OSError:
+        pass
+    gemini_dir = os.path.dirname(os.path.dirname(folder))
+    try:
+        with open(os.path.join(gemini_dir, "projects.json"), encoding="utf-8") as fh:
+            projects = json.loads(fh.read(1 << 20)).get("projects")
+    except (OSError, ValueError, AttributeError):
+        return ""
+    slug = os.path.basename(folder)
+    for root, short in (projects.items() if isinstance(projects, dict) else ()):
+        if isinstance(root, str) and (short == slug or hashlib.sha256(root.encode()).hexdigest()
+                                      in (slug, project_hash)):
+            return root
+    return ""
+
+
+def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
+    """The records of a chat file: a whole-file `ConversationRecord` (one JSON document,
+    pretty-printed or not) as itself, else each JSON line."""
+    import json
+
+    from slmactor.logic.loop.transcripts import json_objects
+
+    it = iter(lines)
+    first = next(it, "")
+    if first.strip() == "{":  # the whole-file writer's `JSON.stringify(record, null, 2)`
+        try:
+            doc = json.loads(first + "".join(it))
+        except ValueError:
+            return
+        if isinstance(doc, dict):
+            yield doc
+        return
+    yield from json_objects([first])
+    yield from json_objects(it)
+
+
+def read_chat(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+    """The `SessionRecord` of a recorded chat (either writer), None when it is none. Every tool
+    call that ran is kept once (by id, its last recorded state): a rewind or a context
+    checkpoint changes what the model sees next, not what the tools did."""
+    from slmactor.harnesses.base import call_entry
+    from slmactor.logic.loop.recorded import SessionRecord
+    from slmactor.logic.loop.transcripts import TranscriptStats, as_count
+    from slmactor.logic.text.safecut import cut_chars
+    from slmactor.logic.text.timefmt import parse_rfc3339
+
+    meta: dict[str, Any] = {}
+    messages: dict[str, dict[str, Any]] = {}  # id → the message's last copy (order: first seen)
+
+    def keep(message: Any) -> None:
+        if isinstance(message, dict) and isinstance(message.get("id"), str):
+            slim = {k: message.get(k) for k in ("type", "timestamp", "model", "tokens", "toolCalls")}
+            if message.get("type") == "user":
+                slim["content"] = cut_chars(content_text(message.get("content")), 4000)
+            messages[message["id"]] = slim
+
+    for record in _records(lines()):
+        if isinstance(record.get("$rewindTo"), str):
+            continue
+        if isinstance(record.get("$set"), dict):
+            patch = record["$set"]
+            for message in patch.get("messages") or () if isinstance(patch.get("messages"), list) else ():
+                if isinstance(message, dict) and message.get("id") not in messages:
+                    keep(message)
+            meta.update({k: v for k, v in patch.items() if k != "messages"})
+        elif isinstance(record.get("sessionId"), str) and "projectHash" in record:
+            meta.update({k: v for k, v in record.items() if k != "messages"})
+            for message in record.get("messages") or () if isinstance(record.get("messages"), list) else ():
+                keep(message)
+        elif isinstance(record.get("id"), str):
+            keep(record)
+    session_id = meta.get("sessionId")
+    if not isinstance(session_id, str) or not session_id:
+        return None
+    models: dict[str, int] = {}
+    calls: list[dict[str, Any]] = []
+    seen: set[str] = set()
+    prompt = ""
+    llm_calls = tokens_in = tokens_out = 0
+    stamps: list[float] = []
+    for message in messages.values():
+        at = parse_rfc3339(message["timestamp"]) if isinstance(message.get("timestamp"), str) else None
+        if at:
+            stamps.append(at)
+        if message.get("type") == "user" and not prompt:
+            said = str(message.get("content") or "").strip()
+            prompt = "" if said.startswith("/") else said  # a slash command is no task
+        if message.get("type") != "gemini":
+            continue
+        if isinstance(message.get("model"), str) and message["model"]:
+            models[message["model"]] = models.get(message["model"], 0) + 1
+        tokens = message.get("tokens")
+        if isinstance(tokens, dict):
+            llm_calls += 1
+            tokens_in += as_count(tokens.get("input"))
+            tokens_out += as_count(tokens.get("output"))
+        for call in message.get("toolCalls") or () if isinstance(message.get("toolCalls"), list) else ():
+            if not isinstance(call, dict) or call.get("status") not in _DONE:
+                continue
+            call_id = text(call.get("id"))
+            if call_id in seen:
+                continue
+            seen.add(call_id)
+            ok, error, code = call_outcome(call)
+            when = parse_rfc3339(call["timestamp"]) if isinstance(call.get("timestamp"), str) else None
+            calls.append(call_entry(HARNESS, at=when or at or 0.0, call_id=call_id,
+                                    tool=text(call.get("name")), tool_input=call.get("args"),
+                                    ok=ok, error=error, exit_code=code))
+    for key in ("startTime", "lastUpdated"):
+        at = parse_rfc3339(meta[key]) if isinstance(meta.get(key), str) else None
+        if at:
+            stamps.append(at)
+    cwd = _project_root(path, text(meta.get("projectHash")))
+    directories = meta.get("directories")
+    if not cwd and isinstance(directories, list) and directories and isinstance(directories[0], str):
+        cwd = directories[0]
+    stats = TranscriptStats(
+        model=max(models, key=lambda m: (models[m], m)) if models else "", llm_calls=llm_calls,
+        tokens_in=tokens_in, tokens_out=tokens_out, started_at=min(stamps) if stamps else 0.0,
+        ended_at=max(stamps) if stamps else 0.0, first_prompt=prompt, calls=tuple(calls))
+    return SessionRecord(session_id=session_id, cwd=cwd, stats=stats)
 
 
 HARNESS = Gemini()

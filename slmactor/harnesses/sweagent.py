@@ -49,6 +49,7 @@ class SweAgent(Harness):
                 "scroll_down": READ, "find_file": SEARCH, "search_file": SEARCH,
                 "search_dir": SEARCH, "bash": SHELL, "python": SHELL, "submit": TASK}
     trajectory_hints = ("SWE-agent .traj (trajectory, info)",)
+    trajectory_suffixes = (".traj",)
 
     def trajectory_format(self, data: Any) -> str:
         if not isinstance(data, dict):

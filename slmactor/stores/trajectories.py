@@ -2,10 +2,11 @@
 
 `*.json`, `*.traj` and `*.jsonl` files sorted by name (or the one file given); each is read in
 whichever format it is — slmactor's own, or a harness's (mini-swe-agent, SWE-agent `.traj`,
-OpenHands events, OpenHands SDK events as JSON lines) — by `slmactor.harnesses.read_trajectory`. A file that cannot be read or parsed is skipped and named in the
-returned list of problems; a file that parses but is none of those formats raises
-`TrajectoryFormatError` (a foreign file is refused, never replayed as an empty run); a missing
-path is an error. Files are read with a size bound so a stray multi-gigabyte file cannot exhaust
+OpenHands events, OpenHands SDK events as JSON lines) — by `slmactor.harnesses.read_trajectory`.
+A file that cannot be read or parsed is skipped and named in the
+returned list of problems; so is a file of a directory that parses but is none of those formats
+(one foreign file never refuses the rest), while the one file a user names raises
+`TrajectoryFormatError` (never replayed as an empty run); a missing path is an error. Files are read with a size bound so a stray multi-gigabyte file cannot exhaust
 memory.
 """
 
@@ -52,5 +53,10 @@ def load_trajectories(path: Path) -> tuple[list[Trajectory], list[str]]:
         try:
             out.append(read_trajectory(data, file.stem))
         except UnknownTrajectoryFormat as exc:
-            raise TrajectoryFormatError(f"{file}: {exc}") from None
+            if len(files) == 1:
+                # The one file the user named: a clear error, not an empty replay.
+                raise TrajectoryFormatError(f"{file}: {exc}") from None
+            # A foreign file among trajectories is skipped and counted, never a reason to
+            # refuse the rest of the directory.
+            skipped.append(f"{file.name}: not a trajectory ({exc})")
     return out, skipped

@@ -1,5 +1,6 @@
 """`metrics replay` on other harnesses' trajectories, against a real daemon: each
-real-format fixture becomes a run (`run.finish` → metrics), a foreign JSON file exits 2."""
+real-format fixture becomes a run (`run.finish` → metrics), a foreign JSON file named alone exits 2,
+one in a directory is skipped and counted."""
 
 from __future__ import annotations
 
@@ -51,15 +52,24 @@ def test_one_file_replays_offline(daemon: DaemonProcess) -> None:
     assert json.loads(done.stdout)["baseline"]["runs"] == 1
 
 
-def test_a_foreign_json_file_is_refused_with_exit_2(daemon: DaemonProcess, tmp_path: Path) -> None:
+def test_a_foreign_json_file_alone_is_refused_with_exit_2(daemon: DaemonProcess) -> None:
+    done = replay(daemon, FIXTURES / "foreign-package.json", "--learn")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "not a trajectory this tool reads" in json.dumps(json.loads(done.stdout))
+    with daemon.client() as c:
+        assert c.ask(MetricsShow(last=0))["runs"] == []
+
+
+def test_a_foreign_json_file_in_a_directory_is_skipped_and_counted(daemon: DaemonProcess,
+                                                                   tmp_path: Path) -> None:
     directory = tmp_path / "mixed"
     directory.mkdir()
     shutil.copy(FIXTURES / "mini-swe-agent.traj.json", directory / "a.json")
     shutil.copy(FIXTURES / "foreign-package.json", directory / "b.json")
-    for target in (FIXTURES / "foreign-package.json", directory):
-        done = replay(daemon, target, "--learn")
-        assert done.returncode == 2, done.stdout + done.stderr
-        error = json.loads(done.stdout)
-        assert "not a trajectory this tool reads" in json.dumps(error)
+    done = replay(daemon, directory, "--learn")
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert result["trajectories"] == 1
+    assert len(result["skipped_files"]) == 1 and result["skipped_files"][0].startswith("b.json: not a trajectory")
     with daemon.client() as c:
-        assert c.ask(MetricsShow(last=0))["runs"] == []  # nothing was replayed, not even a.json
+        assert len(c.ask(MetricsShow(last=0))["runs"]) == 1  # a.json was replayed all the same

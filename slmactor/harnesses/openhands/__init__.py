@@ -43,7 +43,7 @@ from slmactor.logic.text.safecut import cut_chars
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Mapping, Sequence
+    from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
 _EDITOR_MODES = {"view": READ, "create": EDIT, "str_replace": EDIT, "insert": EDIT, "undo_edit": EDIT}
@@ -141,6 +141,39 @@ class OpenHands(Harness):
         if isinstance(data, list) and _sdk_events(data):
             return "openhands-sdk"
         return ""
+
+    def sniff_session(self, name: str, head: str) -> str:
+        # A saved trajectory (a list of events), or an evaluation output (a list of instances,
+        # each with its `history` of events).
+        from slmactor.harnesses.base import SESSION
+
+        opening = head.lstrip()[:4000]
+        if not name.endswith(".json") or not opening.startswith("["):
+            return ""
+        events = '"source"' in opening and ('"action"' in opening or '"observation"' in opening)
+        return SESSION if events or ('"instance_id"' in opening and '"history"' in head) else ""
+
+    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+        import json
+        import os
+
+        from slmactor.harnesses.base import trajectory_record, trajectory_sessions
+
+        text_ = "".join(lines())
+        try:
+            data = json.loads(text_)
+        except ValueError:
+            return
+        del text_
+        if self.trajectory_format(data):
+            yield from trajectory_sessions(self, path, lambda: [json.dumps(data)])
+            return
+        stem = os.path.basename(path).removesuffix(".json")
+        for index, instance in enumerate(data if isinstance(data, list) else ()):
+            history = instance.get("history") if isinstance(instance, dict) else None
+            if isinstance(history, list) and _events(history):
+                name = text(instance.get("instance_id")) or f"{stem}-{index}"
+                yield trajectory_record(self, _trajectory(history, name), "")
 
     trajectory_hints = ("OpenHands events (action/observation)",
                         "OpenHands SDK events (kind: ActionEvent, ObservationEvent, ...)")
