@@ -293,8 +293,6 @@ class Harness:
     tool_matcher = "*"
     #: What the user must do after an install.
     next_step = ""
-    #: Longest context text the harness accepts (0 = no limit of its own).
-    context_limit = 0
 
     # ------------------------------------------------------------------------- hook events
 

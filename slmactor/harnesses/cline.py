@@ -103,7 +103,6 @@ class Cline(Harness):
         "ws_grep": "search_files", "ws_shell": "execute_command",
     }
     settings = ScriptPerEvent(project=(".clinerules", "hooks"), user=("Documents", "Cline", "Hooks"))
-    context_limit = CONTEXT_LIMIT
     next_step = "In Cline's settings, Feature Settings → check \"Enable Hooks\" (hooks do not run on Windows)."
 
     #: Event names a payload may carry for a script's event (Cline CLI 3.0.65 runs the
