@@ -114,7 +114,7 @@ def sessions() -> Iterator[Sessions]:
         second = run_codex(world, codex, LOCAL_MODEL, SECOND)
         episodes = world.wait_episodes(2)
         # What the project's semantic memory says of the commands (distilled now, not later).
-        world.slmactor("memory", "distill")
+        world.slmactor("memory", "distill", "--wait")
         memory = world.slmactor("memory", "facts")
         yield Sessions(world, first, second, episodes, world.stored_episodes(),
                        world.slmactor("metrics", "show", "--last", "2"), json.dumps(memory))
