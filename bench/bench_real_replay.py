@@ -22,7 +22,9 @@ left out: nothing says what would have been right). Right when
   of it); each changed setting's key (a count set to 1 — mini-swe-agent's
   `blocks` — is named by "exactly one"); a changed path's new value; for a shell command, each
   word run the fix inserted or replaced (`difflib` over the words); for a fix that resends the
-  same call, a read tool of the harness (the precondition).
+  same call, a read tool of the harness (the precondition); for an edit resent to the same file
+  with other text only (the labels' "read then resend": the text is the model's, read anew), a
+  read tool of the harness too.
 
 A **wrong rewrite** is a rewrite that differs from the recorded fix (target 0), or a rewrite
 of a call whose session never got past it.
@@ -86,6 +88,13 @@ def facets(failed: tr.Call, fix: tr.Call) -> list[list[str]]:
         if a == b and fix.tool == failed.tool:
             out.append(_read_tools(failed.tool))
         return out
+    changed = {k for k, v in fix.args.items() if k not in failed.args or not tr._same(failed.args[k], v)}
+    if (fix.tool == failed.tool and changed and changed <= tr.CONTENT_KEYS
+            and not set(failed.args) - set(fix.args) and tr.target(failed) == tr.target(fix)
+            and failed.family == "edit"):
+        # The same edit of the same file with other text: the text is the model's work, read
+        # from the file again — the labels' "read then resend"; reading is the derivable part.
+        return [_read_tools(failed.tool)]
     for key, value in fix.args.items():
         if key in failed.args and tr._same(failed.args[key], value):
             continue

@@ -315,7 +315,11 @@ class RulesActor(Actor):
             if repair is not None and not repair.guidance.strip() and fp is not None:
                 repair = Repair.from_dict({**repair.to_dict(), "guidance": describe(fp.cls)})
             rule = None
-            if fp is not None and repair is not None:
+            if fp is not None and repair is not None and repair.kind != "transform_args":
+                # The failed call and its fix, where a typed repair names the difference (a
+                # corrected command, a setting, a switched tool): that beats the resolution text.
+                rule = _learn_pair(store.book, fp, cand, self.now())
+            if rule is None and fp is not None and repair is not None:
                 rule = store.book.learn(fp, repair, self.now(), scope=str(cand.get("scope", "")),
                                         evidence=str(cand.get("evidence", "")),
                                         proven=cand.get("proven") is True)
@@ -419,6 +423,21 @@ def _candidate_fingerprint(cand: dict[str, Any]) -> Fingerprint | None:
                        language=normalize_language(str(cand.get("language", ""))),
                        model_family=model_family(model) if model.strip() else "", norm="",
                        salient="")
+
+
+def _learn_pair(book: Any, fp: Fingerprint, cand: dict[str, Any], now: float) -> Rule | None:
+    """The typed repair a reflection candidate's failed and fixing calls teach, or None."""
+    from slmactor.logic.evolve.typed_repairs import learn
+
+    failed_args, fixed_args = cand.get("failed_args"), cand.get("fixed_args")
+    if not (isinstance(failed_args, str) and isinstance(fixed_args, str)):
+        return None
+    tool = str(cand.get("tool", ""))
+    failed, fix = _call(tool, failed_args), _call(tool, fixed_args)
+    if failed is None or fix is None:
+        return None
+    rule: Rule | None = learn(book, fp, failed, fix, now, run=str(cand.get("evidence", "")))
+    return rule
 
 
 def _call(tool: str, args: str) -> Any:

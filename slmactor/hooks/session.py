@@ -73,13 +73,19 @@ def _digest(text: str) -> str:
     return f"{zlib.crc32(text.encode('utf-8', errors='replace')):08x}"
 
 
+#: A successful command longer than this keeps only its digest (a heredoc, a script inline).
+MAX_OK_COMMAND = 1000
+
+
 def call_entry(tool: str, path: str, args: str, command: str, ok: bool, error: str, model: str,
                now: float, *, edit: bool) -> dict[str, Any]:
     """A call's ledger entry.  Only what pairing needs is kept, and redacted: a successful call
-    that is not an edit keeps no arguments and its command only as a digest (enough to pair a
-    failed command with its rerun); a failed call or an edit keeps its arguments, command and
-    error through the redactor (the same secret becomes the same marker in the failed and the
-    fixed arguments, so the transform between them is still recognised)."""
+    that is neither an edit nor a command keeps no arguments; a successful command keeps its
+    digest and, up to `MAX_OK_COMMAND` characters, its text and arguments (a corrected command
+    is the fix a typed repair is learned from, and "works here" is said only of commands that
+    ran); a failed call or an edit keeps its arguments, command and error through the redactor
+    (the same secret becomes the same marker in the failed and the fixed arguments, so the
+    transform between them is still recognised)."""
     entry: dict[str, Any] = {"e": "call", "at": now, "tool": tool, "ok": ok}
     if path:
         entry["path"] = path
@@ -87,7 +93,8 @@ def call_entry(tool: str, path: str, args: str, command: str, ok: bool, error: s
         entry["model"] = model
     if command:
         entry["cmd"] = _digest(command)
-    if ok and not edit:
+    if ok and not edit and (not command or len(command) > MAX_OK_COMMAND
+                            or len(args) > 4 * MAX_OK_COMMAND):
         return entry
     from slmactor.logic.text.redact import redact
 

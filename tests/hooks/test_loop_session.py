@@ -15,14 +15,22 @@ from slmactor.hooks import session
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
-def test_a_successful_read_or_command_keeps_no_arguments(tmp_path: Path) -> None:
+def test_a_successful_read_keeps_no_arguments_and_a_command_only_redacted(tmp_path: Path) -> None:
     ledger = session.ledger_path(tmp_path, "/repo", "sess/1:x")
     assert ledger.parent == tmp_path / session.LEDGER_DIR and "/" not in ledger.name[:-6]
     session.append(ledger, session.call_entry(
         "Bash", "", json.dumps({"command": f"curl -H 'token {TOKEN}' x"}), f"curl -H 'token {TOKEN}' x",
         True, "", "", 1.0, edit=False))
-    [entry] = session.read_ledger(ledger)
-    assert "args" not in entry and "command" not in entry and entry["cmd"]
+    session.append(ledger, session.call_entry(
+        "Read", "a.py", json.dumps({"file_path": "a.py"}), "", True, "", "", 2.0, edit=False))
+    heredoc = "cat <<'EOF' > x.py\n" + "print(1)\n" * 200 + "EOF"
+    session.append(ledger, session.call_entry(
+        "Bash", "", json.dumps({"command": heredoc}), heredoc, True, "", "", 3.0, edit=False))
+    command, read, long = session.read_ledger(ledger)
+    # The command is kept (the fix a corrected command teaches), its secret never.
+    assert command["cmd"] and "curl -H" in command["command"] and "redacted" in command["command"]
+    assert "args" not in read and "command" not in read
+    assert long["cmd"] and "command" not in long and "args" not in long
     assert TOKEN not in ledger.read_text()
     assert stat.S_IMODE(os.stat(ledger).st_mode) == 0o600
     assert stat.S_IMODE(os.stat(ledger.parent).st_mode) == 0o700

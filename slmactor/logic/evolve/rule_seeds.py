@@ -1,4 +1,4 @@
-"""The 31 shipped repair rules (SPEC S-10.14): scope builtin, seeded, prior Beta(4,1).
+"""The 32 shipped repair rules (SPEC S-10.14): scope builtin, seeded, prior Beta(4,1).
 
 They encode failure modes that are already understood, so they are believed from day one.  To
 disable one, set `"retired": true` on it in rules.json; deleting it does not work — seeds are
@@ -27,6 +27,12 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
     (Trigger("edit_not_found", tool="ws_edit", message_contains=("closest text",)), Repair(
         "transform_args", transform="trim_trailing_whitespace", retry=True,
         guidance="The mismatch is whitespace only: trailing spaces differ from the file.")),
+    # Every harness's edit tool (no tool in the trigger; worded in its own names).
+    (Trigger("edit_not_found"), Repair(
+        "guidance",
+        guidance="The text to replace is not in the file as sent. ws_read the file again, then "
+                 "resend the ws_edit with old_str copied VERBATIM from what it holds now (same "
+                 "indentation and whitespace).")),
     (Trigger("edit_ambiguous"), Repair(
         "guidance",
         guidance="old_str matches more than one place. Add surrounding lines to make it unique; "
@@ -44,8 +50,9 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
         guidance="The file must be read (ws_read) before it can be edited.")),
     (Trigger("patch_failed"), Repair(
         "edit_format", edit_format="search_replace", retry=True,
-        guidance="The patch did not apply. Fall back to search/replace edits, then to writing the "
-                 "whole file.")),
+        guidance="The patch did not apply: its context lines must match the file exactly. "
+                 "ws_read the file again and resend the patch with context copied from what it "
+                 "holds now; where search/replace edits exist, fall back to them.")),
     (Trigger("malformed_json"), Repair(
         "transform_args", transform="repair_json", retry=True,
         guidance="The tool arguments were not valid JSON; they were repaired mechanically. Emit "
@@ -101,7 +108,8 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
     (Trigger("output_too_large", message_contains=("offset",)), Repair(
         "guidance",
         guidance="The file is larger than ws_read returns at once: ws_read it in parts with "
-                 "offset and limit (for example limit: 200), or ws_grep for the lines you need.")),
+                 "`offset` and `limit` (for example `offset: 1, limit: 200`), or ws_grep for the "
+                 "lines you need.")),
     (Trigger("output_too_large"), Repair(
         "guidance",
         guidance="The output was too long: rerun the command bounded (append `| head -n 100`, "
@@ -136,6 +144,6 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
 
 
 def seed_rules() -> list[Rule]:
-    """Fresh copies of the 31 shipped rules (zero samples)."""
+    """Fresh copies of the 32 shipped rules (zero samples)."""
     return [Rule(id=rule_id(trigger, repair), trigger=trigger, repair=repair, scope="builtin",
                  seeded=True, note="shipped with slmactor") for trigger, repair in _SEEDS]

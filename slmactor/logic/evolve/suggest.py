@@ -147,7 +147,10 @@ def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
     pattern: list[Rule] = []
     fitting: dict[str, list[Rule]] = {}
     for rule in pool:
-        if not rule.usable:
+        if not rule.usable or rule.repair.spec:
+            # A learned typed repair holds a precondition on the failed call (its file, its
+            # command): `typed_repairs.choose` answers with it where that holds, and nowhere
+            # else — its words name another call's fix.
             continue
         is_exact = bool(rule.fingerprint) and rule.fingerprint == fp.id
         if not is_exact and not rule.trigger.matches(fp, message):

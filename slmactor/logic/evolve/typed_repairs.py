@@ -230,7 +230,12 @@ DO_NOT_RETRY = frozenset({"service_exhausted", "user_rejected", "rate_limit"})
 #: start the service first).
 _PRECONDITION_OF = {"tool_misuse": "read_first", "file_not_read": "read_first",
                     "stale_handle": "start_first", "network_error": "start_first",
-                    "edit_not_found": "read_first", "edit_text_not_found": "read_first"}
+                    "edit_not_found": "read_first", "edit_text_not_found": "read_first",
+                    "patch_failed": "read_first"}
+#: Classes whose fix resent the edit with other text: the text is the model's work, read from the
+#: file again; reading first is the part a rule can say (a tool's own misuse — ambiguity, a
+#: missing parameter — is not fixed by reading).
+_REREAD_EDIT = frozenset({"edit_not_found", "patch_failed", "file_not_read"})
 
 
 def infer(failed: Call, fix: Call | None, cls: str, detail: str = "") -> Repair | None:
@@ -310,10 +315,17 @@ def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
     return None
 
 
-def _precondition(failed: Call, family: str, cls: str) -> Repair | None:
+def _precondition(failed: Call, family: str, cls: str, *, resend: str = "same") -> Repair | None:
+    """Do something first, then resend: the same call (`resend="same"`), or the call with its
+    text taken anew from what was read (`"reread"`)."""
     first = _PRECONDITION_OF.get(cls)
     if first is None:
         return None
+    if resend == "reread" and first == "read_first":
+        return _repair("precondition", {"family": family, "cls": cls},
+                       {"first": first, "resend": "reread"},
+                       "Read the file again first, then resend the edit with its text copied "
+                       "from what the file holds now.")
     what = {"read_first": "Read the file again first, then resend the same call.",
             "start_first": "Start the process or service it needs first, then resend it."}[first]
     return _repair("precondition", {"family": family, "cls": cls}, {"first": first}, what)
@@ -326,6 +338,10 @@ def _args(failed: Call, fix: Call, family: str, cls: str, detail: str) -> Repair
     if not changed and not removed:
         return _precondition(failed, family, cls)
     path_key = failed.path_key
+    if (cls in _REREAD_EDIT and not removed and set(changed) <= CONTENT_KEYS
+            and target(failed) == target(fix)):
+        # The same edit on the same file with other text: it was read again and resent.
+        return _precondition(failed, family, cls, resend="reread")
     if path_key and set(changed) == {path_key} and not removed:
         return _repair("correct_path", {"family": family, "path": failed.path},
                        {"key": path_key, "to": b[path_key]},
@@ -464,7 +480,11 @@ def advice(repair: Repair, failed: Call, error_head: str, successes: int, sample
     said = f" with `{err}`" if err else ""
     fix = named_fix(repair, failed)
     if repair.kind == "precondition" and read_tool and "Read the file" in fix:
-        fix = f"{read_tool} `{failed.path or 'the file'}` first, then the same {failed.tool} call"
+        spec = Spec.of(repair)
+        reread = spec is not None and spec.what.get("resend") == "reread"
+        then = (f"the {failed.tool} resent with its text copied from what it read" if reread
+                else f"the same {failed.tool} call")
+        fix = f"{read_tool} `{failed.path or 'the file'}` first, then {then}"
     if repair.kind == "do_not_retry":
         return f"{what} failed here{said}. {fix}"
     if not samples:

@@ -239,7 +239,8 @@ def reflect(report: RunReport, now: float) -> Reflection:
             if repair is not None:
                 candidates.append(Candidate(note.fingerprint, cls, note.tool, event.language,
                                             event.model, clip(event.message, 300), repair,
-                                            report.run_id))
+                                            report.run_id, failed_args=event.failed_args,
+                                            fixed_args=event.fixed_args))
         check = _check_for(event, note, at)
         if check is not None and all(c.id != check.id for c in checks):
             checks.append(check)

@@ -65,9 +65,15 @@ class Candidate:
     repair: dict[str, Any]
     evidence: str
     scope: str = "project"
+    #: The failed call's arguments and the fixing call's (JSON text; "" when unknown): the
+    #: rules actor learns a typed repair from the pair where one fits (a corrected command).
+    failed_args: str = ""
+    fixed_args: str = ""
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        pair = ({"failed_args": self.failed_args, "fixed_args": self.fixed_args}
+                if self.failed_args and self.fixed_args else {})
+        return {**pair,
             "fingerprint": self.fingerprint,
             "class": self.cls,
             "tool": self.tool,

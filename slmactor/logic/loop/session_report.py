@@ -14,7 +14,9 @@ Three sources, each for what only it knows:
   after a tool call that did not produce an output).
 
 Failures are paired with their fix: a failed call is resolved by the next successful call of the
-same tool on the same file (or, for a call without a file, with the same command), and reported
+same tool on the same file (or, for a call without a file, with the same command — or, within the
+next `FIX_WINDOW` calls, a corrected command a typed repair can be learned from: another
+interpreter, wrapper, option or path for the same program or arguments), and reported
 with the succeeding arguments as `fixed_args` — so the reflector can recognise the named transform
 that turned one into the other and learn it.  Consecutive failures of one call count as attempts
 of one failure.  A pre-flight rewrite followed by a successful call is a failure *avoided*:
@@ -29,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from slmactor.logic.evolve import typed_repairs
 from slmactor.logic.loop.transcripts import TranscriptStats, as_count
 
 #: Cap on the failures one session reports (the report reader keeps 500).
@@ -60,6 +63,31 @@ def _same_call(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return bool(_s(a, key)) and _s(a, key) == _s(b, key)
 
 
+#: A corrected command fixes a failed one only among the calls that follow it this closely.
+FIX_WINDOW = 12
+
+
+def _command_call(entry: Mapping[str, Any]) -> typed_repairs.Call | None:
+    command = _s(entry, "command")
+    if not command or _s(entry, "path"):
+        return None
+    return typed_repairs.Call(_s(entry, "tool"), {"command": command}, "shell")
+
+
+def _corrects(failed: Mapping[str, Any], ok: Mapping[str, Any]) -> bool:
+    """Whether the successful command `ok` is `failed` corrected: the same tool, the same
+    program or the same arguments, and a difference a typed repair names (so an unrelated
+    command that merely came next never counts as the fix)."""
+    if _s(failed, "tool").lower() != _s(ok, "tool").lower():
+        return False
+    a, b = _command_call(failed), _command_call(ok)
+    if a is None or b is None or typed_repairs.norm_command(a.command) == typed_repairs.norm_command(b.command):
+        return False
+    last_a, last_b = a.command.split()[-1:], b.command.split()[-1:]
+    shares = typed_repairs.same_target(a, b) or (last_a == last_b and not last_a[0].startswith("-"))
+    return shares and typed_repairs.infer(a, b, "") is not None
+
+
 @dataclass
 class _Open:
     """A failure waiting for its fix."""
@@ -68,6 +96,8 @@ class _Open:
     attempts: int = 1
     rule_id: str = ""
     preflight: Mapping[str, Any] | None = None
+    #: Index of the call among the session's calls (the window of a corrected command).
+    index: int = 0
 
 
 def _failure(open_: _Open, fix: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -86,7 +116,10 @@ def _failure(open_: _Open, fix: Mapping[str, Any] | None) -> dict[str, Any]:
     if fixed_args:
         out["fixed_args"] = fixed_args
     where = _s(call, "path") or _s(call, "command")
-    if fixed_args and fixed_args != _s(call, "args"):
+    if _s(fix, "command") and _s(fix, "command") != _s(call, "command") and not _s(call, "path"):
+        out["resolved_by"] = "llm"
+        out["resolution"] = f"`{_s(fix, 'command')}` worked instead"
+    elif fixed_args and fixed_args != _s(call, "args"):
         out["resolved_by"] = "llm"
         out["resolution"] = f"the next {_s(fix, 'tool')} call on {where} succeeded with other arguments"
     else:
@@ -116,6 +149,7 @@ def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     pending: list[_Open] = []
     rewritten: list[Mapping[str, Any]] = []
     done: list[dict[str, Any]] = []
+    index = 0
     for entry in entries:
         kind = entry.get("e")
         if kind == "preflight":
@@ -123,6 +157,7 @@ def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             continue
         if kind != "call":
             continue
+        index += 1
         pre = next((p for p in rewritten if _same_call(p, entry)), None)
         if pre is not None:
             rewritten.remove(pre)
@@ -131,6 +166,9 @@ def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
                 continue
         if entry.get("ok") is True:
             fixed = [o for o in pending if _same_call(o.call, entry)]
+            if not fixed:
+                fixed = [o for o in pending
+                         if index - o.index <= FIX_WINDOW and _corrects(o.call, entry)][:1]
             for open_ in fixed:
                 pending.remove(open_)
                 done.append(_failure(open_, entry))
@@ -141,7 +179,8 @@ def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             # with the fix.
             same.call, same.attempts = entry, same.attempts + 1
         else:
-            pending.append(_Open(entry, rule_id=_s(pre, "rule_id") if pre else "", preflight=pre))
+            pending.append(_Open(entry, rule_id=_s(pre, "rule_id") if pre else "", preflight=pre,
+                                 index=index))
     done.extend(_failure(o, None) for o in pending)
     done.extend(_avoided(p, ok=False) for p in rewritten if _s(p, "rule_id"))
     return done[:MAX_FAILURES]

@@ -61,6 +61,35 @@ def test_same_call_resent_is_a_precondition_and_never_rewritten() -> None:
     assert "Read `/p/a.go` first" in tr.advice(repair, call, "not read", 2, 2, read_tool="Read")
 
 
+def test_an_edit_resent_with_other_text_teaches_reading_the_file_first() -> None:
+    failed = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nold"}, "edit")
+    fixed = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nreal"}, "edit")
+    repair = tr.infer(failed, fixed, "edit_not_found")
+    assert repair is not None and repair.kind == "precondition" and tr.rewrite(repair, failed) is None
+    later = tr.Call("Edit", {"file_path": "b.py", "old_string": "x", "new_string": "y"}, "edit")
+    text = tr.advice(repair, later, "String to replace not found in file.", 4, 4, read_tool="Read")
+    assert "Read `b.py` first, then the Edit resent with its text copied from what it read" in text
+    assert "4 of 4 times" in text and "same Edit call" not in text
+    # Another file, or a setting changed too: not a read-again.
+    elsewhere = tr.Call("replace_in_file", {"path": "src/b.js", "diff": "x"}, "edit")
+    assert getattr(tr.infer(failed, elsewhere, "edit_not_found"), "kind", None) != "precondition"
+    # A misuse that reading does not fix (ambiguity) learns nothing from new text.
+    assert tr.infer(failed, fixed, "edit_ambiguous") is None
+
+
+def test_a_learned_repair_answers_only_where_its_precondition_holds() -> None:
+    from slmactor.logic.evolve.suggest import lookup
+
+    book = RuleBook()
+    missing = analyze("read_file", "Error reading file: File not found: /p/docs/a.md")
+    tr.learn(book, missing, tr.Call("read_file", {"path": "docs/a.md"}, "read"),
+             tr.Call("read_file", {"path": "docs/guide/a.md"}, "read"), NOW, run="s1")
+    other = tr.Call("read_file", {"path": "src/main.py"}, "read")
+    # The path correction is for docs/a.md only: for another missing file nobody names it.
+    assert tr.choose(book, missing, "", other) is None
+    assert lookup(book, missing, "", json.dumps(other.args)) is None
+
+
 def test_tool_switch_path_correction_and_do_not_retry() -> None:
     failed = tr.Call("Read", {"file_path": "/p/src"}, "read")
     switch = tr.infer(failed, tr.Call("LS", {"file_path": "/p/src"}, "read"), "tool_misuse")

@@ -68,6 +68,40 @@ def test_commands_pair_by_command_and_unresolved_failures_stay_open() -> None:
         ("1 failed", "retry"), ("E501", "")]
 
 
+def shell(ok: bool, command: str, error: str = "") -> dict[str, Any]:
+    return call("Bash", ok, args={"command": command}, error=error, command=command)
+
+
+def test_a_corrected_command_is_the_fix_and_teaches_its_substitution() -> None:
+    from slmactor.logic.evolve import typed_repairs as tr
+    from slmactor.logic.failures.fingerprint import analyze
+
+    missing = "sh: 1: .venv/bin/python: not found"
+    entries = [
+        shell(False, ".venv/bin/python check.py", missing),
+        shell(True, "ls"),                                     # unrelated: not the fix
+        shell(False, "git status", "fatal: not a git repository"),
+        shell(True, "git log"),                                # same program, nothing learnable
+        shell(True, "python3 check.py"),
+    ]
+    venv, git = pair_failures(entries)
+    assert venv["resolved_by"] == "llm" and venv["resolution"] == "`python3 check.py` worked instead"
+    assert "git" not in venv["fixed_args"] and "resolved_by" not in git
+    failed = tr.Call("Bash", json.loads(venv["failed_args"]), "shell")
+    fixed = tr.Call("Bash", json.loads(venv["fixed_args"]), "shell")
+    repair = tr.infer(failed, fixed, analyze("Bash", missing).cls)
+    assert repair is not None and repair.kind == "substitute_command"
+    assert tr.named_fix(repair, failed).startswith("`python3` instead of `.venv/bin/python`")
+
+
+def test_a_corrected_command_counts_only_close_behind_its_failure() -> None:
+    entries = [shell(False, "python check.py", "python: not found"),
+               *(shell(True, f"echo {i}") for i in range(20)),
+               shell(True, "python3 check.py")]
+    [failure] = pair_failures(entries)
+    assert "resolved_by" not in failure
+
+
 def test_a_preflight_rewrite_followed_by_success_is_a_failure_avoided_from_memory() -> None:
     pre = {"e": "preflight", "tool": "Edit", "path": "a.py", "message": NOT_FOUND,
            "failed_args": json.dumps(BROKEN), "fixed_args": json.dumps(CLEAN),

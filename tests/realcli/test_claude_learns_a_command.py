@@ -1,0 +1,108 @@
+"""The real Claude Code CLI (pinned in pins.txt), two sessions in one project, against a scripted
+Anthropic Messages server and a real daemon, offline: a shell command that failed and was
+corrected in the first session is named, corrected, when it fails again in the second.
+
+Session 1 runs `.venv/bin/python greet.py` (the project has no `.venv`: the shell says "No such
+file or directory", exit 127), then `python3 greet.py`, which works. Session 2 makes the same
+mistake. What the model of session 2 receives after its failure (the request log of the
+scripted server) must name the command that worked, not a generic hint.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.realcli.harness import World, binary, private_world
+from tests.realcli.models import Call, ModelServer, Turn, serving
+
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
+
+MODEL = "claude-sonnet-4-5"
+PROMPT = "Run greet.py and tell me what it prints."
+WRONG = ".venv/bin/python greet.py"
+RIGHT = "python3 greet.py"
+
+
+def steps(*commands: str) -> list[Turn]:
+    return [Turn(calls=(Call("Bash", {"command": c, "description": "run greet.py"}),))
+            for c in commands]
+
+
+@dataclass
+class Sessions:
+    world: World
+    first: ModelServer
+    second: ModelServer
+    codes: tuple[int, int]
+    rules: Any
+
+
+def run_claude(world: World, claude: Path, turns: list[Turn], label: str) -> tuple[int, ModelServer]:
+    config = world.home / ".claude"
+    config.mkdir(exist_ok=True)
+    with serving("anthropic", turns, MODEL) as server:
+        env = {
+            "ANTHROPIC_BASE_URL": server.base_url,
+            "ANTHROPIC_API_KEY": "sk-ant-scripted-offline",
+            "CLAUDE_CONFIG_DIR": str(config),
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "IS_SANDBOX": "1",  # --dangerously-skip-permissions refuses root outside a sandbox
+        }
+        done = world.run([str(claude), "-p", PROMPT, "--model", MODEL, "--output-format",
+                          "stream-json", "--verbose", "--dangerously-skip-permissions"],
+                         extra_env=env, timeout=100, label=label)
+        server.save(world.base / f"requests-{label}.jsonl")
+    return done.returncode, server
+
+
+@pytest.fixture(scope="module")
+def sessions() -> Iterator[Sessions]:
+    claude = binary("claude")
+    with private_world() as world:
+        (world.project / "greet.py").write_text('print("hello from greet")\n')
+        world.install_hooks("claude")
+        first_code, first = run_claude(world, claude, steps(WRONG, RIGHT), "claude-1")
+        world.wait_episodes(1)
+        second_code, second = run_claude(world, claude, steps(WRONG, RIGHT), "claude-2")
+        world.wait_episodes(2)
+        yield Sessions(world, first, second, (first_code, second_code),
+                       world.slmactor("evolve", "rules"))
+
+
+def after_failure(server: ModelServer) -> str:
+    """The whole request the model got right after the failed command (its tool result and
+    whatever a hook added to it)."""
+    requests = server.main_requests()
+    index = next(i for i, r in enumerate(requests) if "No such file or directory" in r.last_result)
+    return json.dumps(requests[index].body)
+
+
+def test_both_sessions_ran_both_commands(sessions: Sessions) -> None:
+    assert sessions.codes == (0, 0)
+    for server in (sessions.first, sessions.second):
+        results = server.results_sent()
+        assert any("No such file or directory" in r for r in results), results
+        assert any("hello from greet" in r for r in results), results
+
+
+def test_the_correction_is_learned_as_a_command_substitution(sessions: Sessions) -> None:
+    learned = [r for r in sessions.rules["rules"] if r.get("repair", {}).get("kind") == "substitute_command"]
+    assert learned, sessions.rules
+    spec = json.loads(learned[0]["repair"]["spec"]) if isinstance(learned[0]["repair"].get("spec"), str) \
+        else learned[0]["repair"].get("spec")
+    assert "python3" in json.dumps(spec)
+
+
+def test_the_second_session_is_told_the_command_that_worked(sessions: Sessions) -> None:
+    told = after_failure(sessions.second)
+    assert "`python3` instead of `.venv/bin/python`" in told, told[-3000:]
+    # The first session had nothing to learn from yet: no such advice there.
+    assert "instead of `.venv/bin/python`" not in after_failure(sessions.first)
