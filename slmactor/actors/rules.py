@@ -452,16 +452,18 @@ def _typed_advice(book: Any, fp: Fingerprint, msg: EvolveOnFailure,
     """Advice from a learned typed repair that fits the failed call: the fix named with its
     content, and the rewritten call when the repair is exact and never failed in >= 3 uses."""
     from slmactor.logic.evolve.typed_repairs import choose, dump_call
-    from slmactor.logic.failures.normalize import normalize, prepare
+    from slmactor.logic.failures.fingerprint import salient_line
     from slmactor.logic.failures.unwrap import unwrap
+    from slmactor.logic.text.redact import redact
 
     failed = _call(msg.tool, msg.args)
     if failed is None:
         return False
-    lines = prepare(unwrap(msg.message).text).lines
+    # The error as the program said it (case and values kept, secrets redacted): the model
+    # recognises its own error; the fingerprint's masked text is a key, not words for it.
+    said = redact(salient_line(unwrap(msg.message).text))
     read_tool = next((t for t in _tools_of(msg.tool) if tool_family(t) == "read"), "")
-    picked = choose(book, fp, msg.message, failed, error_head=normalize(lines[0]) if lines else "",
-                    read_tool=read_tool)
+    picked = choose(book, fp, msg.message, failed, error_head=said, read_tool=read_tool)
     if picked is None:
         return False
     rule = picked.rule

@@ -42,6 +42,7 @@ from slmactor.logic.loop.run_report import FailureEvent, RunReport, Source, coun
 from slmactor.logic.memory.lessons import Lesson
 from slmactor.logic.policy.reward import Outcome, reward
 from slmactor.logic.text.models import model_family
+from slmactor.logic.text.redact import redact
 from slmactor.logic.text.strings import clip, clip_words, first_line
 from slmactor.logic.text.timefmt import to_rfc3339
 
@@ -107,7 +108,8 @@ def _note(event: FailureEvent) -> tuple[FailureNote, str]:
     note = FailureNote(event.fingerprint or fp.id, fp.cls, event.tool.strip().lower(), message,
                        event.source, event.resolved_by, rule, clip(event.resolution, 240),
                        event.attempts,
-                       clip_words(normalize_message(salient_line(event.message)), NOTE_SALIENT))
+                       clip_words(normalize_message(salient_line(event.message)), NOTE_SALIENT),
+                       clip_words(redact(salient_line(event.message)), NOTE_SALIENT))
     return note, fp.cls
 
 
@@ -155,7 +157,7 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
         seen.add(note.fingerprint)
         out.append(Lesson(report.run_id, "failure",
                           f"{note.tool} {note.cls} stayed unresolved: "
-                          f"{clip_words(note.salient or first_line(note.message, 400), 160)}",
+                          f"{clip_words(note.said or note.salient or first_line(note.message, 400), 160)}",
                           at))
     out.extend(
         Lesson(report.run_id, "failure", f"Gate {gate.name} failed: {clip(gate.detail, 160)}"

@@ -31,6 +31,9 @@ class FailureNote:
     #: The line of the message that says what went wrong (`fingerprint.salient_line`),
     #: normalised like the fingerprint's salient text (numbers, paths, payloads masked).
     salient: str = ""
+    #: The same line as the program wrote it (case and values kept, secrets redacted): what a
+    #: model reads in a gotcha or lesson, where the masked `salient` is only a key.
+    said: str = ""
 
     def handled(self) -> str:
         if self.source == "memory":
@@ -49,6 +52,7 @@ class FailureNote:
             "resolved_by": f"rule:{self.rule_id}" if self.source == "memory" else self.resolved_by,
             "attempts": self.attempts,
             **({"salient": self.salient} if self.salient else {}),
+            **({"said": self.said} if self.said else {}),
         }
 
 

@@ -115,17 +115,57 @@ def _failure(open_: _Open, fix: Mapping[str, Any] | None) -> dict[str, Any]:
     fixed_args = _s(fix, "args")
     if fixed_args:
         out["fixed_args"] = fixed_args
-    where = _s(call, "path") or _s(call, "command")
-    if _s(fix, "command") and _s(fix, "command") != _s(call, "command") and not _s(call, "path"):
+    if (fixed_args and fixed_args != _s(call, "args")) or _s(fix, "tool") != _s(call, "tool"):
         out["resolved_by"] = "llm"
-        out["resolution"] = f"`{_s(fix, 'command')}` worked instead"
-    elif fixed_args and fixed_args != _s(call, "args"):
-        out["resolved_by"] = "llm"
-        out["resolution"] = f"the next {_s(fix, 'tool')} call on {where} succeeded with other arguments"
+        out["resolution"] = _what_fixed(call, fix)
     else:
         out["resolved_by"] = "retry"
+        where = _s(call, "path") or _s(call, "command")
         out["resolution"] = f"the same {_s(fix, 'tool')} call on {where} succeeded when run again"
     return out
+
+
+#: What a transform between the failed and the fixing arguments did, in words for a model.
+_TRANSFORM_WORDS = {
+    "strip_line_number_prefix": "the same edit without the read tool's line-number gutter",
+    "trim_trailing_whitespace": "the same edit without the trailing whitespace",
+    "unfence_code": "the same content without the Markdown code fence",
+    "shrink_old_str": "the same edit with a shorter old text",
+    "set_replace_all": "the same edit with replace_all set",
+}
+
+
+def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
+    """The fix in words with its content: the corrected command, the changed setting, the other
+    tool, the reading first — never "another call succeeded with other arguments"."""
+    from slmactor.logic.evolve.transforms import infer_transform
+    from slmactor.logic.failures.fingerprint import analyze
+
+    tool, fix_tool = _s(call, "tool"), _s(fix, "tool")
+    where = _s(call, "path") or _s(call, "command")
+    if fix_tool.lower() == tool.lower() and _s(call, "args") and _s(fix, "args"):
+        name = infer_transform(_s(call, "args"), _s(fix, "args"))
+        if name in _TRANSFORM_WORDS:
+            return f"{_TRANSFORM_WORDS[name]} ({tool} on {where})"
+    failed_args = typed_repairs.parse_args(_s(call, "args"))
+    fixed_args = typed_repairs.parse_args(_s(fix, "args"))
+    if failed_args is not None and fixed_args is not None:
+        failed = typed_repairs.Call(tool, failed_args)
+        repair = typed_repairs.infer(failed, typed_repairs.Call(fix_tool, fixed_args),
+                                     analyze(tool, _s(call, "error")).cls)
+        if repair is not None and repair.kind == "substitute_command":
+            return f"`{typed_repairs.norm_command(_s(fix, 'command'))}` instead of " \
+                   f"`{typed_repairs.norm_command(_s(call, 'command'))}`"
+        if repair is not None and repair.kind == "precondition" and "Read the file" in repair.guidance:
+            return f"reading {where} again, then a {tool} with its text copied from what it holds"
+        if repair is not None:
+            return typed_repairs.named_fix(repair, failed)
+    if _s(fix, "command") and not _s(call, "path"):
+        return f"`{typed_repairs.norm_command(_s(fix, 'command'))}` instead of " \
+               f"`{typed_repairs.norm_command(_s(call, 'command'))}`"
+    if fix_tool.lower() != tool.lower():
+        return f"{fix_tool} instead of {tool} on {where}"
+    return f"a corrected {tool} on {where}"
 
 
 def _avoided(pre: Mapping[str, Any], ok: bool) -> dict[str, Any]:

@@ -214,8 +214,9 @@ def _gotchas(ep: Mapping[str, Any], ep_id: str, seen: Counter[str]) -> list[Obse
         if fix.lower() == "unknown":
             continue
         seen[key] += 1
+        said = _str(failure.get("said"))  # as the program wrote it, where the episode has it
         text = (
-            f"{clip_words(salient_of(failure) or key, GOTCHA_MSG_BYTES)}"
+            f"{clip_words(said or salient_of(failure) or key, GOTCHA_MSG_BYTES)}"
             f" — fix: {clip_words(first_line(fix, 400), GOTCHA_FIX_BYTES)} (seen {seen[key]}×)"
         )
         found.append(Observation("gotcha", key, text, (ep_id,) if ep_id else ()))

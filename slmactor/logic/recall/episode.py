@@ -90,6 +90,8 @@ class FailureNote:
     #: The line of the message that says what went wrong, normalised ("" in older
     #: episodes: readers fall back to the message's first line).
     salient: str = ""
+    #: That line as the program wrote it (secrets redacted; "" in older episodes).
+    said: str = ""
 
     def resolved(self) -> bool:
         """S-2.3: resolved when something is named as the resolver."""
@@ -110,6 +112,7 @@ class FailureNote:
             "resolved_by": self.resolved_by,
             "attempts": self.attempts,
             **({"salient": self.salient} if self.salient else {}),
+            **({"said": self.said} if self.said else {}),
         }
 
     @classmethod
@@ -123,6 +126,7 @@ class FailureNote:
             _str(data.get("resolved_by")),
             _int(data.get("attempts")),
             _str(data.get("salient")),
+            _str(data.get("said")),
         )
 
 

@@ -85,7 +85,7 @@ def test_a_corrected_command_is_the_fix_and_teaches_its_substitution() -> None:
         shell(True, "python3 check.py"),
     ]
     venv, git = pair_failures(entries)
-    assert venv["resolved_by"] == "llm" and venv["resolution"] == "`python3 check.py` worked instead"
+    assert venv["resolved_by"] == "llm" and venv["resolution"] == "`python3 check.py` instead of `.venv/bin/python check.py`"
     assert "git" not in venv["fixed_args"] and "resolved_by" not in git
     failed = tr.Call("Bash", json.loads(venv["failed_args"]), "shell")
     fixed = tr.Call("Bash", json.loads(venv["fixed_args"]), "shell")
