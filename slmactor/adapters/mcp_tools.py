@@ -5,10 +5,11 @@ testable without MCP. One `MemoryTools` serves one MCP session; what it keeps be
 the session's run (its id, rotated when an outcome is reported) and the failures it was asked to
 repair, so `repair_outcome` can close the loop from a fingerprint alone — as the hooks do when a
 later call gets past a failure (`slmactor.hooks.loop`): the failure is resolved in working memory,
-the repair between the failed and the working call is learned (`evolve.resolved`), and a rule
-whose advice was followed is credited at the run's end (or blamed at once when it did not work).
-A failure that was fixed is therefore recorded as fixed, and the run's lessons say how, instead
-of calling it unresolved.
+the repair between the failed and the working call is learned (`evolve.resolved`), and the run's
+report carries the failure with both calls and who fixed it (as the hooks' session report does),
+so the reflection derives the same repair and credits — or blames, when it did not work — the
+rule whose advice was followed. A failure that was fixed is therefore recorded as fixed, and the
+run's lessons say how, instead of calling it unresolved.
 """
 
 from __future__ import annotations
@@ -23,7 +24,6 @@ from slmactor.logic.memory.block import episodes_of
 from slmactor.logic.memory.facts import KINDS as FACT_KINDS
 from slmactor.logic.recall.repeats import PastTask, past_tasks
 from slmactor.protocol.messages import (
-    EvolveObserve,
     EvolveOnFailure,
     EvolveResolved,
     FactObserve,
@@ -82,6 +82,8 @@ class MemoryTools:
         self.client = client
         self.run_id = session_id or _new_run()
         self._repairs: dict[str, _Repaired] = {}
+        #: The run's failures whose outcome was reported, by fingerprint: run-report failures.
+        self._outcomes: dict[str, dict[str, Any]] = {}
         #: The last outcome reported and its answer, while nothing happened since.
         self._last_outcome: tuple[tuple[Any, ...], dict[str, Any]] | None = None
 
@@ -99,7 +101,14 @@ class MemoryTools:
                      n: int = 5) -> list[PastTask]:
         reply = await self._ask(MemoryRecall(query=query, files=list(files or []),
                                              n=CANDIDATES_PER_TASK * n))
-        return past_tasks(episodes_of(reply), n)
+        hits = reply.get("hits") if isinstance(reply, dict) else None
+        episodes = episodes_of(reply)
+        if isinstance(hits, list) and len(hits) == len(episodes):
+            # The log offset orders runs ended in the same second (`at` has whole seconds).
+            episodes = [{**ep, "offset": hit["entry"].get("offset", 0)}
+                        if isinstance(hit, dict) and isinstance(hit.get("entry"), dict) else ep
+                        for ep, hit in zip(episodes, hits, strict=True)]
+        return past_tasks(episodes, n)
 
     async def memory_block(self, task: str, role: str = "worker",
                            files: list[str] | None = None) -> str:
@@ -159,19 +168,28 @@ class MemoryTools:
                 f"session (known: {known}); call repair with the failed call first")
         self._last_outcome = None
         rule_id = failure.rule_id if used_repair else ""
+        event: dict[str, Any] = {"tool": failure.tool, "message": failure.error,
+                                 "fingerprint": fingerprint, "failed_args": failure.args,
+                                 "language": failure.language}
+        if rule_id:
+            event["rule_id"] = rule_id  # credited if it worked, blamed if not, at the run's end
         if not worked:
-            if rule_id:  # the advice was followed and did not help: the rule learns it now
-                await self._ask(EvolveObserve(rule_id=rule_id, ok=False))
+            self._outcomes[fingerprint] = event
             return {"fingerprint": fingerprint, "resolved": False, "learned": ""}
         resolution = how.strip() or (
             f"followed the repair ({rule_id})" if rule_id else
             f"the next {fixed_tool or failure.tool} call got past it")
+        fixed_args = _json(fixed_arguments)
         reply = await self._ask(EvolveResolved(
             run_id=self.run_id, fingerprint=fingerprint, rule_id=rule_id, resolution=resolution,
             tool=failure.tool, message=failure.error, language=failure.language,
-            failed_args=failure.args, fixed_args=_json(fixed_arguments),
-            fixed_tool=fixed_tool.strip()))
-        self._repairs.pop(fingerprint, None)
+            failed_args=failure.args, fixed_args=fixed_args, fixed_tool=fixed_tool.strip()))
+        self._outcomes[fingerprint] = {
+            **event, "resolved_by": f"rule:{rule_id}" if rule_id else "llm",
+            "resolution": resolution,
+            # Another tool's arguments are no repair of this one's (the rules actor agrees).
+            **({"fixed_args": fixed_args} if fixed_args and fixed_tool.strip() in ("", failure.tool)
+               else {})}
         learned = reply.get("learned") if isinstance(reply, dict) else None
         what = ""
         if isinstance(learned, dict):
@@ -196,6 +214,7 @@ class MemoryTools:
             "completed_tasks": 1 if success else 0,
             "blocked_tasks": 0 if success else 1,
             "files_changed": files,
+            "failures": list(self._outcomes.values()),
         }
         await self._ask(RunFinish(report=report, summary=summary))
         result = {"run_id": self.run_id, "success": success, "duplicate": False}
@@ -203,4 +222,5 @@ class MemoryTools:
         # The next task of this session is a new run; failures of the finished one are closed.
         self.run_id = _new_run()
         self._repairs.clear()
+        self._outcomes.clear()
         return result

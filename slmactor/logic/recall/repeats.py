@@ -77,26 +77,38 @@ def _files(episode: Mapping[str, Any]) -> list[str]:
     return [f for f in raw if isinstance(f, str) and f.strip()] if isinstance(raw, list) else []
 
 
+def _when(episode: Mapping[str, Any]) -> tuple[str, int]:
+    """When a run ended: its RFC 3339 UTC time (such strings order as their times), then its
+    offset in the episode log (runs ended in the same second are in log order)."""
+    offset = episode.get("offset")
+    number = offset if isinstance(offset, int) and not isinstance(offset, bool) else 0
+    return _text(episode, "at"), number
+
+
 def past_tasks(episodes: Iterable[Mapping[str, Any]], n: int) -> list[PastTask]:
     """Up to `n` tasks from `episodes` (best first), each run of a task counted once in it."""
     tasks: dict[str, PastTask] = {}
+    newest: dict[str, tuple[str, int]] = {}
     for episode in episodes:
         query = _text(episode, "query")
         key = task_key(query)
         if not key:
             continue
         ok = episode.get("success") is True
-        at = _text(episode, "at")
+        when = _when(episode)
         task = tasks.get(key)
         if task is None:
             if len(tasks) >= n:
                 continue  # a new task past the n asked for; later runs of known ones still count
-            task = tasks[key] = PastTask(task=query, succeeded=ok, at=at, runs=0)
-        newer = at >= task.at  # RFC 3339 UTC strings order as their times
+            task = tasks[key] = PastTask(task=query, succeeded=ok, at=when[0], runs=0)
+            newest[key] = when
+        newer = when >= newest[key]
+        if newer:
+            newest[key] = when
         task.runs += 1
         task.successes += ok
         if newer:
-            task.succeeded, task.at = ok, at
+            task.succeeded, task.at = ok, when[0]
         summary = _text(episode, "summary")
         if summary and (newer or not task.summary):
             task.summary = summary
