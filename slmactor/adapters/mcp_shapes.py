@@ -81,8 +81,7 @@ Subject = Annotated[str, Field(description=(
     "For a fact: a few words naming what it is about (e.g. \"lint\"); a later fact with the "
     "same kind and subject reinforces or updates it. Default: the text's start."))]
 ToolName = Annotated[str, Field(min_length=1, description=(
-    "The name of the tool whose call failed, as the agent calls it (e.g. Edit, Bash, "
-    "run_shell_command)."))]
+    "The name of the tool whose call failed, exactly as you called it."))]
 ErrorText = Annotated[str, Field(min_length=1, description=(
     "The error the failed call returned, verbatim (its first lines are enough)."))]
 Arguments = Annotated[dict[str, Any] | None, BeforeValidator(_call_arguments), Field(description=(
@@ -106,8 +105,8 @@ FixedArguments = Annotated[dict[str, Any] | None, BeforeValidator(_call_argument
         "The arguments of the call that worked, as an object; memory learns the repair "
         "between the failed and the working call and offers it next time."))]
 FixedTool = Annotated[str, Field(description=(
-    "The tool of the call that worked, when it is not the one that failed (e.g. Write after a "
-    "failed Edit). Default: the same tool."))]
+    "The tool of the call that worked, when it is not the one that failed (e.g. a whole-file "
+    "write after a failed edit). Default: the same tool."))]
 UsedRepair = Annotated[bool, Field(description=(
     "True if the call followed the repair's advice (its new_arguments or guidance); the "
     "repair's rule is credited or blamed with the outcome."))]
