@@ -155,10 +155,11 @@ class RepairOut(BaseModel):
                                          "once the failure is fixed or given up on.")
     rule_id: str = Field(description="The repair rule behind the advice; empty for none.")
     new_arguments: dict[str, Any] | None = Field(
-        description="The repaired arguments, an object; null when there is no deterministic "
-                    "repair.")
-    new_tool: str = Field(description="The tool to call with new_arguments when it differs "
-                                      "from the failed one; empty for the same tool.")
+        default=None, description="The repaired arguments, an object; absent when there is no "
+                                  "deterministic repair (apply is false).")
+    new_tool: str | None = Field(
+        default=None, description="The tool to call with new_arguments when it differs from "
+                                  "the failed one; absent for the same tool.")
 
 
 class RepairOutcomeOut(BaseModel):

@@ -147,15 +147,18 @@ class MemoryTools:
             while len(self._repairs) > MAX_REPAIRS:
                 self._repairs.pop(next(iter(self._repairs)))
         new_arguments = _object(advice.get("new_args")) if advice.get("apply") else None
-        return {
-            "apply": bool(advice.get("apply")) and new_arguments is not None,
+        out: dict[str, Any] = {
+            "apply": new_arguments is not None,
             "reason": str(advice.get("reason") or ""),
             "guidance": str(advice.get("guidance") or ""),
             "fingerprint": fingerprint,
             "rule_id": rule_id,
-            "new_arguments": new_arguments,
-            "new_tool": str(advice.get("new_tool") or "") if new_arguments is not None else "",
         }
+        if new_arguments is not None:  # only a repair to apply has arguments to apply
+            out["new_arguments"] = new_arguments
+            if advice.get("new_tool") and advice["new_tool"] != tool:
+                out["new_tool"] = str(advice["new_tool"])
+        return out
 
     async def repair_outcome(self, fingerprint: str, worked: bool,
                              fixed_arguments: dict[str, Any] | None = None, fixed_tool: str = "",
