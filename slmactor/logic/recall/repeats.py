@@ -135,15 +135,18 @@ def render(tasks: Iterable[PastTask]) -> str:
     lines: list[str] = []
     for task in tasks:
         mark = "succeeded" if task.succeeded else "failed"
-        line = f"- [{mark}] {task.task}"
+        # One line per head, spacing folded as `task_key` folds it: distinct tasks, distinct heads.
+        line = f"- [{mark}] {' '.join(task.task.split())}"
         if task.files:
             line += " (files: " + ", ".join(task.files[:5]) + ")"
         if task.runs > 1:
             line += f" — {task.runs} runs, {task.successes} succeeded; latest {task.at}"
         if task.summary:
-            line += f"\n  {task.summary}"
+            line += "\n  " + " ".join(task.summary.split())
         for failure in task.failures:
             times = f" ({failure.times} times)" if failure.times > 1 else ""
-            line += f"\n  failure{times}: {failure.message} → {failure.fix or 'unresolved'}"
+            # One line per failure: a multi-line error is read as one (the data keeps it whole).
+            message, fix = " ".join(failure.message.split()), " ".join(failure.fix.split())
+            line += f"\n  failure{times}: {message} → {fix or 'unresolved'}"
         lines.append(line)
     return "\n".join(lines)

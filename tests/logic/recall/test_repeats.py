@@ -49,14 +49,15 @@ def test_n_counts_tasks_not_runs() -> None:
     assert past_tasks(runs, 2)[0].runs == 2
 
 
-QUERIES = st.sampled_from(["fix tests", "Fix  tests", "fix lint", " FIX LINT ", "ship it", ""])
+QUERIES = st.sampled_from(["fix tests", "Fix  tests", "fix lint", " FIX LINT ", "ship it", "",
+                           "ship it\nfirst", "ship it\nsecond"])
 EPISODES = st.lists(st.builds(
     _episode, QUERIES, st.booleans(),
     st.sampled_from(["2026-01-01T00:00:00Z", "2026-01-02T00:00:00Z"]),
     st.integers(min_value=0, max_value=50),
     failures=st.lists(st.fixed_dictionaries({
         "tool": st.sampled_from(["bash", "edit"]),
-        "message": st.sampled_from(["boom", "not found", ""]),
+        "message": st.sampled_from(["boom", "not found\nString:  x ", ""]),
         "resolution": st.sampled_from(["", "fixed by retrying"]),
     }), max_size=3),
 ), max_size=12)
@@ -79,3 +80,4 @@ def test_each_task_once_and_every_run_of_a_shown_task_counted(
     text = render(tasks)
     heads = [line for line in text.splitlines() if line.startswith("- ")]
     assert len(heads) == len(tasks) == len(set(heads))
+    assert text.count("\n  failure") == sum(len(t.failures) for t in tasks)
