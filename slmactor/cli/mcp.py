@@ -19,7 +19,7 @@ def register(sub: Any) -> None:
         "mcp",
         help="serve memory to an MCP client (Claude Code, Codex, Gemini CLI, Cline, Cursor)",
         description="Run a Model Context Protocol server on stdin/stdout with the tools recall, "
-        "memory_block, remember, repair and report_outcome, and the resource "
+        "memory_block, remember, repair, repair_outcome and report_outcome, and the resource "
         "slmactor://memory-block.",
     )
     p.set_defaults(func=cmd_mcp)

@@ -2,8 +2,8 @@
 detect-secrets' and gitleaks' tests and providers' docs) through every entry point of a real
 daemon: tells (run.start, record_tool, fail, resolve, decide, summarize), asks (facts,
 failures, procedures, lessons), run reports (`run.finish`), `slmactor import lessons`,
-`slmactor hook` (Claude Code payloads), and MCP `remember` / `repair` / `report_outcome`
-through the MCP SDK's client. Each value is also placed so that every cut the daemon and the
+`slmactor hook` (Claude Code payloads), and MCP `remember` / `repair` / `repair_outcome` /
+`report_outcome` through the MCP SDK's client. Each value is also placed so that every cut the daemon and the
 hook make (working memory's 200-byte arguments, 160-byte errors and 120-byte commands, the
 hook's 4,000-character command) falls inside it. Afterwards no value, and no 6-character
 prefix of one, is in any file under the store directories, in the daemon's log or in any
@@ -206,6 +206,12 @@ async def _mcp(daemon: DaemonProcess, replies: dict[str, Any]) -> None:
             result = await client.call_tool("repair", {"tool": "bash", "error": form.line,
                                                        "arguments": json.dumps({"command": form.line})})
             replies[f"mcp.repair.{i}"] = [getattr(p, "text", "") for p in result.content]
+            # Its outcome carries the value too: into the rules learned and the run's report.
+            closed = await client.call_tool("repair_outcome", {
+                "fingerprint": result.structured_content["fingerprint"], "worked": i % 2 == 0,
+                "fixed_arguments": {"command": f"{form.line} --retry"}, "how": form.line})
+            assert not closed.is_error, closed.content
+            replies[f"mcp.repair_outcome.{i}"] = [getattr(p, "text", "") for p in closed.content]
         result = await client.call_tool("report_outcome", {
             "task": all_text(), "success": False, "summary": all_text(), "files_changed": ["deploy/key.pem"]})
         replies["mcp.report"] = [getattr(p, "text", "") for p in result.content]

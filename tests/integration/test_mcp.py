@@ -19,7 +19,7 @@ from slmactor.testing import DaemonProcess, wait_for
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-TOOLS = {"recall", "memory_block", "remember", "repair", "report_outcome"}
+TOOLS = {"recall", "memory_block", "remember", "repair", "repair_outcome", "report_outcome"}
 
 
 def _server(daemon: DaemonProcess, *extra: str) -> Any:
