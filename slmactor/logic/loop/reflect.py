@@ -138,6 +138,24 @@ def _check_for(event: FailureEvent, note: FailureNote, now: float) -> Check | No
     )
 
 
+def _what_failed(event: FailureEvent) -> str:
+    """The failed call in its own words: its command, else its tool and file, else its tool."""
+    import json
+
+    try:
+        args = json.loads(event.failed_args) if event.failed_args else None
+    except ValueError:
+        args = None
+    if isinstance(args, dict):
+        for key in ("command", "cmd"):
+            if isinstance(args.get(key), str) and args[key].strip():
+                return f"`{clip_words(redact(' '.join(args[key].split())), 120)}`"
+        for key in ("file_path", "path", "absolute_path", "filePath"):
+            if isinstance(args.get(key), str) and args[key].strip():
+                return f"{event.tool.strip()} on `{clip(args[key], 200)}`"
+    return event.tool.strip() or "a tool call"
+
+
 def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candidate],
              at: str) -> list[Lesson]:
     out: list[Lesson] = []
@@ -151,14 +169,13 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
         where = f" ({cand.language})" if cand.language else ""
         out.append(Lesson(report.run_id, "convention",
                           f"{cand.tool}: {describe(cand.cls)}{where} — fixed by {how}", at))
-    for note in notes:
+    for note, event in zip(notes, report.failures, strict=False):
         if note.source != "unresolved" or note.fingerprint in seen:
             continue
         seen.add(note.fingerprint)
+        said = clip_words(note.said or note.salient or first_line(note.message, 400), 160)
         out.append(Lesson(report.run_id, "failure",
-                          f"{note.tool} {note.cls} stayed unresolved: "
-                          f"{clip_words(note.said or note.salient or first_line(note.message, 400), 160)}",
-                          at))
+                          f"{_what_failed(event)} failed here and stayed unresolved: {said}", at))
     out.extend(
         Lesson(report.run_id, "failure", f"Gate {gate.name} failed: {clip(gate.detail, 160)}"
                if gate.detail else f"Gate {gate.name} failed", at)

@@ -213,7 +213,8 @@ def lesson_from_json_line(line: str | bytes, now: float) -> PolarLesson | None:
 
 #: The reflector's failure lessons that carry no fix (`logic/loop/reflect.py`): a failure that
 #: stayed unresolved, a gate that failed.
-_CONTENT_FREE = re.compile(r"^(?:\S+ \S+ stayed unresolved: |Gate \S+ failed\b)")
+_CONTENT_FREE = re.compile(
+    r"^(?:\S+ \S+ stayed unresolved: |.+ failed here and stayed unresolved: |Gate \S+ failed\b)")
 
 
 def from_prose(lesson: Lesson, source_task: str, now: float) -> PolarLesson | None:

@@ -243,3 +243,14 @@ def test_episodes_and_lessons_keep_the_salient_line_of_an_error() -> None:
     unresolved = [lesson.text for lesson in r.lessons if "stayed unresolved" in lesson.text]
     assert unresolved and "error: could not compile" in unresolved[0]
     assert "Exit code" not in unresolved[0]
+
+
+def test_an_unresolved_failure_is_named_by_its_command_as_the_program_said_it() -> None:
+    r = reflect(_report(failures=[
+        {"tool": "Bash", "message": "Exit code 4\nBoom: Widget FAILED at /srv/app",
+         "failed_args": json.dumps({"command": "sh -c 'make widget'"})},
+    ]), NOW)
+    [lesson] = [x.text for x in r.lessons if "stayed unresolved" in x.text]
+    # The command that failed, and the error in its own case and values (no class, no masks).
+    assert lesson == "`sh -c 'make widget'` failed here and stayed unresolved: Boom: Widget FAILED at /srv/app"
+    assert r.episode["failures"][0]["said"] == "Boom: Widget FAILED at /srv/app"
