@@ -95,7 +95,8 @@ class MemoryBlockMixin(Actor):
         allowance = builder.allowance("procedural")
         procedural = self.procedures.book.render(family, language, allowance) if allowance else ""
         builder.add("procedural", procedural)
-        text = builder.render()
+        # Said once: a fix learned as a gotcha, a convention and a lesson is one line to read.
+        text = block_logic.said_once(builder.render())
         self.ctx.stats.extra["blocks"] += 1
         return {
             "text": text,

@@ -235,7 +235,7 @@ _PRECONDITION_OF = {"tool_misuse": "read_first", "file_not_read": "read_first",
 #: Classes whose fix resent the edit with other text: the text is the model's work, read from the
 #: file again; reading first is the part a rule can say (a tool's own misuse — ambiguity, a
 #: missing parameter — is not fixed by reading).
-_REREAD_EDIT = frozenset({"edit_not_found", "patch_failed", "file_not_read"})
+REREAD_EDIT = frozenset({"edit_not_found", "patch_failed", "file_not_read"})
 
 
 def infer(failed: Call, fix: Call | None, cls: str, detail: str = "") -> Repair | None:
@@ -338,7 +338,7 @@ def _args(failed: Call, fix: Call, family: str, cls: str, detail: str) -> Repair
     if not changed and not removed:
         return _precondition(failed, family, cls)
     path_key = failed.path_key
-    if (cls in _REREAD_EDIT and not removed and set(changed) <= CONTENT_KEYS
+    if (cls in REREAD_EDIT and not removed and set(changed) <= CONTENT_KEYS
             and target(failed) == target(fix)):
         # The same edit on the same file with other text: it was read again and resent.
         return _precondition(failed, family, cls, resend="reread")

@@ -165,6 +165,10 @@ def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
                f"`{typed_repairs.norm_command(_s(call, 'command'))}`"
     if fix_tool.lower() != tool.lower():
         return f"{fix_tool} instead of {tool} on {where}"
+    if analyze(tool, _s(call, "error")).cls in typed_repairs.REREAD_EDIT:
+        # Arguments the ledger could not parse (a freeform patch): the fix was still its text
+        # taken anew from the file.
+        return f"reading {where} again, then a {tool} with its text copied from what it holds"
     return f"a corrected {tool} on {where}"
 
 
@@ -283,6 +287,12 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         "edits_first_attempt": max(0, edits_ok - failed_edits),
         "failures": failures,
         "tags": ["hook", harness] if harness else ["hook"],
+        # A hook session is one task: done when it did something (a call that worked) and left
+        # no failure unresolved — what "✓" says of it in later sessions' memory.
+        "planned_tasks": 1,
+        "completed_tasks": int(any(c.get("ok") is True for c in calls)
+                               and not any(not f.get("resolved_by") and not f.get("avoided")
+                                           for f in failures)),
     }
     edit_format = _edit_format(edits, edit_format_of)
     if edit_format:

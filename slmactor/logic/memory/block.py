@@ -14,6 +14,7 @@ budget; the block is "" when nothing is known.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -195,7 +196,9 @@ def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
         resolution = failure.get("resolution")
         fix = resolution if isinstance(resolution, str) and resolution.strip() else resolved_by
         fix = fix.strip().removeprefix("fixed by ")  # harnesses often write it themselves
-        msg = clip_words(salient_of(failure), _HIT_MSG_BYTES)
+        said = failure.get("said")  # the error as the program wrote it, where the episode has it
+        msg = clip_words(said if isinstance(said, str) and said.strip() else salient_of(failure),
+                         _HIT_MSG_BYTES)
         hit = f"hit: {msg} → fixed by {clip_words(first_line(fix, 4 * _HIT_FIX_BYTES), _HIT_FIX_BYTES)}"
         if msg and item_meaning(hit, numbers=False) not in known:
             lines.append(f"  - {hit}")
@@ -234,6 +237,62 @@ def episodic_section(
             return text
         blocks.pop()
     return ""
+
+
+# --- said once ------------------------------------------------------------------
+
+#: The fix a bullet names: a gotcha's "— fix: X", a convention's "— fixed by X", a lesson's
+#: "-> Do: X", an episode hit's "→ fixed by X" (a sighting count after it is not part of it).
+_FIX_OF = re.compile(r"(?:— fix: |— fixed by |-> Do: |→ fixed by )(.+?)(?:\s*\(seen \d+×\))?\s*$")
+#: Shorter fixes ("retry") name no content that could be repeated.
+_MIN_FIX_CHARS = 12
+
+
+def said_once(text: str) -> str:
+    """`text` with every bullet dropped that repeats a line, or a fix, an earlier bullet already
+    gave (the same fix learned as a gotcha, a convention and a lesson is one thing to read), and
+    every heading left without bullets dropped with it."""
+    seen_lines: set[str] = set()
+    seen_fixes: set[str] = set()
+    kept: list[str] = []
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith("- "):
+            key = " ".join(stripped.lower().split())
+            match = _FIX_OF.search(stripped)
+            fix = " ".join(match.group(1).lower().split()) if match else ""
+            if key in seen_lines or (len(fix) >= _MIN_FIX_CHARS and fix in seen_fixes):
+                continue
+            seen_lines.add(key)
+            if len(fix) >= _MIN_FIX_CHARS:
+                seen_fixes.add(fix)
+        kept.append(line)
+    out: list[str] = []
+    for i, line in enumerate(kept):
+        if _is_heading(line) and not _has_bullets(kept, i + 1, line.strip().startswith("## ")):
+            continue
+        if not line.strip() and out and not out[-1].strip():
+            continue  # one blank line between sections, however many were dropped
+        out.append(line)
+    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+
+
+def _is_heading(line: str) -> bool:
+    stripped = line.strip()
+    return stripped.startswith("## ") or (stripped.endswith(":") and not stripped.startswith("- ")
+                                          and len(stripped) < 80)
+
+
+def _has_bullets(lines: list[str], start: int, title: bool) -> bool:
+    """Whether a bullet follows before the heading's section ends: a `## ` title's at the next
+    title, a sub-heading's (`Gotchas:`) at the next heading of either kind."""
+    for line in lines[start:]:
+        stripped = line.strip()
+        if stripped.startswith("- "):
+            return True
+        if stripped.startswith("## ") or (not title and _is_heading(line)):
+            return False
+    return False
 
 
 # --- what a block is worth ------------------------------------------------------

@@ -145,6 +145,21 @@ def test_session_report_reflects_into_episode_rule_and_metrics() -> None:
     assert 0.5 < rewarded.reward < 1.0  # applied in the end, after a retry
 
 
+def test_a_session_is_done_when_nothing_it_met_stayed_unresolved() -> None:
+    def episode(*entries: dict[str, Any]) -> dict[str, Any]:
+        report = session_report("s", "claude", [{"e": "prompt", "at": 1.0, "text": "run it"},
+                                                *entries], None, None, 9.0, is_edit)
+        return reflect(RunReport.from_dict(report), 9.0).episode
+
+    # Only commands, the failed one corrected: done, though no file changed.
+    fixed = episode(shell(False, "python greet.py", "python: not found"),
+                    shell(True, "python3 greet.py"))
+    assert fixed["success"] is True
+    # A failure nothing fixed: not done, whatever else worked.
+    stuck = episode(shell(True, "ls"), shell(False, "make", "make: *** [all] Error 2"))
+    assert stuck["success"] is False
+
+
 def test_a_later_segment_leaves_out_the_sessions_cumulative_counts() -> None:
     entries = [call("Bash", True, command="ls")]
     snapshot = {"counters": {"calls": 40, "errors": 3, "redundant": 7}}
