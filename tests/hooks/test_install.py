@@ -10,9 +10,8 @@ from typing import Any
 
 import pytest
 
-from slmactor.hooks import breaker
+from slmactor.hooks import breaker, install
 from slmactor.hooks.dialects import EVENTS, FORMATS
-from slmactor.hooks import install
 from slmactor.hooks.install import entries, is_ours, settings_path, snippet
 
 CMD = "/opt/venv/bin/slmactor"

@@ -110,7 +110,7 @@ def test_openhands_sdk_format_stays_the_sdk_format(tmp_path: Path) -> None:
     path.write_text('{"post_tool_use": [{"matcher": "terminal", "hooks": [{"command": "log.sh"}]}]}')
     install.apply("openhands", path, CMD, home=tmp_path, env={})
     doc = json.loads(path.read_text())
-    assert "PostToolUse" not in doc and [g["hooks"][0]["command"] for g in doc["post_tool_use"]][0] == "log.sh"
+    assert "PostToolUse" not in doc and doc["post_tool_use"][0]["hooks"][0]["command"] == "log.sh"
     assert any(is_ours(h, "openhands") for g in doc["post_tool_use"] for h in g["hooks"])
 
 
