@@ -279,3 +279,19 @@ def test_project_scope_when_asked_says_what_to_commit(tmp_path: Path, capsys: py
     assert main(["hook", "uninstall", "--harness", "cline", "--project"]) == 0
     out = capsys.readouterr().out
     assert "commit the change" in out
+
+
+def test_the_command_says_one_line_for_a_legacy_clinerules_file(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    from slmactor.cli.main import main
+
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    (project / ".clinerules").write_text("Always write tests.\n")
+    monkeypatch.chdir(project)
+    assert main(["hook", "install", "--harness", "cline", "--project"]) == 0
+    out = capsys.readouterr().out
+    assert "Errno" not in out and len([line for line in out.splitlines() if ".clinerules is a file" in line]) == 1
+    assert (project / ".cline" / "hooks" / "TaskStart").is_file()
+    assert main(["hook", "uninstall", "--harness", "cline", "--project"]) == 0
+    assert not list((project / ".cline" / "hooks").iterdir())
