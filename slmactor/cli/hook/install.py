@@ -36,8 +36,8 @@ def register(sub: Any) -> None:
         scope = p.add_mutually_exclusive_group()
         scope.add_argument("--user", dest="scope", action="store_const", const="user",
                            help="the harness's per-user settings (the default)")
+        # Given without DIR it is "" (this project: the git root of the current directory).
         scope.add_argument("--project", nargs="?", const="", default=argparse.SUPPRESS, metavar="DIR",
-                           dest="project_scope",
                            help="the project's settings, shared by its team; DIR: that project's root "
                                 "(default: the git root of the current directory)")
         p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
@@ -54,14 +54,8 @@ def _command() -> str:
 
 
 def _scope(ctx: CliContext) -> str:
-    """"project" when asked for (`--project [DIR]` of this command, or the global `--project
-    DIR`), else "user"."""
-    if ctx.args.scope == "user":
-        return "user"
-    asked = getattr(ctx.args, "project_scope", None)
-    if asked:
-        ctx.args.project = asked
-    return "project" if asked is not None or ctx.args.project else "user"
+    """"project" when asked for (`--project [DIR]`, before or after the command), else "user"."""
+    return "user" if ctx.args.scope == "user" or ctx.args.project is None else "project"
 
 
 def _target(ctx: CliContext, scope: str) -> tuple[Path, str]:
