@@ -92,14 +92,15 @@ class Claude(Harness):
 
     def settings_notes(self, doc: Mapping[str, Any], path: Path, ours: Callable[[Any], bool],
                        home: Path, env: Mapping[str, str]) -> tuple[str, ...]:
-        # `disableAllHooks` in this file or in the project's personal settings beside it.
+        # `disableAllHooks` in this file, in the project's personal settings beside it, or in
+        # the user's own settings (which turn off every project's hooks too).
         import json
 
-        local = path.with_name("settings.local.json")
-        for where, settings in ((path, doc), (local, None)):
+        user = self.settings_path("user", path.parent, home, env)
+        for where, settings in ((path, doc), (path.with_name("settings.local.json"), None), (user, None)):
             if settings is None:
                 try:
-                    settings = json.loads(local.read_text(encoding="utf-8"))
+                    settings = json.loads(where.read_text(encoding="utf-8"))
                 except (OSError, ValueError):
                     continue
             if isinstance(settings, dict) and settings.get("disableAllHooks") is True:

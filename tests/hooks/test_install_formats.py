@@ -179,6 +179,13 @@ def test_claude_disable_all_hooks_is_left_on_and_said(tmp_path: Path) -> None:
     change = install.apply("claude", path, CMD, home=tmp_path, env={})
     assert json.loads(path.read_text())["disableAllHooks"] is True
     assert len(change.notes) == 1 and "disableAllHooks" in change.notes[0]
+    # Turned off in the user's own settings: a project install says so too.
+    user = tmp_path / "cc" / "settings.json"
+    user.parent.mkdir()
+    user.write_text('{"disableAllHooks": true}')
+    project = tmp_path / "repo" / ".claude" / "settings.json"
+    change = install.apply("claude", project, CMD, home=tmp_path, env={"CLAUDE_CONFIG_DIR": str(user.parent)})
+    assert [n for n in change.notes if str(user) in n]
 
 
 def test_gemini_hooks_turned_off_or_disabled_by_name_stay_so(tmp_path: Path) -> None:
