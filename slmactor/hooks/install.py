@@ -133,6 +133,21 @@ def is_ours(handler: Any, harness: str) -> bool:
     return False
 
 
+def has_ours(harness: str, path: Path) -> bool:
+    """Whether the settings file (or hooks folder) at `path` already runs our hooks."""
+    room = _room(harness)
+    if isinstance(room.settings, ScriptPerEvent):
+        from slmactor.hooks.install_scripts import is_ours_file
+
+        return path.is_dir() and any(is_ours_file(p) for p in path.iterdir() if p.is_file())
+    try:
+        _, _, doc = _read(path, harness)
+    except (OSError, ValueError):
+        return False
+    container = _container(doc, harness, create=False)
+    return container is not None and any(is_ours(h, harness) for *_, h in _handlers(container))
+
+
 def _container(doc: dict[str, Any], harness: str, create: bool) -> dict[str, Any] | None:
     """The event → groups mapping of a settings document."""
     container: dict[str, Any] | None = _room(harness).hooks_container(doc, create)

@@ -302,3 +302,15 @@ def test_the_command_says_one_line_for_a_legacy_clinerules_file(tmp_path: Path, 
     assert (project / ".cline" / "hooks" / "TaskStart").is_file()
     assert main(["hook", "uninstall", "--harness", "cline", "--project"]) == 0
     assert not list((project / ".cline" / "hooks").iterdir())
+
+
+def test_ours_in_both_scopes_is_said(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    project = tmp_path / "repo"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    _cli(["hook", "install", "--harness", "claude", "--project"], capsys)
+    report = _cli(["hook", "install", "--harness", "claude"], capsys)
+    assert [n for n in report["notes"] if "twice" in n and "--project" in n]
+    again = _cli(["hook", "install", "--harness", "claude", "--project"], capsys)
+    assert not again["changed"] and [n for n in again["notes"] if "twice" in n]

@@ -84,7 +84,7 @@ def _report(ctx: CliContext, change: Any, verb: str, scope: str, where_note: str
     from slmactor.hooks.install import next_step
 
     dry = ctx.args.dry_run
-    notes = [n for n in (where_note, *change.notes) if n]
+    notes = [n for n in (*where_note.split("\n"), *change.notes) if n]
     commit = _committable(ctx, change) if scope == "project" and change.changed and not dry else []
     data = {
         "ok": True, "harness": change.harness, "scope": scope, "path": str(change.path),
@@ -104,8 +104,9 @@ def _report(ctx: CliContext, change: Any, verb: str, scope: str, where_note: str
         lines.append(f"nothing to {verb}: {change.path} is already {'set' if verb == 'install' else 'clean'}")
     lines.extend(notes)
     if data["commit"]:
-        lines.append("commit for your team: " + " ".join(data["commit"]) +
-                     " (each teammate runs `slmactor hook install` once for their own entry point)")
+        lines.append("commit for your team: " + " ".join(data["commit"]) + " (each teammate runs "
+                     f"`slmactor hook install --harness {change.harness} --project` once: it writes their "
+                     "own entry point and leaves the shared file as it is)")
     elif verb == "uninstall" and scope == "project" and change.changed and not dry:
         lines.append(f"commit the change to {change.path} for your team")
     if data["next"]:
@@ -125,9 +126,29 @@ def cmd_install(ctx: CliContext) -> int:
         # A project's files are shared: each user's entry point; a user's own: this installation.
         command = SHARED if scope == "project" else _command()
         change = apply(ctx.args.harness, path, command, dry_run=ctx.args.dry_run)
+        twice = _also_elsewhere(ctx, scope)
     except (ValueError, OSError) as exc:
         return ctx.fail(str(exc), EXIT_USAGE)
-    return _report(ctx, change, "install", scope, note)
+    return _report(ctx, change, "install", scope, "\n".join(n for n in (note, twice) if n))
+
+
+def _also_elsewhere(ctx: CliContext, scope: str) -> str:
+    """A line when the other scope's file (this project's, or the user's) runs our hooks too:
+    where both apply, the harness runs each of ours twice."""
+    from slmactor import harnesses
+    from slmactor.hooks.install import has_ours, settings_path
+
+    other = "user" if scope == "project" else "project"
+    harness = ctx.args.harness
+    try:
+        path = settings_path(harness, other, ctx.project, Path.home(), os.environ)
+    except ValueError:
+        return ""
+    if not has_ours(harness, path):
+        return ""
+    flag = " --project" if other == "project" else ""
+    return (f"{path} runs slmactor's hooks too: in this project {harnesses.get(harness).title} would run "
+            f"them twice; `slmactor hook uninstall --harness {harness}{flag}` takes those out")
 
 
 def cmd_uninstall(ctx: CliContext) -> int:
