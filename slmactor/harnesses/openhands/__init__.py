@@ -7,7 +7,9 @@ Follows openhands-sdk 1.4x–1.5x (`openhands/sdk/hooks/`: `.openhands/hooks.jso
 `OPENHANDS_PROJECT_DIR`, `OPENHANDS_SESSION_ID`; the hooks file as `HookConfig` reads it in
 `openhands-sdk/openhands/sdk/hooks/config.py` of 1.43: events at the top level, snake_case as
 `HookConfig.save` writes them or PascalCase, no other keys (`extra: forbid`), the same event in
-both spellings an error; a `{"hooks": {...}}` wrapper replaces everything else in the file),
+both spellings an error; a `{"hooks": {...}}` wrapper replaces everything else in the file;
+the user's file in `$OH_PERSISTENCE_DIR`, else `~/.openhands`, since 1.5x's
+`openhands/sdk/utils/path.py` `get_user_persistence_dir`),
 OpenHands 0.62 trajectories
 (`openhands/core/main.py` `save_trajectory_path`, each event from `event_to_trajectory` in
 `openhands/events/serialization/event.py`) and the SDK's persisted events
@@ -114,7 +116,7 @@ class OpenHands(Harness):
         "ws_write": "str_replace_editor create", "ws_patch": "str_replace_editor str_replace",
         "ws_glob": "find", "ws_list": "ls", "ws_grep": "grep", "ws_shell": "execute_bash",
     }
-    settings = JsonSettings(".openhands", "hooks.json")
+    settings = JsonSettings(".openhands", "hooks.json", user_env="OH_PERSISTENCE_DIR")
     async_events = frozenset({"PostToolUse"})
     next_step = ("Start the agent from this directory: the SDK loads .openhands/hooks.json from "
                  "the working directory, else ~/.openhands/hooks.json.")
