@@ -516,6 +516,17 @@ class Harness:
         event → groups mapping."""
         return ()
 
+    def inline_file(self, path: Path) -> Path | None:
+        """A file beside `path` the harness also reads hooks from, where ours go instead when the
+        user keeps theirs there (the harness then reads one representation), or None."""
+        return None
+
+    def inline_render(self, text: str, groups: Mapping[str, Any]) -> str | None:
+        """`inline_file`'s `text` with our block (`groups`: event → our matcher group) in place
+        of an earlier one — without it when `groups` is empty; None when that cannot be done
+        safely (the file is then left alone)."""
+        return None
+
     def handler(self, line: str, event: str, timeout_s: int) -> dict[str, Any]:
         """Our hook handler for `event` in the harness's settings; `line` is the command line
         that runs `slmactor hook <name> <event>`."""

@@ -99,9 +99,39 @@ class Codex(Harness):
                  "[features] codex_hooks = true in ~/.codex/config.toml.")
 
     def hooks_elsewhere(self, path: Path, home: Path, env: Mapping[str, str]) -> tuple[tuple[Path, Any], ...]:
-        table = _toml_hooks(path.with_name("config.toml"))
-        events = {k: v for k, v in table.items() if k != "state"}
-        return ((path.with_name("config.toml"), events),) if events else ()
+        # Without our own block (an install put it there): what is left is the user's.
+        config = path.with_name("config.toml")
+        try:
+            text = _without_block(config.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return ()
+        events = {k: v for k, v in _toml_hooks_of(text).items() if k != "state"}
+        return ((config, events),) if events else ()
+
+    def inline_file(self, path: Path) -> Path | None:
+        return path.with_name("config.toml")
+
+    def inline_render(self, text: str, groups: Mapping[str, Any]) -> str | None:
+        import json
+
+        base = _without_block(text)
+        if not groups:
+            return base
+        lines = [_BLOCK_START]
+        for event, group in groups.items():
+            lines.append(f"[[hooks.{event}]]")
+            if "matcher" in group:
+                lines.append(f"matcher = {_toml(group['matcher'])}")
+            for handler in group["hooks"]:
+                lines.append(f"[[hooks.{event}.hooks]]")
+                lines.extend(f"{key} = {_toml(value)}" for key, value in handler.items())
+        new = base + "\n" + "\n".join(lines) + "\n" + _BLOCK_END + "\n"
+        # Appending array-of-tables extends the user's `[[hooks.X]]` lists; it cannot extend an
+        # inline `X = [...]` or `hooks = {...}`: then the file is not ours to change.
+        expected = {k: list(v) for k, v in _toml_hooks_of(base).items()}
+        for event, group in groups.items():
+            expected.setdefault(event, []).append(json.loads(json.dumps(group)))
+        return new if _toml_hooks_of(new) == expected and _toml_hooks_of(new) else None
 
     def settings_notes(self, doc: Mapping[str, Any], path: Path, ours: Callable[[Any], bool],
                        home: Path, env: Mapping[str, str]) -> tuple[str, ...]:
@@ -376,11 +406,37 @@ HARNESS = Codex()
 
 def _toml_hooks(path: Path) -> dict[str, Any]:
     """The `[hooks]` table of a `config.toml` ({} when there is none or it does not parse)."""
+    try:
+        return _toml_hooks_of(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
+#: The lines around the hooks `slmactor hook install` puts in a `config.toml`.
+_BLOCK_START = "# >>> slmactor hooks (`slmactor hook install` added them; `slmactor hook uninstall` removes them)"
+_BLOCK_END = "# <<< slmactor hooks"
+
+
+def _without_block(text: str) -> str:
+    start = text.find("\n" + _BLOCK_START)
+    end = text.find(_BLOCK_END + "\n", start)
+    if start < 0 or end < 0:
+        return text
+    return text[:start] + text[end + len(_BLOCK_END) + 1:]
+
+
+def _toml(value: Any) -> str:
+    # TOML's basic strings take JSON's escapes; booleans and integers are spelled alike.
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _toml_hooks_of(text: str) -> dict[str, Any]:
     import tomllib
 
     try:
-        with path.open("rb") as fh:
-            hooks = tomllib.load(fh).get("hooks")
-    except (OSError, tomllib.TOMLDecodeError):
+        hooks = tomllib.loads(text).get("hooks")
+    except tomllib.TOMLDecodeError:
         return {}
     return hooks if isinstance(hooks, dict) else {}

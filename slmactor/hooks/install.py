@@ -273,6 +273,11 @@ def apply(harness: str, path: Path, command: str, *, dry_run: bool = False, home
         return Change(harness, path, False, "", None, tuple(
             f"slmactor's hooks are already in {other}: {path} left as it is ({room.title} reads "
             f"both, so ours would run twice)" for other in with_ours))
+    inline = room.inline_file(path)
+    if inline is not None and not has_ours(harness, path) and (inline in theirs or _holds_block(room, inline)):
+        change = _apply_inline(harness, path, inline, command, dry_run=dry_run, store=store)
+        if change is not None:
+            return change
     old, text, doc = _read(path, harness)
     merged = merge(doc, harness, command)
     notes = [f"{other} has hooks of yours: kept; {room.title} runs those and slmactor's from "
@@ -302,6 +307,14 @@ def remove(harness: str, path: Path, *, dry_run: bool = False, home: Path | None
     store = store if store is not None else backups.root()
     notes = tuple(f"slmactor's hooks in {other} were put there by hand: left for you to remove"
                   for other in _elsewhere(harness, path, home, env)[0])
+    inline = room.inline_file(path)
+    if inline is not None and _holds_block(room, inline):
+        change = _remove_inline(harness, inline, dry_run=dry_run, store=store)
+        rest = remove(harness, path, dry_run=dry_run, home=home, env=env, store=store) \
+            if has_ours(harness, path) else None
+        if rest is None or not rest.changed:
+            return change._replace(notes=notes)
+        return rest._replace(diff=change.diff + rest.diff, notes=notes + rest.notes)
     old, text, doc = _read(path, harness)
     if old is None:
         return Change(harness, path, False, "", None, notes)
@@ -329,6 +342,46 @@ def remove(harness: str, path: Path, *, dry_run: bool = False, home: Path | None
         if kept is None:
             backups.drop(store, path)
     return Change(harness, path, True, diff(path, old, new), kept, notes)
+
+
+def _holds_block(room: Any, inline: Path) -> bool:
+    """Whether the room's inline file holds our block (an earlier install put it there)."""
+    try:
+        text = inline.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    cleaned = room.inline_render(text, {})
+    return cleaned is not None and cleaned != text
+
+
+def _apply_inline(harness: str, path: Path, inline: Path, command: str, *, dry_run: bool,
+                  store: Path) -> Change | None:
+    """Our entries as a block of the file where the user keeps their own hooks (None: the room
+    cannot add them there safely)."""
+    room = _room(harness)
+    old = inline.read_bytes()
+    new = room.inline_render(old.decode("utf-8"), entries(harness, command))
+    if new is None:
+        return None
+    note = (f"{inline} has hooks of yours: slmactor's go beside them there, not in {path.name} "
+            f"({room.title} then reads one file, and warns about none)")
+    if new.encode() == old:
+        return Change(harness, inline, False, "", None, ())
+    if not dry_run:
+        backups.save(store, inline, old)
+        write(inline, new.encode(), mode(inline))
+    return Change(harness, inline, True, diff(inline, old, new.encode()), backups.read(store, inline).folder, (note,))
+
+
+def _remove_inline(harness: str, inline: Path, *, dry_run: bool, store: Path) -> Change:
+    old = inline.read_bytes()
+    cleaned = (_room(harness).inline_render(old.decode("utf-8"), {}) or "").encode()
+    record = backups.read(store, inline)
+    new = record.original if record.original is not None and record.original == cleaned else cleaned
+    if not dry_run:
+        write(inline, new, mode(inline))
+        backups.drop(store, inline)
+    return Change(harness, inline, True, diff(inline, old, new), None, ())
 
 
 def _same(harness: str, raw: bytes, doc: dict[str, Any]) -> bool:

@@ -132,13 +132,39 @@ def test_openhands_wrapper_file_keeps_its_wrapper(tmp_path: Path) -> None:
 
 # ----------------------------------------------------------------------------------- Codex
 
-def test_codex_inline_hooks_of_the_user_are_kept_and_said(tmp_path: Path) -> None:
+def test_codex_inline_hooks_of_the_user_get_ours_beside_them(tmp_path: Path) -> None:
+    import tomllib
+
     home = tmp_path / "codex-home"
     config = _copy("codex-config.toml", home / "config.toml")
     before = config.read_bytes()
-    path = install.settings_path("codex", "user", tmp_path, tmp_path, {"CODEX_HOME": str(home)})
-    change = install.apply("codex", path, CMD, home=tmp_path, env={"CODEX_HOME": str(home)})
-    assert change.changed and config.read_bytes() == before
+    env = {"CODEX_HOME": str(home)}
+    path = install.settings_path("codex", "user", tmp_path, tmp_path, env)
+    change = install.apply("codex", path, CMD, home=tmp_path, env=env)
+    # One representation (Codex warns when a folder has both): ours join the user's [hooks].
+    assert change.changed and change.path == config and not path.exists()
+    assert len(change.notes) == 1 and "hooks of yours" in change.notes[0]
+    assert config.read_bytes().startswith(before) and _changed_lines(change.diff)[1] == 0
+    hooks = tomllib.loads(config.read_text())["hooks"]
+    assert hooks["PreToolUse"][0]["hooks"][0]["command"] == "~/.codex/guard.sh"
+    assert [g["matcher"] for g in hooks["PreToolUse"]] == ["^Bash$", entries("codex", CMD)["PreToolUse"]["matcher"]]
+    assert sorted(hooks) == sorted({"PreToolUse", *entries("codex", CMD)})
+    assert not install.apply("codex", path, CMD, home=tmp_path, env=env).changed  # twice: one entry
+    again = install.apply("codex", path, "/new/venv/bin/slmactor", home=tmp_path, env=env)
+    assert again.changed and "/new/venv/bin/slmactor" in config.read_text() and CMD not in config.read_text()
+    undo = install.remove("codex", path, home=tmp_path, env=env)
+    assert undo.changed and config.read_bytes() == before and not path.exists()
+
+
+def test_codex_inline_hooks_it_cannot_extend_are_left_and_said(tmp_path: Path) -> None:
+    home = tmp_path / "codex-home"
+    home.mkdir()
+    config = home / "config.toml"
+    # An inline array cannot be extended by appended tables: hooks.json it is, beside it.
+    config.write_text('[hooks]\nSessionStart = [{hooks = [{type = "command", command = "echo hi"}]}]\n')
+    before = config.read_bytes()
+    change = install.apply("codex", home / "hooks.json", CMD, home=tmp_path, env={"CODEX_HOME": str(home)})
+    assert change.changed and change.path == home / "hooks.json" and config.read_bytes() == before
     assert [n for n in change.notes if str(config) in n and "kept" in n]
 
 
