@@ -214,23 +214,31 @@ class EditTool:
 class JsonSettings:
     """A harness that reads its hooks from a JSON settings file under a `"hooks"` key."""
 
-    __slots__ = ("folder", "name", "user_env")
+    __slots__ = ("comments", "folder", "name", "user_env")
 
-    def __init__(self, folder: str, name: str, user_env: str = "") -> None:
+    def __init__(self, folder: str, name: str, user_env: str = "", *, comments: bool = False) -> None:
         self.folder = folder
         self.name = name
         #: An environment variable that moves the user-scope folder (its value replaces `~/folder`).
         self.user_env = user_env
+        #: The harness reads the file with `//` and `/* */` comments allowed (they are kept).
+        self.comments = comments
 
 
 class ScriptPerEvent:
     """A harness that runs one executable per event, named after the event, from a folder."""
 
-    __slots__ = ("project", "user")
+    __slots__ = ("fallback", "project", "suffixes", "user")
 
-    def __init__(self, project: tuple[str, ...], user: tuple[str, ...]) -> None:
+    def __init__(self, project: tuple[str, ...], user: tuple[str, ...], *,
+                 suffixes: tuple[str, ...] = ("",), fallback: tuple[str, ...] = ()) -> None:
         self.project = project
         self.user = user
+        #: The names a file may have for one event (`Event` + suffix), in the order we use them:
+        #: a harness that runs every file so named lets ours sit beside a user's own.
+        self.suffixes = suffixes
+        #: The project folder to use when a part of `project` is a file, not a folder.
+        self.fallback = fallback
 
 
 class Harness:
@@ -476,10 +484,48 @@ class Harness:
             raise ValueError(f"{self.name} has no hook settings")
         user = scope == "user"
         if isinstance(spec, ScriptPerEvent):
+            if not user and spec.fallback and _blocked(project, spec.project):
+                return project.joinpath(*spec.fallback)
             return (home if user else project).joinpath(*(spec.user if user else spec.project))
         if user and spec.user_env and env.get(spec.user_env):
             return _Path(env[spec.user_env]) / spec.name
         return (home if user else project) / spec.folder / spec.name
+
+    def settings_path_note(self, scope: str, project: Path, home: Path, env: Mapping[str, str]) -> str:
+        """One line when `settings_path` is not the usual place (and why), else ""."""
+        spec = self.settings
+        if isinstance(spec, ScriptPerEvent) and scope != "user" and spec.fallback \
+                and _blocked(project, spec.project):
+            first = project.joinpath(*spec.project)
+            return (f"{first.parent} is a file, not a folder: left alone; the hooks go in "
+                    f"{project.joinpath(*spec.fallback)}, which {self.title} also reads")
+        return ""
+
+    def settings_key(self, doc: Mapping[str, Any], container: Mapping[str, Any], event: str) -> str:
+        """How the settings spell `event` as a key of `container` (the event → groups mapping)."""
+        return event
+
+    def settings_notes(self, doc: Mapping[str, Any], path: Path, ours: Callable[[Any], bool],
+                       home: Path, env: Mapping[str, str]) -> tuple[str, ...]:
+        """One line per setting of the user's that keeps hooks (or ours, `ours(handler)`) from
+        running: installing never changes it."""
+        return ()
+
+    def hooks_elsewhere(self, path: Path, home: Path, env: Mapping[str, str]) -> tuple[tuple[Path, Any], ...]:
+        """Other files the harness reads hooks from beside `path` (same scope): each file and its
+        event → groups mapping."""
+        return ()
+
+    def inline_file(self, path: Path) -> Path | None:
+        """A file beside `path` the harness also reads hooks from, where ours go instead when the
+        user keeps theirs there (the harness then reads one representation), or None."""
+        return None
+
+    def inline_render(self, text: str, groups: Mapping[str, Any]) -> str | None:
+        """`inline_file`'s `text` with our block (`groups`: event → our matcher group) in place
+        of an earlier one — without it when `groups` is empty; None when that cannot be done
+        safely (the file is then left alone)."""
+        return None
 
     def handler(self, line: str, event: str, timeout_s: int) -> dict[str, Any]:
         """Our hook handler for `event` in the harness's settings; `line` is the command line
@@ -498,6 +544,16 @@ class Harness:
             doc["hooks"] = {}
             return doc["hooks"]  # type: ignore[no-any-return]
         return None
+
+
+def _blocked(root: Path, parts: tuple[str, ...]) -> bool:
+    """True when a folder on the way from `root` to `root/parts...` exists as a file."""
+    at = root
+    for part in parts[:-1]:
+        at = at / part
+        if at.is_file():
+            return True
+    return False
 
 
 def trajectory_sessions(room: Harness, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:

@@ -3,7 +3,8 @@
 Follows Claude Code 2.1.x: the hooks reference (docs.anthropic.com/en/docs/claude-code/hooks —
 events, `hookSpecificOutput`, `permissionDecision`, `updatedInput`, `additionalContext`,
 `async`), the settings reference (`.claude/settings.json`, `~/.claude/settings.json`,
-`CLAUDE_CONFIG_DIR`), and the session transcript it writes
+`CLAUDE_CONFIG_DIR`, `disableAllHooks`: "disable all hooks"; 2.1.328 lists it among its settings
+keys), and the session transcript it writes
 (`~/.claude/projects/<project>/<session>.jsonl`); what the real binary does with them is in
 `tests/fixtures/hooks/claude/` (each fixture names its version).
 
@@ -88,6 +89,24 @@ class Claude(Harness):
     settings = JsonSettings(".claude", "settings.json", user_env="CLAUDE_CONFIG_DIR")
     async_events = frozenset({"PostToolUse"})
     next_step = "Restart Claude Code (or run /hooks to review): it reads hooks when a session starts."
+
+    def settings_notes(self, doc: Mapping[str, Any], path: Path, ours: Callable[[Any], bool],
+                       home: Path, env: Mapping[str, str]) -> tuple[str, ...]:
+        # `disableAllHooks` in this file, in the project's personal settings beside it, or in
+        # the user's own settings (which turn off every project's hooks too).
+        import json
+
+        user = self.settings_path("user", path.parent, home, env)
+        for where, settings in ((path, doc), (path.with_name("settings.local.json"), None), (user, None)):
+            if settings is None:
+                try:
+                    settings = json.loads(where.read_text(encoding="utf-8"))
+                except (OSError, ValueError):
+                    continue
+            if isinstance(settings, dict) and settings.get("disableAllHooks") is True:
+                return ((f"hooks are turned off in {where} (\"disableAllHooks\": true): left as you "
+                         "set it; slmactor's hooks run once you set it to false"),)
+        return ()
 
     def outcome(self, tool: str, event: str, payload: Mapping[str, Any]) -> tuple[bool, str]:
         if event == "PostToolUseFailure":

@@ -102,7 +102,13 @@ class Cline(Harness):
         "ws_patch": "replace_in_file", "ws_glob": "list_files", "ws_list": "list_files",
         "ws_grep": "search_files", "ws_shell": "execute_command",
     }
-    settings = ScriptPerEvent(project=(".clinerules", "hooks"), user=("Documents", "Cline", "Hooks"))
+    #: Cline 3.0.65 runs every file of its hook folders (`~/Documents/Cline/Hooks`,
+    #: `~/.cline/hooks`, `.clinerules/hooks`, `.cline/hooks`) whose name is an event, with or
+    #: without an extension (`@cline/core` hook discovery, `resolveHooksConfigSearchPaths` of
+    #: `@cline/shared/storage`): ours sits beside a user's own as `<Event>.sh`, and a project
+    #: whose `.clinerules` is the legacy rules file gets its hooks in `.cline/hooks`.
+    settings = ScriptPerEvent(project=(".clinerules", "hooks"), user=("Documents", "Cline", "Hooks"),
+                              suffixes=("", ".sh"), fallback=(".cline", "hooks"))
     next_step = "In Cline's settings, Feature Settings → check \"Enable Hooks\" (hooks do not run on Windows)."
 
     #: Event names a payload may carry for a script's event (Cline CLI 3.0.65 runs the

@@ -7,6 +7,13 @@ Follows Codex CLI 0.1xx (openai/codex): the hook schemas `codex-rs/hooks/schema/
 (`codex-rs/apply-patch`), and the rollout lines of `codex-rs` `RolloutLine`
 (`$CODEX_HOME/sessions/…/rollout-*.jsonl`). Fixtures: `tests/fixtures/hooks/codex/`.
 
+Hooks are read per layer (`$CODEX_HOME` for the user, `.codex/` of a project) from both
+`hooks.json` and the `[hooks]` table of `config.toml` beside it (`codex-rs/hooks/src/engine/
+discovery.rs`: it warns "loading hooks from both" and runs both); a hook is turned off by
+`[hooks.state."<hooks.json path>:<event_snake>:<group>:<handler>"] enabled = false` in the
+user's `config.toml` (`codex-rs/config/src/hook_config.rs` `HooksToml.state`,
+`codex-rs/hooks/src/config_rules.rs`).
+
 * `tool_response` is a string for shell tools and `apply_patch`: the exec summary
   `Exit code: N\\nWall time: S seconds\\n[Total output lines: N\\n]Output:\\n<output>`, or the
   unified-exec `... Process exited with code N ... Output:\\n<output>`. The raw output of a
@@ -90,6 +97,64 @@ class Codex(Harness):
     next_step = ("Start codex and trust the new hooks when it asks (it lists hooks that are new or "
                  "changed and runs none of them until you accept). An older codex also needs "
                  "[features] codex_hooks = true in ~/.codex/config.toml.")
+
+    def hooks_elsewhere(self, path: Path, home: Path, env: Mapping[str, str]) -> tuple[tuple[Path, Any], ...]:
+        # Without our own block (an install put it there): what is left is the user's.
+        config = path.with_name("config.toml")
+        try:
+            text = _without_block(config.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
+            return ()
+        events = {k: v for k, v in _toml_hooks_of(text).items() if k != "state"}
+        return ((config, events),) if events else ()
+
+    def inline_file(self, path: Path) -> Path | None:
+        return path.with_name("config.toml")
+
+    def inline_render(self, text: str, groups: Mapping[str, Any]) -> str | None:
+        import json
+
+        base = _without_block(text)
+        if not groups:
+            return base
+        lines = [_BLOCK_START]
+        for event, group in groups.items():
+            lines.append(f"[[hooks.{event}]]")
+            if "matcher" in group:
+                lines.append(f"matcher = {_toml(group['matcher'])}")
+            for handler in group["hooks"]:
+                lines.append(f"[[hooks.{event}.hooks]]")
+                lines.extend(f"{key} = {_toml(value)}" for key, value in handler.items())
+        new = base + "\n" + "\n".join(lines) + "\n" + _BLOCK_END + "\n"
+        # Appending array-of-tables extends the user's `[[hooks.X]]` lists; it cannot extend an
+        # inline `X = [...]` or `hooks = {...}`: then the file is not ours to change.
+        expected = {k: list(v) for k, v in _toml_hooks_of(base).items()}
+        for event, group in groups.items():
+            expected.setdefault(event, []).append(json.loads(json.dumps(group)))
+        return new if _toml_hooks_of(new) == expected and _toml_hooks_of(new) else None
+
+    def settings_notes(self, doc: Mapping[str, Any], path: Path, ours: Callable[[Any], bool],
+                       home: Path, env: Mapping[str, str]) -> tuple[str, ...]:
+        import re
+        from pathlib import Path as _Path
+
+        user = (_Path(env["CODEX_HOME"]) if env.get("CODEX_HOME") else home / ".codex") / "config.toml"
+        state = _toml_hooks(user).get("state")
+        hooks = doc.get("hooks")
+        if not isinstance(state, dict) or not isinstance(hooks, dict):
+            return ()
+        off = []
+        for event, groups in hooks.items():
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", str(event)).lower()
+            for gi, group in enumerate(groups if isinstance(groups, list) else []):
+                for hi, handler in enumerate(group.get("hooks", []) if isinstance(group, dict) else []):
+                    entry = state.get(f"{path.absolute()}:{snake}:{gi}:{hi}")
+                    if ours(handler) and isinstance(entry, dict) and entry.get("enabled") is False:
+                        off.append(str(event))
+        if off:
+            return ((f"slmactor's {', '.join(off)} hook(s) stay disabled ([hooks.state] in {user}), "
+                     "as you set them"),)
+        return ()
 
     def outcome(self, tool: str, event: str, payload: Mapping[str, Any]) -> tuple[bool, str]:
         response = payload.get("tool_response")
@@ -337,3 +402,41 @@ def read_session(path: str, lines: Callable[[], Iterable[str]]) -> Any:
 
 
 HARNESS = Codex()
+
+
+def _toml_hooks(path: Path) -> dict[str, Any]:
+    """The `[hooks]` table of a `config.toml` ({} when there is none or it does not parse)."""
+    try:
+        return _toml_hooks_of(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return {}
+
+
+#: The lines around the hooks `slmactor hook install` puts in a `config.toml`.
+_BLOCK_START = "# >>> slmactor hooks (`slmactor hook install` added them; `slmactor hook uninstall` removes them)"
+_BLOCK_END = "# <<< slmactor hooks"
+
+
+def _without_block(text: str) -> str:
+    start = text.find("\n" + _BLOCK_START)
+    end = text.find(_BLOCK_END + "\n", start)
+    if start < 0 or end < 0:
+        return text
+    return text[:start] + text[end + len(_BLOCK_END) + 1:]
+
+
+def _toml(value: Any) -> str:
+    # TOML's basic strings take JSON's escapes; booleans and integers are spelled alike.
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def _toml_hooks_of(text: str) -> dict[str, Any]:
+    import tomllib
+
+    try:
+        hooks = tomllib.loads(text).get("hooks")
+    except tomllib.TOMLDecodeError:
+        return {}
+    return hooks if isinstance(hooks, dict) else {}

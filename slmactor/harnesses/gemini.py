@@ -4,7 +4,13 @@ Follows Gemini CLI 0.5x–0.6x (google-gemini/gemini-cli): hook types and output
 `packages/core/src/hooks/types.ts` (`hookSpecificOutput.tool_input` merged over the model's
 arguments, `additionalContext`), the shell tool's result in `packages/core/src/tools/shell.ts`,
 the edit tool's errors in `packages/core/src/tools/edit.ts`, settings in
-`docs/get-started/configuration.md` (`.gemini/settings.json`, timeouts in milliseconds).
+`docs/get-started/configuration.md` (`.gemini/settings.json`, timeouts in milliseconds). Its
+settings files may carry comments: 0.61's `packages/cli/src/config/settings.ts` reads each as
+`JSON.parse(stripJsonComments(content))` (strip-json-comments, default options: `//` and
+`/* */` comments, no trailing commas); the user's folder is `$GEMINI_CLI_HOME/.gemini`, else
+`~/.gemini` (`homedir()` in `packages/core/src/utils/paths.ts`). Hooks are turned off by
+`hooksConfig.enabled: false`, one hook by its name (else its command) in `hooksConfig.disabled`
+(`settingsSchema.ts`; `hookRegistry.ts` `getHookName`).
 Fixtures: `tests/fixtures/hooks/gemini/`.
 
 * After a failed call, `AfterTool`'s `additionalContext` never reaches the model (0.61 appends
@@ -100,7 +106,7 @@ class Gemini(Harness):
         "ws_grep": "search_file_content", "ws_shell": "run_shell_command",
         "old_str": "old_string", "new_str": "new_string",
     }
-    settings = JsonSettings(".gemini", "settings.json")
+    settings = JsonSettings(".gemini", "settings.json", comments=True)
     tool_matcher = ".*"
     next_step = ("Start gemini and accept the new hooks when it warns about them (project hooks are "
                  "fingerprinted); /hooks panel lists them.")
@@ -175,6 +181,36 @@ class Gemini(Harness):
     def handler(self, line: str, event: str, timeout_s: int) -> dict[str, Any]:
         return {"name": f"slmactor-{event}", "type": "command", "command": line,
                 "timeout": timeout_s * 1000}
+
+    def settings_path(self, scope: str, project: Path, home: Path, env: Mapping[str, str]) -> Path:
+        from pathlib import Path as _Path
+
+        if scope == "user" and env.get("GEMINI_CLI_HOME"):
+            return _Path(env["GEMINI_CLI_HOME"]) / ".gemini" / "settings.json"
+        return super().settings_path(scope, project, home, env)
+
+    def settings_notes(self, doc: Mapping[str, Any], path: Path, ours: Callable[[Any], bool],
+                       home: Path, env: Mapping[str, str]) -> tuple[str, ...]:
+        config = doc.get("hooksConfig")
+        if not isinstance(config, dict):
+            return ()
+        if config.get("enabled") is False:
+            return ((f"hooks are turned off in {path} (hooksConfig.enabled: false): left as you set "
+                     "it; slmactor's hooks run once you turn them on"),)
+        disabled = config.get("disabled")
+        names = {str(h.get("name") or h.get("command")) for groups in _groups(doc) for g in groups
+                 for h in g.get("hooks", []) if isinstance(h, dict) and ours(h)}
+        off = sorted(n for n in names if isinstance(disabled, list) and n in disabled)
+        if off:
+            return (f"{', '.join(off)} stay disabled (hooksConfig.disabled in {path}), as you set them",)
+        return ()
+
+
+def _groups(doc: Mapping[str, Any]) -> list[list[dict[str, Any]]]:
+    hooks = doc.get("hooks")
+    if not isinstance(hooks, dict):
+        return []
+    return [[g for g in groups if isinstance(g, dict)] for groups in hooks.values() if isinstance(groups, list)]
 
 
 #: Tool-call states of a call that ran to its end (`packages/core/src/scheduler/types.ts`).

@@ -10,26 +10,34 @@ background) in a matcher group of its own (the room's `tool_matcher` for tool ev
 
 Merging (`merge` / `unmerge`) works on the parsed document: other hooks, other events and
 unrelated keys are kept; installing twice gives one entry (our handler is recognised by its
-command: `... slmactor hook <harness> ...`). `apply` writes atomically, keeps the file's mode,
-and saves the original bytes as `<file>.slmactor-backup` before the first change; `remove`
-puts those bytes back when nothing else changed since, so the file is restored byte for byte.
+command: `... slmactor hook <harness> ...`). The file's text is then edited only where our
+entries go (`slmactor.logic.text.jsonedit`): its indentation, key order, comments (where the
+harness reads comments) and final newline stay. `apply` writes atomically, keeps the file's
+mode, and records the original bytes outside the project (`slmactor.hooks.backups`) before the
+first change; `remove` puts those bytes back when nothing else changed since, so the file is
+restored byte for byte (and without the record, cutting our entries out gives the same bytes).
+
+What the user set stays set: a harness's "hooks off" switch or a hook they disabled is never
+flipped (the room's `settings_notes` says so in one line), and where the harness also reads
+hooks from another file beside this one (`hooks_elsewhere`) that already runs ours, nothing is
+added (it would run twice).
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import shlex
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 from slmactor import harnesses
 from slmactor.harnesses.base import PREFLIGHT, RECORD, ScriptPerEvent
+from slmactor.hooks import backups
+from slmactor.hooks.files import Change, SettingsError, diff, mode, write
+from slmactor.logic.text import jsonedit
 
-BACKUP_SUFFIX = ".slmactor-backup"
 #: Each user's own entry point for hooks kept in files a team shares: `hook install` writes it
 #: (pointing at this machine's installation), and the shared command runs it when it exists and
 #: answers the harness's neutral output when it does not — a teammate without slmactor gets no
@@ -38,7 +46,6 @@ ENTRY_POINT = ".local/share/slmactor/bin/slmactor"
 #: The `command` that means "the user's entry point" (shared files) rather than this machine's.
 SHARED = "$HOME/" + ENTRY_POINT
 TIMEOUT_S = 10
-SCRIPT_MARKER = "# slmactor hook"
 
 
 def installable() -> tuple[str, ...]:
@@ -49,21 +56,6 @@ def installable() -> tuple[str, ...]:
 def next_step(harness: str) -> str:
     """What the user must do after an install (the harness will not run new hooks unseen)."""
     return harnesses.get(harness).next_step
-
-
-class SettingsError(ValueError):
-    """A settings file we cannot merge into safely (not JSON, not an object, odd `hooks`)."""
-
-
-class Change(NamedTuple):
-    """What an install or uninstall did (or, on a dry run, would do)."""
-
-    harness: str
-    path: Path
-    changed: bool
-    diff: str
-    backup: Path | None
-    notes: tuple[str, ...] = ()
 
 
 def _room(harness: str) -> Any:
@@ -96,7 +88,7 @@ def write_entry_point(home: Path, command: str) -> Path:
     target = home / ENTRY_POINT
     text = f"#!/bin/sh\n# slmactor's hook entry point for this user (written by `slmactor hook install`)\nexec {command} \"$@\"\n"
     if not (target.exists() and target.read_text(errors="replace") == text):
-        _write(target, text.encode(), 0o755)
+        write(target, text.encode(), 0o755)
     return target
 
 
@@ -121,8 +113,8 @@ def entries(harness: str, command: str, timeout_s: int = TIMEOUT_S) -> dict[str,
 
 
 def snippet(harness: str, command: str) -> dict[str, Any]:
-    """The `hooks` block to paste by hand (what `merge` adds to an empty file)."""
-    return {"hooks": {event: [group] for event, group in entries(harness, command).items()}}
+    """The hooks block to paste by hand: what `merge` makes of an empty file."""
+    return merge({}, harness, command)
 
 
 def is_ours(handler: Any, harness: str) -> bool:
@@ -141,20 +133,47 @@ def is_ours(handler: Any, harness: str) -> bool:
     return False
 
 
+def has_ours(harness: str, path: Path) -> bool:
+    """Whether the settings file (or hooks folder) at `path` already runs our hooks."""
+    room = _room(harness)
+    if isinstance(room.settings, ScriptPerEvent):
+        from slmactor.hooks.install_scripts import is_ours_file
+
+        return path.is_dir() and any(is_ours_file(p) for p in path.iterdir() if p.is_file())
+    try:
+        _, _, doc = _read(path, harness)
+    except (OSError, ValueError):
+        return False
+    container = _container(doc, harness, create=False)
+    return container is not None and any(is_ours(h, harness) for *_, h in _handlers(container))
+
+
 def _container(doc: dict[str, Any], harness: str, create: bool) -> dict[str, Any] | None:
     """The event → groups mapping of a settings document."""
     container: dict[str, Any] | None = _room(harness).hooks_container(doc, create)
     return container
 
 
+def _handlers(container: Mapping[str, Any]) -> list[tuple[str, int, int, Any]]:
+    """(event key, group index, handler index, handler) of every handler in `container`."""
+    out: list[tuple[str, int, int, Any]] = []
+    for key, groups in container.items():
+        if isinstance(groups, list):
+            for gi, group in enumerate(groups):
+                if isinstance(group, dict) and isinstance(group.get("hooks"), list):
+                    out.extend((key, gi, hi, h) for hi, h in enumerate(group["hooks"]))
+    return out
+
+
 def merge(doc: dict[str, Any], harness: str, command: str) -> dict[str, Any]:
     """`doc` with our entries in (a deep copy; other content untouched, ours updated in place)."""
+    room = _room(harness)
     new: dict[str, Any] = json.loads(json.dumps(doc))
     container = _container(new, harness, create=True)
     if container is None:
         raise SettingsError("the settings file's \"hooks\" is not an object")
     for event, group in entries(harness, command).items():
-        groups = container.setdefault(event, [])
+        groups = container.setdefault(room.settings_key(new, container, event), [])
         if not isinstance(groups, list):
             raise SettingsError(f"the settings file's hooks.{event} is not a list")
         ours = [(g, i) for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
@@ -187,153 +206,191 @@ def unmerge(doc: dict[str, Any], harness: str) -> dict[str, Any]:
             kept.append(group)
         if kept:
             container[event] = kept
-        else:
-            del container[event]
+        elif any(is_ours(h, harness) for g in groups if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+                 for h in g["hooks"]):
+            del container[event]  # only ours were there (an event the user had empty stays)
     if container is not new and not container and new.get("hooks") == {}:
         del new["hooks"]
     return new
 
 
-def _dump(doc: dict[str, Any]) -> bytes:
-    return (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
-
-
-def _diff(path: Path, old: bytes | None, new: bytes | None) -> str:
-    a = (old or b"").decode(errors="replace").splitlines(keepends=True)
-    b = (new or b"").decode(errors="replace").splitlines(keepends=True)
-    return "".join(difflib.unified_diff(a, b, f"{path} (before)", f"{path} (after)"))
-
-
-def _read(path: Path) -> tuple[bytes | None, dict[str, Any]]:
+def _read(path: Path, harness: str) -> tuple[bytes | None, str, dict[str, Any]]:
+    """The file's bytes (None: no file), its text and its document."""
     if not path.exists():
-        return None, {}
+        return None, "", {}
     raw = path.read_bytes()
+    comments = bool(getattr(_room(harness).settings, "comments", False))
     try:
-        doc = json.loads(raw.decode("utf-8")) if raw.strip() else {}
+        text = raw.decode("utf-8")
+        doc = jsonedit.loads(text, comments=comments) if text.strip() else {}
     except (UnicodeDecodeError, ValueError) as exc:
-        raise SettingsError(f"{path} is not valid JSON ({exc}); fix or move it first") from None
+        kind = "JSON (comments allowed)" if comments else "JSON"
+        raise SettingsError(f"{path} is not valid {kind} ({exc}); fix or move it first") from None
     if not isinstance(doc, dict):
         raise SettingsError(f"{path} does not hold a JSON object")
-    return raw, doc
+    return raw, text, doc
 
 
-def _write(path: Path, data: bytes, mode: int | None) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(temp, mode if mode is not None else 0o644)
-        os.replace(temp, path)
-    except BaseException:
-        Path(temp).unlink(missing_ok=True)
-        raise
+def _render(harness: str, text: str, doc: dict[str, Any]) -> bytes:
+    """`text` edited in place to hold `doc` (a new or empty file: `doc` written out)."""
+    if not text.strip():
+        return jsonedit.dumps(doc).encode()
+    comments = bool(getattr(_room(harness).settings, "comments", False))
+    return jsonedit.rewrite(text, doc, comments=comments).encode()
 
 
-def _mode(path: Path) -> int | None:
-    try:
-        return path.stat().st_mode & 0o7777
-    except OSError:
-        return None
+def _where(home: Path | None, env: Mapping[str, str] | None) -> tuple[Path, Mapping[str, str]]:
+    return (home if home is not None else Path.home()), (env if env is not None else os.environ)
 
 
-def apply(harness: str, path: Path, command: str, *, dry_run: bool = False) -> Change:
+def _elsewhere(harness: str, path: Path, home: Path, env: Mapping[str, str]) -> tuple[list[Path], list[Path]]:
+    """Other files of this scope the harness reads hooks from: those running ours, and those
+    holding only the user's."""
+    with_ours, theirs = [], []
+    for other, container in _room(harness).hooks_elsewhere(path, home, env):
+        handlers = _handlers(container) if isinstance(container, Mapping) else []
+        if any(is_ours(h, harness) for *_, h in handlers):
+            with_ours.append(other)
+        elif handlers:
+            theirs.append(other)
+    return with_ours, theirs
+
+
+def apply(harness: str, path: Path, command: str, *, dry_run: bool = False, home: Path | None = None,
+          env: Mapping[str, str] | None = None, store: Path | None = None) -> Change:
     """Install our entries into the settings file at `path` (a script-per-event harness: the
-    hooks directory)."""
-    if isinstance(_room(harness).settings, ScriptPerEvent):
-        return _scripts_install(harness, path, command, dry_run=dry_run)
-    old, doc = _read(path)
-    new = _dump(merge(doc, harness, command))
-    if old is not None and json.loads(new) == doc:
-        return Change(harness, path, False, "", None)
-    diff = _diff(path, old, new)
-    backup = path.with_name(path.name + BACKUP_SUFFIX) if old is not None else None
+    hooks directory). `store`: where originals are kept (default `backups.root()`)."""
+    room = _room(harness)
+    if isinstance(room.settings, ScriptPerEvent):
+        from slmactor.hooks.install_scripts import install_scripts
+
+        lines = {event: hook_line(harness, command, event) for event in room.events}
+        return install_scripts(room, path, lines, dry_run=dry_run)
+    home, env = _where(home, env)
+    store = store if store is not None else backups.root()
+    with_ours, theirs = _elsewhere(harness, path, home, env)
+    if with_ours:
+        return Change(harness, path, False, "", None, tuple(
+            f"slmactor's hooks are already in {other}: {path} left as it is ({room.title} reads "
+            f"both, so ours would run twice)" for other in with_ours))
+    inline = room.inline_file(path)
+    if inline is not None and not has_ours(harness, path) and (inline in theirs or _holds_block(room, inline)):
+        change = _apply_inline(harness, path, inline, command, dry_run=dry_run, store=store)
+        if change is not None:
+            return change
+    old, text, doc = _read(path, harness)
+    merged = merge(doc, harness, command)
+    notes = [f"{other} has hooks of yours: kept; {room.title} runs those and slmactor's from "
+             f"{path.name}" for other in theirs]
+    notes.extend(room.settings_notes(merged, path, lambda h: is_ours(h, harness), home, env))
+    if old is not None and json.dumps(merged, sort_keys=True) == json.dumps(doc, sort_keys=True):
+        return Change(harness, path, False, "", None, tuple(notes))
+    new = _render(harness, text, merged)
+    shown = diff(path, old, new)
+    backup = backups.read(store, path).folder
     if not dry_run:
-        if backup is not None and not backup.exists():
-            _write(backup, old or b"", _mode(path))
-        _write(path, new, _mode(path))
-    return Change(harness, path, True, diff, backup)
+        if not backups.adopt_legacy(store, path):
+            backups.save(store, path, old)
+        write(path, new, mode(path))
+    return Change(harness, path, True, shown, backup if old is not None else None, tuple(notes))
 
 
-def remove(harness: str, path: Path, *, dry_run: bool = False) -> Change:
+def remove(harness: str, path: Path, *, dry_run: bool = False, home: Path | None = None,
+           env: Mapping[str, str] | None = None, store: Path | None = None) -> Change:
     """Take our entries out again; the original bytes come back when nothing else changed."""
-    if isinstance(_room(harness).settings, ScriptPerEvent):
-        return _scripts_remove(harness, path, dry_run=dry_run)
-    old, doc = _read(path)
+    room = _room(harness)
+    if isinstance(room.settings, ScriptPerEvent):
+        from slmactor.hooks.install_scripts import remove_scripts
+
+        return remove_scripts(room, path, dry_run=dry_run)
+    home, env = _where(home, env)
+    store = store if store is not None else backups.root()
+    notes = tuple(f"slmactor's hooks in {other} were put there by hand: left for you to remove"
+                  for other in _elsewhere(harness, path, home, env)[0])
+    inline = room.inline_file(path)
+    if inline is not None and _holds_block(room, inline):
+        change = _remove_inline(harness, inline, dry_run=dry_run, store=store)
+        rest = remove(harness, path, dry_run=dry_run, home=home, env=env, store=store) \
+            if has_ours(harness, path) else None
+        if rest is None or not rest.changed:
+            return change._replace(notes=notes)
+        return rest._replace(diff=change.diff + rest.diff, notes=notes + rest.notes)
+    old, text, doc = _read(path, harness)
     if old is None:
-        return Change(harness, path, False, "", None)
+        return Change(harness, path, False, "", None, notes)
+    if not dry_run:
+        backups.adopt_legacy(store, path)
     cleaned = unmerge(doc, harness)
-    if cleaned == doc:
-        return Change(harness, path, False, "", None)
-    backup = path.with_name(path.name + BACKUP_SUFFIX)
-    original = backup.read_bytes() if backup.exists() else None
-    notes: tuple[str, ...] = ()
-    if original is not None and _same(original, cleaned):
-        new: bytes | None = original
-    elif original is None and not cleaned:
+    if json.dumps(cleaned, sort_keys=True) == json.dumps(doc, sort_keys=True):
+        return Change(harness, path, False, "", None, notes)
+    record = backups.read(store, path)
+    kept: Path | None = None
+    if record.original is not None and _same(harness, record.original, cleaned):
+        new: bytes | None = record.original
+    elif record.known and record.original is None and not cleaned:
         new = None  # we created the file: it goes again
     else:
-        new = _dump(cleaned)
-        if original is not None:
-            notes = (f"the file changed since the install; the original is kept at {backup}",)
+        new = _render(harness, text, cleaned)
+        if record.original is not None:
+            kept = record.folder / "original"
+            notes += (f"the file changed since the install; its bytes from before are kept at {kept}",)
     if not dry_run:
         if new is None:
             path.unlink()
         else:
-            _write(path, new, _mode(path))
-        if original is not None and not notes:
-            backup.unlink()
-    return Change(harness, path, True, _diff(path, old, new), backup if notes else None, notes)
+            write(path, new, mode(path))
+        if kept is None:
+            backups.drop(store, path)
+    return Change(harness, path, True, diff(path, old, new), kept, notes)
 
 
-def _same(raw: bytes, doc: dict[str, Any]) -> bool:
+def _holds_block(room: Any, inline: Path) -> bool:
+    """Whether the room's inline file holds our block (an earlier install put it there)."""
     try:
-        return bool(json.loads(raw.decode("utf-8") or "{}") == doc)
+        text = inline.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return False
+    cleaned = room.inline_render(text, {})
+    return cleaned is not None and cleaned != text
+
+
+def _apply_inline(harness: str, path: Path, inline: Path, command: str, *, dry_run: bool,
+                  store: Path) -> Change | None:
+    """Our entries as a block of the file where the user keeps their own hooks (None: the room
+    cannot add them there safely)."""
+    room = _room(harness)
+    old = inline.read_bytes()
+    new = room.inline_render(old.decode("utf-8"), entries(harness, command))
+    if new is None:
+        return None
+    note = (f"{inline} has hooks of yours: slmactor's go beside them there, not in {path.name} "
+            f"({room.title} then reads one file, and warns about none)")
+    if new.encode() == old:
+        return Change(harness, inline, False, "", None, ())
+    if not dry_run:
+        backups.save(store, inline, old)
+        write(inline, new.encode(), mode(inline))
+    return Change(harness, inline, True, diff(inline, old, new.encode()), backups.read(store, inline).folder, (note,))
+
+
+def _remove_inline(harness: str, inline: Path, *, dry_run: bool, store: Path) -> Change:
+    old = inline.read_bytes()
+    cleaned = (_room(harness).inline_render(old.decode("utf-8"), {}) or "").encode()
+    record = backups.read(store, inline)
+    new = record.original if record.original is not None and record.original == cleaned else cleaned
+    if not dry_run:
+        write(inline, new, mode(inline))
+        backups.drop(store, inline)
+    return Change(harness, inline, True, diff(inline, old, new), None, ())
+
+
+def _same(harness: str, raw: bytes, doc: dict[str, Any]) -> bool:
+    comments = bool(getattr(_room(harness).settings, "comments", False))
+    try:
+        text = raw.decode("utf-8")
+        value = jsonedit.loads(text, comments=comments) if text.strip() else {}
     except (UnicodeDecodeError, ValueError):
         return False
+    return json.dumps(value, sort_keys=True) == json.dumps(doc, sort_keys=True)
 
 
-def event_script(harness: str, command: str, event: str) -> str:
-    """The executable a script-per-event harness runs for `event`."""
-    return (f"#!/bin/sh\n{SCRIPT_MARKER} (installed by `slmactor hook install --harness {harness}`; "
-            f"`slmactor hook uninstall --harness {harness}` removes it)\n{hook_line(harness, command, event)}\n")
-
-
-def _is_ours_file(path: Path) -> bool:
-    try:
-        with path.open("rb") as fh:
-            return SCRIPT_MARKER.encode() in fh.read(4096).splitlines()[1]
-    except (OSError, IndexError):
-        return False
-
-
-def _scripts_install(harness: str, folder: Path, command: str, *, dry_run: bool) -> Change:
-    diffs, notes, changed = [], [], False
-    for event in _room(harness).events:
-        path = folder / event
-        text = event_script(harness, command, event).encode()
-        old = path.read_bytes() if path.exists() else None
-        if old == text:
-            continue
-        if old is not None and not _is_ours_file(path):
-            notes.append(f"{path} exists and is not ours: left alone (the harness runs one file per event)")
-            continue
-        changed = True
-        diffs.append(_diff(path, old, text))
-        if not dry_run:
-            _write(path, text, 0o755)
-    return Change(harness, folder, changed, "".join(diffs), None, tuple(notes))
-
-
-def _scripts_remove(harness: str, folder: Path, *, dry_run: bool) -> Change:
-    diffs, changed = [], False
-    for event in _room(harness).events:
-        path = folder / event
-        if path.exists() and _is_ours_file(path):
-            changed = True
-            diffs.append(_diff(path, path.read_bytes(), None))
-            if not dry_run:
-                path.unlink()
-    return Change(harness, folder, changed, "".join(diffs), None)

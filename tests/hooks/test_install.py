@@ -10,20 +10,33 @@ from typing import Any
 
 import pytest
 
-from slmactor.hooks import breaker
+from slmactor.hooks import breaker, install
 from slmactor.hooks.dialects import EVENTS, FORMATS
-from slmactor.hooks.install import (
-    BACKUP_SUFFIX,
-    apply,
-    entries,
-    is_ours,
-    remove,
-    settings_path,
-    snippet,
-)
+from slmactor.hooks.install import entries, is_ours, settings_path, snippet
 
 CMD = "/opt/venv/bin/slmactor"
 JSON_HARNESSES = ("claude", "codex", "gemini", "openhands")
+
+
+@pytest.fixture(autouse=True)
+def _private_state(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Backups (the user's state directory) and HOME inside the test's own folder."""
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+    for name in ("CLAUDE_CONFIG_DIR", "CODEX_HOME", "GEMINI_CLI_HOME"):
+        monkeypatch.delenv(name, raising=False)
+
+
+def apply(harness: str, path: Path, command: str, **kw: Any) -> install.Change:
+    return install.apply(harness, path, command, home=path.parent / "nohome", env={}, **kw)
+
+
+def remove(harness: str, path: Path, **kw: Any) -> install.Change:
+    return install.remove(harness, path, home=path.parent / "nohome", env={}, **kw)
+
+
+def _no_copies_beside(folder: Path) -> bool:
+    return not [p for p in folder.rglob("*") if p.name.endswith(".slmactor-backup")]
 
 
 def _settings(harness: str) -> bytes:
@@ -49,7 +62,8 @@ def test_install_twice_gives_one_entry_and_uninstall_restores_the_bytes(harness:
     path.write_bytes(original)
     os.chmod(path, 0o640)
     first = apply(harness, path, CMD)
-    assert first.changed and first.backup is not None and first.backup.read_bytes() == original
+    assert first.changed and first.backup is not None and (first.backup / "original").read_bytes() == original
+    assert not first.backup.is_relative_to(tmp_path / "settings.json") and _no_copies_beside(tmp_path)
     second = apply(harness, path, CMD)
     assert not second.changed
     doc = json.loads(path.read_text())
@@ -62,7 +76,7 @@ def test_install_twice_gives_one_entry_and_uninstall_restores_the_bytes(harness:
     assert stat.S_IMODE(path.stat().st_mode) == 0o640
     undone = remove(harness, path)
     assert undone.changed and path.read_bytes() == original
-    assert not (tmp_path / ("settings.json" + BACKUP_SUFFIX)).exists()
+    assert not first.backup.exists()  # the record goes with the install
     assert not remove(harness, path).changed
 
 
@@ -89,9 +103,9 @@ def test_dry_run_prints_the_diff_and_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / "settings.json"
     path.write_bytes(_settings("claude"))
     change = apply("claude", path, CMD, dry_run=True)
-    assert change.changed and f"+            \"command\": \"exec {CMD} hook claude PostToolUse\"," in change.diff
+    assert change.changed and f'"command": "exec {CMD} hook claude PostToolUse"' in change.diff
     assert path.read_bytes() == _settings("claude")
-    assert not (tmp_path / ("settings.json" + BACKUP_SUFFIX)).exists()
+    assert _no_copies_beside(tmp_path) and not (tmp_path / "state").exists()
 
 
 def test_uninstall_after_other_edits_keeps_them_and_the_backup(tmp_path: Path) -> None:
@@ -104,7 +118,7 @@ def test_uninstall_after_other_edits_keeps_them_and_the_backup(tmp_path: Path) -
     change = remove("gemini", path)
     after = json.loads(path.read_text())
     assert after["theme"] == "dark" and sum(_count_ours(after, "gemini").values()) == 0
-    assert change.backup is not None and change.backup.exists() and change.notes
+    assert change.backup is not None and change.backup.read_bytes() == _settings("gemini") and change.notes
 
 
 def test_openhands_events_at_the_top_level_stay_there(tmp_path: Path) -> None:

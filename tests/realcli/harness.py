@@ -90,8 +90,10 @@ class World:
         assert done.returncode == 0, f"slmactor {' '.join(args)}: {done.stderr}{done.stdout}"
         return json.loads(done.stdout)
 
-    def install_hooks(self, harness: str) -> dict[str, Any]:
-        result: dict[str, Any] = self.slmactor("hook", "install", "--harness", harness)
+    def install_hooks(self, harness: str, *, scope: str = "--project") -> dict[str, Any]:
+        """Our hooks through `slmactor hook install` (the project's files unless `scope` is
+        "--user": the tests read and rewrite the project's, and the user's are theirs)."""
+        result: dict[str, Any] = self.slmactor("hook", "install", "--harness", harness, scope)
         assert result.get("ok"), result
         return result
 

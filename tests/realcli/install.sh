@@ -45,5 +45,14 @@ while read -r name package version binary; do
   fi
 done <"$pins"
 
+# The OpenHands SDK (Python >= 3.12, heavy dependencies) is not installed: its wheel is kept, and
+# tests/realcli/test_openhands_sdk_hooks_file.py loads the SDK's own hooks-file reader from it.
+oh_version=1.58.2
+if ! ls "$dest/openhands-sdk/openhands_sdk-$oh_version-"*.whl >/dev/null 2>&1; then
+  python3 -m pip download --quiet --no-deps --only-binary=:all: --python-version 3.12 \
+      -d "$dest/openhands-sdk" "openhands-sdk==$oh_version" >/dev/null 2>&1 \
+    || { failed="$failed openhands-sdk"; echo "warning: could not download openhands-sdk $oh_version" >&2; }
+fi
+
 [ -z "$failed" ] || echo "warning: real CLIs not installed:$failed" >&2
 exit 0

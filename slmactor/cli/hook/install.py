@@ -1,14 +1,16 @@
 """`slmactor hook install|uninstall|config`: our hook entries in a harness's settings, and out.
 
-    slmactor hook install --harness claude [--user|--project] [--dry-run] [--json]
-    slmactor hook uninstall --harness claude [--user|--project] [--dry-run] [--json]
+    slmactor hook install --harness claude [--user|--project [DIR]] [--dry-run] [--json]
+    slmactor hook uninstall --harness claude [--user|--project [DIR]] [--dry-run] [--json]
     slmactor hook config <harness>          the hooks block to paste by hand
 
-The project is the git root of the current directory (or the global `--project DIR`); `--user`
-targets the harness's per-user file instead. A project's files are shared by a team, so they
-run each user's own entry point (`~/.local/share/slmactor/bin/slmactor`, which every install
-writes for its user) and answer neutrally where slmactor is not installed; a user's own file
-runs this installation directly. The work is in `slmactor.hooks.install`.
+User scope by default: the harness's per-user settings (its own configuration-directory
+variable honoured: `CLAUDE_CONFIG_DIR`, `CODEX_HOME`, ...), which run this installation
+directly. `--project` (the git root of the current directory, or DIR) writes the project's
+files instead, which a team shares: they run each user's own entry point
+(`~/.local/share/slmactor/bin/slmactor`, which every install writes for its user) and answer
+neutrally where slmactor is not installed; the report names the files to commit. The work is in
+`slmactor.hooks.install`.
 """
 
 from __future__ import annotations
@@ -33,12 +35,13 @@ def register(sub: Any) -> None:
         p.add_argument("--harness", required=True, choices=HARNESSES, help="the harness")
         scope = p.add_mutually_exclusive_group()
         scope.add_argument("--user", dest="scope", action="store_const", const="user",
-                           help="the harness's per-user settings")
-        scope.add_argument("--project", nargs="?", const=None, default=argparse.SUPPRESS, metavar="DIR",
-                           help="the project's settings (the default); DIR: that project's root "
+                           help="the harness's per-user settings (the default)")
+        # Given without DIR it is "" (this project: the git root of the current directory).
+        scope.add_argument("--project", nargs="?", const="", default=argparse.SUPPRESS, metavar="DIR",
+                           help="the project's settings, shared by its team; DIR: that project's root "
                                 "(default: the git root of the current directory)")
         p.add_argument("--dry-run", action="store_true", help="print the diff, change nothing")
-        p.set_defaults(func=cmd_install if name == "install" else cmd_uninstall, scope="project")
+        p.set_defaults(func=cmd_install if name == "install" else cmd_uninstall, scope=None)
     p = sub.add_parser("config", help="print the hooks block for a harness's settings file")
     p.add_argument("format", choices=HARNESSES, help="the harness")
     p.set_defaults(func=cmd_config)
@@ -50,66 +53,114 @@ def _command() -> str:
     return shell_join(slmactor_command())
 
 
-def _target(ctx: CliContext) -> Path:
+def _scope(ctx: CliContext) -> str:
+    """"project" when asked for (`--project [DIR]`, before or after the command), else "user"."""
+    return "user" if ctx.args.scope == "user" or ctx.args.project is None else "project"
+
+
+def _target(ctx: CliContext, scope: str) -> tuple[Path, str]:
+    """The settings file (or folder) to edit, and a line when it is not the usual one."""
+    from slmactor import harnesses
     from slmactor.hooks.install import settings_path
 
-    return settings_path(ctx.args.harness, ctx.args.scope, ctx.project, Path.home(), os.environ)
+    harness, project = ctx.args.harness, ctx.project if scope == "project" else Path.cwd()
+    path = settings_path(harness, scope, project, Path.home(), os.environ)
+    return path, harnesses.get(harness).settings_path_note(scope, project, Path.home(), os.environ)
 
 
-def _report(ctx: CliContext, change: Any, verb: str) -> int:
+def _committable(ctx: CliContext, change: Any) -> list[str]:
+    """The project files a team commits after a project install (relative to the project)."""
+    root = ctx.project
+    path = Path(change.path)
+    found = [path] if path.is_file() else sorted(p for p in path.glob("*") if p.is_file()) if path.is_dir() else []
+    from slmactor.hooks.install_scripts import is_ours_file
+
+    if path.is_dir():
+        found = [p for p in found if is_ours_file(p)]
+    return [str(p.relative_to(root)) if p.is_relative_to(root) else str(p) for p in found]
+
+
+def _report(ctx: CliContext, change: Any, verb: str, scope: str, where_note: str) -> int:
     from slmactor.hooks.install import next_step
 
     dry = ctx.args.dry_run
+    notes = [n for n in (*where_note.split("\n"), *change.notes) if n]
+    commit = _committable(ctx, change) if scope == "project" and change.changed and not dry else []
     data = {
-        "ok": True, "harness": change.harness, "scope": ctx.args.scope, "path": str(change.path),
+        "ok": True, "harness": change.harness, "scope": scope, "path": str(change.path),
         "changed": change.changed, "dry_run": dry, "diff": change.diff,
-        "backup": str(change.backup) if change.backup else None, "notes": list(change.notes),
+        "backup": str(change.backup) if change.backup else None, "notes": notes,
+        "commit": commit if verb == "install" else [],
         "next": next_step(change.harness) if verb == "install" and change.changed and not dry else "",
     }
     lines = []
     if dry:
         lines.append(change.diff.rstrip() or f"nothing to {verb} in {change.path}")
     elif change.changed:
-        lines.append(f"{verb}ed slmactor hooks: {change.path}")
+        lines.append(f"{verb}ed slmactor hooks ({scope}): {change.path}")
         if change.backup and verb == "install":
-            lines.append(f"original saved as {change.backup}")
+            lines.append(f"the file's bytes from before are kept at {change.backup}")
     else:
         lines.append(f"nothing to {verb}: {change.path} is already {'set' if verb == 'install' else 'clean'}")
-    lines.extend(change.notes)
+    lines.extend(notes)
+    if data["commit"]:
+        lines.append("commit for your team: " + " ".join(data["commit"]) + " (each teammate runs "
+                     f"`slmactor hook install --harness {change.harness} --project` once: it writes their "
+                     "own entry point and leaves the shared file as it is)")
+    elif verb == "uninstall" and scope == "project" and change.changed and not dry:
+        lines.append(f"commit the change to {change.path} for your team")
     if data["next"]:
         lines.append(f"next: {data['next']}")
     ctx.emit(data, "\n".join(lines))
     return EXIT_OK
 
 
-def _scoped_command(ctx: CliContext) -> str:
-    """What the hook entries run: each user's entry point in a project's shared files, this
-    installation in a user's own."""
-    from slmactor.hooks.install import SHARED
-
-    return SHARED if ctx.args.scope == "project" else _command()
-
-
 def cmd_install(ctx: CliContext) -> int:
-    from slmactor.hooks.install import apply, write_entry_point
+    from slmactor.hooks.install import SHARED, apply, write_entry_point
 
     try:
+        scope = _scope(ctx)
+        path, note = _target(ctx, scope)
         if not ctx.args.dry_run:
             write_entry_point(Path.home(), _command())
-        change = apply(ctx.args.harness, _target(ctx), _scoped_command(ctx), dry_run=ctx.args.dry_run)
+        # A project's files are shared: each user's entry point; a user's own: this installation.
+        command = SHARED if scope == "project" else _command()
+        change = apply(ctx.args.harness, path, command, dry_run=ctx.args.dry_run)
+        twice = _also_elsewhere(ctx, scope)
     except (ValueError, OSError) as exc:
         return ctx.fail(str(exc), EXIT_USAGE)
-    return _report(ctx, change, "install")
+    return _report(ctx, change, "install", scope, "\n".join(n for n in (note, twice) if n))
+
+
+def _also_elsewhere(ctx: CliContext, scope: str) -> str:
+    """A line when the other scope's file (this project's, or the user's) runs our hooks too:
+    where both apply, the harness runs each of ours twice."""
+    from slmactor import harnesses
+    from slmactor.hooks.install import has_ours, settings_path
+
+    other = "user" if scope == "project" else "project"
+    harness = ctx.args.harness
+    try:
+        path = settings_path(harness, other, ctx.project, Path.home(), os.environ)
+    except ValueError:
+        return ""
+    if not has_ours(harness, path):
+        return ""
+    flag = " --project" if other == "project" else ""
+    return (f"{path} runs slmactor's hooks too: in this project {harnesses.get(harness).title} would run "
+            f"them twice; `slmactor hook uninstall --harness {harness}{flag}` takes those out")
 
 
 def cmd_uninstall(ctx: CliContext) -> int:
     from slmactor.hooks.install import remove
 
     try:
-        change = remove(ctx.args.harness, _target(ctx), dry_run=ctx.args.dry_run)
+        scope = _scope(ctx)
+        path, note = _target(ctx, scope)
+        change = remove(ctx.args.harness, path, dry_run=ctx.args.dry_run)
     except (ValueError, OSError) as exc:
         return ctx.fail(str(exc), EXIT_USAGE)
-    return _report(ctx, change, "uninstall")
+    return _report(ctx, change, "uninstall", scope, note)
 
 
 def cmd_config(ctx: CliContext) -> int:

@@ -4,7 +4,13 @@ in-process adapter for an SDK `Conversation`.
 Follows openhands-sdk 1.4x–1.5x (`openhands/sdk/hooks/`: `.openhands/hooks.json`, events
 `PreToolUse`, `PostToolUse`, `UserPromptSubmit`, `SessionStart`, `SessionEnd`, `Stop` with
 `event_type`, `session_id`, `working_dir`, `tool_response` = the observation's `model_dump()`;
-`OPENHANDS_PROJECT_DIR`, `OPENHANDS_SESSION_ID`), OpenHands 0.62 trajectories
+`OPENHANDS_PROJECT_DIR`, `OPENHANDS_SESSION_ID`; the hooks file as `HookConfig` reads it in
+`openhands-sdk/openhands/sdk/hooks/config.py` of 1.43: events at the top level, snake_case as
+`HookConfig.save` writes them or PascalCase, no other keys (`extra: forbid`), the same event in
+both spellings an error; a `{"hooks": {...}}` wrapper replaces everything else in the file;
+the user's file in `$OH_PERSISTENCE_DIR`, else `~/.openhands`, since 1.5x's
+`openhands/sdk/utils/path.py` `get_user_persistence_dir`),
+OpenHands 0.62 trajectories
 (`openhands/core/main.py` `save_trajectory_path`, each event from `event_to_trajectory` in
 `openhands/events/serialization/event.py`) and the SDK's persisted events
 (`openhands/sdk/conversation/event_store.py`, `openhands/sdk/event/llm_convertible/`).
@@ -45,6 +51,23 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from typing import Any
+
+
+def _snake(event: str) -> str:
+    """The SDK's field name for an event (`PreToolUse` → `pre_tool_use`)."""
+    import re
+
+    return re.sub(r"(?<!^)(?=[A-Z])", "_", event).lower()
+
+
+#: The SDK's hook event fields (`HOOK_EVENT_FIELDS`).
+_FIELDS = frozenset({"pre_tool_use", "post_tool_use", "user_prompt_submit", "session_start",
+                     "session_end", "stop"})
+
+
+def _field(key: str) -> bool:
+    return _snake(key) in _FIELDS
+
 
 _EDITOR_MODES = {"view": READ, "create": EDIT, "str_replace": EDIT, "insert": EDIT, "undo_edit": EDIT}
 #: OpenHands actions that run a tool (the rest are messages, thoughts, state changes).
@@ -93,7 +116,7 @@ class OpenHands(Harness):
         "ws_write": "str_replace_editor create", "ws_patch": "str_replace_editor str_replace",
         "ws_glob": "find", "ws_list": "ls", "ws_grep": "grep", "ws_shell": "execute_bash",
     }
-    settings = JsonSettings(".openhands", "hooks.json")
+    settings = JsonSettings(".openhands", "hooks.json", user_env="OH_PERSISTENCE_DIR")
     async_events = frozenset({"PostToolUse"})
     next_step = ("Start the agent from this directory: the SDK loads .openhands/hooks.json from "
                  "the working directory, else ~/.openhands/hooks.json.")
@@ -125,10 +148,19 @@ class OpenHands(Harness):
         return {"additionalContext": context} if context else {}
 
     def hooks_container(self, doc: dict[str, Any], create: bool) -> dict[str, Any] | None:
-        # The SDK also reads the events at the top of the file.
-        if "hooks" not in doc and any(k in doc for k in self.events):
+        # The SDK's own format has the events at the top of the file (a new file gets it too);
+        # a file with the `hooks` wrapper keeps it (the SDK then reads only what is inside).
+        if "hooks" not in doc and (not doc or any(_field(k) for k in doc)):
             return doc
         return super().hooks_container(doc, create)
+
+    def settings_key(self, doc: Mapping[str, Any], container: Mapping[str, Any], event: str) -> str:
+        snake = _snake(event)
+        if event in container or snake in container:
+            return event if event in container else snake  # both spellings is an error to the SDK
+        top = container is doc
+        pascal = any(_field(k) and k != _snake(k) for k in container)
+        return snake if top and not pascal else event
 
     # --------------------------------------------------------------------- trajectories
 
