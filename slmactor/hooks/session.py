@@ -319,20 +319,22 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     recorded = len(entries)
     # In the order the calls happened: async hooks (Claude's PostToolUse) may append late.
     entries.sort(key=_when)
+    done, since = _segment(path)
+    # The transcript first: a session whose every call's hook was lost (cancelled when `-p`
+    # exited, skipped while the daemon was wedged) is still a session the transcript recorded.
+    transcript = transcript_stats(fmt, payload, since)
+    classes = harnesses.tool_classes()
+    if transcript is not None and transcript.calls:
+        entries = merge_transcript(entries, transcript.calls,
+                                   lambda tool: classes.classify(tool)[1] == EDIT, project)
     if not any(e.get("e") in ("call", "preflight") for e in entries):
         return None
-    done, since = _segment(path)
     report_id = run_id if done == 0 else f"{run_id}#{done + 1}"
     snapshot: dict[str, Any] | None = None
     if done == 0:
         reply = ask("working.snapshot", {"run_id": run_id})
         if isinstance(reply, dict) and isinstance(reply.get("snapshot"), dict):
             snapshot = reply["snapshot"]
-    transcript = transcript_stats(fmt, payload, since)
-    classes = harnesses.tool_classes()
-    if transcript is not None and transcript.calls:
-        entries = merge_transcript(entries, transcript.calls,
-                                   lambda tool: classes.classify(tool)[1] == EDIT, project)
 
     def is_edit(tool: str) -> bool:
         return classes.classify(tool)[1] == EDIT

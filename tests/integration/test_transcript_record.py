@@ -133,6 +133,29 @@ def test_an_edit_only_the_claude_transcript_saw_is_a_failure_and_its_fix_is_lear
     assert [r["repair"]["transform"] for r in learned] == ["strip_line_number_prefix"]
 
 
+def test_a_session_whose_only_call_lost_its_hook_is_still_an_episode(daemon: DaemonProcess) -> None:
+    # `claude -p` exits as its one call ends, cancelling that call's async PostToolUse: the
+    # ledger holds the prompt alone; the transcript holds the call.
+    repo = _repo(daemon, "claude-one-call")
+    transcript = daemon.base / "cc-one.jsonl"
+    base = {"session_id": "cc-one", "transcript_path": str(transcript), "cwd": str(repo),
+            "permission_mode": "default"}
+    _run(daemon, ["hook", "claude", "UserPromptSubmit"],
+         {**base, "hook_event_name": "UserPromptSubmit", "prompt": "reject discounts over 100"})
+    _claude_transcript(transcript, "cc-one", repo, [
+        ("toolu_1", "Bash", {"command": "python3 -m pytest -q", "description": "run the tests"},
+         "1 passed in 0.01s", False)])
+    _run(daemon, ["hook", "claude", "SessionEnd"], {**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    _settle(daemon)
+    listed = _run(daemon, ["--project", str(repo), "--json", "memory", "episodes"])
+    items = listed.get("episodes", listed) if isinstance(listed, dict) else listed
+    entry = next(e for e in items if e["query"] == "reject discounts over 100")
+    with daemon.client(project=repo) as client:
+        episode = client.ask(EpisodeGet(episode_id=entry["id"]))
+    assert {"cmd": "python3 -m pytest -q", "ok": True} in episode["commands"]
+    assert episode["success"] is True
+
+
 def _codex_rollout(path: Path, calls: list[tuple[str, str, int, str]]) -> None:
     lines = [json.dumps({"timestamp": "2026-12-01T09:00:00.000Z", "type": "turn_context",
                          "payload": {"model": "gpt-5.1-codex", "cwd": "/w"}})]
