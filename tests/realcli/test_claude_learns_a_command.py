@@ -106,3 +106,14 @@ def test_the_second_session_is_told_the_command_that_worked(sessions: Sessions) 
     assert "`python3` instead of `.venv/bin/python`" in told, told[-3000:]
     # The first session had nothing to learn from yet: no such advice there.
     assert "instead of `.venv/bin/python`" not in after_failure(sessions.first)
+
+
+def test_block_audit_what_the_model_received_is_true_and_said_once(sessions: Sessions) -> None:
+    from tests.realcli.audit import dump, our_text, problems
+
+    stored = sessions.world.stored_episodes()
+    for server, before in ((sessions.first, []), (sessions.second, stored[:1])):
+        for request in server.main_requests():
+            assert problems(request.body, before) == [], dump(request.body)
+    # The second session did receive memory (so the audit read something).
+    assert our_text(sessions.second.main_requests()[0].body)

@@ -159,3 +159,11 @@ def test_failed_edit_is_recorded_as_a_failure(session: Session) -> None:
 def test_each_failed_call_is_one_failure(session: Session) -> None:
     tools = sorted(f["tool"] for f in session.stored[0]["failures"])
     assert tools == ["editor", "run_commands"], session.stored[0]["failures"]
+
+
+def test_block_audit_nothing_masked_internal_or_said_twice(session: Session) -> None:
+    from tests.realcli.audit import dump, problems
+
+    # One session in a fresh project: no episode stands behind any claim yet.
+    for request in session.server.main_requests():
+        assert problems(request.body, []) == [], dump(request.body)

@@ -196,3 +196,16 @@ def test_each_failed_call_is_one_failure_through_the_shell(sessions: Sessions) -
 
 def test_each_failed_call_is_one_failure_with_the_patch_tool(sessions: Sessions) -> None:
     assert failure_tools(sessions, KNOWN_MODEL) == ["apply_patch", "bash"]
+
+
+def test_block_audit_what_the_model_received_is_true_and_said_once(sessions: Sessions) -> None:
+    from tests.realcli.audit import claims, dump, problems
+
+    before = {KNOWN_MODEL: [], LOCAL_MODEL: [s for s in sessions.stored if s["model"] == KNOWN_MODEL]}
+    checked = 0
+    for server, model in ((sessions.first.server, KNOWN_MODEL), (sessions.second.server, LOCAL_MODEL)):
+        for request in server.main_requests():
+            assert problems(request.body, before[model]) == [], dump(request.body)
+            checked += claims(request.body)
+    # The second session's block states the first session's edit-format rate: recomputed above.
+    assert checked >= 1
