@@ -52,9 +52,12 @@ def test_demo_json(tmp_path: Path) -> None:
     assert data["pass_2"]["fixed_from_memory"] > 0
     assert data["pass_1"]["wrong_repairs"] == data["pass_2"]["wrong_repairs"] == 0
     assert data["learned_rules"]
-    # the runs' lessons, as do/don't lessons in the block
+    # the runs' lessons reach the block, each fix said once (as a convention or a lesson)
     block = data["memory_block"]
-    assert "## Lessons from past builds (apply these):" in block
+    for fix in ("set_replace_all", "unfence_code", "trim_trailing_whitespace"):
+        assert block.count(fix) == 1, block
+    # and nothing that names who fixed it instead of what the fix was
+    assert "rule:rule_" not in block and "fix: llm" not in block
     # A don't says what to do instead: the demo's failures that nothing fixed leave no
     # content-free NEVER ("repeat what led to: … stayed unresolved").
     nevers = [line for line in block.splitlines() if line.startswith("- NEVER: ")]

@@ -194,8 +194,11 @@ def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
             continue
         shown.add(key)
         resolution = failure.get("resolution")
-        fix = resolution if isinstance(resolution, str) and resolution.strip() else resolved_by
-        fix = fix.strip().removeprefix("fixed by ")  # harnesses often write it themselves
+        if not isinstance(resolution, str) or not resolution.strip():
+            if resolved_by.strip() != "retry":
+                continue  # who fixed it ("llm", a rule's id) says nothing a model can use
+            resolution = "retry"
+        fix = resolution.strip().removeprefix("fixed by ")  # harnesses often write it themselves
         said = failure.get("said")  # the error as the program wrote it, where the episode has it
         msg = clip_words(said if isinstance(said, str) and said.strip() else salient_of(failure),
                          _HIT_MSG_BYTES)
@@ -255,7 +258,12 @@ def said_once(text: str) -> str:
     seen_lines: set[str] = set()
     seen_fixes: set[str] = set()
     kept: list[str] = []
-    for line in text.splitlines():
+    lines = text.splitlines()
+    # Headings that own bullets now: only those can be left empty by what is dropped (a
+    # section of plain lines, such as working memory's, is never a candidate).
+    had_bullets = {line for i, line in enumerate(lines)
+                   if _is_heading(line) and _has_bullets(lines, i + 1, line.strip().startswith("## "))}
+    for line in lines:
         stripped = line.strip()
         if stripped.startswith("- "):
             key = " ".join(stripped.lower().split())
@@ -269,7 +277,8 @@ def said_once(text: str) -> str:
         kept.append(line)
     out: list[str] = []
     for i, line in enumerate(kept):
-        if _is_heading(line) and not _has_bullets(kept, i + 1, line.strip().startswith("## ")):
+        if (line in had_bullets
+                and not _has_bullets(kept, i + 1, line.strip().startswith("## "))):
             continue
         if not line.strip() and out and not out[-1].strip():
             continue  # one blank line between sections, however many were dropped

@@ -210,8 +210,9 @@ def _gotchas(ep: Mapping[str, Any], ep_id: str, seen: Counter[str]) -> list[Obse
         key = gotcha_key(failure)
         if not key:
             continue
-        fix = _str(failure.get("resolution")) or resolved_by
-        if fix.lower() == "unknown":
+        # What fixed it, in words: who fixed it ("llm", "rule:<id>") is no fix a model can use.
+        fix = _str(failure.get("resolution")) or (resolved_by if resolved_by == "retry" else "")
+        if not fix.strip() or fix.lower() == "unknown":
             continue
         seen[key] += 1
         said = _str(failure.get("said"))  # as the program wrote it, where the episode has it

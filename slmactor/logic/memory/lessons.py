@@ -290,9 +290,18 @@ def lesson_subject(text: str) -> str:
     return clip(" ".join(text.lower().split()), SUBJECT_FALLBACK_BYTES)
 
 
+#: The reflector's failure lessons that carry no fix (`logic/loop/reflect.py`): a failure that
+#: stayed unresolved, a gate that failed. A record, not a fact to tell a model.
+CONTENT_FREE = re.compile(
+    r"^(?:\S+ \S+ stayed unresolved: |.+ failed here and stayed unresolved: |Gate \S+ failed\b)")
+
+
 def fact_from_lesson(lesson: Lesson, run_id: str = "") -> Observation | None:
-    """The fact a lesson asserts; None for a blank lesson. Sources: task id, then run id."""
+    """The fact a lesson asserts; None for a blank lesson or a failure lesson without a fix (a
+    gotcha with nothing to do instead is noise in a block). Sources: task id, then run id."""
     if not lesson.text.strip():
+        return None
+    if lesson.kind == "failure" and CONTENT_FREE.search(" ".join(lesson.text.split())):
         return None
     sources = tuple(s.strip() for s in (lesson.task_id, run_id) if s.strip())
     return Observation(

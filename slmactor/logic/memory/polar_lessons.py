@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from slmactor.logic.memory.lesson_tags import infer_tags_from_text, normalize_tags
-from slmactor.logic.memory.lessons import Lesson
+from slmactor.logic.memory.lessons import CONTENT_FREE, Lesson
 from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.strings import hash_id
 
@@ -211,10 +211,7 @@ def lesson_from_json_line(line: str | bytes, now: float) -> PolarLesson | None:
     return lesson_from_record(raw, now)
 
 
-#: The reflector's failure lessons that carry no fix (`logic/loop/reflect.py`): a failure that
-#: stayed unresolved, a gate that failed.
-_CONTENT_FREE = re.compile(
-    r"^(?:\S+ \S+ stayed unresolved: |.+ failed here and stayed unresolved: |Gate \S+ failed\b)")
+_CONTENT_FREE = CONTENT_FREE  # the reflector's failure lessons without a fix (`lessons.py`)
 
 
 def from_prose(lesson: Lesson, source_task: str, now: float) -> PolarLesson | None:

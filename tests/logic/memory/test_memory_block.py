@@ -14,6 +14,7 @@ from slmactor.logic.memory.block import (
     episodes_of,
     episodic_section,
     memory_block,
+    said_once,
     shares_for,
 )
 from slmactor.logic.text.strings import count_tokens_chars
@@ -174,7 +175,8 @@ def test_episodes_of_accepts_recall_and_recent_replies() -> None:
 def test_a_task_shown_once_and_a_rule_named_once() -> None:
     fixed = {"message": "ws_edit: old_str still contains ws_read's line-number prefix (e.g. \"  14| \")",
              "salient": "ws_edit: old_str still contains ws_read's line-number prefix (e.g. <str>)",
-             "resolved_by": "rule:rule_4e733349a0b6", "fingerprint": "fp_a"}
+             "resolved_by": "rule:rule_4e733349a0b6", "fingerprint": "fp_a",
+             "resolution": "the same edit without the read tool's line-number gutter"}
     again = {**fixed, "fingerprint": "fp_b", "message": fixed["message"].replace("14", "27")}
     first = {"query": "Fix the graph walker", "success": True, "failures": [fixed, again]}
     repeat = {**first, "success": False}
@@ -184,16 +186,19 @@ def test_a_task_shown_once_and_a_rule_named_once() -> None:
         "## Similar work done before",
         "- ✓ Fix the graph walker",
         ("  - hit: ws_edit: old_str still contains ws_read's line-number prefix (e.g. <str>) → "
-         "fixed by rule:rule_4e733349a0b6"),
+         "fixed by the same edit without the read tool's line-number gutter"),
         "- ✓ Port the parser",
         ("  - hit: ws_edit: old_str still contains ws_read's line-number prefix (e.g. <str>) → "
-         "fixed by rule:rule_4e733349a0b6"),
+         "fixed by the same edit without the read tool's line-number gutter"),
     ]
-    # A rule the facts above already name is not named again under an episode.
-    shown = "Gotchas:\n- ws_edit: … — fix: rule:rule_4e733349a0b6 (seen 6×)\n"
-    text = episodic_section([first, other], 500, shown=shown)
-    assert "rule_4e733349a0b6" not in text and "Port the parser" in text
-    assert distinct_items(shown + text) == (3, 3)
+    # Who fixed it is no fix: a hit whose failure carries no resolution text is not shown.
+    bare = {k: v for k, v in fixed.items() if k != "resolution"}
+    assert "hit:" not in episodic_section([{"query": "q", "success": True, "failures": [bare]}], 500)
+    # A fix the facts above already give is not given again under an episode (said once).
+    shown = "Gotchas:\n- ws_edit: … — fix: the same edit without the read tool's line-number gutter (seen 6×)\n"
+    text = said_once(shown + episodic_section([first, other], 500, shown=shown))
+    assert text.count("line-number gutter") == 1 and "Port the parser" in text
+    assert distinct_items(text) == (3, 3)
 
 
 def test_hits_show_the_salient_line_cut_between_words() -> None:
@@ -201,7 +206,7 @@ def test_hits_show_the_salient_line_cut_between_words() -> None:
     long = {"message": "Traceback (most recent call last):\n  File \"a.py\", line 1\nValueError: "
                        + "the configuration value is not valid " * 5,
             "salient": "valueerror: " + "the configuration value is not valid " * 5,
-            "resolved_by": "llm"}
+            "resolved_by": "llm", "resolution": "a valid configuration value"}
     text = episodic_section([{"query": "load config", "failures": [long]}], 500)
     hit = text.splitlines()[2]
     assert hit.startswith("  - hit: valueerror: the configuration value")
