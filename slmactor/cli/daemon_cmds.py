@@ -25,9 +25,10 @@ def register(sub: Any) -> None:
                    help="stop a daemon already serving this user store and take over "
                         "(what the service unit runs)")
     p.set_defaults(func=cmd_serve)
-    p = sub.add_parser("start", help="start the daemon in the background")
+    p = sub.add_parser("start", help="start the daemon in the background (also after `stop`)")
     p.set_defaults(func=cmd_start)
-    p = sub.add_parser("stop", help="stop the daemon (drains and flushes first)")
+    p = sub.add_parser("stop", help="stop the daemon (drains and flushes first); it stays stopped: "
+                       "commands, hooks and mcp do not start it again until `slmactor start`")
     p.set_defaults(func=cmd_stop)
     p = sub.add_parser("status", help="daemon health; exit 0 healthy, 1 unreachable, 150 degraded",
                        epilog=EXIT_CODES_HELP)
@@ -77,12 +78,15 @@ def cmd_start(ctx: CliContext) -> int:
     with Client(ctx.runtime_dir, timeout=1.0, retries=1) as client:
         try:
             pid = client.status()["pid"]
+            from slmactor import locate
+
+            locate.clear_stopped(str(ctx.runtime_dir))  # running: nothing is stopped
             ctx.emit({"running": True, "pid": pid, "started": False}, f"already running as pid {pid}")
             return EXIT_OK
         except DaemonUnavailable:
             pass
     try:
-        pid = start_daemon(ctx.runtime_dir)
+        pid = start_daemon(ctx.runtime_dir, by_user=True)
     except RuntimeError as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     ctx.emit({"running": True, "pid": pid, "started": True}, f"started slmactor (pid {pid})")
@@ -90,14 +94,32 @@ def cmd_start(ctx: CliContext) -> int:
 
 
 def cmd_stop(ctx: CliContext) -> int:
+    """Stop the daemon and leave the marker that keeps every autostart off until `start`.
+
+    The marker is written first, so a hook racing with the stop cannot start a new daemon in
+    the moment between the old one's exit and the marker.
+    """
+    from slmactor import locate, peer
     from slmactor.client import Client, DaemonUnavailable
     from slmactor.protocol.messages import DaemonStop
 
+    runtime = str(ctx.runtime_dir)
+    problem = peer.runtime_dir_problem(runtime)
+    if problem:
+        return ctx.fail(problem, EXIT_UNREACHABLE)
+    try:
+        locate.mark_stopped(runtime, f"stopped by `slmactor stop` (pid {os.getpid()}) at "
+                                     f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
+    except OSError as exc:
+        return ctx.fail(f"cannot write the stop marker in {runtime}: {exc.strerror or exc}",
+                        EXIT_UNREACHABLE)
+    after = "it stays stopped: commands, hooks and mcp will not start it until `slmactor start`"
     with Client(ctx.runtime_dir, timeout=2.0, retries=1) as client:
         try:
             result = client.ask(DaemonStop())
         except DaemonUnavailable:
-            ctx.emit({"running": False, "stopped": False}, "slmactor is not running")
+            ctx.emit({"running": False, "stopped": False, "autostart": False},
+                     f"slmactor is not running; {after}")
             return EXIT_OK
     sock = ctx.runtime_dir / "ctl.sock"
     deadline = time.monotonic() + 15.0
@@ -105,7 +127,8 @@ def cmd_stop(ctx: CliContext) -> int:
         time.sleep(0.05)
     if sock.exists():
         return ctx.fail(f"daemon pid {result['pid']} did not stop within 15s", EXIT_UNREACHABLE)
-    ctx.emit({"running": False, "stopped": True, "pid": result["pid"]}, f"stopped slmactor (pid {result['pid']})")
+    ctx.emit({"running": False, "stopped": True, "pid": result["pid"], "autostart": False},
+             f"stopped slmactor (pid {result['pid']}); {after}")
     return EXIT_OK
 
 

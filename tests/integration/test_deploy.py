@@ -100,12 +100,17 @@ def test_systemd_unit_has_the_required_settings(tmp_path: Path) -> None:
     expected = {
         "Type": "notify", "NotifyAccess": "main", "WatchdogSec": "30", "Restart": "on-failure",
         "RestartSec": "2", "RuntimeDirectory": "slmactor", "RuntimeDirectoryMode": "0700",
-        "RestartPreventExitStatus": "2", "NoNewPrivileges": "true",
+        # `slmactor stop` leaves its marker there: removing the directory at stop would forget it.
+        "RuntimeDirectoryPreserve": "yes",
+        "RestartPreventExitStatus": "2", "NoNewPrivileges": "true", "RestrictNamespaces": "true",
+        "SystemCallErrorNumber": "EPERM",
     }
     for key, value in expected.items():
         assert svc[key] == [value], key
-    assert "PYTHONUNBUFFERED=1" in svc["Environment"]
-    assert "SLMACTOR_RUNTIME_DIR=%t/slmactor" in svc["Environment"]
+    assert svc["SystemCallFilter"] == ["@system-service", "~@privileged"]
+    assert svc["Environment"] == ["PYTHONUNBUFFERED=1"]
+    # No runtime dir of its own: the daemon finds it as every client does (slmactor.locate).
+    assert not any("SLMACTOR_RUNTIME_DIR" in value for value in svc["Environment"])
     assert units["Install"]["WantedBy"] == ["default.target"]
     # Nothing that needs a mount namespace (would break writing ~/.slmcode or project dirs, or
     # fail outright where unprivileged user namespaces are off).
@@ -172,7 +177,10 @@ def test_launchd_plist_round_trips_with_the_required_keys(tmp_path: Path) -> Non
     assert plist["KeepAlive"] == {"SuccessfulExit": False}
     log = str(tmp_path / "Library" / "Logs" / "slmactor" / "slmactor.log")
     assert plist["StandardOutPath"] == log and plist["StandardErrorPath"] == log
-    assert plist["EnvironmentVariables"]["PYTHONUNBUFFERED"] == "1"
+    assert plist["EnvironmentVariables"] == {"PYTHONUNBUFFERED": "1"}  # no runtime dir of its own
+    # Hooks wait on this daemon: not a job launchd throttles (launchd.plist(5), ProcessType:
+    # Background and unspecified/Standard get CPU and I/O limits, Interactive none).
+    assert plist["ProcessType"] == "Interactive"
 
 
 # ---------------------------------------------------------------- install / uninstall
