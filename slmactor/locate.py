@@ -1,8 +1,8 @@
 """Where the user's one daemon listens: its runtime directory, found the same way from any
 environment, and the marker `slmactor stop` leaves there.
 
-A parent process may strip environment variables: Codex starts MCP servers without
-`XDG_RUNTIME_DIR`, a CI runner hands hooks a bare environment, a long-lived hub keeps the
+A parent process may strip environment variables: an agent starts its MCP servers without
+`XDG_RUNTIME_DIR`, a CI runner hands hooks a bare environment, a long-lived hook host keeps the
 environment of whichever shell started it. A client that derived the socket directory from those
 variables looked somewhere else, found nothing, and started a second daemon. So the directory
 comes from the user id and the system's own files first, and from variables only after that:

@@ -5,7 +5,7 @@ stdout carries the protocol, so nothing else is printed there. The daemon is sta
 is down (unless `--no-autostart`); if it cannot be reached the server still runs and each tool
 call answers an error naming the reason. Without the `[mcp]` extra it says in one line what to
 install and exits 1. The daemon's runtime dir is found as every client finds it
-(`slmactor.locate`): agents start MCP servers with environments of their own (Codex drops
+(`slmactor.locate`): agents start MCP servers with environments of their own (some drop
 `XDG_RUNTIME_DIR`), and the server still reaches the user's one daemon.
 """
 

@@ -129,6 +129,40 @@ def test_systemd_analyze_verifies_the_rendered_unit_cleanly(tmp_path: Path) -> N
     assert result.stderr == "" and result.stdout == ""
 
 
+def _exposure(unit: Path, runtime_dir: Path) -> tuple[float, str]:
+    """`systemd-analyze security --offline` of a unit file: its overall exposure, and the table."""
+    assert SYSTEMD_ANALYZE is not None
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    done = subprocess.run([SYSTEMD_ANALYZE, "security", "--offline=yes", "--user", str(unit)],
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
+    last = [line for line in done.stdout.splitlines() if "Overall exposure level" in line]
+    assert last, done.stdout + done.stderr
+    return float(last[0].split(":")[1].split()[0]), done.stdout
+
+
+@needs_systemd_analyze
+def test_the_user_unit_is_hardened_as_far_as_systemd_analyze_can_tell(tmp_path: Path) -> None:
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    text = service.render_systemd(["/bin/true"])
+    unit = tmp_path / "hardened" / "slmactor.service"
+    unit.parent.mkdir()
+    unit.write_text(text)
+    # The floor, in the same run: the unit with only the settings it had before the seccomp ones.
+    seccomp = ("RestrictNamespaces", "KeyringMode", "RestrictAddressFamilies", "SystemCallFilter",
+               "SystemCallErrorNumber")
+    light = tmp_path / "light" / "slmactor.service"
+    light.parent.mkdir()
+    light.write_text("\n".join(line for line in text.splitlines() if not line.startswith(seccomp)) + "\n")
+    hardened, table = _exposure(unit, runtime)
+    floor, _ = _exposure(light, runtime)
+    assert hardened < floor - 2.0, (hardened, floor)
+    for check in ("RestrictNamespaces=~user", "SystemCallFilter=~@privileged", "SystemCallFilter=~@mount",
+                  "RestrictAddressFamilies=~AF_PACKET", "NoNewPrivileges=", "UMask="):
+        rows = [line for line in table.splitlines() if check in line]
+        assert rows and rows[0].lstrip().startswith("✓"), (check, rows)
+
+
 @needs_systemd_analyze
 def test_systemd_analyze_catches_what_an_exit_code_alone_would_not(tmp_path: Path) -> None:
     # The control for the test above: verify exits 0 for an unknown key and a bad value and only
