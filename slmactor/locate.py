@@ -188,3 +188,49 @@ def clear_stopped(runtime_dir: str) -> bool:
     except FileNotFoundError:
         return False
     return True
+
+
+def marker_dirs(env: Mapping[str, str], runtime_dir: str, uid: int | None = None) -> list[str]:
+    """Where `slmactor stop` leaves its marker and autostarts look for it: the dir of the daemon,
+    and without an explicit `$SLMACTOR_RUNTIME_DIR` every candidate dir and the dirs the user
+    stores' locks name — an autostart happens in the preferred dir of the client that starts,
+    whose environment may not be the one `stop` ran in."""
+    dirs = [runtime_dir]
+    if not explicit(env):
+        for other in candidates(env, uid) + _lock_notes(env):
+            if os.path.normpath(other) not in map(os.path.normpath, dirs):
+                dirs.append(other)
+    return dirs
+
+
+def stopped_for(env: Mapping[str, str], runtime_dir: str) -> bool:
+    """Whether an autostart into `runtime_dir` must not happen: the marker there, or — without
+    an explicit `$SLMACTOR_RUNTIME_DIR` — in any candidate dir or the dir the user store's lock
+    names (the daemon the user stopped may have served one this environment does not prefer)."""
+    return any(stopped(each) for each in marker_dirs(env, runtime_dir))
+
+
+def mark_stopped_everywhere(env: Mapping[str, str], runtime_dir: str, note: str) -> None:
+    """The marker in each of `marker_dirs` that is private to us (created, 0700, when its parent
+    exists). Raises OSError when it cannot be left in `runtime_dir` itself."""
+    from slmactor import peer
+
+    mark_stopped(runtime_dir, note)
+    for other in marker_dirs(env, runtime_dir)[1:]:
+        if peer.runtime_dir_problem(other) or not os.path.isdir(os.path.dirname(other)):
+            continue
+        try:
+            mark_stopped(other, note)
+        except OSError:
+            continue  # not ours to write: nothing autostarts there without passing its checks
+
+
+def clear_stopped_everywhere(env: Mapping[str, str], runtime_dir: str) -> bool:
+    """Remove the marker from each of `marker_dirs`; True when there was one in any."""
+    cleared = False
+    for each in marker_dirs(env, runtime_dir):
+        try:
+            cleared = clear_stopped(each) or cleared
+        except OSError:
+            continue
+    return cleared

@@ -170,7 +170,7 @@ def start_daemon(runtime_dir: Path, *, quiet: bool = False, by_user: bool = Fals
     """
     from slmactor import locate
 
-    if not by_user and locate.stopped(str(runtime_dir)):
+    if not by_user and locate.stopped_for(os.environ, str(runtime_dir)):
         raise StoppedByUser(STOPPED_MESSAGE)
     if not _start_service(runtime_dir):
         return _wait_for_service(runtime_dir)

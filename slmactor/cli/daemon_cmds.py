@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from typing import Any
@@ -80,15 +81,22 @@ def cmd_start(ctx: CliContext) -> int:
             pid = client.status()["pid"]
             from slmactor import locate
 
-            locate.clear_stopped(str(ctx.runtime_dir))  # running: nothing is stopped
+            locate.clear_stopped_everywhere(os.environ, str(ctx.runtime_dir))  # running: not stopped
             ctx.emit({"running": True, "pid": pid, "started": False}, f"already running as pid {pid}")
             return EXIT_OK
         except DaemonUnavailable:
             pass
+    from slmactor import locate
+
+    # Read before the start: the new daemon's lock names its own dir, no longer the stopped one's.
+    marked = locate.marker_dirs(os.environ, str(ctx.runtime_dir))
     try:
         pid = start_daemon(ctx.runtime_dir, by_user=True)
     except RuntimeError as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
+    for each in marked:  # started: autostart is back, from every environment
+        with contextlib.suppress(OSError):
+            locate.clear_stopped(each)
     ctx.emit({"running": True, "pid": pid, "started": True}, f"started slmactor (pid {pid})")
     return EXIT_OK
 
@@ -108,7 +116,7 @@ def cmd_stop(ctx: CliContext) -> int:
     if problem:
         return ctx.fail(problem, EXIT_UNREACHABLE)
     try:
-        locate.mark_stopped(runtime, f"stopped by `slmactor stop` (pid {os.getpid()}) at "
+        locate.mark_stopped_everywhere(os.environ, runtime, f"stopped by `slmactor stop` (pid {os.getpid()}) at "
                                      f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
     except OSError as exc:
         return ctx.fail(f"cannot write the stop marker in {runtime}: {exc.strerror or exc}",
@@ -194,8 +202,12 @@ def cmd_status(ctx: CliContext) -> int:
             ctx.emit({"running": False, "health": "untrusted", "error": str(exc)}, f"slmactor: {exc}")
             return EXIT_UNREACHABLE
         except DaemonUnavailable as exc:
-            ctx.emit({"running": False, "health": "unreachable", "error": str(exc)},
-                     f"slmactor is not running ({exc})")
+            from slmactor import locate
+
+            stopped = locate.stopped_for(os.environ, str(ctx.runtime_dir))
+            why = "; stopped with `slmactor stop`: `slmactor start` starts it" if stopped else ""
+            ctx.emit({"running": False, "health": "unreachable", "error": str(exc), "stopped": stopped},
+                     f"slmactor is not running ({exc}){why}")
             return EXIT_UNREACHABLE
         except RequestFailed as exc:
             return ctx.fail(str(exc), EXIT_UNREACHABLE)

@@ -114,7 +114,7 @@ async def serve(
         return EXIT_STARTUP
     # Running again: `slmactor stop`'s marker (autostarts refuse while it is there) is over.
     try:
-        if locate.clear_stopped(str(settings.runtime_dir)):
+        if locate.clear_stopped_everywhere(os.environ, str(settings.runtime_dir)):
             log.info("started after `slmactor stop`: autostart is on again")
     except OSError as exc:
         log.warning("cannot remove the marker of `slmactor stop` (autostarts still refuse): %s", exc)

@@ -257,6 +257,30 @@ def test_a_stopped_daemon_stays_stopped_until_start(user: User) -> None:
     wait_for(lambda: not _listening(user.runtime), "the daemon to stop")
 
 
+def test_stopped_from_one_environment_stays_stopped_from_another(user: User) -> None:
+    # The daemon ran in $XDG_RUNTIME_DIR/slmactor (no login dir yet); the user stops it from that
+    # shell; a hook from an environment without the variable, whose preferred dir is the login
+    # dir, must not start one there either.
+    xdg = user.base / "xdg"
+    xdg.mkdir(mode=0o700)
+    user.login.rmdir()
+    env = user.bare(XDG_RUNTIME_DIR=str(xdg), XDG_STATE_HOME=str(user.base / "state"))
+    assert _session_start(user, env).returncode == 0 and _listening(xdg / "slmactor")
+    assert user.run(["stop"], env).returncode == 0
+    user.login.mkdir(mode=0o700)  # the user logs in: clients now prefer /run/user/<uid>
+    user.login.chmod(0o700)
+    stripped = user.bare(XDG_STATE_HOME=str(user.base / "state"))
+    hook = _session_start(user, stripped)
+    assert hook.returncode == 0 and b"stopped with `slmactor stop`" in hook.stderr, hook.stderr
+    assert not _listening(user.runtime) and not _listening(xdg / "slmactor")
+    # Started again from the stripped environment: every marker goes.
+    assert user.run(["start"], stripped).returncode == 0
+    try:
+        assert not locate.stopped(str(xdg / "slmactor")) and _listening(user.runtime)
+    finally:
+        user.run(["stop"], stripped)
+
+
 def test_stop_without_a_daemon_still_keeps_autostart_off(user: User) -> None:
     env = user.bare(XDG_STATE_HOME=str(user.base / "state"))
     done = user.run(["stop"], env)

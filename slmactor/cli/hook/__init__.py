@@ -259,7 +259,7 @@ class HookRun:
             return False
         from slmactor import locate
 
-        if locate.stopped(self.runtime_dir):
+        if locate.stopped_for(os.environ, self.runtime_dir):
             warn("slmactor daemon not running: stopped with `slmactor stop`; not starting it "
                  "(`slmactor start` turns autostart on again)")
             return False
