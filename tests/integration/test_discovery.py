@@ -173,9 +173,10 @@ def test_with_slmactor_home_set_the_users_one_daemon_is_used_with_a_note(
     assert _serving(user) == {user_daemon.pid}
 
 
+@pytest.mark.parametrize("shell", ["stripped", "another-shell"])
 def test_a_hook_with_a_stripped_environment_reaches_the_same_daemon(
-        user: User, user_daemon: DaemonProcess) -> None:
-    run_id = f"stripped-{time.monotonic_ns()}"
+        user: User, user_daemon: DaemonProcess, shell: str) -> None:
+    run_id = f"{shell}-{time.monotonic_ns()}"
     project = str(user.project.resolve())
 
     def payload(fx_id: str) -> bytes:
@@ -184,6 +185,12 @@ def test_a_hook_with_a_stripped_environment_reaches_the_same_daemon(
         return json.dumps(data).encode()
 
     env = user.bare()
+    if shell == "another-shell":
+        # A long-lived hook host keeps the environment of whichever shell started it: here one
+        # whose XDG_RUNTIME_DIR is another (private, empty) directory.
+        elsewhere = user.base / "other-session"
+        elsewhere.mkdir(mode=0o700)
+        env = user.bare(XDG_RUNTIME_DIR=str(elsewhere))
     failed = user.run(["hook", "claude", "PostToolUseFailure"], env, payload("claude/PostToolUseFailure-Bash"))
     assert failed.returncode == 0, failed.stderr
     prompt = user.run(["hook", "claude", "UserPromptSubmit"], env, payload("claude/UserPromptSubmit"))
