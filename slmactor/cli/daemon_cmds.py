@@ -28,8 +28,10 @@ def register(sub: Any) -> None:
     p.set_defaults(func=cmd_serve)
     p = sub.add_parser("start", help="start the daemon in the background (also after `stop`)")
     p.set_defaults(func=cmd_start)
-    p = sub.add_parser("stop", help="stop the daemon (drains and flushes first); it stays stopped: "
-                       "commands, hooks and mcp do not start it again until `slmactor start`")
+    p = sub.add_parser("stop", help="stop the daemon (drains and flushes first); it stays stopped",
+                       description="Stop the daemon (it drains its inboxes and flushes its stores "
+                       "first). It stays stopped: commands, hooks and `slmactor mcp` do not start it "
+                       "again until `slmactor start`, `slmactor serve` or the service starts it.")
     p.set_defaults(func=cmd_stop)
     p = sub.add_parser("status", help="daemon health; exit 0 healthy, 1 unreachable, 150 degraded",
                        epilog=EXIT_CODES_HELP)
