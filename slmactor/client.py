@@ -298,9 +298,9 @@ class _Base(abc.ABC):
         remote: Target | bool | None = None,
     ) -> None:
         if runtime_dir is None:
-            from slmactor.config import default_runtime_dir  # platformdirs: only when needed
+            from slmactor.config import client_runtime_dir
 
-            runtime_dir = default_runtime_dir()
+            runtime_dir = client_runtime_dir()
         root = Path(runtime_dir)
         self.ctl_path = root / "ctl.sock"
         self.ctl_endpoint = f"ipc://{self.ctl_path}"

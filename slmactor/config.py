@@ -22,15 +22,20 @@ ENV_CONFIG = "SLMACTOR_CONFIG"
 
 
 def default_runtime_dir() -> Path:
-    """`$SLMACTOR_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/slmactor`, else `/tmp/slmactor-<uid>`."""
-    override = os.environ.get(ENV_RUNTIME_DIR)
-    if override:
-        return Path(override)
-    xdg = os.environ.get("XDG_RUNTIME_DIR")
-    if xdg:
-        return Path(xdg) / "slmactor"
-    # Not platformdirs' /tmp/runtime-<uid>: that is shared with other programs and warns.
-    return Path(f"/tmp/slmactor-{os.getuid()}")
+    """Where this user's daemon serves (`slmactor.locate.preferred`: `$SLMACTOR_RUNTIME_DIR`,
+    else `/run/user/<uid>/slmactor` when logind made that, else `$XDG_RUNTIME_DIR/slmactor`,
+    else `/tmp/slmactor-<uid>`)."""
+    from slmactor import locate
+
+    return Path(locate.preferred(os.environ))
+
+
+def client_runtime_dir() -> Path:
+    """Where a client talks to this user's daemon (`slmactor.locate.locate`): the preferred dir,
+    or the other one a daemon of this user already serves."""
+    from slmactor import locate
+
+    return Path(locate.locate(os.environ))
 
 
 def default_home() -> Path:

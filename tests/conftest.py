@@ -2,11 +2,25 @@
 
 from __future__ import annotations
 
+import atexit
+import os
+import shutil
+import tempfile
 from collections.abc import Iterator
 
 import pytest
 
+from slmactor import locate
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
+
+# The runtime dir comes from /run/user/<uid> before any variable, and a client finds a daemon of
+# its uid in /tmp/slmactor-<uid> too (slmactor.locate): a test that sets no SLMACTOR_RUNTIME_DIR
+# would otherwise find the developer's daemon, or another test run's. Every test (and every
+# process it starts) gets a stand-in root of its own, empty unless the test fills it.
+if not os.environ.get(locate.ENV_TEST_ROOT):
+    _ROOT = tempfile.mkdtemp(prefix="sa-root-", dir="/tmp")  # short: ipc paths have a limit
+    os.environ[locate.ENV_TEST_ROOT] = _ROOT
+    atexit.register(shutil.rmtree, _ROOT, ignore_errors=True)
 
 
 @pytest.fixture

@@ -52,6 +52,14 @@ class AutostartFailed(RuntimeError):
     """The daemon could not be started; the message is the reason, in one line."""
 
 
+class StoppedByUser(AutostartFailed):
+    """`slmactor stop` left its marker: no autostart until the user starts the daemon again."""
+
+
+STOPPED_MESSAGE = ("the daemon was stopped with `slmactor stop` and stays stopped until "
+                   "`slmactor start` (or the service is started)")
+
+
 def _reason(log_path: Path, offset: int) -> str:
     """The last error the daemon logged since `offset` (its own words: "already running as …")."""
     try:
@@ -67,11 +75,21 @@ def _reason(log_path: Path, offset: int) -> str:
 
 
 def service_runtime_dir(manager: str, env: Mapping[str, str], uid: int) -> Path | None:
-    """The runtime dir the installed service's daemon serves (None: cannot tell)."""
+    """The runtime dir the installed service's daemon serves: what `slmactor.locate.preferred`
+    answers in the service manager's environment (the units set no runtime dir of their own).
+
+    systemd's user manager gives its services `XDG_RUNTIME_DIR=/run/user/<uid>`
+    (systemd.exec(5), "Environment variables in spawned processes"), whatever this process's
+    parent stripped; a LaunchAgent gets no `XDG_RUNTIME_DIR` (and macOS has no /run/user).
+    """
+    from slmactor import locate
+
+    managed: dict[str, str] = {}
+    if locate.ENV_TEST_ROOT in env:  # tests only
+        managed[locate.ENV_TEST_ROOT] = env[locate.ENV_TEST_ROOT]
     if manager == "systemd":
-        xdg = env.get("XDG_RUNTIME_DIR")  # the unit sets SLMACTOR_RUNTIME_DIR=%t/slmactor
-        return Path(xdg) / "slmactor" if xdg else None
-    return Path(f"/tmp/slmactor-{uid}")  # a LaunchAgent gets no XDG_RUNTIME_DIR: the default
+        managed["XDG_RUNTIME_DIR"] = env.get("XDG_RUNTIME_DIR") or f"{locate.run_user_root(env)}/{uid}"
+    return Path(locate.preferred(managed, uid))
 
 
 def use_service(*, manager: str, unit_installed: bool, tool: str | None, runtime_dir: Path,
@@ -142,9 +160,18 @@ def _wait_for_service(runtime_dir: Path) -> int:
                           "and the service manager's log")
 
 
-def start_daemon(runtime_dir: Path, *, quiet: bool = False) -> int:
+def start_daemon(runtime_dir: Path, *, quiet: bool = False, by_user: bool = False) -> int:
     """Start the daemon (through the service when installed, see above) and wait until it
-    answers; returns its pid. Raises AutostartFailed with the reason in one line."""
+    answers; returns its pid. Raises AutostartFailed with the reason in one line.
+
+    An autostart (a command, a hook, `slmactor mcp`) refuses with StoppedByUser while the marker
+    of `slmactor stop` is there; `by_user` (`slmactor start`) starts it anyway, and the daemon
+    removes the marker once it runs (so a start that fails leaves it).
+    """
+    from slmactor import locate
+
+    if not by_user and locate.stopped_for(os.environ, str(runtime_dir)):
+        raise StoppedByUser(STOPPED_MESSAGE)
     if not _start_service(runtime_dir):
         return _wait_for_service(runtime_dir)
     return spawn_daemon(runtime_dir)

@@ -107,6 +107,7 @@ class CliContext:
 
     def __init__(self, args: argparse.Namespace) -> None:
         self.args = args
+        self._runtime_dir: Path | None = None
 
     @property
     def json(self) -> bool:
@@ -114,11 +115,14 @@ class CliContext:
 
     @property
     def runtime_dir(self) -> Path:
+        """`--runtime-dir`, else where this user's daemon is (`slmactor.locate`), found once."""
         if self.args.runtime_dir:
             return Path(self.args.runtime_dir)
-        from slmactor.config import default_runtime_dir
+        if self._runtime_dir is None:
+            from slmactor.config import client_runtime_dir
 
-        return default_runtime_dir()
+            self._runtime_dir = client_runtime_dir()
+        return self._runtime_dir
 
     @property
     def project(self) -> Path:
@@ -171,19 +175,45 @@ class CliContext:
         # daemon over tcp is not ours to start).
         if autostart and not self.args.no_autostart and not remote_configured() \
                 and not listener_alive(self.runtime_dir / "ctl.sock"):
-            from slmactor.cli.autostart import AutostartFailed, start_daemon
+            from slmactor.cli.autostart import AutostartFailed, StoppedByUser, start_daemon
 
             try:
                 start_daemon(self.runtime_dir, quiet=True)
+            except StoppedByUser as exc:
+                raise CliError(f"slmactor is not running: {exc}", EXIT_UNREACHABLE,
+                               json=self.json) from None
             except AutostartFailed as exc:
                 raise CliError(f"cannot start the daemon: {exc}", EXIT_UNREACHABLE,
                                json=self.json) from None
-        return Client(
+        client = Client(
             self.runtime_dir,
             project=project,
             timeout=timeout if timeout is not None else self.args.timeout,
             retries=2,
         )
+        if os.environ.get("SLMACTOR_HOME", "").strip() and not remote_configured() \
+                and listener_alive(self.runtime_dir / "ctl.sock"):
+            note_other_home(client)
+        return client
+
+
+def note_other_home(client: Any) -> None:
+    """One line on stderr when the user's daemon keeps its user store somewhere else than this
+    command's `$SLMACTOR_HOME`: the command uses that daemon (one daemon per user) rather than
+    starting a second one that would fight it over the project stores."""
+    from slmactor.client import DaemonUnavailable, RequestFailed
+    from slmactor.stores.base.layout import default_home
+
+    try:
+        status = client.status()
+    except (DaemonUnavailable, RequestFailed):
+        return  # the command itself reports what is wrong
+    theirs = str(status.get("stores", {}).get("user", ""))
+    wanted = default_home()
+    if theirs and os.path.abspath(theirs) != os.path.abspath(wanted):
+        print(f"slmactor: note: using this user's running daemon (pid {status.get('pid')}), whose "
+              f"user store is {theirs}, not $SLMACTOR_HOME={wanted}; to use that store, "
+              "`slmactor stop` and start the daemon with it", file=sys.stderr)
 
 
 def is_tty() -> bool:

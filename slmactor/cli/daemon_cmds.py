@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import time
 from typing import Any
@@ -25,9 +26,12 @@ def register(sub: Any) -> None:
                    help="stop a daemon already serving this user store and take over "
                         "(what the service unit runs)")
     p.set_defaults(func=cmd_serve)
-    p = sub.add_parser("start", help="start the daemon in the background")
+    p = sub.add_parser("start", help="start the daemon in the background (also after `stop`)")
     p.set_defaults(func=cmd_start)
-    p = sub.add_parser("stop", help="stop the daemon (drains and flushes first)")
+    p = sub.add_parser("stop", help="stop the daemon (drains and flushes first); it stays stopped",
+                       description="Stop the daemon (it drains its inboxes and flushes its stores "
+                       "first). It stays stopped: commands, hooks and `slmactor mcp` do not start it "
+                       "again until `slmactor start`, `slmactor serve` or the service starts it.")
     p.set_defaults(func=cmd_stop)
     p = sub.add_parser("status", help="daemon health; exit 0 healthy, 1 unreachable, 150 degraded",
                        epilog=EXIT_CODES_HELP)
@@ -77,27 +81,55 @@ def cmd_start(ctx: CliContext) -> int:
     with Client(ctx.runtime_dir, timeout=1.0, retries=1) as client:
         try:
             pid = client.status()["pid"]
+            from slmactor import locate
+
+            locate.clear_stopped_everywhere(os.environ, str(ctx.runtime_dir))  # running: not stopped
             ctx.emit({"running": True, "pid": pid, "started": False}, f"already running as pid {pid}")
             return EXIT_OK
         except DaemonUnavailable:
             pass
+    from slmactor import locate
+
+    # Read before the start: the new daemon's lock names its own dir, no longer the stopped one's.
+    marked = locate.marker_dirs(os.environ, str(ctx.runtime_dir))
     try:
-        pid = start_daemon(ctx.runtime_dir)
+        pid = start_daemon(ctx.runtime_dir, by_user=True)
     except RuntimeError as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
+    for each in marked:  # started: autostart is back, from every environment
+        with contextlib.suppress(OSError):
+            locate.clear_stopped(each)
     ctx.emit({"running": True, "pid": pid, "started": True}, f"started slmactor (pid {pid})")
     return EXIT_OK
 
 
 def cmd_stop(ctx: CliContext) -> int:
+    """Stop the daemon and leave the marker that keeps every autostart off until `start`.
+
+    The marker is written first, so a hook racing with the stop cannot start a new daemon in
+    the moment between the old one's exit and the marker.
+    """
+    from slmactor import locate, peer
     from slmactor.client import Client, DaemonUnavailable
     from slmactor.protocol.messages import DaemonStop
 
+    runtime = str(ctx.runtime_dir)
+    problem = peer.runtime_dir_problem(runtime)
+    if problem:
+        return ctx.fail(problem, EXIT_UNREACHABLE)
+    try:
+        locate.mark_stopped_everywhere(os.environ, runtime, f"stopped by `slmactor stop` (pid {os.getpid()}) at "
+                                     f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())}")
+    except OSError as exc:
+        return ctx.fail(f"cannot write the stop marker in {runtime}: {exc.strerror or exc}",
+                        EXIT_UNREACHABLE)
+    after = "it stays stopped: commands, hooks and mcp will not start it until `slmactor start`"
     with Client(ctx.runtime_dir, timeout=2.0, retries=1) as client:
         try:
             result = client.ask(DaemonStop())
         except DaemonUnavailable:
-            ctx.emit({"running": False, "stopped": False}, "slmactor is not running")
+            ctx.emit({"running": False, "stopped": False, "autostart": False},
+                     f"slmactor is not running; {after}")
             return EXIT_OK
     sock = ctx.runtime_dir / "ctl.sock"
     deadline = time.monotonic() + 15.0
@@ -105,7 +137,8 @@ def cmd_stop(ctx: CliContext) -> int:
         time.sleep(0.05)
     if sock.exists():
         return ctx.fail(f"daemon pid {result['pid']} did not stop within 15s", EXIT_UNREACHABLE)
-    ctx.emit({"running": False, "stopped": True, "pid": result["pid"]}, f"stopped slmactor (pid {result['pid']})")
+    ctx.emit({"running": False, "stopped": True, "pid": result["pid"], "autostart": False},
+             f"stopped slmactor (pid {result['pid']}); {after}")
     return EXIT_OK
 
 
@@ -171,8 +204,12 @@ def cmd_status(ctx: CliContext) -> int:
             ctx.emit({"running": False, "health": "untrusted", "error": str(exc)}, f"slmactor: {exc}")
             return EXIT_UNREACHABLE
         except DaemonUnavailable as exc:
-            ctx.emit({"running": False, "health": "unreachable", "error": str(exc)},
-                     f"slmactor is not running ({exc})")
+            from slmactor import locate
+
+            stopped = locate.stopped_for(os.environ, str(ctx.runtime_dir))
+            why = "; stopped with `slmactor stop`: `slmactor start` starts it" if stopped else ""
+            ctx.emit({"running": False, "health": "unreachable", "error": str(exc), "stopped": stopped},
+                     f"slmactor is not running ({exc}){why}")
             return EXIT_UNREACHABLE
         except RequestFailed as exc:
             return ctx.fail(str(exc), EXIT_UNREACHABLE)

@@ -57,7 +57,10 @@ COMMON_OPTIONS: tuple[tuple[tuple[str, ...], dict[str, Any]], ...] = (
     (("--json",), {"action": "store_true", "help": "machine-readable output (one JSON document)"}),
     (("--project",), {"metavar": "DIR", "help": "project root (default: the git root of the cwd)"}),
     (("--runtime-dir",), {"metavar": "DIR",
-                          "help": "the daemon's socket dir (default: $XDG_RUNTIME_DIR/slmactor)"}),
+                          "help": "the daemon's socket dir (default: $SLMACTOR_RUNTIME_DIR, else "
+                                  "/run/user/<uid>/slmactor, else $XDG_RUNTIME_DIR/slmactor, "
+                                  "else /tmp/slmactor-<uid>; a running daemon of yours in any of "
+                                  "them is used)"}),
     (("--no-autostart",), {"action": "store_true", "help": "do not start the daemon if it is down"}),
     (("--timeout",), {"type": float, "default": 5.0, "metavar": "S",
                       "help": "seconds to wait for the daemon (default 5)"}),

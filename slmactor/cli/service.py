@@ -60,19 +60,36 @@ RestartSec=2
 RestartPreventExitStatus=2
 # SIGTERM drains inboxes and flushes stores within 5 s.
 TimeoutStopSec=15
-# Creates %t/slmactor (= $XDG_RUNTIME_DIR/slmactor) for ctl.sock and events.sock.
+# The daemon finds its socket dir as every client does (slmactor.locate: /run/user/<uid>/slmactor
+# where logind made /run/user/<uid>, which is %t here), so no SLMACTOR_RUNTIME_DIR is set and a
+# client started with a stripped environment still looks in the same place. RuntimeDirectory
+# makes it private before start; Preserve keeps the marker `slmactor stop` leaves in it (a
+# stopped daemon stays stopped) instead of deleting the directory at every stop.
 RuntimeDirectory=slmactor
 RuntimeDirectoryMode=0700
+RuntimeDirectoryPreserve=yes
 Environment=PYTHONUNBUFFERED=1
-Environment=SLMACTOR_RUNTIME_DIR=%t/slmactor
-# Light hardening: nothing that needs a mount namespace, so ~/.slmcode and project dirs stay
+# Hardening a user unit can have: only what the kernel enforces for an unprivileged process
+# (prctl, seccomp), nothing that needs a mount namespace, so ~/.slmcode and project dirs stay
 # writable and the unit works where unprivileged user namespaces are off.
 UMask=0077
 NoNewPrivileges=true
 LockPersonality=true
 RestrictRealtime=true
 RestrictSUIDSGID=true
+RestrictNamespaces=true
+KeyringMode=private
 SystemCallArchitectures=native
+# The daemon binds unix sockets (and tcp for remote endpoints); glibc may ask netlink about
+# interfaces. Nothing else.
+RestrictAddressFamilies=AF_UNIX AF_INET AF_INET6 AF_NETLINK
+# The system calls of an ordinary service; a call outside them fails with EPERM instead of
+# killing the daemon that hooks wait on.
+SystemCallFilter=@system-service
+SystemCallFilter=~@privileged
+SystemCallErrorNumber=EPERM
+# Not MemoryDenyWriteExecute: a libffi closure (ctypes, cffi) needs a writable and executable
+# mapping, and a refused mmap would crash the daemon rather than fail one call.
 
 [Install]
 WantedBy=default.target
@@ -114,7 +131,12 @@ def launchd_plist(command: list[str], log_dir: str) -> dict[str, Any]:
         # Restart after a crash or a non-zero exit, not after `slmactor stop` (exit 0).
         "KeepAlive": {"SuccessfulExit": False},
         "ThrottleInterval": 5,
-        "ProcessType": "Background",
+        # Not Background (nor Standard, the default), which launchd throttles in CPU and I/O:
+        # hooks wait on this daemon within their deadline while the user waits on the agent.
+        # Interactive = "the same resource limitations as apps, that is to say, none", for
+        # jobs a responsive user experience depends on; Adaptive would need XPC connections,
+        # and clients speak ZeroMQ over unix sockets (launchd.plist(5), ProcessType).
+        "ProcessType": "Interactive",
         "EnvironmentVariables": {"PYTHONUNBUFFERED": "1"},
         "StandardOutPath": f"{log_dir}/slmactor.log",
         "StandardErrorPath": f"{log_dir}/slmactor.log",

@@ -23,6 +23,7 @@ import anyio
 import zmq
 import zmq.asyncio
 
+from slmactor import locate
 from slmactor.config import Settings
 from slmactor.protocol import MAX_MESSAGE_BYTES, MAX_TELL_BYTES
 from slmactor.stores.base.lock import StoreLock
@@ -111,6 +112,12 @@ async def serve(
     except (RuntimeDirError, StartupError, RemoteRefused) as exc:
         log.error("%s", exc)
         return EXIT_STARTUP
+    # Running again: `slmactor stop`'s marker (autostarts refuse while it is there) is over.
+    try:
+        if locate.clear_stopped_everywhere(os.environ, str(settings.runtime_dir)):
+            log.info("started after `slmactor stop`: autostart is on again")
+    except OSError as exc:
+        log.warning("cannot remove the marker of `slmactor stop` (autostarts still refuse): %s", exc)
 
     # With tcp endpoints, a second I/O thread carries them (and their CURVE crypto): a remote
     # flood then never queues the local ipc sockets' I/O behind its own.

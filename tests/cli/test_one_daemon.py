@@ -41,7 +41,9 @@ def test_autostart_goes_through_the_service_only_when_it_serves_this_daemon() ->
     assert not _use(unit_installed=False)
     assert not _use(tool=None)                                   # no systemctl on PATH
     assert not _use(runtime_dir=Path("/tmp/other"))              # --runtime-dir elsewhere
-    assert not _use(env={})                                      # no XDG_RUNTIME_DIR: unknown
+    # A parent stripped XDG_RUNTIME_DIR (Codex's MCP servers, CI hooks): the user manager still
+    # gives the unit /run/user/<uid>, so the unit's daemon is still the one this command wants.
+    assert _use(env={})
     assert not _use(env={"XDG_RUNTIME_DIR": str(RUN), "SLMACTOR_HOME": "/tmp/store"})
     assert _use(env={"XDG_RUNTIME_DIR": str(RUN), "SLMACTOR_HOME": str(HOME / ".slmcode")})
     assert _use(manager="launchd", tool="/bin/launchctl", runtime_dir=Path("/tmp/slmactor-1000"),
@@ -90,7 +92,8 @@ def test_serve_replace_takes_over_from_the_running_daemon(tmp_path: Path) -> Non
 
 FAKE_SYSTEMCTL = '''#!{python}
 """Stand-in for `systemctl --user` (no systemd PID 1 here): `start` does what systemd does with
-the installed slmactor.service — run its ExecStart with its Environment= (%t = the runtime dir)."""
+the installed slmactor.service — run its ExecStart with its Environment= (%t = the runtime dir)
+and the XDG_RUNTIME_DIR the user manager gives every service."""
 import os, subprocess, sys
 log = os.environ["FAKE_SYSTEMCTL_LOG"]
 with open(log, "a") as f:
@@ -125,7 +128,8 @@ def user_session(tmp_path: Path) -> Iterator[dict[str, str]]:
     fake.chmod(0o755)
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("SLMACTOR_", "XDG_", "NOTIFY_SOCKET"))}
-    env.update(HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
+    env.update(SLMACTOR_TEST_ROOT=str(base / "root"),  # no login session, nobody else's /tmp
+               HOME=str(tmp_path / "home"), XDG_CONFIG_HOME=str(tmp_path / "config"),
                XDG_STATE_HOME=str(tmp_path / "state"), XDG_RUNTIME_DIR=str(run),
                PATH=f"{bin_dir}{os.pathsep}{env['PATH']}",
                FAKE_SYSTEMCTL_LOG=str(tmp_path / "systemctl.log"), PROJECT=str(tmp_path / "proj"))
@@ -182,8 +186,13 @@ def test_every_start_ends_with_the_one_daemon_the_unit_owns(user_session: dict[s
                          "the unit's daemon to answer")
     assert _until(lambda: _gone(spawned), "the autostarted daemon to stop")
     assert "--replace" in psutil.Process(unit_daemon).cmdline()
-    # 3. Stopped; the next command's autostart goes through the service manager.
+    # 3. Stopped, it stays stopped: the next command does not start it (nor the service).
     assert _cli(env, "stop").returncode == 0
+    refused = _cli(env, "memory", "facts")
+    assert refused.returncode == 1 and "stopped with `slmactor stop`" in refused.stderr
+    assert calls.read_text().splitlines() == ["--user start slmactor.service"]
+    # 4. `slmactor start` starts it again, through the service manager.
+    assert _cli(env, "start").returncode == 0
     assert _cli(env, "memory", "facts").returncode == 0
     assert calls.read_text().splitlines() == ["--user start slmactor.service"] * 2
     again = _status_pid(env)

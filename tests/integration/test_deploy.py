@@ -100,12 +100,17 @@ def test_systemd_unit_has_the_required_settings(tmp_path: Path) -> None:
     expected = {
         "Type": "notify", "NotifyAccess": "main", "WatchdogSec": "30", "Restart": "on-failure",
         "RestartSec": "2", "RuntimeDirectory": "slmactor", "RuntimeDirectoryMode": "0700",
-        "RestartPreventExitStatus": "2", "NoNewPrivileges": "true",
+        # `slmactor stop` leaves its marker there: removing the directory at stop would forget it.
+        "RuntimeDirectoryPreserve": "yes",
+        "RestartPreventExitStatus": "2", "NoNewPrivileges": "true", "RestrictNamespaces": "true",
+        "SystemCallErrorNumber": "EPERM",
     }
     for key, value in expected.items():
         assert svc[key] == [value], key
-    assert "PYTHONUNBUFFERED=1" in svc["Environment"]
-    assert "SLMACTOR_RUNTIME_DIR=%t/slmactor" in svc["Environment"]
+    assert svc["SystemCallFilter"] == ["@system-service", "~@privileged"]
+    assert svc["Environment"] == ["PYTHONUNBUFFERED=1"]
+    # No runtime dir of its own: the daemon finds it as every client does (slmactor.locate).
+    assert not any("SLMACTOR_RUNTIME_DIR" in value for value in svc["Environment"])
     assert units["Install"]["WantedBy"] == ["default.target"]
     # Nothing that needs a mount namespace (would break writing ~/.slmcode or project dirs, or
     # fail outright where unprivileged user namespaces are off).
@@ -122,6 +127,40 @@ def test_systemd_analyze_verifies_the_rendered_unit_cleanly(tmp_path: Path) -> N
     result = _verify(unit, runtime)
     assert result.returncode == 0, result.stderr
     assert result.stderr == "" and result.stdout == ""
+
+
+def _exposure(unit: Path, runtime_dir: Path) -> tuple[float, str]:
+    """`systemd-analyze security --offline` of a unit file: its overall exposure, and the table."""
+    assert SYSTEMD_ANALYZE is not None
+    env = dict(os.environ, XDG_RUNTIME_DIR=str(runtime_dir))
+    done = subprocess.run([SYSTEMD_ANALYZE, "security", "--offline=yes", "--user", str(unit)],
+                          capture_output=True, text=True, timeout=60, env=env, check=False)
+    last = [line for line in done.stdout.splitlines() if "Overall exposure level" in line]
+    assert last, done.stdout + done.stderr
+    return float(last[0].split(":")[1].split()[0]), done.stdout
+
+
+@needs_systemd_analyze
+def test_the_user_unit_is_hardened_as_far_as_systemd_analyze_can_tell(tmp_path: Path) -> None:
+    runtime = tmp_path / "rt"
+    runtime.mkdir(mode=0o700)
+    text = service.render_systemd(["/bin/true"])
+    unit = tmp_path / "hardened" / "slmactor.service"
+    unit.parent.mkdir()
+    unit.write_text(text)
+    # The floor, in the same run: the unit with only the settings it had before the seccomp ones.
+    seccomp = ("RestrictNamespaces", "KeyringMode", "RestrictAddressFamilies", "SystemCallFilter",
+               "SystemCallErrorNumber")
+    light = tmp_path / "light" / "slmactor.service"
+    light.parent.mkdir()
+    light.write_text("\n".join(line for line in text.splitlines() if not line.startswith(seccomp)) + "\n")
+    hardened, table = _exposure(unit, runtime)
+    floor, _ = _exposure(light, runtime)
+    assert hardened < floor - 2.0, (hardened, floor)
+    for check in ("RestrictNamespaces=~user", "SystemCallFilter=~@privileged", "SystemCallFilter=~@mount",
+                  "RestrictAddressFamilies=~AF_PACKET", "NoNewPrivileges=", "UMask="):
+        rows = [line for line in table.splitlines() if check in line]
+        assert rows and rows[0].lstrip().startswith("✓"), (check, rows)
 
 
 @needs_systemd_analyze
@@ -172,7 +211,10 @@ def test_launchd_plist_round_trips_with_the_required_keys(tmp_path: Path) -> Non
     assert plist["KeepAlive"] == {"SuccessfulExit": False}
     log = str(tmp_path / "Library" / "Logs" / "slmactor" / "slmactor.log")
     assert plist["StandardOutPath"] == log and plist["StandardErrorPath"] == log
-    assert plist["EnvironmentVariables"]["PYTHONUNBUFFERED"] == "1"
+    assert plist["EnvironmentVariables"] == {"PYTHONUNBUFFERED": "1"}  # no runtime dir of its own
+    # Hooks wait on this daemon: not a job launchd throttles (launchd.plist(5), ProcessType:
+    # Background and unspecified/Standard get CPU and I/O limits, Interactive none).
+    assert plist["ProcessType"] == "Interactive"
 
 
 # ---------------------------------------------------------------- install / uninstall

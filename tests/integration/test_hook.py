@@ -194,19 +194,28 @@ def test_hook_help_is_still_argparse(capsys: pytest.CaptureFixture[str]) -> None
     assert exc.value.code == 0 and "PostToolUseFailure" in capsys.readouterr().out
 
 
-def test_runtime_dir_resolution_matches_the_config() -> None:
+def test_runtime_dir_resolution_matches_the_config(tmp_path: Path) -> None:
+    # One function for every client: the hook's answer is the CLI's and the client's.
+    from slmactor import locate
     from slmactor.cli.hook import Options, runtime_dir
-    from slmactor.config import default_runtime_dir
+    from slmactor.config import client_runtime_dir
 
-    for env in ({}, {"XDG_RUNTIME_DIR": "/run/user/7"}, {"SLMACTOR_RUNTIME_DIR": "/srv/rt", "XDG_RUNTIME_DIR": "/r"}):
-        saved = {k: os.environ.pop(k) for k in ("SLMACTOR_RUNTIME_DIR", "XDG_RUNTIME_DIR") if k in os.environ}
+    login = tmp_path / "run" / "user" / str(os.getuid())
+    login.mkdir(parents=True, mode=0o700)
+    login.chmod(0o700)
+    root = {locate.ENV_TEST_ROOT: str(tmp_path)}
+    for env in ({}, {"XDG_RUNTIME_DIR": "/run/user/7"}, {"SLMACTOR_RUNTIME_DIR": "/srv/rt", "XDG_RUNTIME_DIR": "/r"},
+                root, {**root, "XDG_RUNTIME_DIR": "/r"}):
+        names = ("SLMACTOR_RUNTIME_DIR", "XDG_RUNTIME_DIR", locate.ENV_TEST_ROOT)
+        saved = {k: os.environ.pop(k) for k in names if k in os.environ}
         os.environ.update(env)
         try:
-            assert runtime_dir(Options(), os.environ) == str(default_runtime_dir())
+            assert runtime_dir(Options(), os.environ) == str(client_runtime_dir()), env
         finally:
             for k in env:
                 del os.environ[k]
             os.environ.update(saved)
+    assert runtime_dir(Options(), root) == str(login / "slmactor")
 
 
 def test_raw_hook_fields_are_what_the_codec_would_send() -> None:

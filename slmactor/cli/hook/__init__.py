@@ -17,8 +17,12 @@ harness that cannot take a rewritten input, ...) never loads
 json, typing, the client or zmq — and skips the daemon at once while the breaker
 (`slmactor.hooks.breaker`) is open after a timeout (not after a refused connect). A runtime
 directory or a listener that is another user's is refused (`slmactor.peer`): nothing is sent,
-one line goes to stderr, the harness gets its neutral output. Only context events at a session start may
-start the daemon (unless `--no-autostart`); tool events never wait for a start.
+one line goes to stderr, the harness gets its neutral output.
+
+When a hook starts the daemon, explicitly: only a context event at a session start, only when
+nothing listens in the runtime dir (`slmactor.locate`: the same one from any environment), never
+with `--no-autostart`, and never after `slmactor stop` until `slmactor start` (its marker). Tool
+events never wait for a start.
 
 What an event does: `slmactor.hooks.loop.handle` (records tool calls with advice on failures,
 pre-flight repair, the session ledger and its `run.finish`), given `HookRun.ask` — the one
@@ -144,15 +148,13 @@ def _set(opts: Options, name: str, value: str) -> None:
 
 
 def runtime_dir(opts: Options, env: Any) -> str:
-    """`--runtime-dir`, else what `slmactor.config.default_runtime_dir` gives (kept equal by a
-    test): importing `slmactor.config` would cost a hook ~9 ms of dataclasses and platformdirs."""
+    """`--runtime-dir`, else where this user's daemon is (`slmactor.locate.locate`, the function
+    every client uses; stdlib only, unlike `slmactor.config`, which would cost a hook ~9 ms)."""
     if opts.runtime_dir:
         return opts.runtime_dir
-    if env.get("SLMACTOR_RUNTIME_DIR"):
-        return str(env["SLMACTOR_RUNTIME_DIR"])
-    if env.get("XDG_RUNTIME_DIR"):
-        return os.path.join(env["XDG_RUNTIME_DIR"], "slmactor")
-    return f"/tmp/slmactor-{os.getuid()}"
+    from slmactor import locate
+
+    return locate.locate(env)
 
 
 def read_stdin(deadline: float) -> bytes:
@@ -254,6 +256,12 @@ class HookRun:
             return not problem
         if not self.opts.autostart:
             warn(f"slmactor daemon not reachable at {self.runtime_dir}: not running (and --no-autostart)")
+            return False
+        from slmactor import locate
+
+        if locate.stopped_for(os.environ, self.runtime_dir):
+            warn("slmactor daemon not running: stopped with `slmactor stop`; not starting it "
+                 "(`slmactor start` turns autostart on again)")
             return False
         from ..autostart import start_daemon
 
