@@ -38,8 +38,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from slmactor.harnesses import canonical_args, localized_args, tool_family
 from slmactor.harnesses import tool_classes as harness_tool_classes
-from slmactor.harnesses import tool_family
 from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
@@ -169,7 +169,9 @@ class RulesActor(Actor):
             advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
             return advice
         book = self._store(root).book
-        suggestion = lookup(book, fp, msg.message, msg.args or None, harness_tool_classes(),
+        # The shared transforms' words (Gemini's `allow_multiple` is `replace_all` to them).
+        args = canonical_args(msg.tool, msg.args) if msg.args else msg.args
+        suggestion = lookup(book, fp, msg.message, args or None, harness_tool_classes(),
                             family=tool_family)
         # A transform that repairs this very call wins; otherwise a learned typed repair that
         # fits it names the fix with its content (before any generic guidance).
@@ -198,10 +200,10 @@ class RulesActor(Actor):
                       repair=rule.repair.to_dict(), reason=suggestion.reason(),
                       exact=suggestion.exact, confidence=round(suggestion.confidence, 4),
                       guidance=guidance, seeded=rule.seeded, outcomes=rule.samples)
-        if rule.repair.kind == "transform_args" and msg.args and not suggestion.ambiguous:
-            new_args, changed = apply_transform(rule.repair.transform, msg.args)
+        if rule.repair.kind == "transform_args" and args and not suggestion.ambiguous:
+            new_args, changed = apply_transform(rule.repair.transform, args)
             if changed:
-                advice["new_args"] = new_args
+                advice["new_args"] = localized_args(msg.tool, new_args)
         if suggestion.apply:
             self._count("advice_applied")
         return advice
@@ -235,7 +237,8 @@ class RulesActor(Actor):
             out["bound"] = store.book.bind(msg.rule_id, key)
         elif fp is not None and msg.failed_args and msg.fixed_args:
             same_tool = msg.fixed_tool in ("", msg.tool)
-            name = infer_transform(msg.failed_args, msg.fixed_args) if same_tool else None
+            name = infer_transform(canonical_args(msg.tool, msg.failed_args),
+                                   canonical_args(msg.tool, msg.fixed_args)) if same_tool else None
             out["transform"] = name
             rule = None
             if name:
@@ -315,6 +318,12 @@ class RulesActor(Actor):
             if repair is not None and not repair.guidance.strip() and fp is not None:
                 repair = Repair.from_dict({**repair.to_dict(), "guidance": describe(fp.cls)})
             rule = None
+            if fp is not None and repair is not None and repair.kind != "transform_args":
+                named = _transform_of_pair(cand)  # in the shared words of every harness's tool
+                if named:
+                    repair = Repair("transform_args", transform=named, retry=True,
+                                    guidance=f"{describe(fp.cls)}; the arguments were repaired "
+                                             f"with {named}")
             if fp is not None and repair is not None and repair.kind != "transform_args":
                 # The failed call and its fix, where a typed repair names the difference (a
                 # corrected command, a setting, a switched tool): that beats the resolution text.
@@ -423,6 +432,20 @@ def _candidate_fingerprint(cand: dict[str, Any]) -> Fingerprint | None:
                        language=normalize_language(str(cand.get("language", ""))),
                        model_family=model_family(model) if model.strip() else "", norm="",
                        salient="")
+
+
+def _transform_of_pair(cand: dict[str, Any]) -> str:
+    """The named transform between a candidate's failed and fixing arguments, read in the shared
+    transforms' words (a harness's own replace-all key renamed); "" when none."""
+    from slmactor.logic.evolve.transforms import infer_transform
+
+    failed, fixed, tool = cand.get("failed_args"), cand.get("fixed_args"), str(cand.get("tool", ""))
+    if not (isinstance(failed, str) and isinstance(fixed, str)):
+        return ""
+    canonical_failed, canonical_fixed = canonical_args(tool, failed), canonical_args(tool, fixed)
+    if (canonical_failed, canonical_fixed) == (failed, fixed):
+        return ""  # nothing renamed: reflection already tried these words
+    return infer_transform(canonical_failed, canonical_fixed) or ""
 
 
 def _learn_pair(book: Any, fp: Fingerprint, cand: dict[str, Any], now: float) -> Rule | None:

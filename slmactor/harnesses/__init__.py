@@ -170,6 +170,43 @@ def edit_format(tool: str) -> str:
     return ""
 
 
+#: The shared transforms' name for "replace every occurrence" (`logic/evolve/transforms.py`).
+CANONICAL_REPLACE_ALL = "replace_all"
+
+
+def _replace_all_key(tool: str) -> str:
+    """The harness's own key for "replace every occurrence" on `tool` ("" when none)."""
+    room = next((r for r in every() if tool in r.edit_keys), None)
+    return room.edit_keys[tool][2] if room is not None else ""
+
+
+def canonical_args(tool: str, args: str) -> str:
+    """`args` (JSON text) in the shared transforms' words: the harness's replace-all key (Gemini's
+    `allow_multiple`) spelled `replace_all`, so a rule learned on one harness's edit tool fits
+    another's. Anything else, or text that is not a JSON object, comes back unchanged."""
+    return _rename(args, _replace_all_key(tool), CANONICAL_REPLACE_ALL)
+
+
+def localized_args(tool: str, args: str) -> str:
+    """`canonical_args` undone: what the harness's tool takes."""
+    return _rename(args, CANONICAL_REPLACE_ALL, _replace_all_key(tool))
+
+
+def _rename(args: str, old: str, new: str) -> str:
+    if not old or not new or old == new or f'"{old}"' not in args:
+        return args
+    import json
+
+    try:
+        obj = json.loads(args)
+    except ValueError:
+        return args
+    if not isinstance(obj, dict) or old not in obj or new in obj:
+        return args
+    renamed = {(new if k == old else k): v for k, v in obj.items()}
+    return json.dumps(renamed, ensure_ascii=False, separators=(",", ":"))
+
+
 def read_trajectory(data: Any, default_id: str) -> Any:
     """`data` (parsed JSON) as a replayable `Trajectory`: slmactor's own format, else the first
     room whose trajectory format it is; raises `UnknownTrajectoryFormat` when none is."""

@@ -385,10 +385,11 @@ AGENT_RULES: tuple[NeedleRule, ...] = (
     _all("edit_not_found", "old_string", "not found"),
     # Cline ("The SEARCH block: ... does not match anything in the file"), Gemini CLI's edit
     # tool ("Failed to edit, could not find the string to replace", "Expected N occurrences but
-    # found M", "0 occurrences found"), Claude Code ("No replacement was performed").
+    # found M", "0 occurrences found"; 0.61's `getErrorReplaceResult`: "Could not find an exact
+    # match for 'old_string' in '<path>'"), Claude Code ("No replacement was performed").
     _any("edit_not_found", "does not match anything in the file",
          "could not find the string to replace", "0 occurrences found", "failed to edit, expected",
-         "no replacement was performed"),
+         "no replacement was performed", "could not find an exact match for 'old_string'"),
     _any("edit_not_found", "search block not found", "searchreplace block", "did not match anything",
          "no match found for", "string to replace not found", "did not appear verbatim",
          "failed to exactly match", "searchreplacenoexactmatch", "search/replace block failed"),
