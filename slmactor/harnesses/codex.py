@@ -163,7 +163,14 @@ class Codex(Harness):
         import re
 
         match = re.search(_EXIT_LINE, response[:400])  # the status leads the summary
-        if match is None or int(match.group(1)) == 0:
+        if match is None:
+            # A one-shot command's PostToolUse carries its output alone; the rollout already
+            # holds the command's end (`item_completed` with its `exit_code`) when hooks run.
+            code = _rollout_exit_code(self.transcript_path(payload), self.call_id(payload))
+            if code is None or code == 0:
+                return True, ""
+            return False, response.strip() or f"exit status {code}"
+        if int(match.group(1)) == 0:
             return True, ""
         output = _after_output(response).strip()
         return False, output or f"exit status {match.group(1)}"
@@ -213,6 +220,46 @@ def _output_text(output: Any) -> str:
         if isinstance(parsed, dict):
             return str(parsed.get("output", ""))
     return output if isinstance(output, str) else ""
+
+
+#: How much of a rollout's end a hook reads for one call's exit code (the call just ended).
+_ROLLOUT_TAIL = 256 << 10
+
+
+def _rollout_exit_code(path: str, call_id: str) -> int | None:
+    """The exit code the rollout at `path` records for `call_id` (its `event_msg`
+    `item_completed` of a `CommandExecution`), None when its end does not say."""
+    if not path.endswith(".jsonl") or not call_id:
+        return None
+    import json
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the hook
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            size = os.fstat(fh.fileno())
+            if not stat.S_ISREG(size.st_mode):
+                return None
+            fh.seek(max(0, size.st_size - _ROLLOUT_TAIL))
+            lines = fh.read(_ROLLOUT_TAIL).decode("utf-8", errors="replace").splitlines()
+        except OSError:
+            return None
+    needle = f'"id":"{call_id}"'
+    for line in reversed(lines):
+        if needle not in line.replace(" ", "") or "item_completed" not in line:
+            continue
+        try:
+            item = json.loads(line).get("payload", {}).get("item", {})
+        except (ValueError, AttributeError):
+            continue
+        code = item.get("exit_code") if isinstance(item, dict) and item.get("id") == call_id else None
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+    return None
 
 
 def _exit_code(output: Any) -> int | None:

@@ -43,3 +43,21 @@ def test_translation_of_gemini_arguments_round_trips(text: str) -> None:
         assert back == text
     else:
         assert json.loads(back) == json.loads(text) and "allow_multiple" not in json.loads(there)
+
+
+def test_codex_one_shot_command_reads_its_exit_code_from_the_rollout(tmp_path: object) -> None:
+    # The line shape of Codex CLI 0.169.0's rollout (`event_msg` `item_completed`, recorded by
+    # the real binary in tests/realcli/test_codex_learns_a_command.py before its PostToolUse).
+    from pathlib import Path
+
+    rollout = Path(str(tmp_path)) / "rollout-1.jsonl"
+    item = {"type": "CommandExecution", "id": "call_000011", "command": ["/bin/bash", "-lc", "x"],
+            "status": "failed", "aggregated_output": "x: not found\n", "exit_code": 127}
+    rollout.write_text(json.dumps({"timestamp": "2026-12-01T23:15:10.302Z", "type": "event_msg",
+                                   "payload": {"type": "item_completed", "item": item}}) + "\n")
+    room = harnesses.get("codex")
+    payload = {"transcript_path": str(rollout), "tool_use_id": "call_000011",
+               "tool_response": "x: not found\n"}
+    assert room.outcome("Bash", "PostToolUse", payload) == (False, "x: not found")
+    assert room.outcome("Bash", "PostToolUse", {**payload, "tool_use_id": "call_9"}) == (True, "")
+    assert room.outcome("Bash", "PostToolUse", {**payload, "transcript_path": "/nonexistent.jsonl"}) == (True, "")
