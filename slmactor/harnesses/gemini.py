@@ -183,7 +183,7 @@ class Gemini(Harness):
         # An extension (docs/extensions/reference.md: `gemini-extension.json` with `name`,
         # `version`, `description`, `mcpServers`; hooks only in `hooks/hooks.json` under a
         # `"hooks"` object — 0.61.0's `loadExtensionHooks` ignores any other shape). Installed
-        # with `gemini extensions install|link <folder>`; extension hooks need no trusted folder.
+        # with `gemini extensions install|link <folder>`.
         name = about["name"]
         return {
             f"{folder}/gemini-extension.json": {

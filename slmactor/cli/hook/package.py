@@ -70,7 +70,7 @@ def cmd_package(ctx: CliContext) -> int:
     except (ValueError, OSError) as exc:
         return ctx.fail(str(exc), EXIT_USAGE)
     lines = []
-    for harness, files in written.items():
+    for files in written.values():
         for f in files:
             verb = ("would write" if args.dry_run else "wrote") if f.changed else "unchanged"
             lines.append(f"{verb}: {f.path}")
