@@ -38,7 +38,7 @@ def test_a_plugin_and_an_extension_are_packaged() -> None:
 
 @pytest.mark.parametrize("harness", packageable())
 def test_the_committed_package_is_what_the_generator_writes(harness: str) -> None:
-    # Regenerate with `slmactor hook package --all --out .` after changing hooks or rooms.
+    # Regenerate with `slmactor hook package --out .` after changing hooks or rooms.
     assert stale(harness, REPO) == []
 
 
@@ -105,13 +105,13 @@ def test_cli_check_fails_on_a_stale_file_and_package_writes_the_entry_point(tmp_
     home = tmp_path / "home"
     home.mkdir()
     out = tmp_path / "out"
-    done = _cli("hook", "package", "--all", "--out", str(out), "--json", home=home, cwd=tmp_path)
+    done = _cli("hook", "package", "--out", str(out), "--json", home=home, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["entry_point"] == str(home / ENTRY_POINT) and (home / ENTRY_POINT).is_file()
-    assert _cli("hook", "package", "--all", "--out", str(out), "--check", home=home,
+    assert _cli("hook", "package", "--out", str(out), "--check", home=home,
                 cwd=tmp_path).returncode == 0
     (out / ".claude-plugin" / "marketplace.json").write_text("{}\n")
-    done = _cli("hook", "package", "--all", "--out", str(out), "--check", "--json", home=home,
+    done = _cli("hook", "package", "--out", str(out), "--check", "--json", home=home,
                 cwd=tmp_path)
     assert done.returncode == 1 and json.loads(done.stdout)["stale"] == [".claude-plugin/marketplace.json"]

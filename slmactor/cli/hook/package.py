@@ -1,7 +1,7 @@
 """`slmactor hook package|entry-point`: a harness's own packaging of slmactor, and the per-user
 entry point that packaging runs.
 
-    slmactor hook package [--harness H | --all] [--out DIR] [--check] [--dry-run] [--json]
+    slmactor hook package [--harness H] [--out DIR] [--check] [--dry-run] [--json]
     slmactor hook entry-point [--json]
 
 `package` writes a Claude Code plugin (with the marketplace index beside it: `claude plugin
@@ -29,9 +29,8 @@ def register(sub: Any) -> None:
                        description="Write the Claude Code plugin (and its marketplace index) or "
                        "the Gemini CLI extension: slmactor's hooks and MCP server, running each "
                        "user's entry point, doing nothing where slmactor is not installed.")
-    which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--harness", choices=names, help="the harness")
-    which.add_argument("--all", action="store_true", help=f"every one ({', '.join(names)})")
+    p.add_argument("--harness", choices=names,
+                   help=f"only this harness's (default: every one: {', '.join(names)})")
     p.add_argument("--out", metavar="DIR", help="where to write (default: the project root)")
     p.add_argument("--check", action="store_true",
                    help="change nothing; exit 1 when a file differs from what would be written")
@@ -56,7 +55,7 @@ def cmd_package(ctx: CliContext) -> int:
 
     args = ctx.args
     root = Path(args.out) if args.out else ctx.project
-    wanted = packageable() if args.all else (args.harness,)
+    wanted = (args.harness,) if args.harness else packageable()
     if args.check:
         differ = {h: stale(h, root) for h in wanted}
         bad = sorted(f for files in differ.values() for f in files)
