@@ -95,7 +95,7 @@ def cmd_reset(ctx: CliContext) -> int:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
         return ctx.fail(f"evolve reset: {exc}", exit_code_for(exc))
-    from slmactor.cli.forgetting import render_reset
+    from slmactor.cli.memory.forgetting import render_reset
 
     failed = result.get("failed", [])
     ctx.emit(result, render_reset(str(ctx.project), result))

@@ -226,7 +226,7 @@ def cmd_forget(ctx: CliContext) -> int:
     def run() -> int:
         with ctx.client() as client:
             reply = client.ask(MemoryForget(scope=scope, run_id=ctx.args.run))
-        from slmactor.cli.forgetting import render_forget
+        from slmactor.cli.memory.forgetting import render_forget
 
         ctx.emit(reply, render_forget(scope, reply))
         return EXIT_OK if reply["ok"] else EXIT_FAILED
