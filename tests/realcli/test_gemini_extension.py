@@ -2,10 +2,11 @@
 repository (`gemini extensions link <repo>/plugins/gemini`) and no hook in any settings file,
 against a scripted Gemini API server and a real daemon, offline.
 
-The user has slmactor (its entry point written by `slmactor hook entry-point`). In a headless
-session the model calls the extension's MCP tool `remember`, then a shell command that fails:
+A user with slmactor (its entry point written by `slmactor hook entry-point`): in a headless
+session the model calls the extension's MCP tool `remember`, then a shell command that fails;
 the daemon then holds the fact and the session's episode with the failure (the extension's
-hooks ran).
+hooks ran). A user with the same extension and no slmactor: the session ends normally, no hook
+reports an error, and no slmactor tool is declared (the server exited at once).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ def _declared(body: dict[str, Any]) -> list[str]:
 def _remember(seen: Seen) -> Turn:
     # Take the name the CLI declared for the extension's tool rather than spell its scheme.
     names = [n for n in _declared(seen.body) if n.endswith("remember")]
-    if not names:
-        return Turn(text="No memory tool here.")
+    if not names:  # no slmactor here: a tool call all the same, so its hooks run
+        return Turn(text="No memory tool here.", calls=(Call(
+            "run_shell_command", {"command": FAILING, "description": "run it"}),))
     return Turn(calls=(Call(names[0], {"text": FACT, "kind": "command"}),))
 
 
@@ -57,12 +59,12 @@ SCENARIO = [
 ]
 
 
-@pytest.fixture(scope="module")
-def run() -> Iterator[Run]:
+def _session(with_slmactor: bool) -> Iterator[Run]:
     gemini = binary("gemini")
     with private_world() as world:
         write_calc(world.project)
-        world.slmactor("hook", "entry-point")
+        if with_slmactor:
+            world.slmactor("hook", "entry-point")
         config = world.home / ".gemini"
         config.mkdir()
         (config / "settings.json").write_text(json.dumps({
@@ -90,6 +92,16 @@ def run() -> Iterator[Run]:
                   listed.stdout + listed.stderr)
 
 
+@pytest.fixture(scope="module")
+def run() -> Iterator[Run]:
+    yield from _session(with_slmactor=True)
+
+
+@pytest.fixture(scope="module")
+def without() -> Iterator[Run]:
+    yield from _session(with_slmactor=False)
+
+
 def test_the_extension_loads_from_the_repository(run: Run) -> None:
     assert "slmactor" in run.listed and "Enabled (User): true" in run.listed, run.listed
     assert not (run.world.project / ".gemini").exists()  # nothing written into the project
@@ -108,3 +120,13 @@ def test_its_hooks_record_the_session(run: Run) -> None:
     assert len(episodes) == 1 and episodes[0]["query"].endswith(PROMPT)
     stored = run.world.stored_episodes()[0]
     assert {"cmd": FAILING, "ok": False} in stored["commands"], stored["commands"]
+
+
+def test_without_slmactor_the_extension_does_nothing_and_fails_nothing(without: Run) -> None:
+    assert without.returncode == 0, without.stderr[-3000:]
+    assert without.server.scenario.consumed == 2  # the session ran to its end
+    assert "hook" not in without.stderr.lower(), without.stderr[-3000:]
+    # What 0.61.0 says of a server that exited at once: one notice, not an error of the run.
+    assert "MCP issues detected" in without.stderr
+    declared = {n for logged in without.server.log for n in _declared(logged.body)}
+    assert not any(n.endswith("remember") for n in declared), declared
