@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from slmactor import __version__, harnesses
-from slmactor.hooks.install import SHARED, snippet
+from slmactor.hooks.install import SHARED, entries
 
 #: What every package says about itself.
 ABOUT = {
@@ -59,7 +59,8 @@ def server_line() -> str:
 def _documents(harness: str) -> dict[str, Any]:
     room = harnesses.get(harness)
     server = {"command": "sh", "args": ["-c", server_line()]}
-    hooks = snippet(harness, SHARED)["hooks"] if room.events else {}
+    # The event → groups block of a settings file, whatever the room's own file format.
+    hooks = {event: [group] for event, group in entries(harness, SHARED).items()} if room.events else {}
     documents: dict[str, Any] = room.package(folder(harness), hooks, server, ABOUT)
     return documents
 
