@@ -29,9 +29,11 @@ holds state in (they are regenerated views of other actors' state).
 from __future__ import annotations
 
 import math
+import os
 import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -658,42 +660,84 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
             return await self._forget_scope(project, scope, msg)
 
     async def _forget_scope(self, project: _Project, scope: str, msg: MemoryForget) -> dict[str, Any]:
+        """Forget `scope`; the reply names each part forgotten and what it held (`removed`:
+        part → how many records, or files for the mirrors), so a caller can say exactly what
+        went."""
         await self._settle()  # a flush landing after the delete would write the memory back
         root = str(project.root)
         done: list[str] = []
+        removed: dict[str, int] = {}
         errors: dict[str, str] = {}
 
-        async def other(name: str, message: Message) -> None:
+        async def other(name: str, message: Message, key: str) -> None:
             try:
-                await self.ask(message)
+                reply = await self.ask(message)
                 done.append(name)
+                value = reply.get(key, 0) if isinstance(reply, dict) else 0
+                removed[name] = value if isinstance(value, int) and not isinstance(value, bool) else 0
             except (RequestError, ActorDead) as exc:
                 errors[name] = str(exc)
 
+        async def mine(name: str, size: Callable[[], int], forget: Callable[[], Any]) -> None:
+            before = size()
+            try:
+                await forget()
+            except (RequestError, StoreError, OSError) as exc:
+                errors[name] = str(exc)
+                return
+            done.append(name)
+            removed[name] = before
+
         if scope in ("working", "project", "all"):
             # One run when named, else every run of the project (`*`).
-            await other("working", RunReset(project=root, run_id=msg.run_id.strip() or "*"))
+            await other("working", RunReset(project=root, run_id=msg.run_id.strip() or "*"), "runs")
         if scope in ("episodic", "episodes", "project", "all"):
-            await other("episodic", EpisodeForget(project=root))
+            await other("episodic", EpisodeForget(project=root), "episodes_removed")
             # The graph's edges name the episodes' files and failures: forgetting the episodes
             # forgets what was learned from them (a backfill rebuilds it from what is left).
-            await other("graph", GraphForget(project=root))
+            await other("graph", GraphForget(project=root), "removed")
         if scope in ("semantic", "facts", "project", "all"):
-            await self.run_sync(project.facts.forget)
-            done.append("semantic")
+            await mine("semantic", lambda: len(project.facts.book),
+                       lambda: self.run_sync(project.facts.forget))
         if scope in ("project", "all"):
             layout = ProjectLayout(project.root)
-            await self.run_sync(remove_file, layout.working_md)
-            await self.run_sync(remove_file, layout.reflection_md)
+            removed["mirrors"] = await self.run_sync(
+                _remove_present, (layout.working_md, layout.reflection_md))
             done.append("mirrors")
-            await self._store_op(project, project.polar.forget)
-            await self._store_op(project, project.budgets.forget)
-            done.append("lessons")
+
+            async def lessons() -> None:
+                await self._store_op(project, project.polar.forget)
+                await self._store_op(project, project.budgets.forget)
+
+            await mine("lessons", lambda: len(project.polar.book), lessons)
+            # The bullets this user's daemon wrote into MEMORY.md (the project's; with `all` the
+            # user's global one too): a mirror of lessons just forgotten would bring them back.
+            count: list[int] = []
+
+            async def memory_md() -> None:
+                count.append(await self._store_op(
+                    project, partial(project.lessons.forget_own, global_too=scope == "all")))
+
+            await mine("memory_md", lambda: 0, memory_md)
+            if count:
+                removed["memory_md"] = count[0]
         if scope in ("procedural", "all"):
-            await self.run_sync(self.procedures.forget)
-            await self.run_sync(self.latency.forget)
-            done.append("procedural")
-        return {"ok": not errors, "scope": scope, "forgotten": done, "errors": errors}
+            await mine("procedural", lambda: len(self.procedures.book) + len(self.latency.book),
+                       self._forget_procedural)
+        return {"ok": not errors, "scope": scope, "forgotten": done, "removed": removed,
+                "errors": errors}
+
+    async def _forget_procedural(self) -> None:
+        await self.run_sync(self.procedures.forget)
+        await self.run_sync(self.latency.forget)
+
+
+def _remove_present(paths: tuple[Path, ...]) -> int:
+    """Remove the files that exist; how many there were."""
+    present = [path for path in paths if os.path.lexists(path)]
+    for path in present:
+        remove_file(path)
+    return len(present)
 
 
 def _read_lessons(lessons: LessonStore) -> tuple[str, str]:

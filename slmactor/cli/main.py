@@ -40,7 +40,7 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
 #: commands of `daemon_cmds`, parsed without loading anything else
 DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})
 #: modules that add top-level commands (beside serve/start/stop/status)
-TOP_LEVEL = ["loop.demo", "service", "mcp", "trust", "share"]
+TOP_LEVEL = ["loop.demo", "service", "mcp", "trust", "share", "shell.completion"]
 
 
 def _exists(module: str) -> bool:
@@ -85,6 +85,23 @@ class CommandParser(argparse.ArgumentParser):
         group = self.add_argument_group("options of every command (before or after it)")
         for flags, options in COMMON_OPTIONS:
             group.add_argument(*flags, **(options if top else {**options, "default": argparse.SUPPRESS}))
+
+    def error(self, message: str) -> Any:
+        from slmactor.cli.shell.suggest import with_suggestion
+
+        super().error(with_suggestion(message))
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        # argparse's own `parse_args` reports unknown options from the top parser, which does
+        # not know the subcommand's: the suggestion looks in the (sub)command the line reached.
+        argv = list(sys.argv[1:] if args is None else args)
+        parsed, extras = self.parse_known_args(argv, namespace)
+        if extras:
+            from slmactor.cli.shell.suggest import leaf, unrecognized
+
+            self.error(unrecognized(extras, leaf(self, argv)))
+        return parsed
 
 
 def build_parser(wanted: str | None) -> argparse.ArgumentParser:

@@ -535,6 +535,16 @@ class Harness:
             entry["async"] = True
         return entry
 
+    def package(self, folder: str, hooks: dict[str, Any], server: dict[str, Any],
+                about: Mapping[str, str]) -> dict[str, Any]:
+        """The harness's own packaging of our hooks and MCP server (a plugin, an extension):
+        file path under the output root → its JSON document. `folder` is where the package
+        itself goes (a harness may also read a file beside it, a marketplace index); `hooks`
+        the event → groups block `hook install` writes; `server` the MCP server's
+        `{command, args}`; `about` its `name`, `version`, `description`, `author`, `license`.
+        Empty: the harness has no packaging of its own."""
+        return {}
+
     def hooks_container(self, doc: dict[str, Any], create: bool) -> dict[str, Any] | None:
         """The event → groups mapping of a settings document."""
         hooks = doc.get("hooks")

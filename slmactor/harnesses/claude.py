@@ -108,6 +108,29 @@ class Claude(Harness):
                          "set it; slmactor's hooks run once you set it to false"),)
         return ()
 
+    def package(self, folder: str, hooks: dict[str, Any], server: dict[str, Any],
+                about: Mapping[str, str]) -> dict[str, Any]:
+        # A plugin (code.claude.com/docs/en/plugins-reference: `.claude-plugin/plugin.json`, its
+        # hooks in `hooks/hooks.json` as `{"description", "hooks"}`, MCP servers in `.mcp.json`
+        # at the plugin root) listed by a marketplace index at the output root
+        # (docs/en/plugin-marketplaces: `.claude-plugin/marketplace.json` with `name`, `owner`,
+        # `plugins[].source` a relative path), as anthropics/claude-code's own repository lays
+        # them out; `claude plugin validate` of 2.1.328 accepts both.
+        name = about["name"]
+        plugin = {"name": name, "version": about["version"], "description": about["description"],
+                  "author": {"name": about["author"]}, "license": about["license"]}
+        return {
+            ".claude-plugin/marketplace.json": {
+                "name": name, "owner": {"name": about["author"]},
+                "description": about["description"],
+                "plugins": [{"name": name, "source": f"./{folder}",
+                             "description": about["description"], "version": about["version"]}],
+            },
+            f"{folder}/.claude-plugin/plugin.json": plugin,
+            f"{folder}/hooks/hooks.json": {"description": about["description"], "hooks": hooks},
+            f"{folder}/.mcp.json": {"mcpServers": {name: server}},
+        }
+
     def outcome(self, tool: str, event: str, payload: Mapping[str, Any]) -> tuple[bool, str]:
         if event == "PostToolUseFailure":
             return False, text(payload.get("error")) or (

@@ -178,6 +178,21 @@ class Gemini(Harness):
         if record is not None:
             yield record
 
+    def package(self, folder: str, hooks: dict[str, Any], server: dict[str, Any],
+                about: Mapping[str, str]) -> dict[str, Any]:
+        # An extension (docs/extensions/reference.md: `gemini-extension.json` with `name`,
+        # `version`, `description`, `mcpServers`; hooks only in `hooks/hooks.json` under a
+        # `"hooks"` object — 0.61.0's `loadExtensionHooks` ignores any other shape). Installed
+        # with `gemini extensions install|link <folder>`.
+        name = about["name"]
+        return {
+            f"{folder}/gemini-extension.json": {
+                "name": name, "version": about["version"], "description": about["description"],
+                "mcpServers": {name: server},
+            },
+            f"{folder}/hooks/hooks.json": {"hooks": hooks},
+        }
+
     def handler(self, line: str, event: str, timeout_s: int) -> dict[str, Any]:
         return {"name": f"slmactor-{event}", "type": "command", "command": line,
                 "timeout": timeout_s * 1000}

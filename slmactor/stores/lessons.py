@@ -30,6 +30,7 @@ from slmactor.logic.memory.lessons import (
     Lesson,
     adopt_lines,
     foreign_lines,
+    forget_own_bullets,
     global_block,
     join_memory_texts,
     render_markdown,
@@ -212,6 +213,25 @@ class LessonStore:
         if adopted:
             self.project.rewrite(text)
         return adopted
+
+    def forget_own(self, *, global_too: bool) -> int:
+        """Take the bullets this user's daemon wrote out of the project's MEMORY.md (and the
+        user store's global one): the user's own lines and a teammate's stay, a file left with
+        only its header is removed. How many bullets went; raises StoreWriteError."""
+        removed = 0
+        files = [(self.project, self.signing_key)] + ([(self.global_, None)] if global_too else [])
+        for file, key in files:
+            if file is None or not is_regular(file.path):
+                continue
+            text, count = forget_own_bullets(file.read(), key, file.header)
+            if not count:
+                continue
+            if text:
+                file.rewrite(text)
+            else:
+                file.delete()
+            removed += count
+        return removed
 
     def add_global(self, title: str, lessons: Sequence[Lesson]) -> list[Lesson]:
         """Append a `## <title> (<time>)` block of bullets to the global MEMORY.md."""

@@ -54,7 +54,11 @@ class WorkingCheckpoint:
         return saved
 
     def save(self, runs: list[SavedRun]) -> None:
-        """Replace the checkpoint by `runs` (atomic; raises StoreError when it cannot be written)."""
+        """Replace the checkpoint by `runs` (atomic; raises StoreError when it cannot be written).
+        No live run leaves no file: a forgotten run's empty checkpoint is nothing to keep."""
+        if not runs:
+            self._doc.delete()
+            return
         self._doc.save({
             "version": STATE_VERSION,
             "saved_at": to_rfc3339(self._now()),

@@ -291,6 +291,7 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
         "semantic",
         "mirrors",
         "lessons",
+        "memory_md",
         "procedural",
     ]
     empty = cli(daemon, "memory", "show", "--role", "worker", "--query", "graph walker")

@@ -82,8 +82,9 @@ def cmd_reset(ctx: CliContext) -> int:
             return ctx.fail("evolve reset: --json requires --yes")
         if not sys.stdin.isatty():
             return ctx.fail("evolve reset: not a terminal; pass --yes to confirm")
-        answer = input(f"Forget learned rules, policy, regression checks and memory of "
-                       f"{ctx.project}? [y/N] ")
+        answer = input(f"Forget {ctx.project}'s regression checks, working memory, episodes, "
+                       "graph, facts and lessons (with the bullets slmactor wrote in MEMORY.md), "
+                       "and the learned rules and policy of this project and user-wide? [y/N] ")
         if answer.strip().lower() not in ("y", "yes"):
             print("nothing changed")
             return EXIT_OK
@@ -94,9 +95,8 @@ def cmd_reset(ctx: CliContext) -> int:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:
         return ctx.fail(f"evolve reset: {exc}", exit_code_for(exc))
+    from slmactor.cli.memory.forgetting import render_reset
+
     failed = result.get("failed", [])
-    text = f"reset {ctx.project}: {result.get('regressions', 0)} regression check(s) removed"
-    if failed:
-        text += f"; could not reset: {', '.join(failed)}"
-    ctx.emit(result, text)
+    ctx.emit(result, render_reset(str(ctx.project), result))
     return EXIT_FAILED if failed else EXIT_OK

@@ -51,7 +51,7 @@ MAX_STDIN = 4 << 20
 #: Seconds a hook may take at most, stdin and daemon included (`--timeout` lowers it).
 HOOK_TIMEOUT = 2.0
 #: `hook` subcommands that are ordinary commands, not a harness event.
-SUBCOMMANDS = frozenset({"install", "uninstall", "config"})
+SUBCOMMANDS = frozenset({"install", "uninstall", "config", "package", "entry-point"})
 _VALUED = frozenset({"--project", "--runtime-dir", "--timeout", "--role", "--budget", "--breaker"})
 _FLAGS = frozenset({"--json", "--no-autostart"})
 _HELP = frozenset({"-h", "--help", "--version"})
@@ -492,6 +492,7 @@ def register(sub: Any) -> None:
     from slmactor.hooks.events import formats
 
     from . import install as hook_install
+    from . import package as hook_package
 
     for fmt in formats():
         p = sub.add_parser(fmt, help=f"handle a {fmt} hook event (JSON on stdin, JSON on stdout)",
@@ -504,3 +505,4 @@ def register(sub: Any) -> None:
                        help="seconds to skip the daemon after a timeout (default 30, $SLMACTOR_HOOK_BREAKER_S)")
         p.set_defaults(func=lambda ctx: main(sys.argv[1:]))
     hook_install.register(sub)
+    hook_package.register(sub)

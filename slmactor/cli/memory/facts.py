@@ -226,10 +226,9 @@ def cmd_forget(ctx: CliContext) -> int:
     def run() -> int:
         with ctx.client() as client:
             reply = client.ask(MemoryForget(scope=scope, run_id=ctx.args.run))
-        text = f"forgot {scope}: {', '.join(reply['forgotten']) or 'nothing'}"
-        if reply["errors"]:
-            text += "\n" + "\n".join(f"  {k}: {v}" for k, v in reply["errors"].items())
-        ctx.emit(reply, text)
+        from slmactor.cli.memory.forgetting import render_forget
+
+        ctx.emit(reply, render_forget(scope, reply))
         return EXIT_OK if reply["ok"] else EXIT_FAILED
 
     return ctx.call(run)

@@ -509,6 +509,23 @@ def trim_oldest_bullets(markdown: str, max_bytes: int) -> str:
             break
         drop.add(i)
         size -= len(lines[i].encode("utf-8", "surrogatepass"))
+    return _without(lines, drop)
+
+
+def forget_own_bullets(markdown: str, key: bytes | None, header: str) -> tuple[str, int]:
+    """`markdown` without the bullets this user's daemon wrote — a project file's signed with
+    `key` (a teammate's, which git brought, stay), a global file's (`key` None) every one —
+    and how many went. A file left with nothing but `header` becomes "" (delete it)."""
+    lines = markdown.splitlines(keepends=True)
+    drop = {i for i, line in enumerate(lines)
+            if daemon_written(line) and not _foreign(key, *_split_marker(line.strip()))}
+    removed = len(drop)
+    text = _without(lines, drop)
+    return ("" if text.strip() == header.strip() else text), removed
+
+
+def _without(lines: list[str], drop: set[int]) -> str:
+    """The lines not in `drop`, and without a global block's heading left with no bullet."""
     for start, line in enumerate(lines):
         if not _BLOCK_HEADING.fullmatch(line.rstrip("\n")):
             continue
