@@ -63,3 +63,40 @@ def test_demo_json(tmp_path: Path) -> None:
     nevers = [line for line in block.splitlines() if line.startswith("- NEVER: ")]
     assert all("(Reason: instead: " in line for line in nevers), nevers
     assert "stayed unresolved" not in block
+
+
+def test_the_report_and_compare_give_the_demos_verdict_for_its_runs(tmp_path: Path) -> None:
+    import shutil
+
+    from slmactor.testing import spawn_daemon, stop_quietly
+
+    done = subprocess.run([sys.executable, "-m", "slmactor", "--json", "demo", "--keep"],
+                          check=False, env=_env(tmp_path), cwd=tmp_path, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    demo = json.loads(done.stdout)
+    home, project = Path(demo["home"]), Path(demo["project"])
+    daemon = spawn_daemon(home=home, project=project)
+    try:
+        def cli(*args: str) -> dict[str, object]:
+            out = subprocess.run([sys.executable, "-m", "slmactor", "--json", "--no-autostart",
+                                  "--runtime-dir", str(daemon.runtime_dir), "--project", str(project),
+                                  *args], check=False, env=daemon.env, capture_output=True,
+                                 text=True, timeout=60)
+            assert out.returncode == 0, out.stderr
+            parsed: dict[str, object] = json.loads(out.stdout)
+            return parsed
+
+        page = tmp_path / "report.html"
+        report = cli("metrics", "report", "--html", str(page))
+        compared = cli("metrics", "compare")
+        # The same runs (the two passes), the same verdict, and each says which runs it compares.
+        assert report["verdict"] == compared["verdict"] == demo["verdict"] == "improved"
+        assert report["compared"] == compared["compared"]
+        assert "`pass-1`" in str(report["compared"]) and "`pass-2`" in str(report["compared"])
+        html = page.read_text()
+        assert "Verdict: improved." in html and "Compares runs labelled <code>" not in html
+        assert "pass-1" in html and "pass-2" in html
+    finally:
+        stop_quietly(daemon)
+        shutil.rmtree(project.parent, ignore_errors=True)

@@ -155,5 +155,7 @@ def _run(ctx: CliContext, daemon: Any, trajectories: list[Any], say: Any,
             "pass_1": first.to_dict(), "pass_2": second.to_dict(), "compare": cmp,
             "learned_rules": learned, "why_edit_format": why_text,
             "memory_block": block_text, "seconds": round(seconds, 2),
+            # With --keep: where the runs stay (a daemon on this home and project reads them).
+            **({"home": str(daemon.home), "project": str(daemon.project)} if ctx.args.keep else {}),
         })
     return EXIT_OK

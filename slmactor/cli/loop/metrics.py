@@ -25,8 +25,11 @@ def register(sub: Any) -> None:
     show.add_argument("--label", default="", help="only runs with this label")
     show.set_defaults(func=cmd_show)
 
-    cmp = sub.add_parser("compare", help="newest N runs against the N before them")
-    cmp.add_argument("n", nargs="?", type=int, default=5, help="runs per side (default 5)")
+    cmp = sub.add_parser("compare", help="newest N runs against the N before them (no N: the "
+                                         "newest labelled pass against the one before, as the "
+                                         "demo and the HTML report compare)")
+    cmp.add_argument("n", nargs="?", type=int, default=None,
+                     help="runs per side (default: the newest two labelled passes, else 5)")
     cmp.add_argument("--baseline-label", default="", help="compare runs by label instead")
     cmp.add_argument("--current-label", default="", help="label of the current runs")
     cmp.set_defaults(func=cmd_compare)
@@ -65,19 +68,37 @@ def cmd_compare(ctx: CliContext) -> int:
     from slmactor.protocol.messages import MetricsCompare
 
     args = ctx.args
-    if args.n <= 0:
+    if args.n is not None and args.n <= 0:
         return ctx.fail("metrics compare: N must be positive")
     if bool(args.baseline_label) != bool(args.current_label):
         return ctx.fail("metrics compare: give both --baseline-label and --current-label")
 
     def run() -> int:
         with ctx.client() as client:
-            result = client.ask(MetricsCompare(n=args.n, baseline_label=args.baseline_label,
-                                               current_label=args.current_label))
+            if args.n is None and not args.baseline_label:
+                result = _default_compare(client)
+            else:
+                result = client.ask(MetricsCompare(n=args.n or 5, baseline_label=args.baseline_label,
+                                                   current_label=args.current_label))
         ctx.emit(result, result["text"].rstrip("\n"))
         return EXIT_OK
 
     return ctx.call(run)
+
+
+def _default_compare(client: Any) -> dict[str, Any]:
+    """`metrics compare` with neither N nor labels: the runs `metrics report` compares."""
+    from slmactor.logic.loop.metrics import Run
+    from slmactor.logic.loop.metrics_compare import default_comparison
+    from slmactor.protocol.messages import MetricsShow
+
+    runs = [Run.from_dict(r) for r in client.ask(MetricsShow(last=0))["runs"]]
+    found, compared = default_comparison(runs, 5)
+    if found is None:
+        return {"enough_runs": False, "runs": len(runs), "compared": compared,
+                "text": compared + "\n"}
+    return {"enough_runs": found.enough_runs, "runs": len(runs), "compared": compared,
+            **found.to_dict(), "text": f"Compares {compared}.\n\n" + found.render()}
 
 
 def _on_terminal() -> bool:
@@ -156,7 +177,7 @@ def cmd_report(ctx: CliContext) -> int:
 
     from slmactor.cli.context import write_text_atomically
     from slmactor.logic.loop.metrics import Run
-    from slmactor.logic.loop.metrics_compare import compare_last
+    from slmactor.logic.loop.metrics_compare import default_comparison
     from slmactor.logic.loop.report_html import failure_classes, render_html
     from slmactor.protocol.messages import EpisodeGet, EpisodeRecent, EvolveRules, MetricsShow
 
@@ -168,9 +189,9 @@ def cmd_report(ctx: CliContext) -> int:
             ids = client.ask(EpisodeRecent(n=REPORT_EPISODES, ids_only=True))["ids"]
             episodes = [e for e in (_episode(client, EpisodeGet(episode_id=i)) for i in ids) if e]
         runs = [Run.from_dict(r) for r in shown["runs"]]
-        comparison = compare_last(runs, ctx.args.n)
+        comparison, compared = default_comparison(runs, ctx.args.n)
         page = render_html(runs, comparison, project=str(ctx.project), generated_at=time.time(),
-                           rules=rules, failures=failure_classes(episodes))
+                           rules=rules, failures=failure_classes(episodes), compared=compared)
         target: Path = ctx.args.html
         try:
             # Atomic replace; the mode follows the umask (a report is meant to be shared).
@@ -179,9 +200,10 @@ def cmd_report(ctx: CliContext) -> int:
             return ctx.fail(f"metrics report: cannot write {target}: {exc.strerror or exc}",
                             EXIT_FAILED)
         data = {"html": str(target.resolve()), "runs": len(runs), "rules": len(rules),
-                "episodes": len(episodes),
+                "episodes": len(episodes), "compared": compared,
                 "verdict": comparison.verdict() if comparison else "not enough runs"}
-        ctx.emit(data, f"wrote {target} ({len(runs)} run(s), {len(rules)} rule(s))")
+        verdict = f"; verdict: {data['verdict']} ({compared})" if comparison else ""
+        ctx.emit(data, f"wrote {target} ({len(runs)} run(s), {len(rules)} rule(s)){verdict}")
         return EXIT_OK
 
     return ctx.call(run)

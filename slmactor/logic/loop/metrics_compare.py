@@ -144,3 +144,23 @@ def compare_last(runs: Sequence[Run], n: int) -> Comparison | None:
     if 2 * n > len(ordered):
         n = len(ordered) // 2
     return compare(ordered[len(ordered) - 2 * n : len(ordered) - n], ordered[len(ordered) - n :])
+
+
+def default_comparison(runs: Sequence[Run], n: int) -> tuple[Comparison | None, str]:
+    """What `metrics report` and `metrics compare` (no N, no labels) compare, and which runs
+    that is, in words: the newest labelled pass against the pass labelled before it (what
+    `slmactor demo` compares: `pass-1` against `pass-2`), else the last n runs against the n
+    before them."""
+    ordered = sort_runs(runs)
+    current = ordered[-1].label if ordered else ""
+    previous = next((r.label for r in reversed(ordered) if r.label and r.label != current), "")
+    if current and previous:
+        base = [r for r in ordered if r.label == previous]
+        now = [r for r in ordered if r.label == current]
+        return compare(base, now), (f"runs labelled `{previous}` ({len(base)}) against runs "
+                                    f"labelled `{current}` ({len(now)})")
+    found = compare_last(ordered, n)
+    if found is None:
+        return None, f"need at least 2 runs to compare ({len(ordered)} recorded)"
+    side = min(max(1, n), len(ordered) // 2)
+    return found, f"the last {side} run(s) against the {side} before them"

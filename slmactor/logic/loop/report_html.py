@@ -181,7 +181,7 @@ def compare_table(cmp: Comparison) -> str:
 
 def render_html(runs: Sequence[Run], comparison: Comparison | None, *, project: str,
                 generated_at: float, rules: Sequence[Mapping[str, Any]] = (),
-                failures: Sequence[ClassCount] = ()) -> str:
+                failures: Sequence[ClassCount] = (), compared: str = "") -> str:
     """The whole page (`rules`: rule records as `evolve rules` lists them; `failures`: see
     `failure_classes`)."""
     summary = aggregate(runs)
@@ -196,6 +196,8 @@ def render_html(runs: Sequence[Run], comparison: Comparison | None, *, project: 
         table = '<p class="empty">Compare needs at least two recorded runs.</p>'
     else:
         table = compare_table(comparison)
+    if compared:
+        table = f'<p class="meta">Compares {escape(compared)}.</p>' + table
     summary_rows = "".join(
         f"<tr><td>{escape(m.name)}</td><td>{escape(_value(m, m.value(summary)))}</td></tr>"
         for m in METRICS
