@@ -31,7 +31,8 @@ test("verbs: a failure fixed once is repaired from memory the next run", async (
     assert.match(run.runId, /^run-/);
     assert.equal(run.restarted, false);
     const advice = await c.onFailure(run.runId, "Edit", FAILURE, { args: GUTTER });
-    assert.equal(advice.apply, false);
+    // The first time only the shipped read-again rule answers: guidance, nothing rewritten.
+    assert.equal(advice.found, true);
     assert.equal(advice.repairedArgs, "");
     assert.match(advice.fingerprint, /^fp_/);
     const learned = await c.resolved(advice, { fixedArgs: FIXED });
