@@ -293,6 +293,9 @@ class Harness:
     families: Mapping[str, str] = {}
     #: slmcode's tool and field names (`ws_read`, `old_str`) → this harness's, for advice text.
     vocabulary: Mapping[str, str] = {}
+    #: Where one tool of the harness comes with other words than `vocabulary` (another version's
+    #: tool set): failed tool → the names advice on it uses instead.
+    tool_vocabulary: Mapping[str, Mapping[str, str]] = {}
     #: Where its hooks are configured (None: no hooks to install).
     settings: JsonSettings | ScriptPerEvent | None = None
     #: Install: events whose handler may run in the background (output ignored).

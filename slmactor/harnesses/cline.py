@@ -72,6 +72,14 @@ MAX_COMPANION_BYTES = 16 << 20
 CONTEXT_LIMIT = 50_000
 
 
+#: Cline CLI 3.x's own tools' words (`editor {path, old_text, new_text}`, `read_files`,
+#: `run_commands`), read-only: advice on those tools names them, not the extension's.
+CLI3_WORDS: dict[str, str] = {
+    "ws_read": "read_files", "ws_edit": "editor", "ws_write": "editor", "ws_patch": "editor",
+    "ws_shell": "run_commands", "old_str": "old_text", "new_str": "new_text",
+}
+
+
 class Cline(Harness):
     name = "cline"
     title = "Cline"
@@ -102,6 +110,9 @@ class Cline(Harness):
         "ws_patch": "replace_in_file", "ws_glob": "list_files", "ws_list": "list_files",
         "ws_grep": "search_files", "ws_shell": "execute_command",
     }
+    #: Cline CLI 3.x's own tools (`editor {path, old_text, new_text}`, `read_files`,
+    #: `run_commands`): advice on them names them, not the extension's.
+    tool_vocabulary = dict.fromkeys(("editor", "read_files", "run_commands"), CLI3_WORDS)
     #: Cline 3.0.65 runs every file of its hook folders (`~/Documents/Cline/Hooks`,
     #: `~/.cline/hooks`, `.clinerules/hooks`, `.cline/hooks`) whose name is an event, with or
     #: without an extension (`@cline/core` hook discovery, `resolveHooksConfigSearchPaths` of

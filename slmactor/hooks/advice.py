@@ -20,10 +20,11 @@ _WORD = re.compile(r"\b(ws_[a-z]+|old_str|new_str)\b")
 MAX_ADVICE = 1200
 
 
-def localize(fmt: str, text: str) -> str:
-    """`text` with slmcode's tool and field names replaced by the harness's own."""
+def localize(fmt: str, text: str, tool: str = "") -> str:
+    """`text` with slmcode's tool and field names replaced by the harness's own (those of the
+    failed `tool`'s tool set, where the harness has more than one)."""
     room = harnesses.find(fmt)
-    names = room.vocabulary if room is not None else None
+    names = {**room.vocabulary, **room.tool_vocabulary.get(tool, {})} if room is not None else None
     if not names:
         return text
     return _WORD.sub(lambda m: names.get(m.group(1), m.group(1)), text)
@@ -62,7 +63,7 @@ def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
         text = "\n".join(lines)
         return text if len(text) <= MAX_ADVICE else text[: MAX_ADVICE - 1] + "…"
     head = _head(tool, advice)
-    lines = [f"{head} {localize(fmt, guidance)}"]
+    lines = [f"{head} {localize(fmt, guidance, tool)}"]
     if (advice.get("apply") is True and isinstance(repair, Mapping)
             and repair.get("kind") == "transform_args" and isinstance(new_args, str) and new_args):
         lines.append(f"The repaired arguments ({repair.get('transform')}): {new_args}")

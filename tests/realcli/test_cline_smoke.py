@@ -167,3 +167,15 @@ def test_block_audit_nothing_masked_internal_or_said_twice(session: Session) -> 
     # One session in a fresh project: no episode stands behind any claim yet.
     for request in session.server.main_requests():
         assert problems(request.body, []) == [], dump(request.body)
+
+
+def test_advice_after_a_failed_editor_call_reaches_the_model_in_clines_words(session: Session) -> None:
+    # Cline 3 adds a PostToolUse hook's contextModification to the conversation (TaskStart's is
+    # never seen in a request, and UserPromptSubmit never fires): advice after a failure arrives.
+    from tests.realcli.audit import our_text
+
+    told = [p for r in session.server.main_requests() for p in our_text(r.body)]
+    advice = [p for p in told if p.startswith("slmactor") and "editor failure" in p]
+    assert advice, told
+    assert "read_files" in advice[0] and "old_text" in advice[0]
+    assert "replace_in_file" not in advice[0] and "old_str" not in advice[0]

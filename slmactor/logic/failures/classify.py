@@ -386,10 +386,13 @@ AGENT_RULES: tuple[NeedleRule, ...] = (
     # Cline ("The SEARCH block: ... does not match anything in the file"), Gemini CLI's edit
     # tool ("Failed to edit, could not find the string to replace", "Expected N occurrences but
     # found M", "0 occurrences found"; 0.61's `getErrorReplaceResult`: "Could not find an exact
-    # match for 'old_string' in '<path>'"), Claude Code ("No replacement was performed").
+    # match for 'old_string' in '<path>'"), Claude Code ("No replacement was performed"), Cline
+    # CLI 3.0.65's editor ("Editor operation failed: No replacement performed: text not found
+    # in <path>.", seen from the real binary: tests/fixtures/hooks/cline/*-cli3.json).
     _any("edit_not_found", "does not match anything in the file",
          "could not find the string to replace", "0 occurrences found", "failed to edit, expected",
-         "no replacement was performed", "could not find an exact match for 'old_string'"),
+         "no replacement was performed", "could not find an exact match for 'old_string'",
+         "no replacement performed: text not found"),
     _any("edit_not_found", "search block not found", "searchreplace block", "did not match anything",
          "no match found for", "string to replace not found", "did not appear verbatim",
          "failed to exactly match", "searchreplacenoexactmatch", "search/replace block failed"),
