@@ -29,10 +29,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slmactor.logic.evolve import typed_repairs
 from slmactor.logic.loop.transcripts import TranscriptStats, as_count
+
+if TYPE_CHECKING:
+    from slmactor.logic.evolve import typed_repairs
 
 #: Cap on the failures one session reports (the report reader keeps 500).
 MAX_FAILURES = 200
@@ -68,6 +70,8 @@ FIX_WINDOW = 12
 
 
 def _command_call(entry: Mapping[str, Any]) -> typed_repairs.Call | None:
+    from slmactor.logic.evolve import typed_repairs  # only a session with a failure needs it
+
     command = _s(entry, "command")
     if not command or _s(entry, "path"):
         return None
@@ -78,6 +82,8 @@ def _corrects(failed: Mapping[str, Any], ok: Mapping[str, Any]) -> bool:
     """Whether the successful command `ok` is `failed` corrected: the same tool, the same
     program or the same arguments, and a difference a typed repair names (so an unrelated
     command that merely came next never counts as the fix)."""
+    from slmactor.logic.evolve import typed_repairs
+
     if _s(failed, "tool").lower() != _s(ok, "tool").lower():
         return False
     a, b = _command_call(failed), _command_call(ok)
@@ -138,6 +144,7 @@ _TRANSFORM_WORDS = {
 def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
     """The fix in words with its content: the corrected command, the changed setting, the other
     tool, the reading first — never "another call succeeded with other arguments"."""
+    from slmactor.logic.evolve import typed_repairs
     from slmactor.logic.evolve.transforms import infer_transform
     from slmactor.logic.failures.fingerprint import analyze
 
