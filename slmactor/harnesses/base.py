@@ -51,6 +51,29 @@ FAMILIES = (EDIT, READ, SHELL, SEARCH, WEB, TASK)
 PATH_KEYS = ("file_path", "filePath", "absolute_path", "notebook_path", "path")
 
 
+def read_regular_file(path: str, limit: int, *, tail: bool = False) -> bytes | None:
+    """Up to `limit` bytes of the regular file at `path` (its end with `tail`), None when it is
+    not one or cannot be read. Opened non-blocking: a FIFO named in a payload must not hang a
+    hook."""
+    import os
+    import stat
+
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError:
+        return None
+    with os.fdopen(fd, "rb") as fh:
+        try:
+            info = os.fstat(fh.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                return None
+            if tail:
+                fh.seek(max(0, info.st_size - limit))
+            return fh.read(limit)
+        except OSError:
+            return None
+
+
 def text(value: Any) -> str:
     """`value` if it is a string, else ""."""
     return value if isinstance(value, str) else ""

@@ -38,6 +38,7 @@ from slmactor.harnesses.base import (
     WEB,
     Harness,
     JsonSettings,
+    read_regular_file,
 )
 
 TYPE_CHECKING = False
@@ -232,22 +233,11 @@ def _rollout_exit_code(path: str, call_id: str) -> int | None:
     if not path.endswith(".jsonl") or not call_id:
         return None
     import json
-    import os
-    import stat
 
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the hook
-    except OSError:
+    data = read_regular_file(path, _ROLLOUT_TAIL, tail=True)
+    if data is None:
         return None
-    with os.fdopen(fd, "rb") as fh:
-        try:
-            size = os.fstat(fh.fileno())
-            if not stat.S_ISREG(size.st_mode):
-                return None
-            fh.seek(max(0, size.st_size - _ROLLOUT_TAIL))
-            lines = fh.read(_ROLLOUT_TAIL).decode("utf-8", errors="replace").splitlines()
-        except OSError:
-            return None
+    lines = data.decode("utf-8", errors="replace").splitlines()
     needle = f'"id":"{call_id}"'
     for line in reversed(lines):
         if needle not in line.replace(" ", "") or "item_completed" not in line:

@@ -236,16 +236,11 @@ def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float) -> Any:
     suffix = room.transcript_suffix()
     if not suffix or not name.endswith(suffix):
         return None
-    try:
-        fd = os.open(name, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not hang the hook
-    except OSError:
-        return None
-    with os.fdopen(fd, "rb") as fh:
-        import stat
+    from slmactor.harnesses.base import read_regular_file
 
-        if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-            return None
-        data = fh.read(MAX_TRANSCRIPT_BYTES)
+    data = read_regular_file(name, MAX_TRANSCRIPT_BYTES)
+    if data is None:
+        return None
     lines = data.decode("utf-8", errors="replace").splitlines()
     return room.transcript_stats(name, lines, since)
 

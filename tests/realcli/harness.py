@@ -209,3 +209,32 @@ def write_calc(project: Path) -> None:
     """The project every scenario works on: `calc.py` subtracts where it should add."""
     (project / "calc.py").write_text(CALC)
     (project / "check.py").write_text(CHECK)
+
+
+def gemini_settings(config: Path) -> None:
+    """`~/.gemini/settings.json` for an offline session: an API key (with only a base URL set,
+    0.61 picks an auth type it then rejects: exit 41), no updates, statistics or telemetry."""
+    config.mkdir(parents=True, exist_ok=True)
+    (config / "settings.json").write_text(json.dumps({
+        "security": {"auth": {"selectedType": "gemini-api-key"}},
+        "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
+        "privacy": {"usageStatisticsEnabled": False},
+        "telemetry": {"enabled": False},
+    }))
+
+
+def gemini_env(base_url: str) -> dict[str, str]:
+    """The variables of a headless Gemini CLI session against the scripted server at `base_url`:
+    project hooks run only in a trusted folder (headless untrusted exits 55 before any hook)."""
+    return {"GOOGLE_GEMINI_BASE_URL": base_url, "GEMINI_API_KEY": "offline-scripted",
+            "GEMINI_CLI_TRUST_WORKSPACE": "true", "GEMINI_TELEMETRY_ENABLED": "false"}
+
+
+def claude_env(config: Path, base_url: str) -> dict[str, str]:
+    """The variables of an offline `claude -p` session against the scripted server at
+    `base_url`, with `config` as its configuration directory."""
+    return {"ANTHROPIC_BASE_URL": base_url, "ANTHROPIC_API_KEY": "sk-ant-scripted-offline",
+            "CLAUDE_CONFIG_DIR": str(config), "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            # --dangerously-skip-permissions refuses to run as root outside a sandbox.
+            "IS_SANDBOX": "1"}

@@ -18,15 +18,21 @@ from typing import Any
 
 import pytest
 
-from tests.realcli.harness import World, binary, private_world
+from tests.realcli.harness import World, binary, claude_env, private_world
+from tests.realcli.learning import (
+    GREET,
+    RIGHT,
+    WRONG,
+    assert_audit,
+    assert_both_ran,
+    assert_second_told,
+)
 from tests.realcli.models import Call, ModelServer, Turn, serving
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
 MODEL = "claude-sonnet-4-5"
 PROMPT = "Run greet.py and tell me what it prints."
-WRONG = ".venv/bin/python greet.py"
-RIGHT = "python3 greet.py"
 
 
 def steps(*commands: str) -> list[Turn]:
@@ -47,15 +53,7 @@ def run_claude(world: World, claude: Path, turns: list[Turn], label: str) -> tup
     config = world.home / ".claude"
     config.mkdir(exist_ok=True)
     with serving("anthropic", turns, MODEL) as server:
-        env = {
-            "ANTHROPIC_BASE_URL": server.base_url,
-            "ANTHROPIC_API_KEY": "sk-ant-scripted-offline",
-            "CLAUDE_CONFIG_DIR": str(config),
-            "DISABLE_TELEMETRY": "1",
-            "DISABLE_AUTOUPDATER": "1",
-            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-            "IS_SANDBOX": "1",  # --dangerously-skip-permissions refuses root outside a sandbox
-        }
+        env = claude_env(config, server.base_url)
         done = world.run([str(claude), "-p", PROMPT, "--model", MODEL, "--output-format",
                           "stream-json", "--verbose", "--dangerously-skip-permissions"],
                          extra_env=env, timeout=100, label=label)
@@ -67,7 +65,7 @@ def run_claude(world: World, claude: Path, turns: list[Turn], label: str) -> tup
 def sessions() -> Iterator[Sessions]:
     claude = binary("claude")
     with private_world() as world:
-        (world.project / "greet.py").write_text('print("hello from greet")\n')
+        (world.project / "greet.py").write_text(GREET)
         world.install_hooks("claude")
         first_code, first = run_claude(world, claude, steps(WRONG, RIGHT), "claude-1")
         world.wait_episodes(1)
@@ -77,20 +75,9 @@ def sessions() -> Iterator[Sessions]:
                        world.slmactor("evolve", "rules"))
 
 
-def after_failure(server: ModelServer) -> str:
-    """The whole request the model got right after the failed command (its tool result and
-    whatever a hook added to it)."""
-    requests = server.main_requests()
-    index = next(i for i, r in enumerate(requests) if "No such file or directory" in r.last_result)
-    return json.dumps(requests[index].body)
-
-
 def test_both_sessions_ran_both_commands(sessions: Sessions) -> None:
     assert sessions.codes == (0, 0)
-    for server in (sessions.first, sessions.second):
-        results = server.results_sent()
-        assert any("No such file or directory" in r for r in results), results
-        assert any("hello from greet" in r for r in results), results
+    assert_both_ran(sessions.first, sessions.second)
 
 
 def test_the_correction_is_learned_as_a_command_substitution(sessions: Sessions) -> None:
@@ -102,18 +89,13 @@ def test_the_correction_is_learned_as_a_command_substitution(sessions: Sessions)
 
 
 def test_the_second_session_is_told_the_command_that_worked(sessions: Sessions) -> None:
-    told = after_failure(sessions.second)
-    assert "`python3` instead of `.venv/bin/python`" in told, told[-3000:]
-    # The first session had nothing to learn from yet: no such advice there.
-    assert "instead of `.venv/bin/python`" not in after_failure(sessions.first)
+    assert_second_told(sessions.first, sessions.second)
 
 
 def test_block_audit_what_the_model_received_is_true_and_said_once(sessions: Sessions) -> None:
-    from tests.realcli.audit import dump, our_text, problems
+    from tests.realcli.audit import our_text
 
     stored = sessions.world.stored_episodes()
-    for server, before in ((sessions.first, []), (sessions.second, stored[:1])):
-        for request in server.main_requests():
-            assert problems(request.body, before) == [], dump(request.body)
+    assert_audit([(sessions.first, []), (sessions.second, stored[:1])])
     # The second session did receive memory (so the audit read something).
     assert our_text(sessions.second.main_requests()[0].body)

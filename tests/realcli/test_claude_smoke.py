@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from tests.realcli.harness import World, binary, private_world, write_calc
+from tests.realcli.harness import World, binary, claude_env, private_world, write_calc
 from tests.realcli.models import Call, ModelServer, Seen, Turn, serving
 
 # The module fixture runs the CLI session(s) inside the first test's setup: its timeout.
@@ -70,16 +70,7 @@ def session() -> Iterator[Session]:
         config = world.home / ".claude"
         config.mkdir()
         with serving("anthropic", scenario(str(world.project / "calc.py")), MODEL) as server:
-            env = {
-                "ANTHROPIC_BASE_URL": server.base_url,
-                "ANTHROPIC_API_KEY": "sk-ant-scripted-offline",
-                "CLAUDE_CONFIG_DIR": str(config),
-                "DISABLE_TELEMETRY": "1",
-                "DISABLE_AUTOUPDATER": "1",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-                # --dangerously-skip-permissions refuses to run as root outside a sandbox.
-                "IS_SANDBOX": "1",
-            }
+            env = claude_env(config, server.base_url)
             done = world.run([str(claude), "-p", PROMPT, "--model", MODEL,
                               "--output-format", "stream-json", "--verbose",
                               "--include-hook-events", "--dangerously-skip-permissions",

@@ -7,7 +7,6 @@ read from the output and the rollout.)
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -15,13 +14,19 @@ from typing import Any
 import pytest
 
 from tests.realcli.harness import World, binary, private_world
+from tests.realcli.learning import (
+    GREET,
+    RIGHT,
+    WRONG,
+    assert_audit,
+    assert_both_ran,
+    assert_second_told,
+)
 from tests.realcli.models import ModelServer, Turn
 from tests.realcli.test_codex_smoke import LOCAL_MODEL, run_codex, shell
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
 
-WRONG = ".venv/bin/python greet.py"
-RIGHT = "python3 greet.py"
 STEPS = [Turn(calls=(shell(WRONG),)), Turn(calls=(shell(RIGHT),))]
 
 
@@ -38,7 +43,7 @@ class Sessions:
 def sessions() -> Iterator[Sessions]:
     codex = binary("codex")
     with private_world() as world:
-        (world.project / "greet.py").write_text('print("hello from greet")\n')
+        (world.project / "greet.py").write_text(GREET)
         world.install_hooks("codex")
         first = run_codex(world, codex, LOCAL_MODEL, STEPS)
         world.wait_episodes(1)
@@ -48,30 +53,15 @@ def sessions() -> Iterator[Sessions]:
                        episodes)
 
 
-def after_failure(server: ModelServer) -> str:
-    requests = server.main_requests()
-    index = next(i for i, r in enumerate(requests) if "No such file or directory" in r.last_result)
-    return json.dumps(requests[index].body)
-
-
 def test_both_sessions_ran_both_commands(sessions: Sessions) -> None:
     assert sessions.codes == (0, 0)
-    for server in (sessions.first, sessions.second):
-        results = server.results_sent()
-        assert any("No such file or directory" in r for r in results), results
-        assert any("hello from greet" in r for r in results), results
+    assert_both_ran(sessions.first, sessions.second)
 
 
 def test_the_second_session_is_told_the_command_that_worked(sessions: Sessions) -> None:
-    told = after_failure(sessions.second)
-    assert "`python3` instead of `.venv/bin/python`" in told, told[-3000:]
-    assert "instead of `.venv/bin/python`" not in after_failure(sessions.first)
+    assert_second_told(sessions.first, sessions.second)
 
 
 def test_block_audit_nothing_masked_internal_or_said_twice(sessions: Sessions) -> None:
-    from tests.realcli.audit import dump, problems
-
     stored = sessions.world.stored_episodes()
-    for server, before in ((sessions.first, []), (sessions.second, stored[:1])):
-        for request in server.main_requests():
-            assert problems(request.body, before) == [], dump(request.body)
+    assert_audit([(sessions.first, []), (sessions.second, stored[:1])])

@@ -18,7 +18,15 @@ from typing import Any
 
 import pytest
 
-from tests.realcli.harness import REPO, World, binary, private_world, write_calc
+from tests.realcli.harness import (
+    REPO,
+    World,
+    binary,
+    gemini_env,
+    gemini_settings,
+    private_world,
+    write_calc,
+)
 from tests.realcli.models import Call, ModelServer, Seen, Turn, serving
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(300)]
@@ -66,25 +74,13 @@ def _session(with_slmactor: bool) -> Iterator[Run]:
         if with_slmactor:
             world.slmactor("hook", "entry-point")
         config = world.home / ".gemini"
-        config.mkdir()
-        (config / "settings.json").write_text(json.dumps({
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-        }))
+        gemini_settings(config)
         linked = world.run([str(gemini), "extensions", "link", str(REPO / "plugins" / "gemini"),
                             "--consent"], timeout=60, label="gemini-link")
         assert linked.returncode == 0, linked.stdout + linked.stderr
         listed = world.run([str(gemini), "extensions", "list"], timeout=60, label="gemini-list")
         with serving("gemini", SCENARIO, MODEL) as server:
-            env = {
-                "GOOGLE_GEMINI_BASE_URL": server.base_url,
-                "GEMINI_API_KEY": "offline-scripted",
-                # Headless in an untrusted folder exits 55 before any hook.
-                "GEMINI_CLI_TRUST_WORKSPACE": "true",
-                "GEMINI_TELEMETRY_ENABLED": "false",
-            }
+            env = gemini_env(server.base_url)
             done = world.run([str(gemini), "-p", PROMPT, "-m", MODEL, "--yolo"],
                              extra_env=env, timeout=100)
             server.save(world.base / "requests.jsonl")

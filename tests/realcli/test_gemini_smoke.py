@@ -8,14 +8,20 @@ exits 4, and a command that passes.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import pytest
 
-from tests.realcli.harness import World, binary, private_world, write_calc
+from tests.realcli.harness import (
+    World,
+    binary,
+    gemini_env,
+    gemini_settings,
+    private_world,
+    write_calc,
+)
 from tests.realcli.models import Call, ModelServer, Turn, serving
 
 # The module fixture runs the CLI session(s) inside the first test's setup: its timeout.
@@ -62,22 +68,9 @@ def session() -> Iterator[Session]:
         write_calc(world.project)
         world.install_hooks("gemini")
         config = world.home / ".gemini"
-        config.mkdir()
-        # With only a base URL set, 0.61 picks an auth type it then rejects (exit 41).
-        (config / "settings.json").write_text(json.dumps({
-            "security": {"auth": {"selectedType": "gemini-api-key"}},
-            "general": {"enableAutoUpdate": False, "enableAutoUpdateNotification": False},
-            "privacy": {"usageStatisticsEnabled": False},
-            "telemetry": {"enabled": False},
-        }))
+        gemini_settings(config)
         with serving("gemini", scenario(str(world.project / "calc.py")), MODEL) as server:
-            env = {
-                "GOOGLE_GEMINI_BASE_URL": server.base_url,
-                "GEMINI_API_KEY": "offline-scripted",
-                # Project hooks run only in a trusted folder (headless untrusted: exit 55).
-                "GEMINI_CLI_TRUST_WORKSPACE": "true",
-                "GEMINI_TELEMETRY_ENABLED": "false",
-            }
+            env = gemini_env(server.base_url)
             done = world.run([str(gemini), "-p", PROMPT, "-m", MODEL, "--yolo"],
                              extra_env=env, timeout=100)
             server.save(world.base / "requests.jsonl")
