@@ -89,6 +89,17 @@ def _claude_transcript(path: Path, session: str, repo: Path, calls: list[tuple[s
     path.write_text("".join(line + "\n" for line in lines))
 
 
+def _end_session(daemon: DaemonProcess, repo: Path, base: dict[str, Any]) -> Any:
+    """Claude Code's SessionEnd, then the stored episode of the session's prompt."""
+    _run(daemon, ["hook", "claude", "SessionEnd"], {**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    _settle(daemon)
+    listed = _run(daemon, ["--project", str(repo), "--json", "memory", "episodes"])
+    items = listed.get("episodes", listed) if isinstance(listed, dict) else listed
+    entry = next(e for e in items if e["query"] == "reject discounts over 100")
+    with daemon.client(project=repo) as client:
+        return client.ask(EpisodeGet(episode_id=entry["id"]))
+
+
 def test_an_edit_only_the_claude_transcript_saw_is_a_failure_and_its_fix_is_learned(daemon: DaemonProcess) -> None:
     repo = _repo(daemon, "claude-validation")
     target = repo / "shop.py"
@@ -113,14 +124,7 @@ def test_an_edit_only_the_claude_transcript_saw_is_a_failure_and_its_fix_is_lear
     _claude_transcript(transcript, "cc-v", repo, [
         ("toolu_2", "Edit", gutter, not_found, True),
         ("toolu_3", "Edit", clean, f"The file {target} has been updated.", False)])
-    _run(daemon, ["hook", "claude", "SessionEnd"], {**base, "hook_event_name": "SessionEnd", "reason": "other"})
-    _settle(daemon)
-
-    listed = _run(daemon, ["--project", str(repo), "--json", "memory", "episodes"])
-    items = listed.get("episodes", listed) if isinstance(listed, dict) else listed
-    entry = next(e for e in items if e["query"] == "reject discounts over 100")
-    with daemon.client(project=repo) as client:
-        episode = client.ask(EpisodeGet(episode_id=entry["id"]))
+    episode = _end_session(daemon, repo, base)
     (failure,) = episode["failures"]
     assert failure["tool"].lower() == "edit" and "String to replace not found in file." in failure["message"]
     assert "<tool_use_error>" not in failure["message"]
@@ -145,13 +149,7 @@ def test_a_session_whose_only_call_lost_its_hook_is_still_an_episode(daemon: Dae
     _claude_transcript(transcript, "cc-one", repo, [
         ("toolu_1", "Bash", {"command": "python3 -m pytest -q", "description": "run the tests"},
          "1 passed in 0.01s", False)])
-    _run(daemon, ["hook", "claude", "SessionEnd"], {**base, "hook_event_name": "SessionEnd", "reason": "other"})
-    _settle(daemon)
-    listed = _run(daemon, ["--project", str(repo), "--json", "memory", "episodes"])
-    items = listed.get("episodes", listed) if isinstance(listed, dict) else listed
-    entry = next(e for e in items if e["query"] == "reject discounts over 100")
-    with daemon.client(project=repo) as client:
-        episode = client.ask(EpisodeGet(episode_id=entry["id"]))
+    episode = _end_session(daemon, repo, base)
     assert {"cmd": "python3 -m pytest -q", "ok": True} in episode["commands"]
     assert episode["success"] is True
 
