@@ -164,7 +164,7 @@ def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
             return f"`{typed_repairs.norm_command(_s(fix, 'command'))}` instead of " \
                    f"`{typed_repairs.norm_command(_s(call, 'command'))}`"
         if repair is not None and repair.kind == "precondition" and "Read the file" in repair.guidance:
-            return f"reading {where} again, then a {tool} with its text copied from what it holds"
+            return f"reading {where} again, then {tool} again with its text copied from what it holds"
         if repair is not None:
             return typed_repairs.named_fix(repair, failed)
     if _s(fix, "command") and not _s(call, "path"):
@@ -175,7 +175,7 @@ def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
     if analyze(tool, _s(call, "error")).cls in typed_repairs.REREAD_EDIT:
         # Arguments the ledger could not parse (a freeform patch): the fix was still its text
         # taken anew from the file.
-        return f"reading {where} again, then a {tool} with its text copied from what it holds"
+        return f"reading {where} again, then {tool} again with its text copied from what it holds"
     return f"a corrected {tool} on {where}"
 
 
