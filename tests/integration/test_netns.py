@@ -20,7 +20,7 @@ import pytest
 
 from slmactor.protocol.messages import Status
 from slmactor.stores.keys import allow, create, keys_dir
-from slmactor.testing import spawn_daemon, stop_quietly
+from slmactor.testing import spawn_daemon, stop_quietly, wait_for
 
 HARNESS = """
 import json, sys
@@ -44,6 +44,20 @@ try:
 except c.DaemonUnavailable:
     sys.exit(7)
 """
+
+
+def _episodes_of(project: Path, run_id: str) -> list[dict[str, object]]:
+    """The run's episodes in the host's project, once written (a session's end is told: the
+    episode is stored after its report is taken)."""
+    log = project / ".slmcode/memory/episodes.jsonl"
+
+    def mine() -> list[dict[str, object]]:
+        if not log.is_file():
+            return []
+        return [e for e in map(json.loads, log.read_text().splitlines()) if e.get("run_id") == run_id]
+
+    found: list[dict[str, object]] = wait_for(mine, "the session's episode in the host's project")
+    return found
 
 
 def _ip(*args: str) -> None:
@@ -121,10 +135,7 @@ def test_a_harness_in_another_network_namespace_records_into_the_hosts_project(
             remote = local.ask(Status())["remote"]
         assert remote["asks"]["box"]["admitted"] >= 2  # run.start and run.finish, over tcp
         assert remote["events"]["forwarded"] >= 3
-        episodes = [json.loads(line) for line in
-                    (daemon.project / ".slmcode/memory/episodes.jsonl").read_text().splitlines()]
-        mine = [e for e in episodes if run_id in json.dumps(e)]
-        assert mine, "the session's episode is not in the host's project"
+        mine = _episodes_of(daemon.project, run_id)
         # The edited file is named in the host's view, like the project.
         assert mine[0]["files_changed"] == [f"{daemon.project}/src/upload.py"]
         # Without its key the same process gets nothing from the same endpoint.
@@ -173,9 +184,7 @@ def test_a_harness_with_the_ipc_directory_bind_mounted_records_into_the_hosts_pr
         assert done.returncode == 0, done.stderr
         run_id = json.loads(done.stdout.strip().splitlines()[-1])["run_id"]
         assert not any(ctr_run.iterdir())  # the bind mounts were the namespace's only
-        episodes = [json.loads(line) for line in
-                    (daemon.project / ".slmcode/memory/episodes.jsonl").read_text().splitlines()]
-        mine = [e for e in episodes if e.get("run_id") == run_id]
-        assert mine and mine[0]["files_changed"] == [f"{daemon.project}/src/upload.py"]
+        mine = _episodes_of(daemon.project, run_id)
+        assert mine[0]["files_changed"] == [f"{daemon.project}/src/upload.py"]
     finally:
         stop_quietly(daemon)
