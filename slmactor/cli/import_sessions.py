@@ -28,6 +28,7 @@ reason.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -124,18 +125,16 @@ class ImportState:
         self.sessions: dict[str, tuple[int, int]] = {}
         self.files: dict[str, tuple[int, int]] = {}
         lines = 0
-        try:
-            with open(path, "rb") as fh:
-                for raw in fh:
-                    lines += 1
-                    try:
-                        entry = json.loads(raw)
-                    except ValueError:
-                        continue  # a line cut by an interrupted run
-                    if isinstance(entry, dict):
-                        self._apply(entry)
-        except FileNotFoundError:
-            pass
+        # No file yet: nothing imported.
+        with contextlib.suppress(FileNotFoundError), open(path, "rb") as fh:
+            for raw in fh:
+                lines += 1
+                try:
+                    entry = json.loads(raw)
+                except ValueError:
+                    continue  # a line cut by an interrupted run
+                if isinstance(entry, dict):
+                    self._apply(entry)
         if write and lines > MAX_STATE_LINES:
             self._compact()
 

@@ -158,12 +158,11 @@ def command_of(tool_input: Mapping[str, Any]) -> str:
         return shlex.join(command)
     commands = tool_input.get("commands")  # a JSON list of commands, as a string
     if isinstance(commands, str) and commands.startswith("["):
+        import contextlib
         import json
 
-        try:
+        with contextlib.suppress(ValueError):  # not a list after all: the string is the command
             commands = json.loads(commands)
-        except ValueError:
-            pass
     if isinstance(commands, list):
         return " && ".join(c if isinstance(c, str) else compact_json(c) for c in commands)
     return text(command) or text(commands)

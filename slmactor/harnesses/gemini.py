@@ -280,6 +280,7 @@ def call_outcome(call: Mapping[str, Any]) -> tuple[bool, str, int | None]:
 def _project_root(path: str, project_hash: str) -> str:
     """The project a chat file belongs to: its folder's `.project_root`, else the registry
     `projects.json` (slug or, for an old hash folder, the root whose SHA-256 it is)."""
+    import contextlib
     import hashlib
     import json
     import os
@@ -288,13 +289,13 @@ def _project_root(path: str, project_hash: str) -> str:
     folder = os.path.dirname(chats)
     if os.path.basename(chats) != "chats":  # a subagent's chat: chats/<parent>/<id>.jsonl
         folder = os.path.dirname(folder)
-    try:
-        with open(os.path.join(folder, ".project_root"), encoding="utf-8") as fh:
-            root = fh.read(4096).strip()
-        if root:
-            return root
-    except OSError:
-        pass
+    root = ""
+    # No marker file: the registry says it, below.
+    with contextlib.suppress(OSError), open(os.path.join(folder, ".project_root"),
+                                            encoding="utf-8") as fh:
+        root = fh.read(4096).strip()
+    if root:
+        return root
     gemini_dir = os.path.dirname(os.path.dirname(folder))
     try:
         with open(os.path.join(gemini_dir, "projects.json"), encoding="utf-8") as fh:

@@ -77,13 +77,12 @@ def stale(harness: str, root: Path) -> list[str]:
     """The package's files under `root` that are missing or differ from what `write` writes."""
     out = []
     for rel, data in files(harness).items():
-        path = root / rel
         try:
-            if path.read_bytes() == data:
-                continue
+            same = (root / rel).read_bytes() == data
         except OSError:
-            pass
-        out.append(rel)
+            same = False  # missing or unreadable: it is to be written
+        if not same:
+            out.append(rel)
     return out
 
 

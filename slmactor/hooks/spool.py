@@ -15,6 +15,7 @@ and a newline.
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 SPOOL = "hook-spool"
@@ -94,8 +95,6 @@ def take(runtime_dir: str) -> list[dict[str, Any]]:
     except OSError:
         return []
     finally:
-        try:
+        with contextlib.suppress(OSError):  # already gone: nothing left to claim twice
             os.unlink(claimed)
-        except OSError:
-            pass
     return parse(data)

@@ -16,6 +16,7 @@ made in place (a duplicate key, a list reordered) that part of the document is w
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from json import decoder as _decoder
@@ -319,11 +320,9 @@ def rewrite(text: str, new: Any, *, comments: bool = False) -> str:
     out = text
     for start, end, piece in sorted(editor.edits, key=lambda e: (e[0], e[1]), reverse=True):
         out = out[:start] + piece + out[end:]
-    try:
+    with contextlib.suppress(ValueError):  # an edit that broke the text: written anew below
         if _same(loads(out, comments=comments), new):
             return out
-    except ValueError:
-        pass
     # Not expected: an edit this module got wrong. The document is right, if not its layout.
     return editor.style.dump(new, "") + ("\n" if text.endswith("\n") else "")
 

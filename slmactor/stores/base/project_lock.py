@@ -206,9 +206,9 @@ class ProjectLocks:
             target = LOCK_NAME + (".corrupt" if n == 0 else f".corrupt.{n}")
             try:
                 os.lstat(target, dir_fd=dir_fd)
-                continue
+                continue  # taken by an earlier corrupt lock: try the next name
             except FileNotFoundError:
-                pass
+                pass  # a free name for this one
             except OSError:
                 return False
             try:
