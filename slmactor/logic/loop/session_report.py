@@ -154,28 +154,29 @@ def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
         name = infer_transform(_s(call, "args"), _s(fix, "args"))
         if name in _TRANSFORM_WORDS:
             return f"{_TRANSFORM_WORDS[name]} ({tool} on {where})"
+    swap = (f"`{typed_repairs.norm_command(_s(fix, 'command'))}` instead of "
+            f"`{typed_repairs.norm_command(_s(call, 'command'))}`")
+    reread = f"reading {where} again, then {tool} again with its text copied from what it holds"
+    cls = analyze(tool, _s(call, "error")).cls
     failed_args = typed_repairs.parse_args(_s(call, "args"))
     fixed_args = typed_repairs.parse_args(_s(fix, "args"))
     if failed_args is not None and fixed_args is not None:
         failed = typed_repairs.Call(tool, failed_args)
-        repair = typed_repairs.infer(failed, typed_repairs.Call(fix_tool, fixed_args),
-                                     analyze(tool, _s(call, "error")).cls)
+        repair = typed_repairs.infer(failed, typed_repairs.Call(fix_tool, fixed_args), cls)
         if repair is not None and repair.kind == "substitute_command":
-            return f"`{typed_repairs.norm_command(_s(fix, 'command'))}` instead of " \
-                   f"`{typed_repairs.norm_command(_s(call, 'command'))}`"
+            return swap
         if repair is not None and repair.kind == "precondition" and "Read the file" in repair.guidance:
-            return f"reading {where} again, then {tool} again with its text copied from what it holds"
+            return reread
         if repair is not None:
             return typed_repairs.named_fix(repair, failed)
     if _s(fix, "command") and not _s(call, "path"):
-        return f"`{typed_repairs.norm_command(_s(fix, 'command'))}` instead of " \
-               f"`{typed_repairs.norm_command(_s(call, 'command'))}`"
+        return swap
     if fix_tool.lower() != tool.lower():
         return f"{fix_tool} instead of {tool} on {where}"
-    if analyze(tool, _s(call, "error")).cls in typed_repairs.REREAD_EDIT:
+    if cls in typed_repairs.REREAD_EDIT:
         # Arguments the ledger could not parse (a freeform patch): the fix was still its text
         # taken anew from the file.
-        return f"reading {where} again, then {tool} again with its text copied from what it holds"
+        return reread
     return f"a corrected {tool} on {where}"
 
 
