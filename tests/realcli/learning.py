@@ -23,18 +23,24 @@ GREET = 'print("hello from greet")\n'
 NAMED_FIX = "`python3` instead of `.venv/bin/python`"
 
 
+def _missing(result: str) -> bool:
+    """bash says "No such file or directory", zsh "no such file or directory" (Claude Code runs
+    the user's shell, zsh when SHELL is unset and zsh is installed)."""
+    return "no such file or directory" in result.lower()
+
+
 def after_failure(server: ModelServer) -> str:
     """The whole request the model got right after the failed command (its tool result and
     whatever a hook added to it)."""
     requests = server.main_requests()
-    index = next(i for i, r in enumerate(requests) if "No such file or directory" in r.last_result)
+    index = next(i for i, r in enumerate(requests) if _missing(r.last_result))
     return json.dumps(requests[index].body)
 
 
 def assert_both_ran(*servers: ModelServer) -> None:
     for server in servers:
         results = server.results_sent()
-        assert any("No such file or directory" in r for r in results), results
+        assert any(_missing(r) for r in results), results
         assert any("hello from greet" in r for r in results), results
 
 

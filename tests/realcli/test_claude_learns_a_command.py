@@ -11,6 +11,7 @@ scripted server) must name the command that worked, not a generic hint.
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,11 +50,12 @@ class Sessions:
     rules: Any
 
 
-def run_claude(world: World, claude: Path, turns: list[Turn], label: str) -> tuple[int, ModelServer]:
+def run_claude(world: World, claude: Path, turns: list[Turn], label: str,
+               shell: str) -> tuple[int, ModelServer]:
     config = world.home / ".claude"
     config.mkdir(exist_ok=True)
     with serving("anthropic", turns, MODEL) as server:
-        env = claude_env(config, server.base_url)
+        env = {**claude_env(config, server.base_url), "SHELL": shell}
         done = world.run([str(claude), "-p", PROMPT, "--model", MODEL, "--output-format",
                           "stream-json", "--verbose", "--dangerously-skip-permissions"],
                          extra_env=env, timeout=100, label=label)
@@ -61,15 +63,20 @@ def run_claude(world: World, claude: Path, turns: list[Turn], label: str) -> tup
     return done.returncode, server
 
 
-@pytest.fixture(scope="module")
-def sessions() -> Iterator[Sessions]:
+@pytest.fixture(scope="module", params=["bash", "zsh"])
+def sessions(request: pytest.FixtureRequest) -> Iterator[Sessions]:
+    # Claude Code runs the user's shell (zsh by default on macOS, and whenever SHELL is unset
+    # and zsh is installed); each shell words the missing file its own way.
+    shell = shutil.which(request.param)
+    if shell is None:
+        pytest.skip(f"{request.param} is not installed")
     claude = binary("claude")
     with private_world() as world:
         (world.project / "greet.py").write_text(GREET)
         world.install_hooks("claude")
-        first_code, first = run_claude(world, claude, steps(WRONG, RIGHT), "claude-1")
+        first_code, first = run_claude(world, claude, steps(WRONG, RIGHT), "claude-1", shell)
         world.wait_episodes(1)
-        second_code, second = run_claude(world, claude, steps(WRONG, RIGHT), "claude-2")
+        second_code, second = run_claude(world, claude, steps(WRONG, RIGHT), "claude-2", shell)
         world.wait_episodes(2)
         yield Sessions(world, first, second, (first_code, second_code),
                        world.slmactor("evolve", "rules"))

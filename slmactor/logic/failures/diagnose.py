@@ -14,7 +14,7 @@ fingerprint's salient text is built from — together with the name of the part 
 5. compiler and checker diagnostics: `file:line[:col]: error: msg` (gcc, clang, mypy, javac, go),
    rustc's `error[E0425]: msg`, tsc's `file.ts(l,c): error TS2304: msg`, linker errors, ruff and
    eslint lines;
-6. shell errors: `script.sh: line 3: msg`.
+6. shell errors: `script.sh: line 3: msg` (bash, sh) and `zsh:1: msg`, `(eval):1: msg` (zsh).
 
 Anything else falls back to the general needle table and the first error-looking lines.
 """
@@ -293,19 +293,35 @@ def _compiler(lines: Lines, text: str) -> Diagnosis | None:
 # --- 6. shell ------------------------------------------------------------------------------
 # `sh: line 3: msg`, and bash -c's `bash: -c: line 8: msg` (two prefixes).
 _SHELL = re.compile(r"^(?:[^:\n]++: ){0,2}line \d+: (.+)$")
+# zsh words the same errors as `zsh:1: msg`, `(eval):1: msg` (a command run through `eval`, as
+# Claude Code runs every Bash call when the user's shell is zsh) or `zsh:cd:1: msg` (a builtin's
+# name before the line): zsh's zerrnam/zwarnnam in Src/utils.c. Read as shell lines, not as a
+# compiler's `file:line: msg`.
+_ZSH = re.compile(r"^(?:zsh|\(eval\)|\(anon\))(?::[\w.-]++)?:\d+: (.+)$")
 
 
 def _shell(lines: Lines, text: str) -> Diagnosis | None:
     if "line " not in text:
         return None
     msgs = [m.group(1) for m in map(_SHELL.match, lines) if m]
+    return _shell_lines(msgs)
+
+
+def _zsh(lines: Lines, text: str) -> Diagnosis | None:
+    if "zsh" not in text and "(eval)" not in text and "(anon)" not in text:
+        return None
+    return _shell_lines([m.group(1) for m in map(_ZSH.match, lines) if m])
+
+
+def _shell_lines(msgs: list[str]) -> Diagnosis | None:
     if not msgs:
         return None
     return _diagnosis(needle_class(" ".join(msgs).lower()) or "unknown", _unique(msgs),
                      "shell error lines")
 
 
-_RECOGNIZERS: tuple[Recognizer, ...] = (_pytest, _go_test, _panic, _exception, _compiler, _shell)
+_RECOGNIZERS: tuple[Recognizer, ...] = (_pytest, _go_test, _panic, _exception, _zsh, _compiler,
+                                         _shell)
 _RAW_READERS = frozenset({_pytest, _compiler, _panic})
 #: (recogniser, whether it reads the raw lines), in order.
 _READERS = tuple((r, r in _RAW_READERS) for r in _RECOGNIZERS)

@@ -447,10 +447,12 @@ _PLAIN_LINE_PATTERNS = [
     (dg._DIAG, re.compile(r"^(?:[A-Za-z]:[\\/])?(?:[^\s:][^:\s]*?):\d+(?::\d+)?:\s*"
                           r"(?:(fatal error|error|warning|note)\s*:\s*)?(.+)$")),
     (dg._SHELL, re.compile(r"^(?:[^:\n]+: ){0,2}line \d+: (.+)$")),
+    (dg._ZSH, re.compile(r"^(?:zsh|\(eval\)|\(anon\))(?::[\w.-]+)?:\d+: (.+)$")),
 ]
 LINE_FRAGMENTS = ["Error", "error", "Foo", "foo", "É", "é", "x", "_", "$", "1", "42", ".", ":", ": ",
                   " ", "\t", "\n", "[E1]", " [e-1]", "[", "]", "line ", "line 3: ", "main.c", ":12",
-                  ":3:", " error: ", "warning", "note", "fatal error", "C:\\", "c:/", "a.B", "Bar"]
+                  ":3:", " error: ", "warning", "note", "fatal error", "C:\\", "c:/", "a.B", "Bar",
+                  "zsh", "(eval)", "(anon)", "cd", "-"]
 
 
 @settings(derandomize=True, max_examples=1500, deadline=None)

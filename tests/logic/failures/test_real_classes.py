@@ -182,6 +182,28 @@ def test_the_same_failure_in_two_harnesses_is_one_fingerprint() -> None:
     assert claude.id == gemini.id != other.id
 
 
+#: The same three mistakes as bash 5.2 and zsh 5.9 word them (each printed by the shell here;
+#: Claude Code 2.1.328 runs a Bash call through `eval` in the user's shell, so zsh users' results
+#: say `(eval):1:`).
+SHELL_WORDINGS = [
+    ("Exit code 127\n/bin/bash: line 1: .venv/bin/python: No such file or directory",
+     "Exit code 127\n(eval):1: no such file or directory: .venv/bin/python", "file_not_found"),
+    ("Exit code 127\n/bin/bash: line 1: rg: command not found",
+     "Exit code 127\nzsh:1: command not found: rg", "dependency_missing"),
+    ("Exit code 126\n/bin/bash: line 1: ./run.sh: Permission denied",
+     "Exit code 126\n(eval):1: permission denied: ./run.sh", "permission_denied"),
+    ("Exit code 1\n/bin/bash: line 1: cd: nope: No such file or directory",
+     "Exit code 1\nzsh:cd:1: no such file or directory: nope", "file_not_found"),
+]
+
+
+@pytest.mark.parametrize(("bash", "zsh", "cls"), SHELL_WORDINGS)
+def test_a_failure_worded_by_zsh_has_the_class_bash_gives_it(bash: str, zsh: str, cls: str) -> None:
+    # zsh's `name:line: msg` is not a compiler's `file:line: msg`.
+    assert analyze("Bash", bash, command="x", family="shell").cls == cls
+    assert analyze("Bash", zsh, command="x", family="shell").cls == cls
+
+
 def test_a_leading_error_prefix_no_longer_makes_a_runtime_error() -> None:
     assert analyze("Bash", "Error: Exit code 127\n/bin/sh: rg: command not found").cls == \
         "dependency_missing"
