@@ -370,6 +370,11 @@ def fallback(u: Unwrapped, command: str, cls: str, family: str = "") -> Verdict 
     if cls == "unknown" and "json_error" in u.wrappers:
         return Verdict("runtime_error", why="the tool threw an exception")
     program = bool(command) or u.exit_code is not None or family in (SHELL, SEARCH)
+    if cls == "malformed_json" and family == SHELL and program:
+        # `malformed_json` is the call's own arguments failing to parse (resent, repaired); a
+        # program that could not parse the JSON it read (`json.load` of an API's answer, `jq`
+        # on non-JSON) failed at run time, and no repair of the call applies.
+        return Verdict("runtime_error", why="the program could not parse the JSON it read")
     if cls == "unknown" and program and (
             u.said_error or _FAILED_WORDS.search(u.text[:3000].lower())):
         return Verdict("runtime_error", why="the program said it failed")

@@ -118,6 +118,13 @@ def test_shell_segments_respect_quotes_and_heredocs() -> None:
 
 #: (tool, family, command, wrapped error, class, detail).
 CALLS = [
+    # A program that could not parse the JSON it read (CPython 3.11 json/decoder.py words it)
+    # failed at run time; `malformed_json` stays for a call whose own arguments did not parse.
+    ("Bash", "shell", "gh api repos/o/r | python3 -c 'import json,sys; json.load(sys.stdin)'",
+     ("Exit code 1\nTraceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n"
+      "json.decoder.JSONDecodeError: Extra data: line 1 column 212 (char 211)"), "runtime_error", ""),
+    ("call_tool", "", "", "json.decoder.JSONDecodeError: Expecting ',' delimiter: line 1 column 9 (char 8)",
+     "malformed_json", ""),
     ("Bash", "shell", "npm test", "Error: Exit code 143\nCommand timed out after 2m 0s",
      "timeout", ""),
     ("Bash", "shell", "pkill -f 'node server'", "Exit code 144", "self_kill", ""),
