@@ -1,7 +1,7 @@
 """Repair rules on disk: `<project>/.slmcode/evolve/rules.json` and `~/.slmcode/evolve/rules.json`
 (SPEC S-10.12).
 
-Open order: the 32 shipped seeds → the user file (scope `user`, model-level lessons shared by every
+Open order: the 33 shipped seeds → the user file (scope `user`, model-level lessons shared by every
 project) → the project file (scope `project`, plus the seeds' statistics).  A persisted copy of a
 seed overlays its statistics, fingerprint and `retired` flag and stays `seeded`; its trigger and
 repair always come from the code, so an upgraded seed text reaches old stores.  Deleting a seed

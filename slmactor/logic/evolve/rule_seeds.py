@@ -89,6 +89,13 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
     (Trigger("rate_limit"), Repair(
         "action", action="backoff_retry", retry=True,
         guidance="The provider rate-limited the request. Back off, then retry.")),
+    # A shell command the harness killed at its time limit (Claude Code's 2 min Bash default,
+    # Gemini's and mini-swe-agent's timeouts): no task_timeout of ours applies to it.
+    (Trigger("timeout", tool="bash"), Repair(
+        "guidance",
+        guidance="The command ran past the shell tool's time limit. Do not rerun it as it was: "
+                 "narrow it (one test file, or `pytest -k NAME`), or start a long job in the "
+                 "background and read its output as it runs.")),
     (Trigger("timeout"), Repair(
         "action", action="split_task",
         guidance="The operation timed out. Split the task, raise task_timeout, or lower "

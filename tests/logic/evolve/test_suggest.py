@@ -164,3 +164,24 @@ def test_an_unrecognised_error_carries_only_self_evident_repairs() -> None:
     gutter = lookup(book, go, unknown, edit("12\tx := 1\n13\ty := 2"))
     assert gutter is not None and gutter.proposed and gutter.apply
     assert lookup(book, go, unknown, edit("x := 1  ")) is None  # whitespace is not self-evident
+
+
+def test_a_shell_command_killed_at_its_time_limit_is_told_to_narrow_or_background_it() -> None:
+    # Claude Code 2.1.328's Bash result when its 2 min default killed the command (as in the
+    # real sessions of tests/fixtures/real_failures), and mini-swe-agent's
+    # `AgentConfig.timeout_template` (minisweagent/agents/default.py).
+    book = book_with_seeds()
+    for tool, error in (("Bash", "Error: Exit code 143\nCommand timed out after 2m 0s"),
+                        ("bash", ("The last command <command>pytest tests</command> timed out and "
+                                 "has been killed.\nThe output of the command was:\n <output>\n"
+                                 "</output>\nPlease try another command and make sure to avoid "
+                                 "those requiring interactive input."))):
+        fp = analyze(tool, error, command="pytest tests", family="shell")
+        found = lookup(book, fp, error, json.dumps({"command": "pytest tests"}))
+        assert found is not None and fp.cls == "timeout"
+        assert "background" in found.rule.repair.guidance
+        assert "task_timeout" not in found.rule.repair.guidance
+    # A task of the bundled orchestrator that ran out of time keeps its own advice.
+    task = analyze("", "asyncio.TimeoutError: task exceeded task_timeout")
+    found = lookup(book, task, "task exceeded task_timeout", "{}")
+    assert found is not None and "task_timeout" in found.rule.repair.guidance
