@@ -279,6 +279,10 @@ class Harness:
     input_events: frozenset[str] = frozenset()
     #: Events that end a session (a harness without one ends segments on STOP).
     end_events: frozenset[str] = frozenset()
+    #: End events whose answer the harness ignores (it only waits for the process to exit):
+    #: `hook install` runs them with `--background`, which answers at once and reports the
+    #: session from a detached process, so the harness exits without waiting for the report.
+    background_events: frozenset[str] = frozenset()
     #: Context events at which the daemon may be started (a session's first event).
     start_events: frozenset[str] = frozenset()
     #: Payload key of the event name (the command line names it too; this is the fallback).

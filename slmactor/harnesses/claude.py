@@ -62,6 +62,9 @@ class Claude(Harness):
                                 "PostToolUseFailure"})
     input_events = frozenset({"PreToolUse"})
     end_events = frozenset({"SessionEnd"})
+    # "SessionEnd hooks cannot block session termination" (the hooks reference): the CLI only
+    # waits for the process (`-p` exits after it).
+    background_events = frozenset({"SessionEnd"})
     start_events = frozenset({"SessionStart"})
     project_env = "CLAUDE_PROJECT_DIR"
     tool_kinds = {"Edit": EDIT, "MultiEdit": EDIT, "Write": EDIT, "NotebookEdit": EDIT,

@@ -81,6 +81,8 @@ class Gemini(Harness):
     context_events = frozenset({"SessionStart", "BeforeAgent", "AfterTool"})
     input_events = frozenset({"BeforeTool"})
     end_events = frozenset({"SessionEnd"})
+    # SessionEnd's output is advisory only (docs/hooks/reference.md): nothing to wait for.
+    background_events = frozenset({"SessionEnd"})
     start_events = frozenset({"SessionStart"})
     project_env = "GEMINI_PROJECT_DIR"
     tool_kinds = {"replace": EDIT, "write_file": EDIT, "read_file": READ, "read_many_files": READ,

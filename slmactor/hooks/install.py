@@ -76,11 +76,14 @@ def hook_line(harness: str, command: str, event: str) -> str:
     (`command` an absolute command), or, for shared files (`command` is `SHARED`), each user's
     entry point when it is there and the neutral answer when it is not. `exec`: the hook is the
     process the harness waits on (a shell left as its parent costs Claude Code a second at exit)."""
+    room = _room(harness)
+    # An end event the harness only waits on is answered at once and reported from a detached
+    # process (`--background`): the harness's exit does not wait for the session's report.
+    args = f"hook {harness} {event}" + (" --background" if event in room.background_events else "")
     if command != SHARED:
-        return f"exec {command} hook {harness} {event}"
-    neutral = _room(harness).neutral_json()
-    return (f'h="{SHARED}"; [ -x "$h" ] && exec "$h" hook {harness} {event}; '
-            f"echo '{neutral}'")
+        return f"exec {command} {args}"
+    neutral = room.neutral_json()
+    return f'h="{SHARED}"; [ -x "$h" ] && exec "$h" {args}; echo \'{neutral}\''
 
 
 def write_entry_point(home: Path, command: str) -> Path:

@@ -210,6 +210,13 @@ def _learn_fix(hook: Any, call: Any, path: str, ledger: Path, ask: Ask) -> None:
     """A successful call of the same tool family on the same target (file, command head, URL)
     as a recent failure got past it: `evolve.resolved` with both calls, so the rules actor
     learns the typed repair between them (once per failure: a `learned` entry marks it)."""
+    entries = [e for e in session.read_ledger(ledger) if e.get("e") in ("call", "learned")]
+    learned = {e.get("key") for e in entries if e.get("e") == "learned"}
+    calls = [e for e in entries if e.get("e") == "call"][-FIX_WINDOW:]
+    open_failures = [e for e in calls if e.get("ok") is False and isinstance(e.get("key"), str)
+                     and e["key"] and e["key"] not in learned]
+    if not open_failures:
+        return  # most successful calls follow no failure: no repair logic to load (hook start-up)
     from slmactor.logic.evolve.typed_repairs import Call, parse_args, same_target
 
     fixed_args = parse_args(call.args) or {}
@@ -218,13 +225,8 @@ def _learn_fix(hook: Any, call: Any, path: str, ledger: Path, ask: Ask) -> None:
     if path and "file_path" not in fixed_args and "path" not in fixed_args:
         fixed_args = {**fixed_args, "path": path}
     fix = Call(call.tool, fixed_args, harnesses.tool_family(call.tool) or call.tool.lower())
-    entries = [e for e in session.read_ledger(ledger) if e.get("e") in ("call", "learned")]
-    learned = {e.get("key") for e in entries if e.get("e") == "learned"}
-    calls = [e for e in entries if e.get("e") == "call"][-FIX_WINDOW:]
-    for entry in reversed(calls):
-        key = entry.get("key")
-        if entry.get("ok") is not False or not isinstance(key, str) or not key or key in learned:
-            continue
+    for entry in reversed(open_failures):
+        key = entry["key"]
         tool = str(entry.get("tool") or "")
         failed_args = parse_args(str(entry.get("args") or "")) or {}
         if entry.get("command") and not any(k in failed_args for k in ("command", "cmd")):

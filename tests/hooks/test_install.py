@@ -148,7 +148,10 @@ def test_entries_per_harness() -> None:
     for harness in JSON_HARNESSES:
         for event, group in entries(harness, CMD).items():
             assert event in EVENTS[harness]
-            assert group["hooks"][0]["command"] == f"exec {CMD} hook {harness} {event}"
+            # A session end the harness only waits on is answered at once (`--background`).
+            background = " --background" if (harness, event) in (
+                ("claude", "SessionEnd"), ("gemini", "SessionEnd")) else ""
+            assert group["hooks"][0]["command"] == f"exec {CMD} hook {harness} {event}{background}"
 
 
 def test_settings_paths(tmp_path: Path) -> None:

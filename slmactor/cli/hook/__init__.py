@@ -53,15 +53,15 @@ HOOK_TIMEOUT = 2.0
 #: `hook` subcommands that are ordinary commands, not a harness event.
 SUBCOMMANDS = frozenset({"install", "uninstall", "config", "package", "entry-point"})
 _VALUED = frozenset({"--project", "--runtime-dir", "--timeout", "--role", "--budget", "--breaker"})
-_FLAGS = frozenset({"--json", "--no-autostart"})
+_FLAGS = frozenset({"--json", "--no-autostart", "--background"})
 _HELP = frozenset({"-h", "--help", "--version"})
 
 
 class Options:
     """The hook command line, parsed without argparse (a plain class: no `dataclasses`)."""
 
-    __slots__ = ("autostart", "breaker", "budget", "event", "format", "problems", "project",
-                 "role", "runtime_dir", "timeout")
+    __slots__ = ("autostart", "background", "breaker", "budget", "event", "format", "problems",
+                 "project", "role", "runtime_dir", "timeout")
 
     def __init__(self) -> None:
         self.format = ""
@@ -73,6 +73,7 @@ class Options:
         self.budget = 0
         self.breaker: float | None = None
         self.autostart = True
+        self.background = False
         self.problems: list[str] = []
 
 
@@ -117,6 +118,8 @@ def parse_argv(argv: Sequence[str]) -> Options:
         elif token in _FLAGS:
             if token == "--no-autostart":
                 opts.autostart = False
+            elif token == "--background":
+                opts.background = True
         elif token.startswith("-") and token != "-":
             opts.problems.append(f"ignored unknown option {token}")
         else:
@@ -402,6 +405,9 @@ def main(argv: Sequence[str]) -> int:
         if opts.event and not events.has_work(fmt, opts.event):
             _say_text(events.neutral_json(fmt))
             return 0
+        if opts.background and events.is_end(fmt, opts.event) and _answered_detached(
+                events.neutral_json(fmt)):
+            return 0
         rt = runtime_dir(opts, os.environ)
         from slmactor import peer
 
@@ -453,6 +459,35 @@ def main(argv: Sequence[str]) -> int:
         warn(f"{type(exc).__name__}: {exc}")
         _say_text(_neutral_after_error(fmt))
     return 0
+
+
+def _answered_detached(neutral: str) -> bool:
+    """For an end event the harness only waits on (`--background`): answer `neutral` now and
+    let a detached child report the session. True in the parent (it is done), False in the
+    child — and wherever no child can be made, which then reports in this process as usual.
+
+    The child leaves the harness's process group and session (a harness that kills its hooks'
+    group at exit does not reach it) and holds none of its pipes (the harness reads the
+    answer's end of stdout as the hook's end); it keeps the hook's deadline."""
+    if not hasattr(os, "fork"):
+        return False
+    try:
+        pid = os.fork()
+    except OSError:
+        return False
+    if pid:
+        _say_text(neutral)
+        return True
+    try:
+        os.setsid()
+        null = os.open(os.devnull, os.O_RDWR)
+        for fd in (0, 1, 2):
+            os.dup2(null, fd)
+        if null > 2:
+            os.close(null)
+    except OSError:
+        os._exit(0)  # a child that cannot detach must not answer the harness a second time
+    return False
 
 
 def _spool(fmt: str, opts: Options, rt: str, raw: bytes) -> None:
