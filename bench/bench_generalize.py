@@ -3,8 +3,9 @@
 `tests/fixtures/replay_xlang/generate.py` writes, for a seed, trajectories in which every failure
 kind (five line-number formats, trailing whitespace, fences, JSON slips, replace-all, truncated
 JSON, ambiguous edits that need context, stale reads) first appears in one language and repeats
-in others — in Claude Code's vocabulary, in Gemini CLI's (`replace`, `allow_multiple`) and in
-the bundled one. Each set is replayed
+in others — in Claude Code's vocabulary, in Gemini CLI's (`replace`, `allow_multiple`), in
+Codex CLI's (`apply_patch` envelopes: only the kinds a patch can meet) and in the bundled one.
+Each set is replayed
 with learning on, against a real daemon, in a project of its own. Measured per set:
 
 * repeats fixed from memory — 2nd and later occurrences of a kind group (the transform that
@@ -25,7 +26,7 @@ from typing import Any
 from tests.fixtures.replay_xlang.generate import GROUP, write
 
 SEEDS = (1, 2, 3)
-VOCABULARIES = ("claude", "gemini", "bundled")
+VOCABULARIES = ("claude", "gemini", "bundled", "codex")
 
 
 def measure(client: Any, directory: Path, label: str) -> dict[str, Any]:

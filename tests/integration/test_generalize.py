@@ -16,14 +16,14 @@ from tests.fixtures.replay_xlang.generate import generate
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "replay_xlang"
 
 
-@pytest.mark.parametrize("vocabulary", ["claude", "gemini", "bundled"])
+@pytest.mark.parametrize("vocabulary", ["claude", "gemini", "bundled", "codex"])
 def test_the_committed_set_is_what_its_seed_generates(vocabulary: str) -> None:
     directory = FIXTURES / f"seed1-{vocabulary}"
     committed = [json.loads(p.read_text(encoding="utf-8")) for p in sorted(directory.glob("*.json"))]
     assert committed == sorted(generate(1, vocabulary), key=lambda t: t["id"])
 
 
-@pytest.mark.parametrize("vocabulary", ["claude", "gemini", "bundled"])
+@pytest.mark.parametrize("vocabulary", ["claude", "gemini", "bundled", "codex"])
 def test_repeats_in_other_languages_are_fixed_from_memory_and_never_wrongly(
     daemon: DaemonProcess, vocabulary: str,
 ) -> None:

@@ -21,7 +21,9 @@ Transforms:
   `patch`) has its gutters stripped after each hunk line's marker (`strip_patch_gutter`).
 * `trim_trailing_whitespace` — right-trim spaces, tabs and `\\r` on every line of `old_str`, `new_str`.
 * `unfence_code` — a value that is exactly one ``` fence (optional language tag) becomes the
-  fenced text; fields `old_str`, `new_str`, `content`, `body`.
+  fenced text; fields `old_str`, `new_str`, `content`, `body`, and a patch envelope fenced whole
+  in `command`, `input` or `patch` (the fenced text opens with `*** Begin Patch`: a patch tool
+  reads its first line as the envelope's, and a fenced shell command is not touched).
 * `shrink_old_str` — an `old_str` of more than 2 lines becomes its first non-blank line.
 * `set_replace_all` — set `replace_all: true` unless it already is.
 
@@ -195,13 +197,27 @@ def _trim_trailing(args: Args) -> None:
             args[key] = _TRAILING.sub("", value)
 
 
+_FENCED = (*_OLD, *_NEW, "content", "body")
+#: Where a patch envelope is passed whole (`_strip_gutters` reads the same fields).
+_ENVELOPED = ("command", "input", "patch")
+
+
+def _fenced(key: str, value: object) -> str | None:
+    """The text inside `value` when it is exactly one fence a field named `key` can carry."""
+    match = _FENCE.match(value) if isinstance(value, str) else None
+    if match is None or "```" in match.group(1):
+        return None
+    inner = match.group(1)
+    if key in _FENCED:
+        return inner
+    return inner if key in _ENVELOPED and inner.lstrip().startswith(PATCH_ENVELOPE) else None
+
+
 def _unfence(args: Args) -> None:
-    for key in (*_OLD, *_NEW, "content", "body"):
-        value = args.get(key)
-        if isinstance(value, str):
-            match = _FENCE.match(value)
-            if match and "```" not in match.group(1):
-                args[key] = match.group(1)
+    for key in (*_FENCED, *_ENVELOPED):
+        inner = _fenced(key, args.get(key))
+        if inner is not None:
+            args[key] = inner
 
 
 def _shrink(args: Args) -> None:
@@ -326,12 +342,7 @@ def _has_trailing_space(obj: Args) -> bool:
 
 
 def _has_fence(obj: Args) -> bool:
-    for key in (*_OLD, *_NEW, "content", "body"):
-        value = obj.get(key)
-        match = _FENCE.match(value) if isinstance(value, str) else None
-        if match and "```" not in match.group(1):
-            return True
-    return False
+    return any(_fenced(key, obj.get(key)) is not None for key in (*_FENCED, *_ENVELOPED))
 
 
 def _multi_line_old(obj: Args) -> bool:

@@ -12,6 +12,7 @@ from slmactor.logic.evolve.repair_json import json_cut_off, repair_json
 from slmactor.logic.evolve.transforms import (
     TRANSFORMS,
     apply_transform,
+    fits,
     infer_transform,
     strip_gutter,
 )
@@ -125,6 +126,30 @@ def test_unfence_code() -> None:
                                "old_str": "no fence"}
     two = "```\na\n```\ntext\n```\nb\n```"
     assert _apply("unfence_code", {"body": two})[1] is False
+
+
+ENVELOPE = ("*** Begin Patch\n*** Update File: app/cache.py\n@@\n def load(self):\n"
+            "-    return self._cache\n+    return dict(self._cache)\n*** End Patch")
+
+
+@pytest.mark.parametrize("tag", ["diff", "patch", ""])
+def test_unfence_code_takes_a_patch_envelope_out_of_its_fence(tag: str) -> None:
+    fenced = {"command": f"```{tag}\n{ENVELOPE}\n```"}
+    out, changed = _apply("unfence_code", fenced)
+    assert changed and out == {"command": ENVELOPE}
+    assert fits("unfence_code", json.dumps(fenced))
+    assert infer_transform(json.dumps(fenced), json.dumps({"command": ENVELOPE})) == "unfence_code"
+
+
+@pytest.mark.parametrize("args", [
+    {"command": "```bash\npytest -q\n```"},  # a fenced shell command is the shell's business
+    {"command": ENVELOPE},
+    {"command": f"```diff\n{ENVELOPE}\n```\nand then\n```\nmore\n```"},
+    {"path": f"```\n{ENVELOPE}\n```"},
+])
+def test_unfence_code_leaves_other_commands_and_fields_alone(args: dict[str, object]) -> None:
+    assert _apply("unfence_code", args)[1] is False
+    assert not fits("unfence_code", json.dumps(args))
 
 
 def test_shrink_old_str() -> None:
