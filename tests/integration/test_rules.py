@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from slmactor.client import RequestFailed
+from slmactor.logic.evolve.rule_seeds import seed_rules
 from slmactor.logic.failures.fingerprint import FINGERPRINT_VERSION
 from slmactor.protocol.messages import (
     EvolveFingerprint,
@@ -77,7 +78,7 @@ def test_a_transform_fix_is_learned_and_applied_without_a_model(daemon: DaemonPr
 
         listed = client.ask(EvolveRules())["rules"]
         assert [r["id"] for r in listed] == [second["rule_id"]]
-        assert len(client.ask(EvolveRules(include_all=True))["rules"]) == 33
+        assert len(client.ask(EvolveRules(include_all=True))["rules"]) == len(seed_rules()) + 1
 
 
 def test_learned_rules_survive_a_restart(daemon: DaemonProcess) -> None:
@@ -191,7 +192,7 @@ def test_cli_fingerprint_and_rules(daemon: DaemonProcess) -> None:
     assert {"id", "class", "norm", "salient", "version"} <= set(results[0])
     assert results[0]["id"] != results[1]["id"]
     rules = _cli(daemon, "--json", "evolve", "rules", "--all")
-    assert rules.returncode == 0 and len(json.loads(rules.stdout)["rules"]) == 32
+    assert rules.returncode == 0 and len(json.loads(rules.stdout)["rules"]) == len(seed_rules())
     plain = _cli(daemon, "evolve", "rules")
     assert plain.returncode == 0 and "--all" in plain.stdout
 

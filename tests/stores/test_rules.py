@@ -25,7 +25,7 @@ def open_store(tmp_path: Path, warnings: WarningLog | None = None, **kw: object)
 
 def test_fresh_store_has_the_seeds_and_writes_nothing(tmp_path: Path) -> None:
     store = open_store(tmp_path)
-    assert len(store.book.rules) == 32
+    assert len(store.book.rules) == len(seed_rules())
     assert store.save() is False
     assert not (tmp_path / "proj").exists() and not (tmp_path / "home").exists()
     assert len(open_store(tmp_path, seeds=False).book.rules) == 0
@@ -68,7 +68,7 @@ def test_deleted_seeds_are_re_merged_and_retired_seeds_stay_retired(tmp_path: Pa
     # The user disables seed 0 by hand with a partial entry and "deletes" every other seed.
     path.write_text(json.dumps({"version": 1, "rules": [{"id": seeds[0].id, "retired": True}]}))
     store = open_store(tmp_path)
-    assert len(store.book.rules) == 32
+    assert len(store.book.rules) == len(seed_rules())
     assert store.book.get(seeds[0].id).retired  # type: ignore[union-attr]
     fp = analyze("edit", "old_str still has a line-number prefix", "go")
     pick = lookup(store.book, fp, "line-number prefix")
@@ -96,7 +96,7 @@ def test_corrupt_rules_json_is_set_aside_and_seeds_still_work(tmp_path: Path) ->
     path.write_text('{"rules": [ {"id": ')
     warnings = WarningLog()
     store = open_store(tmp_path, warnings)
-    assert len(store.book.rules) == 32
+    assert len(store.book.rules) == len(seed_rules())
     assert (path.parent / "rules.json.corrupt").exists() and not path.exists()
     assert any("rules.json" in str(w["text"]) for w in warnings.recent())
     store.book.learn(analyze("edit", "old_str not found", "go"), STRIP, NOW)
@@ -110,7 +110,7 @@ def test_garbage_entries_are_skipped(tmp_path: Path) -> None:
             "repair": {"kind": "guidance", "guidance": "wait"}, "successes": 1}
     path.write_text(json.dumps({"rules": [1, "x", {"id": "rule_nothing"}, good, None]}))
     store = open_store(tmp_path)
-    assert len(store.book.rules) == 33 and store.book.get("rule_x") is not None
+    assert len(store.book.rules) == len(seed_rules()) + 1 and store.book.get("rule_x") is not None
 
 
 def test_forget_deletes_both_files_and_restores_the_seeds(tmp_path: Path) -> None:
@@ -123,7 +123,7 @@ def test_forget_deletes_both_files_and_restores_the_seeds(tmp_path: Path) -> Non
     assert store.forget() == 2
     assert not (tmp_path / "proj/.slmcode/evolve/rules.json").exists()
     assert not (tmp_path / "home/evolve/rules.json").exists()
-    assert len(store.book.rules) == 32 and not any(r.retired for r in store.book.rules.values())
+    assert len(store.book.rules) == len(seed_rules()) and not any(r.retired for r in store.book.rules.values())
 
 
 def test_user_rules_are_shared_between_project_stores(tmp_path: Path) -> None:
