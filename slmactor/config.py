@@ -123,9 +123,11 @@ class Settings:
     remote_rate: float = 200.0
     remote_burst: int = 200
     remote_inflight: int = 32
-    #: Per client key: tells per second and their burst (tells over it are dropped, counted).
-    remote_events_rate: float = 2000.0
-    remote_events_burst: int = 2000
+    #: Per client key: tells per second and their burst (tells over it are dropped, counted). A
+    #: harness sends one or two per tool call; 500/s leaves a flooding key a share of the events
+    #: loop that local hooks do not feel (`python -m bench remote`).
+    remote_events_rate: float = 500.0
+    remote_events_burst: int = 1000
     #: Client side (`slmactor.remote`): the daemon to reach over tcp, its public key (z85 or a
     #: certificate file), this client's key pair, and project paths mapped to the daemon's view
     #: (`/workspace=/home/me/src/app`, several joined by `;`). Environment: SLMACTOR_<NAME>.

@@ -55,12 +55,28 @@ ANONYMOUS = "anonymous"
 IO_THREADS = 2
 REMOTE_IO_AFFINITY = 0b10
 LOCAL_IO_AFFINITY = 0b01
-#: Seconds a remote socket is not read after a batch mostly over its keys' limits.
+#: Seconds a remote socket is not read after a batch mostly over its keys' limits; doubled for
+#: each such batch in a row up to MAX_BACKOFF_SECONDS, back to none after a batch mostly within
+#: them. A client that keeps flooding past its BUSY answers is held back by ZeroMQ's queue and
+#: costs the daemon fewer refusals each second (each one is a reply to build and encrypt), while
+#: other remote keys wait at most the longest pause.
 BACKOFF_SECONDS = 0.01
+MAX_BACKOFF_SECONDS = 0.1
+
+
+def next_backoff(current: float, mostly_limited: bool) -> float:
+    """The pause after a batch: longer while a flood goes on, none once it has stopped."""
+    if not mostly_limited:
+        return 0.0
+    return min(max(current * 2, BACKOFF_SECONDS), MAX_BACKOFF_SECONDS)
 #: Kinds a remote key may not send: stopping the host's daemon is the host user's decision.
 REMOTE_FORBIDDEN = frozenset({b"daemon.stop", b"debug.crash"})
 #: Tells forwarded per turn of the event loop.
 FORWARD_BATCH = 64
+#: Remote asks taken per turn of the event loop: a quarter of the local door's batch, so a local
+#: hook's ask waits behind at most this many remote ones (each a decode, a quota check and,
+#: under a flood, a BUSY reply to build and encrypt).
+REMOTE_BATCH = 16
 #: Connections tracked for their unanswered asks before the table is reset.
 MAX_ASKERS = 10_000
 _REFUSED_EVENTS = (zmq.EVENT_HANDSHAKE_FAILED_PROTOCOL | zmq.EVENT_HANDSHAKE_FAILED_NO_DETAIL
@@ -160,9 +176,10 @@ class RemoteDoor(FrontDoor):
 
     async def serve_requests(self) -> None:
         sock = self._ctl
+        backoff = 0.0
         while True:
             limited = int(not self._admit(await sock.recv_multipart(copy=False)))
-            for _ in range(REQUEST_BATCH):
+            for _ in range(REMOTE_BATCH):
                 try:
                     frames = self._ctl_shadow.recv_multipart(zmq.NOBLOCK, copy=False)
                 except zmq.Again:
@@ -172,7 +189,8 @@ class RemoteDoor(FrontDoor):
             # always queued, this task would keep the event loop (and the local door) forever.
             # A batch mostly over its keys' limits pauses the reading instead: the tcp queue
             # fills and the flooding client is held back by ZeroMQ, at no cost to the daemon.
-            await asyncio.sleep(BACKOFF_SECONDS if limited > REQUEST_BATCH // 2 else 0)
+            backoff = next_backoff(backoff, limited > REMOTE_BATCH // 2)
+            await asyncio.sleep(backoff)
 
     def _admit(self, frames: list[zmq.Frame]) -> bool:
         """Hand an ask to the door, or answer BUSY; False when its key was over the limit."""
@@ -316,6 +334,7 @@ class RemoteEndpoints:
         source, sink = self._events, self._forward
         shadow: zmq.Socket[bytes] = zmq.Socket.shadow(source.underlying)
         counters = self.counters
+        backoff = 0.0
         while True:
             limited = int(not self._forward_one(await source.recv_multipart(copy=False), sink,
                                                 counters))
@@ -326,7 +345,8 @@ class RemoteEndpoints:
                     break
                 limited += int(not self._forward_one(frames, sink, counters))
             # Let the local sockets in between batches; pause when over the limits (RemoteDoor).
-            await asyncio.sleep(BACKOFF_SECONDS if limited > FORWARD_BATCH // 2 else 0)
+            backoff = next_backoff(backoff, limited > FORWARD_BATCH // 2)
+            await asyncio.sleep(backoff)
 
     def _forward_one(self, frames: list[zmq.Frame], sink: zmq.asyncio.Socket,
                      counters: RemoteCounters) -> bool:
