@@ -15,25 +15,13 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import psutil
-import pytest
 
 from slmactor.protocol.messages import EpisodeRecent
-from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
-
-
-@pytest.fixture
-def daemon() -> Iterator[DaemonProcess]:
-    proc = spawn_daemon()
-    try:
-        yield proc
-    finally:
-        os.kill(proc.pid, signal.SIGCONT)  # a failed assertion must not leave it stopped
-        stop_quietly(proc)
+from slmactor.testing import DaemonProcess, wait_for
 
 
 def _hook(daemon: DaemonProcess, args: list[str], payload: dict[str, Any]) -> subprocess.CompletedProcess[bytes]:
