@@ -41,7 +41,7 @@ from slmactor.protocol import ErrorCode, codec
 from slmactor.stores.keys import SERVER_KEY, AllowList, KeyProblem, keys_dir, load_pair
 
 from .control import DaemonInfo
-from .frontdoor import BUSY_RETRY_MS, REQUEST_BATCH, FrontDoor
+from .frontdoor import BUSY_RETRY_MS, FrontDoor
 from .router import Router
 
 log = logging.getLogger("slmactor.remote")
