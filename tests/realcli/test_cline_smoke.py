@@ -68,16 +68,29 @@ def scenario(calc: str) -> list[Any]:
     ]
 
 
+def _is_our_hub(pid: int, world: World) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except OSError:
+        return False
+    return b"--cline-hub-daemon" in cmdline and str(world.project).encode() in cmdline
+
+
 def hub_pid(world: World) -> int | None:
-    """The hub started under this world's HOME, if it is running with our project."""
+    """The hub started for this world (its command line names our project), if it runs: the
+    one its pidfile under this world's HOME names, else one found among the processes (a hub
+    whose pidfile is gone still serves the next `cline` of anybody, with our environment)."""
     lock = world.home / ".cline" / "data" / "locks" / "hub" / "production.json"
     try:
         pid = int(json.loads(lock.read_text())["pid"])
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
     except (OSError, ValueError, KeyError):
-        return None
-    ours = b"--cline-hub-daemon" in cmdline and str(world.project).encode() in cmdline
-    return pid if ours else None
+        pid = 0
+    if pid and _is_our_hub(pid, world):
+        return pid
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit() and _is_our_hub(int(entry.name), world):
+            return int(entry.name)
+    return None
 
 
 def stop_hub(world: World) -> None:
