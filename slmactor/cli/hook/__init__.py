@@ -468,7 +468,8 @@ def _answered_detached(neutral: str) -> bool:
 
     The child leaves the harness's process group and session (a harness that kills its hooks'
     group at exit does not reach it) and holds none of its pipes (the harness reads the
-    answer's end of stdout as the hook's end); it keeps the hook's deadline."""
+    answer's end of stdout as the hook's end), at a lower priority than the harness; it keeps the
+    hook's deadline."""
     if not hasattr(os, "fork"):
         return False
     try:
@@ -480,6 +481,8 @@ def _answered_detached(neutral: str) -> bool:
         return True
     try:
         os.setsid()
+        # Background work: the harness's own exit, which it no longer waits for, goes first.
+        os.nice(10)
         null = os.open(os.devnull, os.O_RDWR)
         for fd in (0, 1, 2):
             os.dup2(null, fd)
