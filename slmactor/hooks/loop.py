@@ -167,9 +167,10 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
             key = "" if advice.get("benign") is True or not isinstance(fp, dict) else str(
                 fp.get("id", ""))
     else:
+        before = session.read_ledger(ledger)  # read once: both look back at this session's calls
         if edit and path:
-            _resolve_fixed(hook, call.tool, path, ledger, ask)
-        _learn_fix(hook, call, path, ledger, ask)
+            _resolve_fixed(hook, call.tool, path, before, ask)
+        _learn_fix(hook, call, path, before, ledger, ask)
     entry = session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,
                                model, time.time(), edit=edit)
     call_id = getattr(hook, "call_id", "")
@@ -189,11 +190,12 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
     return output(hook.format, hook.event, text)
 
 
-def _resolve_fixed(hook: Any, tool: str, path: str, ledger: Path, ask: Ask) -> None:
+def _resolve_fixed(hook: Any, tool: str, path: str, entries: list[dict[str, Any]], ask: Ask) -> None:
     """A successful edit of a file whose last edit by the same tool failed fixes that failure:
-    working memory shows it as already fixed from now on (the session's report pairs them)."""
+    working memory shows it as already fixed from now on (the session's report pairs them).
+    `entries`: the session's ledger before this call."""
     last: dict[str, Any] | None = None
-    for entry in session.read_ledger(ledger):
+    for entry in entries:
         if entry.get("e") == "call" and entry.get("tool") == tool and entry.get("path") == path:
             last = entry
     key = last.get("key") if last is not None and last.get("ok") is False else None
@@ -206,11 +208,13 @@ def _resolve_fixed(hook: Any, tool: str, path: str, ledger: Path, ask: Ask) -> N
 FIX_WINDOW = 12
 
 
-def _learn_fix(hook: Any, call: Any, path: str, ledger: Path, ask: Ask) -> None:
+def _learn_fix(hook: Any, call: Any, path: str, before: list[dict[str, Any]], ledger: Path,
+               ask: Ask) -> None:
     """A successful call of the same tool family on the same target (file, command head, URL)
     as a recent failure got past it: `evolve.resolved` with both calls, so the rules actor
-    learns the typed repair between them (once per failure: a `learned` entry marks it)."""
-    entries = [e for e in session.read_ledger(ledger) if e.get("e") in ("call", "learned")]
+    learns the typed repair between them (once per failure: a `learned` entry marks it).
+    `before`: the session's ledger before this call."""
+    entries = [e for e in before if e.get("e") in ("call", "learned")]
     learned = {e.get("key") for e in entries if e.get("e") == "learned"}
     calls = [e for e in entries if e.get("e") == "call"][-FIX_WINDOW:]
     open_failures = [e for e in calls if e.get("ok") is False and isinstance(e.get("key"), str)

@@ -319,9 +319,12 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     # exited, skipped while the daemon was wedged) is still a session the transcript recorded.
     transcript = transcript_stats(fmt, payload, since)
     classes = harnesses.tool_classes()
+
+    def is_edit(tool: str) -> bool:
+        return classes.classify(tool)[1] == EDIT
+
     if transcript is not None and transcript.calls:
-        entries = merge_transcript(entries, transcript.calls,
-                                   lambda tool: classes.classify(tool)[1] == EDIT, project)
+        entries = merge_transcript(entries, transcript.calls, is_edit, project)
     if not any(e.get("e") in ("call", "preflight") for e in entries):
         return None
     report_id = run_id if done == 0 else f"{run_id}#{done + 1}"
@@ -330,10 +333,6 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
         reply = ask("working.snapshot", {"run_id": run_id})
         if isinstance(reply, dict) and isinstance(reply.get("snapshot"), dict):
             snapshot = reply["snapshot"]
-
-    def is_edit(tool: str) -> bool:
-        return classes.classify(tool)[1] == EDIT
-
     now = time.time()
     report = session_report(report_id, fmt, entries, snapshot, transcript, now, is_edit,
                             first_segment=done == 0, edit_format_of=harnesses.edit_format)
