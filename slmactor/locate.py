@@ -91,8 +91,13 @@ def candidates(env: Mapping[str, str], uid: int | None = None) -> list[str]:
         out.append(os.path.join(xdg, SUBDIR))
     # Not platformdirs' /tmp/runtime-<uid>: that is shared with other programs and warns.
     out.append(_under_test_root(env, f"/tmp/slmactor-{uid}"))
+    return _unique(out)
+
+
+def _unique(paths: list[str]) -> list[str]:
+    """`paths` without those naming a directory already listed (the first spelling kept)."""
     unique: list[str] = []
-    for path in out:
+    for path in paths:
         if os.path.normpath(path) not in map(os.path.normpath, unique):
             unique.append(path)
     return unique
@@ -195,12 +200,9 @@ def marker_dirs(env: Mapping[str, str], runtime_dir: str, uid: int | None = None
     and without an explicit `$SLMACTOR_RUNTIME_DIR` every candidate dir and the dirs the user
     stores' locks name — an autostart happens in the preferred dir of the client that starts,
     whose environment may not be the one `stop` ran in."""
-    dirs = [runtime_dir]
-    if not explicit(env):
-        for other in candidates(env, uid) + _lock_notes(env):
-            if os.path.normpath(other) not in map(os.path.normpath, dirs):
-                dirs.append(other)
-    return dirs
+    if explicit(env):
+        return [runtime_dir]
+    return _unique([runtime_dir, *candidates(env, uid), *_lock_notes(env)])
 
 
 def stopped_for(env: Mapping[str, str], runtime_dir: str) -> bool:
