@@ -217,12 +217,22 @@ def unmerge(doc: dict[str, Any], harness: str) -> dict[str, Any]:
     return new
 
 
+def _reads_comments(harness: str) -> bool:
+    """Whether the harness reads its settings file with comments allowed (they are kept)."""
+    return bool(getattr(_room(harness).settings, "comments", False))
+
+
+def _same_document(a: Any, b: Any) -> bool:
+    """Equal as JSON documents, whatever the key order."""
+    return json.dumps(a, sort_keys=True) == json.dumps(b, sort_keys=True)
+
+
 def _read(path: Path, harness: str) -> tuple[bytes | None, str, dict[str, Any]]:
     """The file's bytes (None: no file), its text and its document."""
     if not path.exists():
         return None, "", {}
     raw = path.read_bytes()
-    comments = bool(getattr(_room(harness).settings, "comments", False))
+    comments = _reads_comments(harness)
     try:
         text = raw.decode("utf-8")
         doc = jsonedit.loads(text, comments=comments) if text.strip() else {}
@@ -238,7 +248,7 @@ def _render(harness: str, text: str, doc: dict[str, Any]) -> bytes:
     """`text` edited in place to hold `doc` (a new or empty file: `doc` written out)."""
     if not text.strip():
         return jsonedit.dumps(doc).encode()
-    comments = bool(getattr(_room(harness).settings, "comments", False))
+    comments = _reads_comments(harness)
     return jsonedit.rewrite(text, doc, comments=comments).encode()
 
 
@@ -286,7 +296,7 @@ def apply(harness: str, path: Path, command: str, *, dry_run: bool = False, home
     notes = [f"{other} has hooks of yours: kept; {room.title} runs those and slmactor's from "
              f"{path.name}" for other in theirs]
     notes.extend(room.settings_notes(merged, path, lambda h: is_ours(h, harness), home, env))
-    if old is not None and json.dumps(merged, sort_keys=True) == json.dumps(doc, sort_keys=True):
+    if old is not None and _same_document(merged, doc):
         return Change(harness, path, False, "", None, tuple(notes))
     new = _render(harness, text, merged)
     shown = diff(path, old, new)
@@ -324,7 +334,7 @@ def remove(harness: str, path: Path, *, dry_run: bool = False, home: Path | None
     if not dry_run:
         backups.adopt_legacy(store, path)
     cleaned = unmerge(doc, harness)
-    if json.dumps(cleaned, sort_keys=True) == json.dumps(doc, sort_keys=True):
+    if _same_document(cleaned, doc):
         return Change(harness, path, False, "", None, notes)
     record = backups.read(store, path)
     kept: Path | None = None
@@ -388,12 +398,12 @@ def _remove_inline(harness: str, inline: Path, *, dry_run: bool, store: Path) ->
 
 
 def _same(harness: str, raw: bytes, doc: dict[str, Any]) -> bool:
-    comments = bool(getattr(_room(harness).settings, "comments", False))
+    comments = _reads_comments(harness)
     try:
         text = raw.decode("utf-8")
         value = jsonedit.loads(text, comments=comments) if text.strip() else {}
     except (UnicodeDecodeError, ValueError):
         return False
-    return json.dumps(value, sort_keys=True) == json.dumps(doc, sort_keys=True)
+    return _same_document(value, doc)
 
 
