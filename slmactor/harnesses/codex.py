@@ -132,7 +132,8 @@ class Codex(Harness):
         expected = {k: list(v) for k, v in _toml_hooks_of(base).items()}
         for event, group in groups.items():
             expected.setdefault(event, []).append(json.loads(json.dumps(group)))
-        return new if _toml_hooks_of(new) == expected and _toml_hooks_of(new) else None
+        found = _toml_hooks_of(new)
+        return new if found and found == expected else None
 
     def settings_notes(self, doc: Mapping[str, Any], path: Path, ours: Callable[[Any], bool],
                        home: Path, env: Mapping[str, str]) -> tuple[str, ...]:
