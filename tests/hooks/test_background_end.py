@@ -2,7 +2,8 @@
 Code's and Gemini CLI's `SessionEnd`): the hook answers at once and a detached child reports the
 session, so the harness's exit never waits on the daemon.
 
-Real daemon, real hook processes. The daemon is stopped (SIGSTOP) while the session ends: the
+Real daemon, real hook processes, fed the Claude Code payloads of `tests/fixtures/hooks/claude/`
+(each names the hooks reference it follows). The daemon is stopped (SIGSTOP) while the session ends: the
 answer still comes, from a hook whose report is then still pending in a detached process (its
 own session, none of the harness's pipes); once the daemon runs again, that child reports the
 session and the episode is stored — once.
@@ -22,12 +23,24 @@ import psutil
 
 from slmactor.protocol.messages import EpisodeRecent
 from slmactor.testing import DaemonProcess, wait_for
+from tests.fixtures.hooks import load
+
+FIXTURES = {f.id: f for f in load()}
+#: The prompt of the UserPromptSubmit fixture: the session's query.
+QUERY = FIXTURES["claude/UserPromptSubmit"].payload("")["prompt"]
 
 
 def _hook(daemon: DaemonProcess, args: list[str], payload: dict[str, Any]) -> subprocess.CompletedProcess[bytes]:
     return subprocess.run([sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
                            "hook", *args], input=json.dumps(payload).encode(), capture_output=True,
                           timeout=60, env=daemon.env, check=False)
+
+
+def _payload(fixture: str, repo: Path, session: str) -> dict[str, Any]:
+    data = FIXTURES[fixture].payload(str(repo))
+    data["session_id"] = session
+    data["transcript_path"] = str(repo / "no-transcript.jsonl")  # the hooks' record alone
+    return data
 
 
 def _episodes(daemon: DaemonProcess, repo: Path) -> list[Any]:
@@ -54,20 +67,15 @@ def test_the_session_end_answers_at_once_and_the_detached_child_reports_the_sess
     repo = daemon.base / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    base = {"session_id": "bg-1", "transcript_path": str(daemon.base / "none.jsonl"), "cwd": str(repo)}
-    prompt = _hook(daemon, ["claude", "UserPromptSubmit"],
-                   {**base, "hook_event_name": "UserPromptSubmit", "prompt": "print the greeting"})
-    assert prompt.returncode == 0, prompt.stderr
-    call = _hook(daemon, ["claude", "PostToolUse"], {
-        **base, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",
-        "tool_input": {"command": "python3 greet.py"},
-        "tool_response": {"stdout": "hello", "stderr": "", "interrupted": False}})
-    assert call.returncode == 0, call.stderr
+    for fixture in ("claude/UserPromptSubmit", "claude/PostToolUse-Bash"):
+        told = _hook(daemon, ["claude", FIXTURES[fixture].event],
+                     _payload(fixture, repo, "bg-1"))
+        assert told.returncode == 0, told.stderr
 
     os.kill(daemon.pid, signal.SIGSTOP)
     try:
         ended = _hook(daemon, ["claude", "SessionEnd", "--background", "--timeout", "2"],
-                      {**base, "hook_event_name": "SessionEnd", "reason": "other"})
+                      _payload("claude/SessionEnd", repo, "bg-1"))
         # Answered (the harness's neutral JSON, exit 0) while the daemon could not take anything:
         # the report is still to be made, by a child that holds none of the hook's pipes.
         assert (ended.returncode, ended.stdout) == (0, b"{}\n"), ended.stderr
@@ -75,7 +83,7 @@ def test_the_session_end_answers_at_once_and_the_detached_child_reports_the_sess
     finally:
         os.kill(daemon.pid, signal.SIGCONT)
     stored = wait_for(lambda: _episodes(daemon, repo), "the session's episode", timeout=30, pause=0.1)
-    assert [e["query"] for e in stored] == ["print the greeting"]
+    assert [e["query"] for e in stored] == [QUERY]
     wait_for(lambda: not _detached_reporters(), "the detached child to finish", pause=0.1)
     assert len(_episodes(daemon, repo)) == 1
 
@@ -84,15 +92,10 @@ def test_without_the_flag_the_session_end_reports_before_it_answers(daemon: Daem
     repo = daemon.base / "repo"
     repo.mkdir()
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
-    base = {"session_id": "fg-1", "transcript_path": str(daemon.base / "none.jsonl"), "cwd": str(repo)}
-    _hook(daemon, ["claude", "UserPromptSubmit"],
-          {**base, "hook_event_name": "UserPromptSubmit", "prompt": "print the greeting"})
-    _hook(daemon, ["claude", "PostToolUse"], {
-        **base, "hook_event_name": "PostToolUse", "tool_name": "Bash", "tool_use_id": "toolu_1",
-        "tool_input": {"command": "python3 greet.py"},
-        "tool_response": {"stdout": "hello", "stderr": "", "interrupted": False}})
-    ended = _hook(daemon, ["claude", "SessionEnd"], {**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    for fixture in ("claude/UserPromptSubmit", "claude/PostToolUse-Bash"):
+        _hook(daemon, ["claude", FIXTURES[fixture].event], _payload(fixture, repo, "fg-1"))
+    ended = _hook(daemon, ["claude", "SessionEnd"], _payload("claude/SessionEnd", repo, "fg-1"))
     assert (ended.returncode, ended.stdout) == (0, b"{}\n"), ended.stderr
     # The report was taken before the hook answered (journalled, then stored off the hook path).
     stored = wait_for(lambda: _episodes(daemon, repo), "the session's episode", timeout=30, pause=0.1)
-    assert [e["query"] for e in stored] == ["print the greeting"]
+    assert [e["query"] for e in stored] == [QUERY]
