@@ -29,7 +29,7 @@ left out: nothing says what would have been right). Right when
 A **wrong rewrite** is a rewrite that differs from the recorded fix (target 0), or a rewrite
 of a call whose session never got past it.
 
-    .venv/bin/python -m bench real_replay [--heldout]
+    .venv/bin/python -m bench real_replay [--heldout] [--corpus DIR]
 """
 
 from __future__ import annotations
@@ -37,13 +37,18 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import json
+import os
+import re
 import sys
 from collections import Counter, defaultdict
+from pathlib import Path
 from typing import Any
 
+from bench import real_census
 from bench.bench_real import DEV, HELDOUT, fingerprint, head, load
 from slmactor import harnesses
 from slmactor.hooks.advice import localize
+from slmactor.logic.evolve import path_hints
 from slmactor.logic.evolve import typed_repairs as tr
 from slmactor.logic.evolve.rule_seeds import seed_rules
 from slmactor.logic.evolve.rules import Rule, RuleBook
@@ -127,6 +132,58 @@ def names_fix(text: str, wanted: list[list[str]]) -> bool:
                                 for facet in wanted)
 
 
+_PATHLIKE = re.compile(r"^[~\w.\-/\\:@+]+$")
+_EXTENSION = re.compile(r"\.[A-Za-z]\w{0,5}$")
+
+
+def named_paths(tool: str, args: object) -> list[str]:
+    """The paths a call named: its path argument, and the path-like words of its command."""
+    call = call_of(tool, args)
+    out = [call.path] if call.path else []
+    for word in tr._words(call.command):
+        if word.startswith("-") or "://" in word or not _PATHLIKE.match(word):
+            continue
+        if "/" in word or "\\" in word or _EXTENSION.search(word):
+            out.append(word)
+    return out
+
+
+class KnownPaths:
+    """Paths known to exist when a failure happens, per project: with the fetched transcripts
+    (`--corpus DIR`, else `$SLMACTOR_REAL_CORPUS`), those the successful calls of the project's
+    earlier sessions and of this session before the failure named; without them, only the
+    recorded fixes of earlier failures (far fewer)."""
+
+    def __init__(self, root: Path | None) -> None:
+        self.root = root
+        self._files: dict[Path, list[real_census.Session]] = {}
+
+    def session(self, row: Row) -> list[tuple[int, list[str]]]:
+        """The successful calls of the row's session, as (seq, paths named), in order."""
+        if self.root is None:
+            return []
+        source = row["source"]
+        path = self.root / str(source["harness"]) / str(source["repo"]).replace("/", "__") / str(source["path"])
+        if path not in self._files:
+            reader = real_census.READERS.get(str(source["harness"]))
+            try:
+                self._files[path] = list(reader(path)) if reader and path.is_file() else []
+            except (ValueError, OSError, AttributeError, TypeError):
+                self._files[path] = []
+        for session in self._files[path]:
+            if str(session.session_id) == str(row["session"]):
+                return [(c.seq, named_paths(c.tool, c.args)) for c in session.calls if not c.failed]
+        return []
+
+
+def corpus_root(argv: list[str]) -> Path | None:
+    """Where the fetched transcripts are, if anywhere."""
+    if "--corpus" in argv:
+        return Path(argv[argv.index("--corpus") + 1])
+    env = os.environ.get("SLMACTOR_REAL_CORPUS")
+    return Path(env) if env and Path(env).is_dir() else None
+
+
 def session_order(rows: list[Row]) -> dict[str, list[Row]]:
     by_repo: dict[str, list[Row]] = defaultdict(list)
     first: dict[tuple[str, str], int] = {}
@@ -146,8 +203,20 @@ class Answer:
     rule: Rule | None = None
 
 
-def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer:
-    """What the daemon's `evolve.on_failure` answers (the same order as the rules actor)."""
+def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call, known: list[str] | None = None) -> Answer:
+    """What the hook hands the model: the daemon's `evolve.on_failure` answer (the same order
+    as the rules actor), and for a missing path where it probably is among the `known` paths
+    (the hook reads the project's tree; here the paths known to exist stand in for it)."""
+    got = _daemon_answer(book, row, fp, failed)
+    if fp.cls in path_hints.MISSING_CLASSES and got.rewrite is None and known:
+        missing = path_hints.missing_path(str(row.get("error") or ""), failed.path)
+        found = path_hints.hint(missing, known) if missing else ""
+        if found:
+            got = Answer(text=f"{got.text}\n{found}" if got.text else found, rule=got.rule)
+    return got
+
+
+def _daemon_answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer:
     error = str(row.get("error") or "")
     fmt = _FMT.get(str(row["source"]["harness"]), str(row["source"]["harness"]))
     args = json.dumps(dict(failed.args))
@@ -169,7 +238,8 @@ def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer:
     return Answer(text=localize(fmt, found.rule.repair.guidance), rule=found.rule)
 
 
-def replay(rows: list[Row]) -> dict[str, Any]:
+def replay(rows: list[Row], paths: KnownPaths | None = None) -> dict[str, Any]:
+    paths = paths or KnownPaths(None)
     scored = right = rewrites = wrong = unscorable = learned = 0
     by_kind: Counter[str] = Counter()
     right_kind: Counter[str] = Counter()
@@ -180,8 +250,15 @@ def replay(rows: list[Row]) -> dict[str, Any]:
         for rule in seed_rules():
             book.add(rule)
         seen: set[str] = set()
+        project_paths: list[str] = []  # known from sessions already past, and recorded fixes
+        current: tuple[str, list[tuple[int, list[str]]]] = ("", [])
         for row in items:
             now += 60.0
+            if current[0] != str(row["session"]):
+                project_paths.extend(p for _, named in current[1] for p in named)
+                current = (str(row["session"]), paths.session(row))
+            seq = int(row.get("seq") or 0)
+            known = project_paths + [p for s, named in current[1] if s < seq for p in named]
             fp = fingerprint(row)
             kind = str(row["kind"])
             repeat = kind in seen
@@ -191,7 +268,7 @@ def replay(rows: list[Row]) -> dict[str, Any]:
             failed = call_of(str(row.get("tool") or ""), row.get("args"))
             fix_row = row.get("fix")
             fix = call_of(str(fix_row["tool"]), fix_row.get("args")) if fix_row else None
-            got = answer(book, row, fp, failed)
+            got = answer(book, row, fp, failed, known)
             in_scope = repeat and row.get("fix_source") in ("call", "memory")
             ok = False
             if got.rewrite is not None:
@@ -213,6 +290,8 @@ def replay(rows: list[Row]) -> dict[str, Any]:
                                          "rewrite": got.rewrite is not None})
             if got.rule is not None and fix is not None and not got.rule.seeded:
                 book.observe(got.rule.id, ok, now)
+            if fix is not None and paths.root is None:
+                project_paths.extend(named_paths(fix.tool, dict(fix.args)))
             run = f"{row['session']}#{row.get('seq')}"
             if tr.learn(book, fp, failed, fix, now, run=run) is not None:
                 learned += 1
@@ -225,17 +304,20 @@ def _pct(a: int, b: int) -> float:
     return 100.0 * a / b if b else 100.0
 
 
-def run(quick: bool = False, heldout: bool = False) -> list[dict[str, Any]]:
+def run(quick: bool = False, heldout: bool = False, corpus: Path | None = None) -> list[dict[str, Any]]:
     name = "heldout" if heldout else "dev"
-    r = replay(load(HELDOUT if heldout else DEV))
+    r = replay(load(HELDOUT if heldout else DEV), KnownPaths(corpus))
+    where = (f"paths known from the whole sessions in {corpus}" if corpus is not None else
+             "paths known from recorded fixes only (no --corpus / $SLMACTOR_REAL_CORPUS)")
     lines = [(f"## {name}: replay with learning, {r['scored']} repeats with a recorded fix "
-             f"({r['unscorable']} more without one), {r['learned']} typed repairs learned"),
+             f"({r['unscorable']} more without one), {r['learned']} typed repairs learned; {where}"),
              f"{'kind':<22} {'n':>4} {'right':>6}"]
     for kind, n in r["by_kind"].most_common():
         lines.append(f"{kind:<22} {n:>4} {_pct(r['right_kind'][kind], n):>5.0f}%")
     print("\n".join(lines), file=sys.stderr)
+    mode = "" if corpus is not None else ", fixes only"
     return [
-        {"name": f"{name}: repeats repaired or advised with the fix", "unit": "%",
+        {"name": f"{name}: repeats repaired or advised with the fix{mode}", "unit": "%",
          "value": _pct(r["right"], r["scored"]), "floor": None, "ratio": None,
          "target": ">= 60 %", "n": r["scored"]},
         {"name": f"{name}: wrong rewrites", "unit": "calls", "value": r["wrong"], "floor": None,
@@ -244,13 +326,16 @@ def run(quick: bool = False, heldout: bool = False) -> list[dict[str, Any]]:
 
 
 def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
-    unknown = [a for a in argv if a not in ("--heldout", "--examples")]
-    if unknown:
-        raise SystemExit(f"bench real_replay: unknown option(s) {' '.join(unknown)}")
+    options = {"--heldout", "--examples"}
+    unknown = [a for i, a in enumerate(argv) if a not in options and a != "--corpus"
+               and not (i and argv[i - 1] == "--corpus")]
+    if unknown or argv[-1:] == ["--corpus"]:
+        raise SystemExit(f"bench real_replay: unknown option(s) {' '.join(unknown) or '--corpus needs DIR'}")
+    corpus = corpus_root(argv)
     if "--examples" in argv:
-        for ex in replay(load(HELDOUT if "--heldout" in argv else DEV))["examples"]:
+        for ex in replay(load(HELDOUT if "--heldout" in argv else DEV), KnownPaths(corpus))["examples"]:
             print(json.dumps(ex, ensure_ascii=False), file=sys.stderr)
-    return run(quick, heldout="--heldout" in argv)
+    return run(quick, heldout="--heldout" in argv, corpus=corpus)
 
 
 if __name__ == "__main__":

@@ -166,6 +166,8 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
             # No failure at all (an empty search, a probe's "no"): nothing was opened to key.
             key = "" if advice.get("benign") is True or not isinstance(fp, dict) else str(
                 fp.get("id", ""))
+            if isinstance(fp, dict) and fp.get("class") in ("file_not_found", "path_not_found"):
+                text = _with_path_hint(text, call, project)
     else:
         before = session.read_ledger(ledger)  # read once: both look back at this session's calls
         if edit and path:
@@ -188,6 +190,17 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
         if carried is not None:
             return carried
     return output(hook.format, hook.event, text)
+
+
+def _with_path_hint(text: str, call: Any, project: Path) -> str:
+    """The advice, with where the missing path probably is, read from the project on disk
+    (memory's advice says what to do; the disk says what exists now)."""
+    from slmactor.hooks.path_search import hint
+
+    found = hint(call.error, call.path, project)
+    if not found:
+        return text
+    return f"{text}\n{found}" if text else f"slmactor: {found}"
 
 
 def _resolve_fixed(hook: Any, tool: str, path: str, entries: list[dict[str, Any]], ask: Ask) -> None:

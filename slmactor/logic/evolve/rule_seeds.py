@@ -35,8 +35,9 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
                  "indentation and whitespace).")),
     (Trigger("edit_ambiguous"), Repair(
         "guidance",
-        guidance="old_str matches more than one place. Add surrounding lines to make it unique; "
-                 "use replace_all only if every occurrence must change.")),
+        guidance="old_str matches more than one place. ws_read the file around the place you "
+                 "mean and add its surrounding lines to old_str to make it unique; use "
+                 "replace_all only if every occurrence must change.")),
     (Trigger("edit_empty_old_str"), Repair(
         "guidance",
         guidance="old_str is empty. To create a file use ws_write; to append, anchor old_str on "
@@ -121,7 +122,8 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
         "guidance",
         guidance="The output was too long: rerun the command bounded (append `| head -n 100`, "
                  "read a range with `sed -n 'A,Bp'`, or `grep -n` for what you need) instead of "
-                 "printing the whole file or tree.")),
+                 "printing the whole file or tree; for a recursive listing (`ls -R`, `find` "
+                 "without `-maxdepth`) list one level (`ls -la`) or one folder.")),
     (Trigger("tool_misuse", message_contains=("already exists",)), Repair(
         "guidance",
         guidance="The file already exists: overwrite it (ws_write the whole file) or change it "

@@ -269,9 +269,15 @@ def _switch(failed: Call, fix: Call, family: str) -> Repair | None:
     if not same_target(failed, fix):
         return None
     keep = sorted(k for k in fix.args if k in failed.args and _same(fix.args[k], failed.args[k]))
-    settings = {k: v for k, v in fix.args.items() if k not in failed.args and _scalar(v)}
+    new = [k for k in fix.args if k not in failed.args]
+    # The new tool's content (a whole file for `write_to_file`) is the model's work for this
+    # file, never a setting: a switch that needs it names the tool and leaves the call alone.
+    settings = {k: fix.args[k] for k in new if k not in CONTENT_KEYS and _scalar(fix.args[k])}
+    what: dict[str, Any] = {"tool": fix.tool, "keep": keep, "set": settings}
+    if any(k in CONTENT_KEYS for k in new):
+        what["partial"] = True
     when: dict[str, Any] = {"family": family, "tool": failed.tool}
-    return _repair("switch_tool", when, {"tool": fix.tool, "keep": keep, "set": settings},
+    return _repair("switch_tool", when, what,
                    f"{failed.tool} is the wrong tool for this; use {fix.tool}.", tool=fix.tool)
 
 
@@ -436,6 +442,8 @@ def rewrite(repair: Repair, failed: Call) -> Call | None:
         new_args = {k: args[k] for k in keep if k in args}
         settings = what.get("set")
         if isinstance(settings, dict):
+            if any(k in CONTENT_KEYS for k in settings):
+                return None  # learned before content was left to the model: advice only
             new_args.update(settings)
         return Call(str(what["tool"]), new_args, failed.family)
     return None
@@ -478,6 +486,17 @@ def advice(repair: Repair, failed: Call, error_head: str, successes: int, sample
     err = error_head.strip()
     err = err if len(err) <= 120 else err[:119] + "…"
     said = f" with `{err}`" if err else ""
+    fix = _fix_words(repair, failed, read_tool)
+    if repair.kind == "do_not_retry":
+        return f"{what} failed here{said}. {fix}"
+    if not samples:
+        return f"{what} failed here{said}; the known fix: {fix}."
+    return f"{what} failed here{said}; {fix} worked ({successes} of {samples} time" \
+           f"{'' if samples == 1 else 's'})."
+
+
+def _fix_words(repair: Repair, failed: Call, read_tool: str) -> str:
+    """`named_fix`, with a read-first precondition naming the harness's read tool."""
     fix = named_fix(repair, failed)
     if repair.kind == "precondition" and read_tool and "Read the file" in fix:
         spec = Spec.of(repair)
@@ -485,12 +504,7 @@ def advice(repair: Repair, failed: Call, error_head: str, successes: int, sample
         then = (f"the {failed.tool} resent with its text copied from what it read" if reread
                 else f"the same {failed.tool} call")
         fix = f"{read_tool} `{failed.path or 'the file'}` first, then {then}"
-    if repair.kind == "do_not_retry":
-        return f"{what} failed here{said}. {fix}"
-    if not samples:
-        return f"{what} failed here{said}; the known fix: {fix}."
-    return f"{what} failed here{said}; {fix} worked ({successes} of {samples} time" \
-           f"{'' if samples == 1 else 's'})."
+    return fix
 
 
 def _failed_words(failed: Call) -> str:
@@ -532,13 +546,32 @@ def choose(book: RuleBook, fp: Fingerprint, message: str, failed: Call, *,
              and fits(r.repair, failed)]
     if not typed:
         return None
-    best = max(typed, key=lambda r: (r.fingerprint == fp.id, r.confidence, r.successes, r.id))
+    def rank(rule: Rule) -> tuple[bool, float, int, str]:
+        return (rule.fingerprint == fp.id, rule.confidence, rule.successes, rule.id)
+
+    best = max(typed, key=rank)
     done = rewrite(best.repair, failed)
     exact = (done is not None and best.successes >= REWRITE_MIN_SUCCESSES
              and best.failures == 0)
     text = advice(best.repair, failed, error_head, best.successes, best.samples,
                   read_tool=read_tool)
+    if not exact:
+        text += _runner_up(typed, best, failed, read_tool, rank)
     return Choice(best, done if exact else None, text)
+
+
+def _runner_up(typed: list[Rule], best: Rule, failed: Call, read_tool: str,
+               rank: Callable[[Rule], tuple[bool, float, int, str]]) -> str:
+    """The other fix that also got past this failure, when memory holds a different one that
+    worked: the model picks between two fixes with their records, not one guess."""
+    named = _fix_words(best.repair, failed, read_tool)
+    others = [r for r in typed if r is not best and r.successes > 0
+              and _fix_words(r.repair, failed, read_tool) != named]
+    if not others:
+        return ""
+    other = max(others, key=rank)
+    times = f"{other.successes} of {other.samples} time{'' if other.samples == 1 else 's'}"
+    return f" Also worked here: {_fix_words(other.repair, failed, read_tool)} ({times})."
 
 
 def learn(book: RuleBook, fp: Fingerprint, failed: Call, fix: Call | None, now: float, *,

@@ -393,6 +393,9 @@ AGENT_RULES: tuple[NeedleRule, ...] = (
          "could not find the string to replace", "0 occurrences found", "failed to edit, expected",
          "no replacement was performed", "could not find an exact match for 'old_string'",
          "no replacement performed: text not found"),
+    # Cline's diff.ts opens that message with the block itself, so a long block can push the
+    # "does not match" line past what a clipped error keeps: its first line is enough.
+    _any("edit_not_found", regex=r"(?m)^the search block:$", hint="the search block:"),
     _any("edit_not_found", "search block not found", "searchreplace block", "did not match anything",
          "no match found for", "string to replace not found", "did not appear verbatim",
          "failed to exactly match", "searchreplacenoexactmatch", "search/replace block failed"),
