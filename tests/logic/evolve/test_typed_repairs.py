@@ -3,6 +3,7 @@ the calls' own words, rewritten only when exact."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 from hypothesis import given, settings
@@ -162,3 +163,51 @@ def test_a_rewrite_of_its_own_failure_is_the_fix_or_nothing(a: dict[str, object]
     assert repair.valid
     done = tr.rewrite(repair, failed)
     assert done is None or dict(done.args) == dict(fix.args)
+
+
+def test_a_switch_to_a_tool_that_takes_content_never_carries_another_file_s_content() -> None:
+    # Cline: a `replace_in_file` whose SEARCH block missed, got past by `write_to_file` of the
+    # whole file. The switch is what memory knows; the new file's text is the model's work.
+    failed = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nx\n"}, "edit")
+    fix = tr.Call("write_to_file", {"path": "src/a.js", "content": "import React from 'react';\n"}, "edit")
+    switch = tr.infer(failed, fix, "edit_not_found")
+    assert switch is not None and switch.kind == "switch_tool"
+    assert "content" not in json.dumps(json.loads(switch.spec)["what"].get("set"))
+    later = tr.Call("replace_in_file", {"path": "src/b.js", "diff": "<<<<<<< SEARCH\ny\n"}, "edit")
+    assert tr.rewrite(switch, later) is None  # no rewrite: b.js would get a.js's text
+    assert "`write_to_file` instead of `replace_in_file`" in tr.advice(switch, later, "", 3, 3)
+
+
+def test_a_switch_learned_with_content_in_its_settings_is_never_rewritten() -> None:
+    # A rule stored before content was left to the model still holds the text it saw.
+    failed = tr.Call("replace_in_file", {"path": "a.js", "diff": "x"}, "edit")
+    stored = tr.infer(failed, tr.Call("write_to_file", {"path": "a.js", "mode": "w"}, "edit"),
+                      "edit_not_found")
+    assert stored is not None
+    spec = json.loads(stored.spec)
+    spec["what"]["set"] = {"content": "import React from 'react';"}
+    spec["what"].pop("partial", None)
+    legacy = dataclasses.replace(stored, spec=json.dumps(spec))
+    assert tr.rewrite(legacy, tr.Call("replace_in_file", {"path": "b.js", "diff": "y"}, "edit")) is None
+
+
+def test_advice_names_the_other_fix_that_also_worked_here() -> None:
+    book = RuleBook()
+    error = ("[replace_in_file for 'src/a.js'] Result:\nThe tool execution failed with the following "
+             "error:\n<error>\nThe SEARCH block:\nx\n...does not match anything in the file.\n</error>")
+    fp = analyze("replace_in_file", error, family="edit")
+    failed = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nx\n"}, "edit")
+    resend = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nz\n"}, "edit")
+    rewrite_whole = tr.Call("write_to_file", {"path": "src/a.js", "content": "all of it"}, "edit")
+    for n in range(3):
+        assert tr.learn(book, fp, failed, resend, NOW + n, run=f"r{n}") is not None
+    assert tr.learn(book, fp, failed, rewrite_whole, NOW + 9, run="r9") is not None
+    choice = tr.choose(book, fp, error, failed, read_tool="read_file")
+    assert choice is not None and choice.rewritten is None
+    assert "read_file `src/a.js` first" in choice.text  # the fix with the longer record first
+    assert "Also worked here: `write_to_file` instead of `replace_in_file` (1 of 1 time)." in choice.text
+    # One fix known: nothing else is offered.
+    only = RuleBook()
+    tr.learn(only, fp, failed, resend, NOW, run="r0")
+    single = tr.choose(only, fp, error, failed, read_tool="read_file")
+    assert single is not None and "Also worked" not in single.text

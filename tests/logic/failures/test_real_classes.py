@@ -8,6 +8,9 @@ line it returns is a piece of the input.
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -216,3 +219,18 @@ def test_a_leading_error_prefix_no_longer_makes_a_runtime_error() -> None:
         "dependency_missing"
     assert analyze("Bash", "Error: ls: cannot access 'x': No such file or directory").cls == \
         "file_not_found"
+
+
+def test_a_cline_search_block_miss_is_an_edit_miss_even_when_its_block_is_clipped() -> None:
+    # Cline's diff.ts (constructNewFileContent) throws "The SEARCH block:\n<block>\n...does not
+    # match anything in the file."; the result then names the file, and the block can be long
+    # enough that the "does not match" line is past what a clipped error keeps (the real
+    # failure below, cut at 1,500 characters in tests/fixtures/real_failures/dev.jsonl).
+    rows = Path(__file__).parents[2] / "fixtures" / "real_failures" / "dev.jsonl"
+    row = next(r for r in map(json.loads, rows.read_text(encoding="utf-8").splitlines())
+               if r["session"] == "1746807626581" and r["seq"] == 21)
+    assert "does not match anything" not in row["error"]
+    assert analyze("replace_in_file", row["error"], family="edit").cls == "edit_not_found"
+    # A search block quoted in a program's output is no such failure.
+    quoted = "Exit code 1\nusage: the SEARCH block: is what aider calls it"
+    assert analyze("Bash", quoted, command="tool --help", family="shell").cls != "edit_not_found"
