@@ -31,8 +31,10 @@ def _is_venv(path: str) -> bool:
 
 def _deepest_folder(path: Path) -> Path | None:
     for parent in path.parents:
-        if parent.is_dir():
-            return parent
+        # A folder we may not search, or a name too long to be one, says nothing: go up.
+        with contextlib.suppress(OSError):
+            if parent.is_dir():
+                return parent
     return None
 
 
