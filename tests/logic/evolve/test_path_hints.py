@@ -65,8 +65,8 @@ def paths(matches: list[ph.Match]) -> list[str]:
     # GNU sed's `can't read`
     ("sed: can't read color/gradient_test.go", "color/gradient_test.go"),
     ("sed: can't read /home/entity/.codex/plugins",
-     "/home/entity/.codex/plugins/cache/compound-engineering-plugin/compound-engineering/3.14.3"
-     "/skills/references/branch-creation.md"),
+     ("/home/entity/.codex/plugins/cache/compound-engineering-plugin/compound-engineering/3.14.3"
+      "/skills/references/branch-creation.md")),
     # zsh's glob that matched nothing: the glob is what was not there
     ("no matches found: /Users/michael/Code/cipher-box/.planning/quick/018-*",
      "/Users/michael/Code/cipher-box/.planning/quick/018-*/SUMMARY.md"),
@@ -108,6 +108,13 @@ def test_a_message_without_a_path_gives_nothing(piece: str) -> None:
     assert ph.missing_path(real(piece)["error"]) == ""
 
 
+def test_a_missing_interpreter_is_not_a_missing_path() -> None:
+    # coreutils `env` running a `#!/usr/bin/env bash` script on a PATH without bash prints this
+    # (older coreutils, unquoted; quoted in many public repositories' notes on that failure).
+    assert ph.missing_path("/usr/bin/env: bash: No such file or directory") == ""
+    assert ph.missing_path("env: sh: No such file or directory") == ""
+
+
 def test_a_path_argument_is_taken_even_when_the_message_names_none() -> None:
     row = real("<tool_use_error>File does not exist.</tool_use_error>")
     assert ph.missing_path(row["error"], row["args"]["file_path"]) == row["args"]["file_path"]
@@ -139,6 +146,8 @@ def test_a_wrong_extra_base_finds_the_shorter_path() -> None:
 def test_a_typo_needs_the_same_depth_and_one_alike_part() -> None:
     assert paths(ph.nearest("src/compnents/App.jsx", ["src/components/App.jsx"])) == \
         ["src/components/App.jsx"]
+    # Another base and a typo at once: two slips, not guessed.
+    assert ph.nearest("lib/src/compnents/App.jsx", ["src/components/App.jsx"]) == []
     # Two parts differ: not one slip.
     assert ph.nearest("src/compnents/Ap.jsx", ["src/components/App.jsx"]) == []
     # One part differs but not alike: no typo, only the same file name in the shared `src`.
