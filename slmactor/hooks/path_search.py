@@ -73,6 +73,8 @@ def candidates(missing: str, project: Path, *, max_entries: int = MAX_ENTRIES,
             with os.scandir(here) as listing:
                 for entry in listing:
                     seen += 1
+                    if seen > max_entries or time.monotonic() >= deadline:
+                        break  # one huge folder must not outlast the bound either
                     lower = entry.name.lower()
                     if lower == name or path_hints.alike(lower, name):
                         found.append(entry.path)

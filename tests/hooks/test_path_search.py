@@ -110,6 +110,15 @@ def test_max_entries_bounds_the_walk(tmp_path: Path) -> None:
     assert named(large, "deep.py") == ["d1/d2/d3/deep.py"]
 
 
+def test_one_folder_larger_than_the_bound_is_not_read_whole(tmp_path: Path) -> None:
+    # A data folder of many alike names: the walk stops inside it, not after it.
+    touch(tmp_path, *(f"data/x{i:02}.py" for i in range(40)))
+    found = ps.candidates("x.py", tmp_path, max_entries=10, budget_s=AMPLE)
+    assert found[0] == "data"  # the project's own listing
+    assert 0 < len([p for p in found if p.startswith("data/")]) < 10
+    assert len(ps.candidates("x.py", tmp_path, budget_s=AMPLE)) == 41
+
+
 def test_a_spent_time_budget_ends_the_walk(tmp_path: Path) -> None:
     touch(tmp_path, "d1/d2/deep.py")
     assert named(ps.candidates("deep.py", tmp_path, budget_s=0.0), "deep.py") == []
