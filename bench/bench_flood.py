@@ -133,7 +133,7 @@ def _multiframe(runtime: str, sock_type: int, path: str, connections: int, messa
         while sum(codes.values()) < connections * messages and time.monotonic() < deadline:
             for sock, _ in poller.poll(1000):
                 reply = msgpack.unpackb(sock.recv_multipart()[1], strict_map_key=False)
-                code = str(reply.get("error", {}).get("code", "ok"))
+                code = str(reply.get("error", {}).get("name", "ok"))
                 codes[code] = codes.get(code, 0) + 1
     else:
         time.sleep(2.0)  # the daemon cuts each such connection at its first frame; give it time

@@ -51,6 +51,8 @@ class DaemonInfo:
     last_door_error: str = ""
     #: Debug `stall` asks waiting for their `release` (actor name → event).
     stalls: dict[str, Any] = field(default_factory=dict)
+    #: ctl.sock's connections: open, and closed for breaking the protocol (`runtime.zmtp`).
+    connections: Callable[[], dict[str, int]] | None = None
     #: The remote endpoints' report (`runtime.remote`), when tcp endpoints are open.
     remote: Callable[[], dict[str, Any]] | None = None
     _process: Any = None  # psutil.Process, imported on the first status (10 ms off start-up)
@@ -133,6 +135,7 @@ class DaemonInfo:
             "requests_oversize": self.requests_oversize,
             "mailbox_bytes": self.router.queued_bytes,
             "replies_dropped": self.replies_dropped,
+            **({"connections": self.connections()} if self.connections is not None else {}),
             "door_errors": self.door_errors,
             **({"last_door_error": self.last_door_error} if self.last_door_error else {}),
             "warnings": list(self.warnings),

@@ -33,12 +33,13 @@ from . import heap, logfilter, sdnotify
 from .actor import Actor, ActorContext
 from .cell import ActorCell
 from .control import ROUTED_BY_FIELD, ControlActor, DaemonInfo
-from .frontdoor import FrontDoor
+from .frontdoor import REQUEST_BYTES, REQUEST_FRAMES, ZmtpDoor
 from .instance import StartupError, take_locks
 from .remote import IO_THREADS, LOCAL_IO_AFFINITY, RemoteEndpoints, RemoteRefused
 from .router import Router
 from .rundir import RuntimeDirError, ensure_runtime_dir
 from .supervisor import EXIT_ACTOR_FAILED, Supervisor
+from .zmtp import ZmtpRouter
 
 log = logging.getLogger("slmactor.daemon")
 
@@ -51,6 +52,8 @@ GC_GEN0_THRESHOLD = 10_000
 #: BUSY answer), so the receive side stays short; a client that sends a burst of asks gets its
 #: burst of answers (a reply past the mark is dropped and counted as `replies_dropped`).
 CTL_HWM = 1000
+#: Unread reply bytes a client may hold on ctl.sock before further replies to it are dropped.
+CTL_OUT_BYTES = 16 * MAX_MESSAGE_BYTES
 #: Largest frame libzmq reads on each socket (larger: the sender is disconnected, nothing read):
 #: an ask body and its envelope on ctl.sock; a tell body a little over its limit on events.sock,
 #: so a tell just over MAX_TELL_BYTES is still read, refused and counted.
@@ -139,12 +142,13 @@ async def serve(
         request_stop=stop.set,
         restart_window=settings.restart_window,
     )
-    ctl = _socket(zctx, zmq.ROUTER, CTL_HWM, CTL_FRAME_BYTES)
-    ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
+    # ctl.sock is read by the daemon itself (ZMTP, `runtime.zmtp`): a request's whole-message
+    # bounds apply as it arrives, which libzmq's ROUTER cannot do (docs/DOOR.md).
+    ctl = ZmtpRouter(max_frames=REQUEST_FRAMES, max_bytes=REQUEST_BYTES, max_frame=CTL_FRAME_BYTES,
+                     hwm=CTL_HWM, out_bytes=CTL_OUT_BYTES)
     events = _socket(zctx, zmq.PULL, settings.events_hwm, EVENTS_FRAME_BYTES)
     if remote is not None:
-        for sock in (ctl, events):
-            sock.setsockopt(zmq.AFFINITY, LOCAL_IO_AFFINITY)
+        events.setsockopt(zmq.AFFINITY, LOCAL_IO_AFFINITY)
     cells: list[ActorCell] = []
     # A project lock reclaimed from a foreign `.lock` is a warning in status, naming the project.
     PROJECT_LOCKS.warn = lambda text, project: info.warn("store", text, project)
@@ -155,8 +159,9 @@ async def serve(
             stats = router.add_actor(cls.name, kinds)
             ctx = ActorContext(settings, router, stats, time.time, info.warn, info)
             cells.append(ActorCell(cls, ctx, events if cls.EVENTS_INBOX else None))
-        front = FrontDoor(router, settings, ctl, info)
-        _bind_private(ctl, settings.ctl_path)
+        front = ZmtpDoor(router, settings, ctl, info)
+        info.connections = ctl.counts
+        ctl.listen(settings.ctl_path)
         _bind_private(events, settings.events_path)
         if remote is not None:
             # The tcp sockets get the ipc ones' frame bounds: asks on the ROUTER, tells on the PULL.
@@ -167,12 +172,14 @@ async def serve(
         log.error("cannot start: %s", exc)
         if remote is not None:
             remote.close()
-        _close(zctx, router, [ctl, events], settings, locks)
+        ctl.close()
+        _close(zctx, router, [events], settings, locks)
         return EXIT_STARTUP
 
     supervisor = Supervisor(settings.max_restarts, settings.restart_window, fatal)
     try:
         async with anyio.create_task_group() as outer:
+            outer.start_soon(ctl.serve)
             outer.start_soon(front.serve_requests)
             outer.start_soon(front.serve_replies)
             outer.start_soon(_watch_signals, stop)
@@ -203,7 +210,8 @@ async def serve(
     finally:
         if remote is not None:
             remote.close()
-        _close(zctx, router, [ctl, events], settings, locks)
+        ctl.close()
+        _close(zctx, router, [events], settings, locks)
     log.info("stopped (exit %d)", exit_code)
     return exit_code
 

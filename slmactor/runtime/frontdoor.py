@@ -1,16 +1,20 @@
-"""The front door: the ROUTER on `ctl.sock` that takes asks and hands them to actor mailboxes.
+"""The front door: what takes asks off `ctl.sock` (and the tcp door's ROUTER) and hands them to
+actor mailboxes.
 
-It reads each request within whole-message bounds — at most REQUEST_FRAMES frames and
-REQUEST_BYTES bytes — frame by frame without copying: the rest of a message over either bound is
-discarded as it is read, never kept, and answered BAD_FRAMES / TOO_LARGE (with the request id when
-a body was read). It validates each request with the codec (so a malformed message is answered
-here and never reaches an actor), finds the owning actor by kind, and forwards the original frames with a
-reply route. Replies come back through the front's reply sink and go out on the ROUTER with
-NOBLOCK and ROUTER_MANDATORY: a vanished or stalled client costs a counter, never a block.
+Every request is read within whole-message bounds — at most REQUEST_FRAMES frames and
+REQUEST_BYTES bytes: the rest of a message over either bound is discarded as it is read, never
+kept, and answered BAD_FRAMES / TOO_LARGE (with the request id when a body was read). On
+`ctl.sock` (`ZmtpDoor`) the bounds apply as the bytes arrive (`runtime.zmtp`); on a libzmq ROUTER
+(`FrontDoor`, the tcp door) as the message is read out of libzmq, which holds it whole first. The
+door validates each request with the codec (so a malformed message is answered here and never
+reaches an actor), finds the owning actor by kind, and forwards the original frames with a reply
+route. Replies come back through the door's reply sink and go out without waiting: a vanished or
+stalled client costs a counter, never a block.
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from typing import Any
 
@@ -27,6 +31,7 @@ from .control import INLINE_KINDS, ROUTED_BY_FIELD, DaemonInfo
 from .projects import project_problem
 from .router import FRONT, Router, make_route
 from .stats import ActorState
+from .zmtp import ZmtpRouter
 
 log = logging.getLogger("slmactor.frontdoor")
 
@@ -65,38 +70,38 @@ def read_bounded(first: zmq.Frame, recv: Any, max_frames: int, max_bytes: int) -
         frame = recv(_NOBLOCK, copy=False)
 
 
-class FrontDoor:
-    def __init__(
-        self, router: Router, settings: Settings, ctl: zmq.asyncio.Socket, info: DaemonInfo,
-        *, sink: str = FRONT,
-    ) -> None:
+class Door:
+    """What every door does with a request, whatever carries it: bounds, checks, routing,
+    exactly one answer. A subclass reads requests and transmits replies."""
+
+    def __init__(self, router: Router, settings: Settings, info: DaemonInfo, *, sink: str = FRONT) -> None:
         self._router = router
         self._settings = settings
-        self._ctl = ctl
-        self._ctl_shadow: zmq.Socket[bytes] = zmq.Socket.shadow(ctl.underlying)
         # A second door (the tcp one, `runtime.remote`) gets replies through its own sink.
         self._sink_name = sink
         self._sink = router.add_front(sink)
         self._info = info
         self.accepting = True
 
-    async def serve_requests(self) -> None:
-        sock = self._ctl
-        recv = self._ctl_shadow.recv
-        while True:
-            first = await sock.recv(copy=False)
-            self._take(first, recv)
-            for _ in range(REQUEST_BATCH):
-                try:
-                    first = recv(_NOBLOCK, copy=False)
-                except zmq.Again:
-                    break
-                self._take(first, recv)
+    def _transmit(self, identity: bytes, frames: list[bytes]) -> bool:
+        """Send one reply without waiting; False when it was dropped."""
+        raise NotImplementedError
 
-    def _take(self, first: zmq.Frame, recv: Any) -> None:
-        """Read the rest of the message that starts with `first` within the bounds, then handle
-        it; over a bound, answer it (the rest was discarded unkept)."""
-        frames, over = read_bounded(first, recv, REQUEST_FRAMES, REQUEST_BYTES)
+    def _replied(self) -> None:
+        """Called after each reply sent (a transport's hook)."""
+
+    async def serve_replies(self) -> None:
+        while True:
+            frames = await self._sink.recv_multipart()
+            if len(frames) != 3:
+                continue
+            token, kind, body = frames
+            self._send(token, [kind, body])
+            self._replied()
+
+    def _handle(self, frames: list[bytes], over: str) -> None:
+        """Handle one request read within the bounds (`frames`: routing id first); over a bound,
+        answer it (the rest was discarded unkept)."""
         if not over:
             self._guarded(frames)
             return
@@ -114,21 +119,6 @@ class FrontDoor:
             self._reject(style + frames[0], request_id, ErrorCode.TOO_LARGE,
                          f"request over {REQUEST_BYTES} bytes in all")
 
-    async def serve_replies(self) -> None:
-        wake_requests = self._ctl.get
-        while True:
-            frames = await self._sink.recv_multipart()
-            if len(frames) != 3:
-                continue
-            token, kind, body = frames
-            self._send(token, [kind, body])
-            # ZMQ_FD is edge-triggered and shared by both directions: the send above may have
-            # consumed the signal of a request that arrived meanwhile, while `serve_requests`
-            # awaits that signal — and a non-empty pipe never signals again, so the door went
-            # deaf. Reading ZMQ_EVENTS through the asyncio socket makes pyzmq schedule the
-            # waiting receive when a request is there (what its own sends do after a send).
-            wake_requests(zmq.EVENTS)
-
     def _guarded(self, frames: list[bytes]) -> None:
         """`_on_request`, never raising: the front door's task must outlive any request."""
         try:
@@ -142,12 +132,8 @@ class FrontDoor:
 
     def _send(self, token: bytes, frames: list[bytes]) -> None:
         style, identity = token[:1], token[1:]
-        out = [identity, b"", *frames] if style == _REQ_STYLE else [identity, *frames]
-        try:
-            self._ctl_shadow.send_multipart(out, flags=zmq.NOBLOCK)
-        except zmq.ZMQError:
-            # EHOSTUNREACH (client gone) or EAGAIN (client not reading): drop, never block.
-            self._info.replies_dropped += 1
+        if not self._transmit(identity, [b"", *frames] if style == _REQ_STYLE else frames):
+            self._info.replies_dropped += 1  # the client is gone or not reading: never block
 
     def _reject(self, token: bytes, request_id: str, code: ErrorCode, reason: str, retry_ms: int = 0) -> None:
         self._info.requests_rejected += 1
@@ -218,3 +204,72 @@ class FrontDoor:
             return
         if not route:
             self._send(token, codec.dump_result(request_id, {"accepted": True}))
+
+
+class FrontDoor(Door):
+    """A door on a ZeroMQ ROUTER (the tcp door, `runtime.remote`): libzmq hands a message over
+    whole, so its bounds apply while it is read out of libzmq (`read_bounded`)."""
+
+    def __init__(
+        self, router: Router, settings: Settings, ctl: zmq.asyncio.Socket, info: DaemonInfo,
+        *, sink: str = FRONT,
+    ) -> None:
+        super().__init__(router, settings, info, sink=sink)
+        self._ctl = ctl
+        self._ctl_shadow: zmq.Socket[bytes] = zmq.Socket.shadow(ctl.underlying)
+
+    async def serve_requests(self) -> None:
+        sock = self._ctl
+        recv = self._ctl_shadow.recv
+        while True:
+            first = await sock.recv(copy=False)
+            self._take(first, recv)
+            for _ in range(REQUEST_BATCH):
+                try:
+                    first = recv(_NOBLOCK, copy=False)
+                except zmq.Again:
+                    break
+                self._take(first, recv)
+
+    def _take(self, first: zmq.Frame, recv: Any) -> None:
+        frames, over = read_bounded(first, recv, REQUEST_FRAMES, REQUEST_BYTES)
+        self._handle(frames, over)
+
+    def _transmit(self, identity: bytes, frames: list[bytes]) -> bool:
+        try:
+            self._ctl_shadow.send_multipart([identity, *frames], flags=zmq.NOBLOCK)
+        except zmq.ZMQError:
+            return False  # EHOSTUNREACH (client gone) or EAGAIN (client not reading)
+        return True
+
+    def _replied(self) -> None:
+        # ZMQ_FD is edge-triggered and shared by both directions: the send may have consumed
+        # the signal of a request that arrived meanwhile, while `serve_requests` awaits that
+        # signal — and a non-empty pipe never signals again, so the door went deaf. Reading
+        # ZMQ_EVENTS through the asyncio socket makes pyzmq schedule the waiting receive when
+        # a request is there (what its own sends do after a send).
+        self._ctl.get(zmq.EVENTS)
+
+
+class ZmtpDoor(Door):
+    """The local door, on `ctl.sock` read by `runtime.zmtp`: a request's bounds apply as its
+    bytes arrive, so nothing over them is ever held (docs/DOOR.md)."""
+
+    def __init__(self, router: Router, settings: Settings, ctl: ZmtpRouter, info: DaemonInfo) -> None:
+        super().__init__(router, settings, info)
+        self._ctl = ctl
+
+    async def serve_requests(self) -> None:
+        sock = self._ctl
+        while True:
+            got = await sock.recv()
+            self._handle([got.identity, *got.frames], got.over)
+            for _ in range(REQUEST_BATCH):
+                more = sock.recv_nowait()
+                if more is None:
+                    break
+                self._handle([more.identity, *more.frames], more.over)
+            await asyncio.sleep(0)  # a queue always full must not keep the loop from the actors
+
+    def _transmit(self, identity: bytes, frames: list[bytes]) -> bool:
+        return self._ctl.send(identity, frames)

@@ -5,6 +5,7 @@ on events.sock — and what arrives next is served as usual."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -122,3 +123,51 @@ def test_a_frame_far_over_the_tell_limit_costs_its_sender_the_connection_only(
         wait_for(lambda: client.working_snapshot("far", wait=False)["snapshot"]["counters"]["calls"] == 1,
                  "the next tell applied")
         assert sum(row["restarts"] for row in client.status()["actors"]) == 0
+
+
+def _peak_rss_reset(pid: int) -> bool:
+    try:
+        Path(f"/proc/{pid}/clear_refs").write_text("5")  # resets VmHWM (proc(5))
+    except OSError:
+        return False
+    return True
+
+
+def _peak_rss(pid: int) -> int:
+    line = next(x for x in Path(f"/proc/{pid}/status").read_text().splitlines() if x.startswith("VmHWM:"))
+    return int(line.split()[1]) * 1024
+
+
+@pytest.mark.timeout(120)
+def test_many_framed_asks_from_six_connections_at_once_hold_no_more_than_their_bounds(
+        daemon: DaemonProcess, zctx: zmq.Context[Any]) -> None:
+    # Every frame is within the per-frame limit, each ask is 300 MiB: libzmq assembled each one
+    # whole (1.8 GB for six at once) before the daemon could refuse it. Read as it arrives, an
+    # ask over its bound is kept only up to the bound and the rest dropped unread.
+    if not _peak_rss_reset(daemon.pid):
+        pytest.skip("no /proc/PID/clear_refs: the peak RSS cannot be measured here")
+    blob = b"x" * (1 << 20)
+    socks = [_dealer(zctx, daemon) for _ in range(6)]
+    for i, sock in enumerate(socks):
+        sock.setsockopt(zmq.SNDHWM, 0)
+        sock.send_multipart([b"ping", body(id=f"flood{i}"), *([blob] * 300)], copy=False)
+    for i, sock in enumerate(socks):
+        reply = _reply(sock)
+        assert (reply.ok, reply.code, reply.id) == (False, int(ErrorCode.BAD_FRAMES), f"flood{i}")
+    assert _peak_rss(daemon.pid) < 256 * (1 << 20)
+    socks[0].send_multipart([b"ping", body(id="after")])
+    assert _reply(socks[0]).ok
+
+
+def test_a_peer_breaking_the_protocol_is_closed_and_counted(daemon: DaemonProcess,
+                                                             zctx: zmq.Context[Any]) -> None:
+    before = _status(daemon)["connections"]["refused"]
+    pub: zmq.Socket[Any] = zctx.socket(zmq.PUB)  # a ROUTER takes asks from DEALER and REQ only
+    _sockets.append(pub)
+    pub.setsockopt(zmq.LINGER, 0)
+    pub.connect(f"ipc://{daemon.runtime_dir / 'ctl.sock'}")
+    far = _dealer(zctx, daemon)
+    far.send_multipart([b"ping", b"x" * (REQUEST_BYTES + 1)])  # one frame over the frame limit
+    with daemon.client() as client:
+        wait_for(lambda: client.status()["connections"]["refused"] >= before + 2, "both refused")
+        assert client.status()["health"] == "healthy"
