@@ -1,8 +1,9 @@
 """The daemon process: runtime dir, single-instance locks, sockets, actors, signals, shutdown.
 
     start:  check runtime dir → lock runtime dir and user store → bind mailboxes, ctl.sock
-            (ROUTER) and events.sock (PULL) under umask 077 → start every actor (each one is
-            "running" only after its on_start) → READY=1
+            (a ROUTER read by the daemon itself, `runtime.zmtp`) and events.sock (PULL) under
+            umask 077 → start every actor (each one is "running" only after its on_start) →
+            READY=1
     stop:   SIGTERM/SIGINT/daemon.stop → STOPPING=1 → front door refuses new asks → each actor
             drains its inbox and flushes (deadline) → sockets closed and unlinked → exit 0
     fatal:  an actor past its restart budget → the same shutdown, exit 3
