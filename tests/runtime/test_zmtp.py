@@ -11,7 +11,7 @@ import asyncio
 import contextlib
 import socket
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -41,6 +41,21 @@ async def door() -> AsyncIterator[tuple[zmtp.ZmtpRouter, Path]]:
             server.cancel()
 
 
+@contextlib.contextmanager
+def peers(path: Path, *kinds: int) -> Iterator[list[zmq.asyncio.Socket]]:
+    """libzmq sockets of these kinds connected to the door, closed with their context after
+    (inside the test, while its event loop runs)."""
+    ctx = zmq.asyncio.Context()
+    try:
+        socks = [ctx.socket(kind) for kind in kinds]
+        for sock in socks:
+            sock.setsockopt(zmq.LINGER, 0)
+            sock.connect(f"ipc://{path}")
+        yield socks
+    finally:
+        ctx.destroy(linger=0)
+
+
 async def _echo_once(router: zmtp.ZmtpRouter) -> zmtp.Received:
     got = await asyncio.wait_for(router.recv(), 10)
     assert router.send(got.identity, got.frames)
@@ -50,23 +65,21 @@ async def _echo_once(router: zmtp.ZmtpRouter) -> zmtp.Received:
 @pytest.mark.anyio
 async def test_dealer_and_req_peers_are_served_with_their_own_envelopes(door: Any) -> None:
     router, path = door
-    ctx = zmq.asyncio.Context()
-    try:
-        dealer, req = ctx.socket(zmq.DEALER), ctx.socket(zmq.REQ)
-        for sock in (dealer, req):
-            sock.setsockopt(zmq.LINGER, 0)
-            sock.connect(f"ipc://{path}")
-        await dealer.send_multipart([b"ping", b"x" * 300])
-        got = await _echo_once(router)
-        assert got.frames == [b"ping", b"x" * 300] and got.over == ""
-        assert await asyncio.wait_for(dealer.recv_multipart(), 10) == [b"ping", b"x" * 300]
-        await req.send_multipart([b"ping", b"body"])
-        got = await _echo_once(router)
-        assert got.frames == [b"", b"ping", b"body"]  # REQ's empty delimiter, echoed back
-        assert await asyncio.wait_for(req.recv_multipart(), 10) == [b"ping", b"body"]
-        assert got.identity != (await _identity_of(router, dealer))
-    finally:
-        ctx.destroy(linger=0)
+    with peers(path, zmq.DEALER, zmq.REQ) as (dealer, req):
+        await _dealer_and_req(router, dealer, req)
+
+
+async def _dealer_and_req(router: zmtp.ZmtpRouter, dealer: zmq.asyncio.Socket,
+                          req: zmq.asyncio.Socket) -> None:
+    await dealer.send_multipart([b"ping", b"x" * 300])
+    got = await _echo_once(router)
+    assert got.frames == [b"ping", b"x" * 300] and got.over == ""
+    assert await asyncio.wait_for(dealer.recv_multipart(), 10) == [b"ping", b"x" * 300]
+    await req.send_multipart([b"ping", b"body"])
+    got = await _echo_once(router)
+    assert got.frames == [b"", b"ping", b"body"]  # REQ's empty delimiter, echoed back
+    assert await asyncio.wait_for(req.recv_multipart(), 10) == [b"ping", b"body"]
+    assert got.identity != (await _identity_of(router, dealer))
 
 
 async def _identity_of(router: zmtp.ZmtpRouter, sock: zmq.asyncio.Socket) -> bytes:
@@ -79,71 +92,60 @@ async def _identity_of(router: zmtp.ZmtpRouter, sock: zmq.asyncio.Socket) -> byt
 @pytest.mark.anyio
 async def test_a_message_over_its_bounds_is_kept_only_up_to_them(door: Any) -> None:
     router, path = door
-    ctx = zmq.asyncio.Context()
-    try:
-        sock = ctx.socket(zmq.DEALER)
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.connect(f"ipc://{path}")
-        chunk = b"y" * (100 * 1024)  # within the frame limit; 50 of them far over the message's
-        await sock.send_multipart([b"k", *([chunk] * 50)])
-        got = await asyncio.wait_for(router.recv(), 10)
-        assert got.over == "bytes" and sum(map(len, got.frames)) <= router.max_bytes
-        await sock.send_multipart([b"k", b"a", b"b", b"c"])
-        got = await asyncio.wait_for(router.recv(), 10)
-        assert got.over == "frames" and got.frames == [b"k", b"a", b"b"]
-        await sock.send_multipart([b"ping", b"next"])  # the connection goes on
-        assert (await asyncio.wait_for(router.recv(), 10)).frames == [b"ping", b"next"]
-    finally:
-        ctx.destroy(linger=0)
+    with peers(path, zmq.DEALER) as (sock,):
+        await _over_bounds(router, sock)
+
+
+async def _over_bounds(router: zmtp.ZmtpRouter, sock: zmq.asyncio.Socket) -> None:
+    chunk = b"y" * (100 * 1024)  # within the frame limit; 50 of them far over the message's
+    await sock.send_multipart([b"k", *([chunk] * 50)])
+    got = await asyncio.wait_for(router.recv(), 10)
+    assert got.over == "bytes" and sum(map(len, got.frames)) <= router.max_bytes
+    await sock.send_multipart([b"k", b"a", b"b", b"c"])
+    got = await asyncio.wait_for(router.recv(), 10)
+    assert got.over == "frames" and got.frames == [b"k", b"a", b"b"]
+    await sock.send_multipart([b"ping", b"next"])  # the connection goes on
+    assert (await asyncio.wait_for(router.recv(), 10)).frames == [b"ping", b"next"]
+
+
+async def _refused(router: zmtp.ZmtpRouter, count: int) -> int:
+    for _ in range(500):
+        if router.refused >= count:
+            break
+        await asyncio.sleep(0.01)  # a refusal is the peer's close, seen by polling (bounded)
+    return router.refused
 
 
 @pytest.mark.anyio
 async def test_a_frame_over_the_frame_limit_ends_only_that_connection(door: Any) -> None:
     router, path = door
-    ctx = zmq.asyncio.Context()
-    try:
-        bad, good = ctx.socket(zmq.DEALER), ctx.socket(zmq.DEALER)
-        for sock in (bad, good):
-            sock.setsockopt(zmq.LINGER, 0)
-            sock.connect(f"ipc://{path}")
+    with peers(path, zmq.DEALER, zmq.DEALER) as (bad, good):
         await bad.send_multipart([b"k", b"z" * (router.max_frame + 1)])
         await good.send_multipart([b"ping", b"ok"])
-        got = await asyncio.wait_for(router.recv(), 10)
-        assert got.frames == [b"ping", b"ok"]
-        for _ in range(200):
-            if router.refused:
-                break
-            await asyncio.sleep(0.01)  # the refusal is the peer's close: polled, bounded
-        assert router.refused == 1
-    finally:
-        ctx.destroy(linger=0)
+        assert (await asyncio.wait_for(router.recv(), 10)).frames == [b"ping", b"ok"]
+        assert await _refused(router, 1) == 1
 
 
 @pytest.mark.anyio
 async def test_a_peer_that_is_no_asker_or_no_zmtp_is_closed(door: Any) -> None:
     router, path = door
-    ctx = zmq.asyncio.Context()
+    with peers(path, zmq.PUB):  # a ROUTER does not talk to a PUB
+        await _raw_bytes_refused(path)
+        assert await _refused(router, 2) >= 2
+
+
+async def _raw_bytes_refused(path: Path) -> None:
+    loop = asyncio.get_running_loop()
+    raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    raw.setblocking(False)
     try:
-        pub = ctx.socket(zmq.PUB)  # a ROUTER does not talk to a PUB
-        pub.setsockopt(zmq.LINGER, 0)
-        pub.connect(f"ipc://{path}")
-        loop = asyncio.get_running_loop()
-        raw = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        raw.setblocking(False)
         await loop.sock_connect(raw, str(path))
         await loop.sock_sendall(raw, b"GET / HTTP/1.0\r\n\r\n" + bytes(64))
         assert (await asyncio.wait_for(loop.sock_recv(raw, 64), 10))[:1] == b"\xff"  # our greeting
-        tail = await asyncio.wait_for(loop.sock_recv(raw, 4096), 10)
-        while tail:
-            tail = await asyncio.wait_for(loop.sock_recv(raw, 4096), 10)  # then closed
-        raw.close()
-        for _ in range(500):
-            if router.refused >= 2:
-                break
-            await asyncio.sleep(0.01)
-        assert router.refused >= 2
+        while await asyncio.wait_for(loop.sock_recv(raw, 4096), 10):
+            pass  # until the door closes it
     finally:
-        ctx.destroy(linger=0)
+        raw.close()
 
 
 @pytest.mark.anyio
