@@ -4,7 +4,8 @@ name, for `logic.evolve.path_hints` to rank.
 
 Bounded, because a hook has a deadline: one listing of the folder, and a walk of the project
 that stops after `MAX_ENTRIES` entries or `BUDGET_S` seconds, never follows a symlink, and skips
-what holds no sources (hidden folders, `node_modules`, virtual environments, caches).  Paths come
+what holds no sources (hidden folders, `node_modules`, virtual environments, caches); a folder
+outside the project is listed only below the user's home, never `/`, `/home` or `~` itself.  Paths come
 back spelled the way the model spelled the missing one: relative to the project when it wrote a
 relative path, absolute otherwise.  Reading names only: nothing is opened or run.
 """
@@ -38,6 +39,15 @@ def _deepest_folder(path: Path) -> Path | None:
     return None
 
 
+def _may_list(folder: Path, project: Path) -> bool:
+    """A folder of the project, or one below the user's home: never `/`, `/home` or `~` itself,
+    whose entries (other users, dotfiles) are no business of the model's."""
+    with contextlib.suppress(OSError, RuntimeError):
+        home = Path.home()
+        return folder.is_relative_to(project) or (folder != home and folder.is_relative_to(home))
+    return folder.is_relative_to(project)
+
+
 def _spell(path: str, project: Path, relative: bool) -> str:
     if relative:
         try:
@@ -58,7 +68,7 @@ def candidates(missing: str, project: Path, *, max_entries: int = MAX_ENTRIES,
         return []
     found: list[str] = []
     folder = _deepest_folder(target)
-    if folder is not None:
+    if folder is not None and _may_list(folder, project):
         # Unreadable: the walk below may still find the file.
         with contextlib.suppress(OSError), os.scandir(folder) as listing:
             for n, entry in enumerate(listing):

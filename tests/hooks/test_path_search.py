@@ -239,3 +239,19 @@ def test_hint_is_empty_without_a_path_or_anything_near(tmp_path: Path) -> None:
     assert ps.hint("curl: (22) The requested URL returned error: 404", "", tmp_path) == ""
     assert ps.hint("", "zzz/qqq/nothing.py", tmp_path / "absent") == ""
     assert ps.candidates("/", tmp_path) == []
+
+
+def test_a_missing_path_outside_the_project_lists_no_system_or_home_folder(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / "notes").mkdir()
+    (home / "notes" / "todo.md").write_text("")
+    project = home / "proj"
+    project.mkdir()
+    monkeypatch.setenv("HOME", str(home))
+    # `~/secret.txt` is missing: its folder is the home itself, which is not listed.
+    assert not any(".ssh" in c for c in ps.candidates(str(home / "secret.txt"), project))
+    assert ps.candidates("/no/such/root/file.txt", project) == []
+    # Below the home, the folder is listed.
+    assert str(home / "notes" / "todo.md") in ps.candidates(str(home / "notes" / "tod.md"), project)
