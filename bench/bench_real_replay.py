@@ -34,6 +34,7 @@ of a call whose session never got past it.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import difflib
 import json
@@ -176,10 +177,10 @@ class KnownPaths:
         return []
 
 
-def corpus_root(argv: list[str]) -> Path | None:
-    """Where the fetched transcripts are, if anywhere."""
-    if "--corpus" in argv:
-        return Path(argv[argv.index("--corpus") + 1])
+def corpus_root(given: str | None) -> Path | None:
+    """Where the fetched transcripts are, if anywhere: `--corpus`, else `$SLMACTOR_REAL_CORPUS`."""
+    if given:
+        return Path(given)
     env = os.environ.get("SLMACTOR_REAL_CORPUS")
     return Path(env) if env and Path(env).is_dir() else None
 
@@ -326,16 +327,16 @@ def run(quick: bool = False, heldout: bool = False, corpus: Path | None = None) 
 
 
 def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
-    options = {"--heldout", "--examples"}
-    unknown = [a for i, a in enumerate(argv) if a not in options and a != "--corpus"
-               and not (i and argv[i - 1] == "--corpus")]
-    if unknown or argv[-1:] == ["--corpus"]:
-        raise SystemExit(f"bench real_replay: unknown option(s) {' '.join(unknown) or '--corpus needs DIR'}")
-    corpus = corpus_root(argv)
-    if "--examples" in argv:
-        for ex in replay(load(HELDOUT if "--heldout" in argv else DEV), KnownPaths(corpus))["examples"]:
+    parser = argparse.ArgumentParser(prog="bench real_replay")
+    parser.add_argument("--heldout", action="store_true", help="measure on heldout.jsonl")
+    parser.add_argument("--examples", action="store_true", help="print each scored answer")
+    parser.add_argument("--corpus", metavar="DIR", help="the fetched transcripts (whole sessions)")
+    args = parser.parse_args(argv)
+    corpus = corpus_root(args.corpus)
+    if args.examples:
+        for ex in replay(load(HELDOUT if args.heldout else DEV), KnownPaths(corpus))["examples"]:
             print(json.dumps(ex, ensure_ascii=False), file=sys.stderr)
-    return run(quick, heldout="--heldout" in argv, corpus=corpus)
+    return run(quick, heldout=args.heldout, corpus=corpus)
 
 
 if __name__ == "__main__":

@@ -166,6 +166,8 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
             # No failure at all (an empty search, a probe's "no"): nothing was opened to key.
             key = "" if advice.get("benign") is True or not isinstance(fp, dict) else str(
                 fp.get("id", ""))
+            # `path_hints.MISSING_CLASSES`, not imported for it: most failures name no path,
+            # and the module (its patterns, dataclasses) costs ~20 ms of hook start-up.
             if isinstance(fp, dict) and fp.get("class") in ("file_not_found", "path_not_found"):
                 text = _with_path_hint(text, call, project)
     else:

@@ -38,7 +38,7 @@ from .frontdoor import REQUEST_BYTES, REQUEST_FRAMES, ZmtpDoor
 from .instance import StartupError, take_locks
 from .remote import IO_THREADS, LOCAL_IO_AFFINITY, RemoteEndpoints, RemoteRefused
 from .router import Router
-from .rundir import RuntimeDirError, ensure_runtime_dir
+from .rundir import RuntimeDirError, bind_private, ensure_runtime_dir
 from .supervisor import EXIT_ACTOR_FAILED, Supervisor
 from .zmtp import ZmtpRouter
 
@@ -65,14 +65,7 @@ EXIT_STARTUP = 2
 
 
 def _bind_private(sock: zmq.asyncio.Socket, path: Path) -> None:
-    if path.exists() or path.is_symlink():
-        path.unlink()  # we hold the lock, so this socket file is a stale leftover
-    old = os.umask(0o077)
-    try:
-        sock.bind(f"ipc://{path}")
-    finally:
-        os.umask(old)
-    os.chmod(path, 0o600)
+    bind_private(path, lambda: sock.bind(f"ipc://{path}"))
 
 
 def _socket(zctx: zmq.asyncio.Context, kind: int, hwm: int, max_frame: int) -> zmq.asyncio.Socket:

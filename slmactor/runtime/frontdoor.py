@@ -14,6 +14,7 @@ stalled client costs a counter, never a block.
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import logging
 from typing import Any
@@ -70,7 +71,7 @@ def read_bounded(first: zmq.Frame, recv: Any, max_frames: int, max_bytes: int) -
         frame = recv(_NOBLOCK, copy=False)
 
 
-class Door:
+class Door(abc.ABC):
     """What every door does with a request, whatever carries it: bounds, checks, routing,
     exactly one answer. A subclass reads requests and transmits replies."""
 
@@ -83,12 +84,13 @@ class Door:
         self._info = info
         self.accepting = True
 
+    @abc.abstractmethod
+    async def serve_requests(self) -> None:
+        """Read requests off the transport and `_handle` each, forever."""
+
+    @abc.abstractmethod
     def _transmit(self, identity: bytes, frames: list[bytes]) -> bool:
         """Send one reply without waiting; False when it was dropped."""
-        raise NotImplementedError
-
-    def _replied(self) -> None:
-        """Called after each reply sent (a transport's hook)."""
 
     async def serve_replies(self) -> None:
         while True:
@@ -97,7 +99,6 @@ class Door:
                 continue
             token, kind, body = frames
             self._send(token, [kind, body])
-            self._replied()
 
     def _handle(self, frames: list[bytes], over: str) -> None:
         """Handle one request read within the bounds (`frames`: routing id first); over a bound,
@@ -240,15 +241,14 @@ class FrontDoor(Door):
             self._ctl_shadow.send_multipart([identity, *frames], flags=zmq.NOBLOCK)
         except zmq.ZMQError:
             return False  # EHOSTUNREACH (client gone) or EAGAIN (client not reading)
+        finally:
+            # ZMQ_FD is edge-triggered and shared by both directions: the send may have
+            # consumed the signal of a request that arrived meanwhile, while `serve_requests`
+            # awaits that signal — and a non-empty pipe never signals again, so the door went
+            # deaf. Reading ZMQ_EVENTS through the asyncio socket makes pyzmq schedule the
+            # waiting receive when a request is there (what its own sends do after a send).
+            self._ctl.get(zmq.EVENTS)
         return True
-
-    def _replied(self) -> None:
-        # ZMQ_FD is edge-triggered and shared by both directions: the send may have consumed
-        # the signal of a request that arrived meanwhile, while `serve_requests` awaits that
-        # signal — and a non-empty pipe never signals again, so the door went deaf. Reading
-        # ZMQ_EVENTS through the asyncio socket makes pyzmq schedule the waiting receive when
-        # a request is there (what its own sends do after a send).
-        self._ctl.get(zmq.EVENTS)
 
 
 class ZmtpDoor(Door):

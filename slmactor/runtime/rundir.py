@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import zmq
@@ -82,3 +83,16 @@ def check_ipc_path(path: Path) -> None:
         raise RuntimeDirError(
             f"socket path {path} is longer than {limit} bytes; set SLMACTOR_RUNTIME_DIR to a shorter dir"
         )
+
+
+def bind_private(path: Path, bind: Callable[[], object]) -> None:
+    """Run `bind` (which makes the socket file at `path`) under umask 077, then make the file
+    0600: a stale file there is removed first (the caller holds the runtime dir's lock)."""
+    if path.exists() or path.is_symlink():
+        path.unlink()
+    old = os.umask(0o077)
+    try:
+        bind()
+    finally:
+        os.umask(old)
+    os.chmod(path, 0o600)

@@ -22,11 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import itertools
-import os
 import socket
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+
+from .rundir import bind_private
 
 FLAG_MORE = 0x01
 FLAG_LONG = 0x02
@@ -118,18 +119,12 @@ class ZmtpRouter:
 
     def listen(self, path: Path, backlog: int = 256) -> None:
         """Bind the socket file, private to this user (umask 077, then 0600)."""
-        if path.exists() or path.is_symlink():
-            path.unlink()  # the caller holds the runtime dir's lock: a stale leftover
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o077)
         try:
-            listener.bind(str(path))
+            bind_private(path, lambda: listener.bind(str(path)))
         except OSError:
             listener.close()
             raise
-        finally:
-            os.umask(old)
-        os.chmod(path, 0o600)
         listener.listen(backlog)
         listener.setblocking(False)
         self._listener = listener
@@ -147,17 +142,16 @@ class ZmtpRouter:
         return {"open": len(self._peers), "refused": self.refused}
 
     async def recv(self) -> Received:
-        got = await self._queue.get()
-        peer = self._peers.get(got.identity)
-        if peer is not None:
-            peer.waiting.release()
-        return got
+        return self._taken(await self._queue.get())
 
     def recv_nowait(self) -> Received | None:
         try:
-            got = self._queue.get_nowait()
+            return self._taken(self._queue.get_nowait())
         except asyncio.QueueEmpty:
             return None
+
+    def _taken(self, got: Received) -> Received:
+        """A message the door took: its connection may be read again."""
         peer = self._peers.get(got.identity)
         if peer is not None:
             peer.waiting.release()
@@ -189,7 +183,7 @@ class ZmtpRouter:
     # ------------------------------------------------------------------------------ per peer
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        identity = b"\x00" + next(self._ids).to_bytes(4, "big")  # libzmq's form of a made-up id
+        identity = next(self._ids).to_bytes(8, "big")  # never reused while the daemon runs
         peer = _Peer(writer, asyncio.Semaphore(self.hwm))
         try:
             # A peer that went (or never spoke) leaves nothing behind.

@@ -18,6 +18,7 @@ missing in its own words (coreutils', bash's, zsh's, git's, CPython's, Node's).
 from __future__ import annotations
 
 import difflib
+import os.path
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -90,12 +91,8 @@ def alike(a: str, b: str) -> bool:
 
 
 def _common_prefix(a: list[str], b: list[str]) -> int:
-    n = 0
-    for x, y in zip(a, b, strict=False):
-        if x != y:
-            break
-        n += 1
-    return n
+    """How many leading parts two paths share."""
+    return len(os.path.commonprefix([a, b]))
 
 
 @dataclass(frozen=True, slots=True)

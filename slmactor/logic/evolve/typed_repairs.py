@@ -546,32 +546,30 @@ def choose(book: RuleBook, fp: Fingerprint, message: str, failed: Call, *,
              and fits(r.repair, failed)]
     if not typed:
         return None
-    def rank(rule: Rule) -> tuple[bool, float, int, str]:
-        return (rule.fingerprint == fp.id, rule.confidence, rule.successes, rule.id)
-
-    best = max(typed, key=rank)
+    # The exact fingerprint first, then confidence, then successes.
+    ranked = sorted(typed, key=lambda r: (r.fingerprint == fp.id, r.confidence, r.successes, r.id),
+                    reverse=True)
+    best = ranked[0]
     done = rewrite(best.repair, failed)
     exact = (done is not None and best.successes >= REWRITE_MIN_SUCCESSES
              and best.failures == 0)
     text = advice(best.repair, failed, error_head, best.successes, best.samples,
                   read_tool=read_tool)
     if not exact:
-        text += _runner_up(typed, best, failed, read_tool, rank)
+        text += _runner_up(ranked, failed, read_tool)
     return Choice(best, done if exact else None, text)
 
 
-def _runner_up(typed: list[Rule], best: Rule, failed: Call, read_tool: str,
-               rank: Callable[[Rule], tuple[bool, float, int, str]]) -> str:
-    """The other fix that also got past this failure, when memory holds a different one that
+def _runner_up(ranked: list[Rule], failed: Call, read_tool: str) -> str:
+    """The next fix that also got past this failure, when memory holds a different one that
     worked: the model picks between two fixes with their records, not one guess."""
-    named = _fix_words(best.repair, failed, read_tool)
-    others = [r for r in typed if r is not best and r.successes > 0
-              and _fix_words(r.repair, failed, read_tool) != named]
-    if not others:
-        return ""
-    other = max(others, key=rank)
-    times = f"{other.successes} of {other.samples} time{'' if other.samples == 1 else 's'}"
-    return f" Also worked here: {_fix_words(other.repair, failed, read_tool)} ({times})."
+    named = _fix_words(ranked[0].repair, failed, read_tool)
+    for other in ranked[1:]:
+        words = _fix_words(other.repair, failed, read_tool)
+        if other.successes > 0 and words != named:
+            times = f"{other.successes} of {other.samples} time{'' if other.samples == 1 else 's'}"
+            return f" Also worked here: {words} ({times})."
+    return ""
 
 
 def learn(book: RuleBook, fp: Fingerprint, failed: Call, fix: Call | None, now: float, *,
