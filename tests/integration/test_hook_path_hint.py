@@ -15,23 +15,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
+from slmactor.testing import DaemonProcess
 from tests.fixtures.hooks import load, output_problems
-
-
-@pytest.fixture(scope="module")
-def daemon() -> Iterator[DaemonProcess]:
-    proc = spawn_daemon()
-    try:
-        yield proc
-    finally:
-        stop_quietly(proc)
 
 
 @pytest.fixture
