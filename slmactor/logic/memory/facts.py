@@ -214,6 +214,9 @@ class FactBook:
     #: The user's signing key: records are loaded as `verified` only with its valid `sig`, and
     #: `to_records` signs the verified ones (None: nothing is checked or signed).
     key: bytes | None = None
+    #: The record last written for each fact, by id, with the (immutable) fact it came from:
+    #: a flush re-signs only the facts that changed since, not the whole book on every write.
+    _records: dict[str, tuple[Fact, bytes | None, dict[str, Any]]] = field(default_factory=dict)
 
     @classmethod
     def from_records(cls, records: Iterable[object], cap: int = MAX_FACTS,
@@ -243,9 +246,16 @@ class FactBook:
     def to_records(self) -> list[dict[str, Any]]:
         """JSON records, in insertion order (stable files, readable diffs); the user's own are
         signed (after redaction: the signature covers what is stored), others are not."""
-        if self.key is None:
-            return [fact.to_dict() for fact in self._facts.values()]
-        return [_signed_record(self.key, fact) for fact in self._facts.values()]
+        records: dict[str, tuple[Fact, bytes | None, dict[str, Any]]] = {}
+        for fact_key, fact in self._facts.items():
+            cached = self._records.get(fact_key)
+            if cached is not None and cached[0] is fact and cached[1] == self.key:
+                records[fact_key] = cached
+            else:
+                record = fact.to_dict() if self.key is None else _signed_record(self.key, fact)
+                records[fact_key] = (fact, self.key, record)
+        self._records = records
+        return [record for _, _, record in records.values()]
 
     def unverified(self) -> list[Fact]:
         return [f for f in self._facts.values() if not f.verified]

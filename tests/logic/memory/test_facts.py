@@ -307,3 +307,41 @@ def test_confidence_is_always_the_beta_mean_of_the_counters(seq: list[tuple[str,
         assert fact.support >= 1
         assert fact.contradict <= fact.support  # otherwise it would have been replaced
         assert fact.confidence == pytest.approx(beta_confidence(fact.support, fact.contradict))
+
+
+_OPS = st.lists(
+    st.tuples(st.sampled_from(["observe", "contradict", "refute", "adopt", "prune", "rekey"]),
+              st.integers(0, 5), st.integers(0, 2)),
+    max_size=30,
+)
+
+
+@settings(max_examples=150, deadline=None, derandomize=True)
+@given(_OPS)
+def test_records_after_any_changes_are_what_signing_each_fact_afresh_gives(ops) -> None:
+    """A flush re-signs only the facts that changed since the last one: whatever the changes
+    (new facts, support, contradictions, adoption, pruning, another key), the records written are
+    exactly those of signing every fact again, and each verifies under the book's key."""
+    from slmactor.logic.memory.facts import SIGN_LOOSE, _signed_record
+    from slmactor.logic.text.trust import verified
+
+    keys = [b"k" * 32, b"other-key" * 4]
+    book = FactBook(key=keys[0])
+    for step, (op, subject, variant) in enumerate(ops):
+        now = 1_000.0 + step
+        if op == "observe":
+            book.observe("command", f"make t{subject}", f"Run make t{subject}", now)
+        elif op == "contradict":
+            book.observe("command", f"make t{subject}", f"Never run make t{subject} {variant}", now)
+        elif op == "refute":
+            book.refute("command", f"make t{subject}", now)
+        elif op == "adopt":
+            book.adopt(None)
+        elif op == "prune":
+            book.prune(now, max_facts=3)
+        else:
+            book.key = keys[variant % 2]
+        records = book.to_records()
+        assert book.key is not None
+        assert records == [_signed_record(book.key, fact) for fact in book]
+        assert all(verified(book.key, record, SIGN_LOOSE) for record in records)
