@@ -25,6 +25,7 @@ compared with its label (the labelling rules are in that folder's README):
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -93,9 +94,17 @@ def fingerprint(row: Row) -> Fingerprint:
                    family=harnesses.tool_family(tool))
 
 
+#: The `go` command's header before a package's compiler or vet output: `# <import path>`, with
+#: ` [<path>.test]` for a test build. Every failure of that package starts with it, so it names
+#: the package, not the failure.
+_GO_PACKAGE_HEADER = re.compile(r"# [\w.~/-]+(?: \[[\w.~/-]+\])?\s*")
+
+
 def head(error: str) -> str:
-    """The error head: the first line of the unwrapped text that is not noise, normalised."""
-    lines = prepare(unwrap(error).text).lines
+    """The error head: the first line of the unwrapped text that is not noise (nor the `go`
+    command's package header), normalised."""
+    lines = [line for line in prepare(unwrap(error).text).lines
+             if not _GO_PACKAGE_HEADER.fullmatch(line)]
     return normalize(lines[0]) if lines else ""
 
 
