@@ -99,8 +99,9 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
                  "background and read its output as it runs.")),
     (Trigger("timeout"), Repair(
         "action", action="split_task",
-        guidance="The operation timed out. Split the task, raise task_timeout, or lower "
-                 "max_parallel.")),
+        guidance="The operation timed out. Do not retry it unchanged: split it into smaller "
+                 "steps, or give it a longer timeout where the tool takes one (slmcode tasks: "
+                 "raise task_timeout or lower max_parallel).")),
     (Trigger("compile_error", language="go", message_contains=("declared and not used",)), Repair(
         "guidance", guidance="Go refuses unused variables: remove the variable or use it.")),
     (Trigger("compile_error", language="go", message_contains=("undefined",)), Repair(

@@ -19,7 +19,7 @@ Without arguments, transform rules are not tested (the seed's behaviour).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from slmactor.logic.evolve import transfer
 from slmactor.logic.evolve.rules import (
@@ -139,6 +139,21 @@ def lookup(book: RuleBook, fp: Fingerprint, message: str,
     return _lookup([r for r in rules if not r.verified], fp, message, args, classes, None, family)
 
 
+def _same_family_advice(rule: Rule, fp: Fingerprint, message: str, classes: ToolClasses,
+                        family: transfer.Family | None) -> bool:
+    """A shipped rule of advice whose trigger names a tool (`bash`) matches the same family's
+    tool of every harness (Gemini's `run_shell_command`, Codex's `exec_command`), as if that
+    tool were named: the advice is worded in the harness's own names when it is shown. Never a
+    rewrite: a transform carries over only as `transfer` proposes it."""
+    want = rule.trigger.tool
+    if not (rule.seeded and want and rule.repair.kind != "transform_args"):
+        return False
+    kind = transfer.family_of(want, classes, family)
+    if kind != transfer.family_of(fp.tool, classes, family) or kind == want.strip().lower():
+        return False  # not the same family, or `want` is a family of its own (no room knows it)
+    return rule.trigger.matches(replace(fp, tool=want), message)
+
+
 def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
             classes: ToolClasses, known: set[str] | None,
             family: transfer.Family | None = None) -> Suggestion | None:
@@ -153,7 +168,8 @@ def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
             # else — its words name another call's fix.
             continue
         is_exact = bool(rule.fingerprint) and rule.fingerprint == fp.id
-        if not is_exact and not rule.trigger.matches(fp, message):
+        if not is_exact and not (rule.trigger.matches(fp, message)
+                                 or _same_family_advice(rule, fp, message, classes, family)):
             continue
         if args is not None and rule.repair.kind == "transform_args":
             if not (fits(rule.repair.transform, args)

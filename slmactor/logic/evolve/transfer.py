@@ -49,7 +49,8 @@ def tool_family(tool: str, classes: ToolClasses = DEFAULT_TOOL_CLASSES) -> str:
 Family = Callable[[str], str]
 
 
-def _family_of(tool: str, classes: ToolClasses, family: Family | None) -> str:
+def family_of(tool: str, classes: ToolClasses, family: Family | None) -> str:
+    """`tool`'s family by `family` (the daemon's room tables), else by `classes`."""
     if family is None:
         return tool_family(tool, classes)
     return family(tool) or tool.strip().lower()
@@ -61,8 +62,8 @@ def _can_carry(rule: Rule, fp: Fingerprint, message: str, classes: ToolClasses,
             and rule.repair.transform in ARGUMENT_ONLY and rule.successes >= 1 and rule.applicable
             and rule.trigger.cls == fp.cls
             and (fp.cls != "unknown" or rule.repair.transform in SELF_EVIDENT)
-            and _family_of(rule.trigger.tool or fp.tool, classes, family)
-            == _family_of(fp.tool, classes, family)
+            and family_of(rule.trigger.tool or fp.tool, classes, family)
+            == family_of(fp.tool, classes, family)
             and rule.fingerprint != fp.id and not rule.trigger.matches(fp, message))
 
 

@@ -185,3 +185,42 @@ def test_a_shell_command_killed_at_its_time_limit_is_told_to_narrow_or_backgroun
     task = analyze("", "asyncio.TimeoutError: task exceeded task_timeout")
     found = lookup(book, task, "task exceeded task_timeout", "{}")
     assert found is not None and "task_timeout" in found.rule.repair.guidance
+
+
+def _real_timeouts() -> list[dict[str, object]]:
+    """Shell timeouts from real sessions (tests/fixtures/real_failures/dev.jsonl: Gemini CLI's
+    `run_shell_command` block, mini-swe-agent's notice, Claude Code's `Exit code 143`)."""
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "real_failures" / "dev.jsonl"
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    return [row for row in rows if row["kind"] == "timeout"]
+
+
+def test_a_shell_timeout_gets_the_shell_advice_in_every_harness_not_the_task_timeout() -> None:
+    """The shipped shell-timeout advice is bound to `bash`; Gemini's `run_shell_command`
+    (and every room's shell tool) is the same family and gets it too, not the advice about
+    slmcode's own task_timeout, which no harness's shell has."""
+    from slmactor import harnesses
+
+    rows = [row for row in _real_timeouts() if harnesses.tool_family(str(row["tool"])) == "shell"]
+    tools = {str(row["tool"]) for row in rows}
+    assert {"run_shell_command", "Bash", "bash"} <= tools
+    book = book_with_seeds()
+    for row in rows:
+        fp = analyze(str(row["tool"]), str(row["error"]))
+        assert fp.cls == "timeout"
+        found = lookup(book, fp, str(row["error"]), family=harnesses.tool_family)
+        assert found is not None, row["tool"]
+        assert "shell tool's time limit" in found.rule.repair.guidance, row["tool"]
+        assert "task_timeout" not in found.rule.repair.guidance
+
+
+def test_a_tool_bound_advice_does_not_reach_another_family() -> None:
+    from slmactor import harnesses
+
+    book = book_with_seeds()
+    fp = analyze("replace", "Error: operation timed out after 60s")
+    found = lookup(book, fp, "Error: operation timed out after 60s", family=harnesses.tool_family)
+    assert found is not None and fp.cls == "timeout"
+    assert "shell tool's time limit" not in found.rule.repair.guidance
