@@ -472,7 +472,10 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "cannot find the file", "enoent", "filenotfounderror", "did not match any file(s) known to git",
          "no such file", "unknown revision or path not in the working tree",
          "file not found", "directory not found", "path not found", "could not find file",
-         "cannot find the path specified", "did not match any files", "no such directory"),
+         "cannot find the path specified", "did not match any files", "no such directory",
+         # Claude Code's Grep/Glob: "Path does not exist: <path>. Note: your current working
+         # directory is …" (the 2.1 bundle).
+         "path does not exist"),
     # OpenHands' editor: "Invalid `path` parameter: /a. The path /a does not exist."
     _all("file_not_found", "the path", "does not exist"),
     _any("provider_error", "internal server error", "502 bad gateway", "503 service unavailable",

@@ -71,8 +71,10 @@ _USER = _phrases("the user doesn't want to proceed", "the user doesn't want to t
                  "[request interrupted by user", "operation cancelled by user",
                  "user cancelled the operation", "[operation cancelled]", "user denied",
                  "the user declined")
-# A call that never ran because a parallel one failed (Claude Code).
-_SIBLING = _phrases("sibling tool call errored")
+# A call that never ran because a parallel one failed (Claude Code: "Sibling tool call
+# errored"; later versions "Cancelled: parallel tool call Bash(…) errored", as recorded in the
+# public Entire sessions of ShamsiievDmytro/entire-bmad).
+_SIBLING = _patterns(r"sibling tool call errored", r"cancelled: parallel tool call .{0,200}errored")
 # The harness's own policy (Claude Code's permission system and hooks, Gemini CLI's shell
 # parser and workspace check, Codex's sandbox and approval policy): read at the head only.
 _POLICY = _patterns(
@@ -86,12 +88,20 @@ _POLICY = _patterns(
 _TOO_LARGE = _patterns(
     r"output of your last command was too long", r"exceeds maximum allowed tokens",
     r"file content \(\S+ tokens\) exceeds", r"output (?:is )?too (?:large|long)",
+    # Claude Code's Read over its byte limit: "File content (1.2MB) exceeds maximum allowed
+    # size (256KB). Use offset and limit parameters …" (the 2.1 bundle's size error).
+    r"exceeds maximum allowed size",
     r"exceeds the maximum (?:allowed )?(?:size|length|number of tokens)", r"too large to read",
     r"response too large", r"result exceeds", r"output was truncated because it exceeded")
 # mini-swe-agent's format error, a harness that wanted a tool call, aider's edit format.
 _FORMAT = _phrases("exactly one action", "exactly one bash", "you did not use a tool",
                    "did not conform to the edit format", "failed to parse function arguments",
                    "please always provide", "format error", "no tool use found in")
+# Cline's SEARCH/REPLACE parser (src/core/assistant-message/diff.ts) refusing a diff whose
+# markers do not form blocks: the edit's format, not the file, was wrong.
+_DIFF_MARKERS = _patterns(
+    r"invalid state transition", r"search/replace operations still active during finalization",
+    r"malformed search/replace block", r"malformed replace block", r"malformed search block")
 _STALE = _patterns(
     r"no shell found with id", r"no such process", r"shell \S+ (?:not found|is not running)",
     r"no task found", r"session not found", r"can't find session", r"no server running on",
@@ -291,6 +301,8 @@ def read_call(u: Unwrapped, command: str = "", family: str = "") -> Verdict | No
         return Verdict("output_too_large", why="the output was too large to show")
     if _FORMAT.search(head):
         return Verdict("format_rejected", why="the harness rejected the reply's format")
+    if family == "edit" and _DIFF_MARKERS.search(head):
+        return Verdict("format_rejected", why="the edit's SEARCH/REPLACE markers form no block")
     heads = command_heads(command) if command else []
     firsts = {_first(h) for h in heads}
     if firsts & _KILLERS and (u.signal in _SELF_KILL_SIGNALS or u.exit_code == -1):

@@ -236,9 +236,9 @@ def test_learn_backstop_prune() -> None:
     assert len(book.rules) <= MAX_RULES + 1
 
 
-def test_the_32_seeds() -> None:
+def test_the_shipped_seeds() -> None:
     seeds = seed_rules()
-    assert len(seeds) == 33 and len({r.id for r in seeds}) == 33
+    assert len(seeds) == 34 and len({r.id for r in seeds}) == 34
     for rule in seeds:
         assert rule.seeded and rule.scope == "builtin" and rule.repair.valid
         assert rule.confidence == pytest.approx(0.8) and rule.applicable

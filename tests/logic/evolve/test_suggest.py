@@ -224,3 +224,16 @@ def test_a_tool_bound_advice_does_not_reach_another_family() -> None:
     found = lookup(book, fp, "Error: operation timed out after 60s", family=harnesses.tool_family)
     assert found is not None and fp.cls == "timeout"
     assert "shell tool's time limit" not in found.rule.repair.guidance
+
+
+def test_a_cline_diff_without_blocks_is_told_the_marker_structure() -> None:
+    """Cline's parser (src/core/assistant-message/diff.ts) refuses a replace_in_file diff whose
+    markers form no block: the advice gives the block structure, not "read the file again"."""
+    error = ("[replace_in_file for 'src/app.py'] Result:\nThe tool execution failed with the "
+             "following error:\n<error>\nInvalid state transition.\nValid transitions are:\n"
+             "- Idle \u2192 StateSearch\n- StateSearch \u2192 StateReplace\n</error>")
+    fp = analyze("replace_in_file", error, family="edit")
+    found = lookup(book_with_seeds(), fp, error)
+    assert fp.cls == "format_rejected" and found is not None
+    assert "------- SEARCH" in found.rule.repair.guidance
+    assert "+++++++ REPLACE" in found.rule.repair.guidance

@@ -165,6 +165,28 @@ CALLS = [
      "stale_handle", ""),
     ("mcp_search", "", "", "Error: RESOURCE_EXHAUSTED: quota exceeded for this project",
      "service_exhausted", ""),
+    # Claude Code 2.1's Read over its byte limit (the bundle's size error, as the public Entire
+    # sessions of agurod42/torre-swipe recorded it).
+    ("Read", "read", "", ("<tool_use_error>File content (312.2KB) exceeds maximum allowed size "
+     "(256KB). Please use offset and limit parameters to read specific portions of the file, or "
+     "use the GrepTool to search for specific content.</tool_use_error>"), "output_too_large", ""),
+    # Claude Code 2.1's Grep/Glob on a path that is not there (its bundle's wording).
+    ("Grep", "search", "", ("<tool_use_error>Path does not exist: /repo/src/missing. Note: your "
+     "current working directory is /repo.</tool_use_error>"), "file_not_found", ""),
+    # Claude Code cancelling the calls made beside one that failed (ShamsiievDmytro/entire-bmad).
+    ("Bash", "shell", "git log -3", ("<tool_use_error>Cancelled: parallel tool call Bash(git-ai "
+     "prompts --since 1d 2>&1) errored</tool_use_error>"), "not_a_failure", "not_run"),
+    # Cline's replace_in_file whose markers form no block (src/core/assistant-message/diff.ts).
+    ("replace_in_file", "edit", "", ("[replace_in_file for 'a.py'] Result:\nThe tool execution "
+     "failed with the following error:\n<error>\nInvalid state transition.\nValid transitions "
+     "are:\n- Idle \u2192 StateSearch\n- StateSearch \u2192 StateReplace\n</error>"),
+     "format_rejected", ""),
+    ("replace_in_file", "edit", "", ("The tool execution failed with the following error:\n"
+     "<error>\nFile processing incomplete - SEARCH/REPLACE operations still active during "
+     "finalization\n</error>"), "format_rejected", ""),
+    # The same words from a program run in a shell are the program's, not a diff's.
+    ("Bash", "shell", "python fsm.py", "Exit code 1\nValueError: invalid state transition",
+     "runtime_error", ""),
 ]
 
 
