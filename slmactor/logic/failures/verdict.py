@@ -84,7 +84,11 @@ _POLICY = _patterns(
     r"pretooluse:\S+ hook", r"hook error", r"sandbox denied", r"approval policy",
     r"outside (?:of )?the (?:allowed|project) (?:directory|directories|workspace)",
     r"outside the workspace", r"not allowed in this (?:mode|context)", r"blocked by (?:a )?hook",
-    r"is not in the allowed", r"for security, ", r"cd to '.*' was blocked")
+    r"is not in the allowed", r"for security, ", r"cd to '.*' was blocked",
+    # Claude Code 2.1 when its auto mode's safety check cannot be had ("… was not run: …, so
+    # auto mode cannot determine the safety of …"); Gemini CLI's read tools on an ignored path
+    # ("File path '…' is ignored by configured ignore patterns.").
+    r"auto mode cannot determine the safety of", r"is ignored by configured ignore patterns")
 _TOO_LARGE = _patterns(
     r"output of your last command was too long", r"exceeds maximum allowed tokens",
     r"file content \(\S+ tokens\) exceeds", r"output (?:is )?too (?:large|long)",
@@ -121,9 +125,14 @@ _PARAMETER = _patterns(
     r"missing required", r"missing field", r"parameter \S+ is required", r"is missing\b",
     r"invalid (?:input|arguments?|parameters?)\b", r"expected \S+(?: \S+)?, but received",
     r"expected \S+ but received", r"unexpected keyword", r"an unexpected parameter",
-    r"must be an? \w+")
+    r"must be an? \w+",
+    # JSON-schema type errors as Ajv words them (Gemini CLI's parameter validation).
+    r"must be (?:array|string|object|integer|number|boolean|null)\b")
 _MISUSE_OTHER = re.compile(r"no such tool|unknown tool|not found in registry|"
-                           r"tool \S+ (?:is )?not available|use the notebookedit")
+                           r"tool \S+ (?:is )?not available|use the notebookedit|"
+                           # Claude Code 2.1's Skill and Task tools named something that is
+                           # not there ("Unknown skill: x", "Agent type 'x' not found").
+                           r"^unknown skill: |^agent type '[^']*' (?:not found|is unavailable)")
 _GLOB = re.compile(r"no matches found: |no match\.$|: no matches found$")
 _REMOTE_404 = re.compile(r"\bhttp(?: error)? 404\b|\be404\b|returned error: 404|404 not found|"
                          r"\"status\": ?\"?404")

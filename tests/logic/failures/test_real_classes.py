@@ -184,6 +184,19 @@ CALLS = [
     ("replace_in_file", "edit", "", ("The tool execution failed with the following error:\n"
      "<error>\nFile processing incomplete - SEARCH/REPLACE operations still active during "
      "finalization\n</error>"), "format_rejected", ""),
+    # Claude Code 2.1 (its bundle's words): auto mode could not check the call, so it never ran.
+    ("Agent", "task", "", ("<tool_use_error>claude-sonnet-5[1m] is temporarily unavailable, so "
+     "auto mode cannot determine the safety of Agent right now. This is not a judgment that the "
+     "action is unsafe.</tool_use_error>"), "policy_denied", ""),
+    ("Skill", "", "", "<tool_use_error>Unknown skill: commit</tool_use_error>", "tool_misuse",
+     "other"),
+    ("Task", "task", "", ("<tool_use_error>Agent type 'code-simplifier' not found. Available "
+     "agents: general-purpose, statusline-setup</tool_use_error>"), "tool_misuse", "other"),
+    # Gemini CLI 0.61 (its bundle): an ignored path, and Ajv's type error on a parameter.
+    ("read_file", "read", "", ("File path '/home/u/app/.env' is ignored by configured ignore "
+     "patterns."), "policy_denied", ""),
+    ("list_directory", "search", "", "params/ignore must be array", "tool_misuse",
+     "missing_parameter"),
     # The same words from a program run in a shell are the program's, not a diff's.
     ("Bash", "shell", "python fsm.py", "Exit code 1\nValueError: invalid state transition",
      "runtime_error", ""),
