@@ -143,14 +143,17 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
         "guidance",
         guidance="One command per call: send the commands one at a time (or join them with && "
                  "in a single command).")),
-    # Cline's replace_in_file diff whose markers form no block (its diff.ts parser): the markers
-    # as that parser reads them, legacy `<<<<<<< SEARCH` / `>>>>>>> REPLACE` included.
-    (Trigger("format_rejected", tool="replace_in_file"), Repair(
+    # A SEARCH/REPLACE diff whose markers form no block (Cline's replace_in_file parser,
+    # src/core/assistant-message/diff.ts: "Invalid state transition … StateSearch →
+    # StateReplace", "SEARCH/REPLACE operations still active"). Markers differ by harness
+    # (`------- SEARCH` / `+++++++ REPLACE`, or `<<<<<<< SEARCH` / `>>>>>>> REPLACE`).
+    (Trigger("format_rejected", message_contains=("search", "replace")), Repair(
         "guidance",
         guidance="The diff's markers did not form SEARCH/REPLACE blocks. Resend it with each "
-                 "change as one block: `------- SEARCH`, the current lines exactly, `=======`, "
-                 "the new lines, `+++++++ REPLACE` — each marker on a line of its own, every "
-                 "block closed (read_file first if unsure of the current lines).")),
+                 "change as one whole block: the SEARCH marker line, the current lines exactly, "
+                 "`=======`, the new lines, the REPLACE marker line — each marker on a line of "
+                 "its own, as the tool's instructions write them, and every block closed "
+                 "(ws_read the file first if unsure of the current lines).")),
     (Trigger("format_rejected", message_contains=("exactly one",)), Repair(
         "guidance",
         guidance="Reply with exactly one action: one ```bash block holding one command.")),

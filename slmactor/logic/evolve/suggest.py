@@ -141,13 +141,13 @@ def lookup(book: RuleBook, fp: Fingerprint, message: str,
 
 def _same_family_advice(rule: Rule, fp: Fingerprint, message: str, classes: ToolClasses,
                         family: transfer.Family | None) -> bool:
-    """A shipped rule of advice whose trigger names a tool (`bash`) matches the same family's
-    tool of every harness (Gemini's `run_shell_command`, Codex's `exec_command`), as if that
-    tool were named: the advice is worded in the harness's own names when it is shown. Never a
-    rewrite: a transform carries over only as `transfer` proposes it."""
+    """A shipped rule of plain advice whose trigger names a tool (`bash`) matches the same
+    family's tool of every harness (Gemini's `run_shell_command`, Codex's `exec_command`), as if
+    that tool were named: the advice is worded in the harness's own names when it is shown.
+    Never a rewrite or an action: a transform carries over only as `transfer` proposes it."""
     want = rule.trigger.tool
-    if not (rule.seeded and want and rule.repair.kind != "transform_args"):
-        return False
+    if not (rule.seeded and want and rule.repair.kind == "guidance"):
+        return False  # an action or a transform is slmcode's own tool's: it stays bound to it
     kind = transfer.family_of(want, classes, family)
     if kind != transfer.family_of(fp.tool, classes, family) or kind == want.strip().lower():
         return False  # not the same family, or `want` is a family of its own (no room knows it)

@@ -235,5 +235,5 @@ def test_a_cline_diff_without_blocks_is_told_the_marker_structure() -> None:
     fp = analyze("replace_in_file", error, family="edit")
     found = lookup(book_with_seeds(), fp, error)
     assert fp.cls == "format_rejected" and found is not None
-    assert "------- SEARCH" in found.rule.repair.guidance
-    assert "+++++++ REPLACE" in found.rule.repair.guidance
+    assert "SEARCH marker line" in found.rule.repair.guidance
+    assert "REPLACE marker line" in found.rule.repair.guidance
