@@ -6,12 +6,16 @@ transcript files, and this script puts each file at
 
     TARGET/<harness>/<owner>__<repo>/<path as in the repository>
 
-by `git show <commit>:<path>`. The repository comes from `--mirror-root` when a bare copy is
+by `git show <commit>:<path>`. A source may name a subdirectory `into` that its files land
+under (`TARGET/<harness>/<owner>__<repo>/<into>/<path>`): Entire's v2 layout keeps each checkpoint
+on its own ref (`refs/entire/checkpoints/<shard>/<id>`) whose tree starts at `0/full.jsonl`, so
+without it two checkpoints of one repository would write the same file; `into` is the ref's
+`<shard>/<id>`, which gives the v1 branch's layout. The repository comes from `--mirror-root` when a bare copy is
 already on this machine (`<root>/<owner>+<repo>/repo`, the layout the team's fetch tool leaves),
 otherwise it is cloned once over https into `--cache` (blobless and without checkout, then only
 the named commit is fetched), which needs the network.
 
-    python bench/fetch_real_sessions.py [--target DIR] [--split dev|heldout|all]
+    python bench/fetch_real_sessions.py [--target DIR] [--split dev|heldout|heldout2|all]
         [--mirror-root DIR] [--cache DIR] [--json]
 
 The target defaults to `$SLMACTOR_REAL_CORPUS` (else `~/.cache/slmactor-real/corpus`), the mirror
@@ -78,8 +82,11 @@ def materialize(manifest: dict[str, Any], target: Path, split: str, mirror_root:
             continue
         owner_repo = source["repo"].replace("/", "__", 1)
         gitdir = repo_gitdir(source["repo"], source["commit"], source.get("ref"), mirror_root, cache)
+        base = target / source["harness"] / owner_repo
+        if source.get("into"):
+            base = base / source["into"]
         for path in source["paths"]:
-            dest = target / source["harness"] / owner_repo / path
+            dest = base / path
             if gitdir is None:
                 missing.append(f"{source['repo']}@{source['commit'][:12]}:{path} (repository not reachable)")
                 continue
@@ -106,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--manifest", type=Path, default=MANIFEST)
     parser.add_argument("--target", type=Path, default=default_corpus())
-    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--split", choices=("dev", "heldout", "heldout2", "all"), default="all")
     mirrors = os.environ.get("SLMACTOR_MIRROR_ROOT")
     parser.add_argument("--mirror-root", type=Path, default=Path(mirrors) if mirrors else None)
     parser.add_argument("--cache", type=Path, default=CACHE / "git")
