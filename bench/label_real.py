@@ -777,7 +777,9 @@ def _sources(manifest: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
 
 def label_session(session: Session, source: dict[str, Any], path: str) -> Iterator[dict[str, Any]]:
     """One fixture row for every failed call of a session."""
-    calls = sorted(session.calls, key=lambda c: c.seq)
+    # the census's order, the order the harness recorded the results: "the next 11 calls" are
+    # counted in it (Claude Code's parallel calls are answered out of their `seq` order)
+    calls = list(session.calls)
     for i, call in enumerate(calls):
         if not call.failed:
             continue
