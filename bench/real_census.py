@@ -50,6 +50,8 @@ class Call:
     args: dict[str, Any]
     result: str
     failed: bool
+    #: the harness's own status of the call where it records one (Gemini CLI: success/error/cancelled)
+    status: str | None = None
 
 
 @dataclass
@@ -173,7 +175,9 @@ def read_gemini(path: Path) -> Iterator[Session]:
             text = str(response.get("error") or response.get("output") or tc.get("resultDisplay") or "")
             exit_match = _GEMINI_EXIT.search(text)
             failed = tc.get("status") in ("error", "cancelled") or bool(exit_match and exit_match.group(1) != "0")
-            session.calls.append(Call(seq, str(tc.get("name")), tc.get("args") or {}, text, failed))
+            status = tc.get("status")
+            session.calls.append(Call(seq, str(tc.get("name")), tc.get("args") or {}, text, failed,
+                                      status if isinstance(status, str) else None))
             seq += 1
     yield session
 
