@@ -250,8 +250,8 @@ def _rx(*alternatives: str, flags: int = re.IGNORECASE) -> re.Pattern[str]:
 
 
 _TOO_LARGE = _rx(r"The output of your last command was too long", r"exceeds maximum allowed tokens",
-                 r"File content \(\d+ tokens\) exceeds", r"output (?:is )?too (?:large|long)",
-                 r"exceeds the maximum", r"too large to read")
+                 r"File content \([^)]*\) exceeds", r"exceeds maximum allowed size",
+                 r"output (?:is )?too (?:large|long)", r"exceeds the maximum", r"too large to read")
 
 
 def rule_too_large(f: Failure) -> Label | None:
@@ -277,14 +277,18 @@ def rule_user_said_no(f: Failure) -> Label | None:
 
 def rule_sibling_errored(f: Failure) -> Label | None:
     """3. not_a_failure: Claude Code never ran it because a parallel call failed."""
-    return Label("not_a_failure", None, "sibling-errored") if "Sibling tool call errored" in f.text else None
+    return Label("not_a_failure", None, "sibling-errored") if _SIBLING.search(f.text) else None
+
+
+_SIBLING = _rx(r"Sibling tool call errored", r"Cancelled: parallel tool call .{0,200}errored")
 
 
 _REFUSED = _rx(r"Command rejected because it could not be parsed safely", r"Permission for this tool use was denied",
                r"Blocked:", r"was blocked", r"has been denied", r"denied by (?:the )?(?:permission|policy|sandbox)",
                r"must be within one of the workspace directories", r"requires approval", r"PreToolUse:\S* hook",
                r"hook error", r"sandbox denied", r"approval policy",
-               r"outside (?:of )?the (?:allowed|project)(?: directory| workspace)?", r"outside (?:of )?the workspace")
+               r"outside (?:of )?the (?:allowed|project)(?: directory| workspace)?", r"outside (?:of )?the workspace",
+               r"auto mode cannot determine the safety of", r"is ignored by configured ignore patterns")
 
 
 def rule_harness_refused(f: Failure) -> Label | None:
@@ -299,9 +303,15 @@ _FORMAT = _rx(r"EXACTLY ONE (?:action|bash)", r"You did not use a tool in your p
               r"format error")
 
 
+_DIFF_MARKERS = _rx(r"Invalid state transition", r"SEARCH/REPLACE operations still active during finalization",
+                    r"Malformed SEARCH/REPLACE block", r"Malformed REPLACE block")
+
+
 def rule_format(f: Failure) -> Label | None:
-    """5. format_rejected."""
-    return Label("format_rejected", None, "format") if _FORMAT.search(f.text) else None
+    """5. format_rejected (on an edit tool also the SEARCH/REPLACE parser's refusals)."""
+    if _FORMAT.search(f.text) or (family(f.tool) == "edit" and _DIFF_MARKERS.search(f.text)):
+        return Label("format_rejected", None, "format")
+    return None
 
 
 _EDIT_MISS = _rx(r"String to replace not found", r"old_string not found", r"does not match anything in the file",
@@ -328,7 +338,7 @@ _TIMEOUT = _rx(r"timed out", r"timeout after", r"Command timed out", r"deadline 
 
 def rule_timeout(f: Failure) -> Label | None:
     """8. timeout: exit 124/143, or the text says so."""
-    if f.exit_code in (124, 143) or _TIMEOUT.search(f.text):
+    if f.exit_code in (124, 143) or _TIMEOUT.search(f.text) or (f.head == "curl" and f.exit_code == 28):
         return Label("timeout", None, "timeout")
     return None
 
@@ -361,11 +371,13 @@ _MULTIPLE = _rx(r"cannot execute multiple commands", r"multiple commands at once
 _PARAMETER = _rx(r"InputValidationError", r"required parameter", r"is missing", r"must have required property",
                  r"Missing required", r"missing field", r"parameter \S+ is required",
                  r"Invalid (?:input|arguments|parameters)", r"Expected \S+(?: \S+)? but received",
-                 r"unexpected keyword", r"An unexpected parameter", r"must be (?:a|an) ")
+                 r"unexpected keyword", r"An unexpected parameter", r"must be (?:a|an) ",
+                 r"must be (?:array|string|object|integer|number|boolean|null)\b")
 _MISUSE_OTHER = _rx(r"has not been read yet", r"Read it first", r"File has been modified since read", r"No such tool",
                     r"Unknown tool", r"not found in registry",
                     r"Found \d+ matches of the string to replace, but replace_all is false",
-                    r"tool \S+ (?:is )?not available", r"Use the NotebookEdit")
+                    r"tool \S+ (?:is )?not available", r"Use the NotebookEdit", r"Unknown skill: ",
+                    r"Agent type '[^']*' (?:not found|is unavailable)")
 
 
 def rule_misuse_exists(f: Failure) -> Label | None:
@@ -426,8 +438,10 @@ def rule_empty_search(f: Failure) -> Label | None:
 
 
 def rule_quiet_exit_1(f: Failure) -> Label | None:
-    """12. not_a_failure: a shell command with exit 1 and no output."""
-    if is_shell_call(f.harness, f.tool) and f.exit_code == 1 and _no_output(f):
+    """12. not_a_failure: a shell command with exit 1 and no output — but not a path reader of
+    rule 13 nor a builder of rule 16: their silent exit 1 says what failed."""
+    if (is_shell_call(f.harness, f.tool) and f.exit_code == 1 and _no_output(f)
+            and f.head not in _PROBE_HEADS and not _BUILDERS.search(f.command)):
         return Label("not_a_failure", None, "quiet-exit-1")
     return None
 
@@ -585,7 +599,9 @@ def rule_remote_404(f: Failure) -> Label | None:
 
 def rule_net(f: Failure) -> Label | None:
     """19. network_error, first 1,500 characters."""
-    return Label("network_error", None, "net") if _NET.search(f.text[:1500]) else None
+    if _NET.search(f.text[:1500]) or (f.head == "curl" and f.exit_code in (6, 7)):
+        return Label("network_error", None, "net")
+    return None
 
 
 def rule_tests_exit(f: Failure) -> Label | None:
@@ -770,9 +786,22 @@ def load_manifest(path: Path = MANIFEST) -> dict[str, Any]:
     return manifest
 
 
-def _sources(manifest: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
-    """(harness, <owner>__<repo>) -> manifest source."""
-    return {(s["harness"], s["repo"].replace("/", "__", 1)): s for s in manifest["sources"]}
+def _sources(manifest: dict[str, Any]) -> dict[tuple[str, str], list[dict[str, Any]]]:
+    """(harness, <owner>__<repo>) -> its manifest sources (one per ref where a repository keeps
+    each checkpoint on a ref of its own, each then under its `into` folder)."""
+    out: dict[tuple[str, str], list[dict[str, Any]]] = defaultdict(list)
+    for s in manifest["sources"]:
+        out[(s["harness"], s["repo"].replace("/", "__", 1))].append(s)
+    return out
+
+
+def _source_of(candidates: list[dict[str, Any]], path: str) -> dict[str, Any] | None:
+    """The source a file at `path` (inside its repository's folder) came from."""
+    for source in candidates:
+        into = source.get("into")
+        if not into or path.startswith(into.rstrip("/") + "/"):
+            return source
+    return None
 
 
 def label_session(session: Session, source: dict[str, Any], path: str) -> Iterator[dict[str, Any]]:
@@ -803,10 +832,10 @@ def label_session(session: Session, source: dict[str, Any], path: str) -> Iterat
 def label_corpus(root: Path, split: str = "all", manifest: dict[str, Any] | None = None) -> Iterator[dict[str, Any]]:
     sources = _sources(manifest or load_manifest())
     for repo_dir, session in iter_sessions(root):
-        source = sources.get((session.harness, repo_dir))
+        path = session.path.relative_to(root / session.harness / repo_dir).as_posix()
+        source = _source_of(sources.get((session.harness, repo_dir), []), path)
         if source is None or (split != "all" and source["split"] != split):
             continue
-        path = session.path.relative_to(root / session.harness / repo_dir).as_posix()
         yield from label_session(session, source, path)
 
 
@@ -814,7 +843,8 @@ def label_corpus(root: Path, split: str = "all", manifest: dict[str, Any] | None
 
 QUOTAS = {"dev": {"claude": 110, "codex": 70, "gemini": 70, "cline": 60, "mini-swe-agent": 80, "swe-agent": 20,
                   "openhands": 10, "aider": 10},
-          "heldout": {"claude": 200, "codex": 10, "aider": 20, "gemini": 10}}
+          "heldout": {"claude": 200, "codex": 10, "aider": 20, "gemini": 10},
+          "heldout2": {"claude": 200, "codex": 200, "aider": 50}}
 MIN_PER_KIND = 4
 MAX_PER_SESSION = 4
 
@@ -904,6 +934,28 @@ def check(fixture: Path, rows: Iterable[dict[str, Any]]) -> dict[str, Any]:
             "disagreements": disagreements}
 
 
+LABEL_FIELDS = ("kind", "misuse", "benign", "fix_source", "fix", "rule")
+
+
+def relabel(fixture: Path, rows: Iterable[dict[str, Any]]) -> int:
+    """Give every row of `fixture` the labels the rules give it now (its call, arguments and
+    text stay as they are); rows not found in the corpus are kept unchanged. Returns how many
+    rows changed."""
+    mine = {_row_key(r): r for r in rows}
+    lines = [json.loads(line) for line in fixture.read_text(encoding="utf-8").splitlines() if line.strip()]
+    changed = 0
+    for row in lines:
+        ours = mine.get(_row_key(row))
+        if ours is None:
+            continue
+        new = {name: ours[name] for name in LABEL_FIELDS}
+        if any(row[name] != value for name, value in new.items()):
+            changed += 1
+            row.update(new)
+    fixture.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in lines), encoding="utf-8")
+    return changed
+
+
 def _print_check(report: dict[str, Any]) -> None:
     print(f"{report['fixture']}: {report['rows']} rows, {report['found']} found in the corpus")
     if report["missing"]:
@@ -920,12 +972,18 @@ def _print_check(report: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description="Label the real-sessions corpus's failed calls by the README rules.")
     parser.add_argument("root", nargs="?", type=Path, default=default_corpus())
-    parser.add_argument("--split", choices=("dev", "heldout", "all"), default="all")
+    parser.add_argument("--split", choices=("dev", "heldout", "heldout2", "all"), default="all")
     parser.add_argument("--select", action="store_true", help="keep the README's selection (quota per harness)")
     parser.add_argument("--out", type=Path, help="write the rows here, one JSON object a line")
     parser.add_argument("--check", type=Path, metavar="FIXTURE", help="compare with a committed fixture")
+    parser.add_argument("--relabel", type=Path, metavar="FIXTURE",
+                        help="rewrite a fixture's labels (kind, misuse, benign, fix_source, fix, rule) by the rules")
     parser.add_argument("--json", action="store_true", help="print the check or the counts as JSON")
     args = parser.parse_args(argv)
+    if args.relabel is not None:
+        changed = relabel(args.relabel, label_corpus(args.root, "all"))
+        print(f"{args.relabel}: {changed} rows relabelled")
+        return 0
     if args.check is not None:
         report = check(args.check, label_corpus(args.root, "all"))
         if args.json:
@@ -936,7 +994,7 @@ def main(argv: list[str] | None = None) -> int:
     rows = list(label_corpus(args.root, args.split))
     if args.select:
         if args.split == "all":
-            parser.error("--select needs --split dev or --split heldout (the quotas are per split)")
+            parser.error("--select needs --split dev, heldout or heldout2 (the quotas are per split)")
         rows = select(rows, args.split)
     if args.out is not None:
         with args.out.open("w", encoding="utf-8") as handle:

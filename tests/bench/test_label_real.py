@@ -66,7 +66,13 @@ def test_ls_of_a_missing_path_exit_2_is_a_probe_of_a_missing_path(tmp_path: Path
 def test_a_bare_exit_code_is_the_wrapper_so_the_command_said_nothing(tmp_path: Path) -> None:
     # README: "a leading `Exit code N`" is wrapper; with nothing after it the unwrapped text is empty
     assert _one(tmp_path, "Bash", {"command": "gh pr diff 3"}, "Exit code 1")["rule"] == "quiet-exit-1"
-    assert _one(tmp_path, "Bash", {"command": "curl -s http://x"}, "Exit code 7")["rule"] == "quiet-exit"
+    assert _one(tmp_path, "Bash", {"command": "make fmt"}, "Exit code 2")["rule"] == "quiet-exit"
+    # ... but a silent path reader or builder said what failed by its exit (rules 13, 16), and
+    # curl's documented exit codes name a network failure or its timeout (rules 19, 8)
+    assert _one(tmp_path, "Bash", {"command": "ls build"}, "Exit code 1")["rule"] == "probe-missing-path"
+    assert _one(tmp_path, "Bash", {"command": "go build ./..."}, "Exit code 1")["rule"] == "builder-exit"
+    assert _one(tmp_path, "Bash", {"command": "curl -s http://x"}, "Exit code 7")["kind"] == "network_error"
+    assert _one(tmp_path, "Bash", {"command": "curl -m 5 http://x"}, "Exit code 28")["kind"] == "timeout"
 
 
 def test_rule_order_first_match_wins() -> None:

@@ -142,6 +142,10 @@ _SETUP_ERROR = re.compile(r"syntaxerror|indentationerror|modulenotfounderror|imp
 _SAYS_MISSING = re.compile(r"no such file|cannot access|not found|does not exist")
 _BINARY_MATCH = re.compile(r"(?:binary file \S+ matches|grep: .*|rg: .*)")
 
+#: curl's exit codes (its manual, "EXIT CODES") that name a network failure or its timeout.
+_CURL_EXITS = {6: ("provider_error", "could not resolve the host"),
+               7: ("provider_error", "could not connect to the host"),
+               28: ("timeout", "the operation timed out")}
 #: Commands whose exit status 1 means "no" (a question with a yes/no answer).
 _PROBES = frozenset({"which", "command", "type", "pgrep", "pidof", "where", "test", "[", "[[",
                      "hash", "id", "getent", "findstr", "cmp"})
@@ -332,6 +336,10 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
     code = u.exit_code
     last = heads[-1] if heads else ""
     lines = [line.strip() for line in low.splitlines() if line.strip()]
+    if _first(last) == "curl" and code in _CURL_EXITS:
+        # curl's documented exit codes say what failed even when `-s` silenced its message.
+        cls, why = _CURL_EXITS[code]
+        return Verdict(cls, why=f"curl exit {code}: {why}")
     if code == 1 and (last in _PROBES or _first(last) in _PROBES) and "not found" not in low:
         return Verdict("not_a_failure", NEGATIVE_PROBE, f"`{last}` answered no (exit 1)")
     if code == 1 and (last in _SEARCHES or _first(last) in _SEARCHES) and all(
@@ -364,6 +372,9 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
         return Verdict("path_not_found", why="the remote resource does not exist (404)")
     if code == 1 and not lines and not is_test_run(command) and not is_build_run(command):
         return Verdict("not_a_failure", QUIET_EXIT, "exit 1 with no output")
+    if code == 130 and not lines:
+        # Interrupted (SIGINT, as a Ctrl-C the agent sent to its own process does) and silent.
+        return Verdict("not_a_failure", QUIET_EXIT, "interrupted (exit 130) with no output")
     return None
 
 

@@ -197,6 +197,13 @@ CALLS = [
      "patterns."), "policy_denied", ""),
     ("list_directory", "search", "", "params/ignore must be array", "tool_misuse",
      "missing_parameter"),
+    # curl's exit codes (its manual's EXIT CODES) say what failed when `-s` silenced it.
+    ("Bash", "shell", "curl -s -X POST http://localhost:3000/auth", "Exit code 7",
+     "provider_error", ""),
+    ("Bash", "shell", "curl -s -m 5 http://localhost:3000/", "Exit code 28", "timeout", ""),
+    # Codex's write_stdin sending Ctrl-C to its own process: interrupted, silent, nothing failed.
+    ("write_stdin", "shell", "", ("Chunk ID: 2c1a9a\nWall time: 0.0234 seconds\nProcess exited "
+     "with code 130\nOriginal token count: 0\nOutput:\n"), "not_a_failure", "quiet_exit"),
     # The same words from a program run in a shell are the program's, not a diff's.
     ("Bash", "shell", "python fsm.py", "Exit code 1\nValueError: invalid state transition",
      "runtime_error", ""),
