@@ -29,7 +29,7 @@ left out: nothing says what would have been right). Right when
 A **wrong rewrite** is a rewrite that differs from the recorded fix (target 0), or a rewrite
 of a call whose session never got past it.
 
-    .venv/bin/python -m bench real_replay [--heldout] [--corpus DIR]
+    .venv/bin/python -m bench real_replay [--heldout | --heldout2] [--corpus DIR]
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import real_census
-from bench.bench_real import DEV, HELDOUT, fingerprint, head, load
+from bench.bench_real import SPLITS, fingerprint, head, load
 from slmactor import harnesses
 from slmactor.hooks.advice import localize
 from slmactor.logic.evolve import path_hints
@@ -305,9 +305,9 @@ def _pct(a: int, b: int) -> float:
     return 100.0 * a / b if b else 100.0
 
 
-def run(quick: bool = False, heldout: bool = False, corpus: Path | None = None) -> list[dict[str, Any]]:
-    name = "heldout" if heldout else "dev"
-    r = replay(load(HELDOUT if heldout else DEV), KnownPaths(corpus))
+def run(quick: bool = False, split: str = "dev", corpus: Path | None = None) -> list[dict[str, Any]]:
+    name = split
+    r = replay(load(SPLITS[split]), KnownPaths(corpus))
     where = (f"paths known from the whole sessions in {corpus}" if corpus is not None else
              "paths known from recorded fixes only (no --corpus / $SLMACTOR_REAL_CORPUS)")
     lines = [(f"## {name}: replay with learning, {r['scored']} repeats with a recorded fix "
@@ -328,15 +328,19 @@ def run(quick: bool = False, heldout: bool = False, corpus: Path | None = None) 
 
 def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog="bench real_replay")
-    parser.add_argument("--heldout", action="store_true", help="measure on heldout.jsonl")
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--heldout", action="store_true", help="measure on heldout.jsonl")
+    which.add_argument("--heldout2", action="store_true",
+                       help="measure on heldout2.jsonl (its transcripts: --corpus the heldout2 fetch)")
     parser.add_argument("--examples", action="store_true", help="print each scored answer")
     parser.add_argument("--corpus", metavar="DIR", help="the fetched transcripts (whole sessions)")
     args = parser.parse_args(argv)
     corpus = corpus_root(args.corpus)
+    split = "heldout2" if args.heldout2 else "heldout" if args.heldout else "dev"
     if args.examples:
-        for ex in replay(load(HELDOUT if args.heldout else DEV), KnownPaths(corpus))["examples"]:
+        for ex in replay(load(SPLITS[split]), KnownPaths(corpus))["examples"]:
             print(json.dumps(ex, ensure_ascii=False), file=sys.stderr)
-    return run(quick, heldout=args.heldout, corpus=corpus)
+    return run(quick, split=split, corpus=corpus)
 
 
 if __name__ == "__main__":

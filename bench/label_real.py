@@ -764,12 +764,17 @@ def clip_args(args: dict[str, Any]) -> dict[str, Any]:
     """Presentation keys dropped, secrets redacted, and no longer than 400 characters as JSON: the
     longest string is cut first (`…` marks it); if no string is left to cut, the JSON text is kept."""
     out: dict[str, Any] = _scrub_obj({k: v for k, v in args.items() if k not in PRESENTATION_KEYS})
+    spent: set[str] = set()  # strings already at their shortest: cutting them again gains nothing
     while (size := _json_len(out)) > ARGS_MAX:
-        strings = [(k, v) for k, v in out.items() if isinstance(v, str) and len(v) > _CUT_MIN]
+        strings = [(k, v) for k, v in out.items()
+                   if isinstance(v, str) and len(v) > _CUT_MIN and k not in spent]
         if not strings:
             break
         key, value = max(strings, key=lambda kv: len(kv[1]))
-        out[key] = value[:max(_CUT_MIN, len(value) - (size - ARGS_MAX) - _CUT_SLACK)] + "…"
+        cut = value[:max(_CUT_MIN, len(value) - (size - ARGS_MAX) - _CUT_SLACK)] + "…"
+        if len(cut) >= len(value):
+            spent.add(key)
+        out[key] = cut
     if _json_len(out) > ARGS_MAX:
         out = {"_clipped": json.dumps(out, ensure_ascii=False)[:_CLIPPED_KEEP]}
     return out

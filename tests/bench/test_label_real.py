@@ -230,3 +230,13 @@ def test_labelling_never_raises_and_speaks_the_readme_vocabulary(harness: str, t
     assert label.kind in KINDS
     assert (label.misuse is not None) == (label.kind == "tool_misuse")
     assert label.misuse is None or label.misuse in MISUSES
+
+
+def test_clipping_ends_when_no_string_can_get_shorter() -> None:
+    # Many short strings beside a large non-string value: each is cut once, then the JSON text
+    # is kept instead (a string already at its shortest is never cut again).
+    from bench.label_real import clip_args
+
+    args = {f"k{i}": "x" * 22 for i in range(30)} | {"numbers": list(range(200))}
+    out = clip_args(args)
+    assert list(out) == ["_clipped"] and len(out["_clipped"]) <= 360
