@@ -476,7 +476,8 @@ def rule_probe_missing_path(f: Failure) -> Label | None:
     """13. path_not_found: a probe of a path that is not there."""
     if f.head in ("grep", "rg") and f.exit_code == 2 and _no_output(f):
         return Label("path_not_found", None, "probe-missing-path")
-    if f.head in _PROBE_HEADS and f.exit_code in (1, 2) and "Permission denied" not in f.text:
+    if (f.head in _PROBE_HEADS and f.exit_code in (1, 2) and "Permission denied" not in f.text
+            and (_no_output(f) or "2>/dev/null" in f.command.replace(" ", ""))):
         return Label("path_not_found", None, "probe-missing-path")
     return None
 

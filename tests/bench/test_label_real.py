@@ -58,9 +58,16 @@ def test_which_exit_1_without_output_is_a_negative_probe(tmp_path: Path) -> None
 
 
 def test_ls_of_a_missing_path_exit_2_is_a_probe_of_a_missing_path(tmp_path: Path) -> None:
+    # silenced: the exit status is all there is (rule 13); saying so, it is rule 17's
+    row = _one(tmp_path, "Bash", {"command": "ls missing 2>/dev/null"}, "Exit code 2")
+    assert (row["kind"], row["rule"], row["benign"]) == ("path_not_found", "probe-missing-path", False)
     row = _one(tmp_path, "Bash", {"command": "ls missing"},
                "Exit code 2\nls: cannot access 'missing': No such file or directory")
-    assert (row["kind"], row["rule"], row["benign"]) == ("path_not_found", "probe-missing-path", False)
+    assert (row["kind"], row["rule"], row["benign"]) == ("path_not_found", "path", False)
+    # a `cat` writing a file, whose line failed later on something else, probed no path
+    row = _one(tmp_path, "Bash", {"command": "cat > /tmp/body.md <<'EOF'\nx\nEOF\ngh pr edit 3"},
+               "Exit code 1\nGraphQL: Projects (classic) is being deprecated")
+    assert row["rule"] != "probe-missing-path"
 
 
 def test_a_bare_exit_code_is_the_wrapper_so_the_command_said_nothing(tmp_path: Path) -> None:

@@ -252,9 +252,13 @@ def command_heads(command: str) -> list[str]:
                 words = words[1:]
         if not words or words[0] == "cd":
             continue
-        # `/usr/bin/grep` is grep; `./bin/test` is a script of the project, named as written.
+        # `/usr/bin/grep` is grep; `./bin/test` is a script of the project, named as written, and
+        # so is `bin/test` (sympy's runner: never the shell's `test` probe), while
+        # `node_modules/.bin/tsc` is tsc.
         word = words[0].lower()
-        head = word if word.startswith(".") else word.rsplit("/", 1)[-1]
+        base = word.rsplit("/", 1)[-1]
+        script = word.startswith(".") or ("/" in word and not word.startswith("/") and base in _PROBES)
+        head = word if script else base
         rest = [w for w in words[1:] if not w.startswith("-")]
         if head in _SUBCOMMAND_HEADS and rest:
             sub = rest[0]

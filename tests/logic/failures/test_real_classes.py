@@ -204,6 +204,11 @@ CALLS = [
     # Codex's write_stdin sending Ctrl-C to its own process: interrupted, silent, nothing failed.
     ("write_stdin", "shell", "", ("Chunk ID: 2c1a9a\nWall time: 0.0234 seconds\nProcess exited "
      "with code 130\nOriginal token count: 0\nOutput:\n"), "not_a_failure", "quiet_exit"),
+    # sympy's `bin/test` runner is a test run, never the shell's `test` probe answering no.
+    ("bash", "shell", "bin/test sympy/core/tests/test_expr.py",
+     ("<returncode>1</returncode>\n<output>\n____ sympy/core/tests/test_expr.py:test_issue ____\n"
+      "AssertionError\n= tests finished: 98 passed, 1 failed, in 2.31 seconds =\nDO *NOT* COMMIT!\n"
+      "</output>"), "test_failure", ""),
     # The same words from a program run in a shell are the program's, not a diff's.
     ("Bash", "shell", "python fsm.py", "Exit code 1\nValueError: invalid state transition",
      "runtime_error", ""),
