@@ -438,6 +438,8 @@ def rewrite(repair: Repair, failed: Call) -> Call | None:
             args.pop(str(key), None)
         return Call(failed.tool, args, failed.family)
     if repair.kind == "switch_tool":
+        if any(k in CONTENT_KEYS for k in args):
+            return None  # the new call's content is the model's to write (a diff, a file body)
         keep = [str(k) for k in what.get("keep") or []]
         new_args = {k: args[k] for k in keep if k in args}
         settings = what.get("set")
@@ -521,6 +523,10 @@ def _failed_words(failed: Call) -> str:
 
 #: A rewrite without the model needs this many successes and no failure (the pre-flight bar).
 REWRITE_MIN_SUCCESSES = 3
+#: Failures whose fix is the model's work (what the program said is wrong with the code, the
+#: tests, the build): a repair that worked before is named, never applied in the model's place.
+MODEL_CLASSES = frozenset({"runtime_error", "test_failure", "compile_error", "lint_error",
+                           "review_rejected", "no_progress", "unknown"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -552,7 +558,8 @@ def choose(book: RuleBook, fp: Fingerprint, message: str, failed: Call, *,
     best = ranked[0]
     done = rewrite(best.repair, failed)
     exact = (done is not None and best.successes >= REWRITE_MIN_SUCCESSES
-             and best.failures == 0)
+             and best.failures == 0 and fp.cls not in MODEL_CLASSES
+             and best.repair.kind != "bound_output")
     text = advice(best.repair, failed, error_head, best.successes, best.samples,
                   read_tool=read_tool)
     if not exact:
@@ -604,7 +611,8 @@ def dump_call(call: Call) -> str:
 
 def preflight(book: RuleBook, call: Call) -> Choice | None:
     """A shell call rewritten *before* it runs: only by a learned command substitution that
-    fits it, was learned on the same command head, succeeded every time (>= 3, no failure), and
+    fits it, was learned on the same command head from a failure that is not the model's work
+    (`MODEL_CLASSES`), succeeded every time (>= 3, no failure), and
     is the only such rule giving a rewrite (two that disagree: none)."""
     if not call.command:
         return None
@@ -612,7 +620,8 @@ def preflight(book: RuleBook, call: Call) -> Choice | None:
     found: dict[str, Choice] = {}
     for rule in book.rules.values():
         if not (rule.usable and rule.repair.kind == "substitute_command"
-                and rule.successes >= REWRITE_MIN_SUCCESSES and rule.failures == 0):
+                and rule.successes >= REWRITE_MIN_SUCCESSES and rule.failures == 0
+                and rule.trigger.cls not in MODEL_CLASSES):
             continue
         spec = Spec.of(rule.repair)
         if spec is None or not head or spec.what.get("pre") != head or not fits(rule.repair, call):

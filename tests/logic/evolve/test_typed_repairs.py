@@ -211,3 +211,70 @@ def test_advice_names_the_other_fix_that_also_worked_here() -> None:
     tr.learn(only, fp, failed, resend, NOW, run="r0")
     single = tr.choose(only, fp, error, failed, read_tool="read_file")
     assert single is not None and "Also worked" not in single.text
+
+
+def _book_with(repair: object, fp: object, successes: int) -> RuleBook:
+    book = RuleBook()
+    rule = tr.learn(book, fp, *repair, NOW)  # type: ignore[arg-type, misc]
+    assert rule is not None
+    for n in range(successes - 1):
+        book.observe(rule.id, True, NOW + n + 1)
+    return book
+
+
+def test_a_fix_of_the_model_s_own_work_is_named_never_applied_in_its_place() -> None:
+    # A runtime error (what the program said about the code) got past 3 times by the same
+    # substitution: it is told, with its record, and the model decides.
+    message = "Error: No agent running in worktree 'w1'"
+    failed = tr.Call("exec_command", {"cmd": "workmux capture w1"}, "shell")
+    fix = tr.Call("exec_command", {"cmd": "workmux status w1"}, "shell")
+    fp = analyze("exec_command", message, command="workmux capture w1", family="shell")
+    assert fp.cls in tr.MODEL_CLASSES
+    book = _book_with((failed, fix), fp, 3)
+    picked = tr.choose(book, fp, message, failed)
+    assert picked is not None and picked.rewritten is None
+    assert "workmux status" in picked.text
+
+
+def test_a_bounded_read_is_advice_the_model_picks_its_range() -> None:
+    # The limit that worked last time is one range of many: named, not imposed.
+    message = ("<tool_use_error>File content (14572 tokens) exceeds maximum allowed tokens (10000). "
+               "Use offset and limit parameters to read specific portions of the file.</tool_use_error>")
+    failed = tr.Call("Read", {"file_path": "/p/spec.md"}, "read")
+    fix = tr.Call("Read", {"file_path": "/p/spec.md", "limit": 200}, "read")
+    fp = analyze("Read", message, family="read")
+    book = _book_with((failed, fix), fp, 4)
+    picked = tr.choose(book, fp, message, failed)
+    assert picked is not None and picked.rewritten is None and "`limit: 200`" in picked.text
+
+
+def test_a_switch_of_a_call_carrying_content_is_never_a_rewrite() -> None:
+    # A switch that keeps only the path, applied to a Cline replace_in_file: the new call would
+    # lose its diff, which is the model's to write again — only the advice, never a rewrite.
+    learned = tr.infer(tr.Call("read_file", {"path": "a.py"}, "read"),
+                       tr.Call("list_files", {"path": "a.py"}, "search"), "tool_misuse")
+    assert learned is not None and learned.kind == "switch_tool"
+    spec = json.loads(learned.spec)
+    spec["when"] = {"family": "edit", "tool": "replace_in_file"}
+    spec["what"] = {"keep": ["path"], "set": {}, "tool": "replace_in_file"}
+    switch = dataclasses.replace(learned, spec=json.dumps(spec))
+    failed = tr.Call("replace_in_file", {"path": "c.py", "diff": "<<<<<<< SEARCH\nq\n"}, "edit")
+    assert tr.fits(switch, failed)
+    assert tr.rewrite(switch, failed) is None
+    # Without content to lose the same switch is a rewrite.
+    assert tr.rewrite(switch, tr.Call("replace_in_file", {"path": "c.py"}, "edit")) is not None
+
+
+def test_a_substitution_learned_on_the_model_s_own_failure_never_rewrites_before_a_run() -> None:
+    message = "Error: No agent running in worktree 'w1'"
+    failed = tr.Call("exec_command", {"cmd": "workmux capture w1"}, "shell")
+    fix = tr.Call("exec_command", {"cmd": "workmux status w1"}, "shell")
+    fp = analyze("exec_command", message, command="workmux capture w1", family="shell")
+    book = _book_with((failed, fix), fp, 5)
+    assert tr.preflight(book, tr.Call("exec_command", {"cmd": "workmux capture w2"}, "shell")) is None
+    # an interpreter learned on a missing module still is (the pre-flight's purpose)
+    missing = "ModuleNotFoundError: No module named 'pytest'"
+    fp = analyze("Bash", missing, command="python -m pytest -q", family="shell")
+    book = _book_with((shell("python -m pytest -q"), shell(".venv/bin/python -m pytest -q")), fp, 3)
+    done = tr.preflight(book, shell("python -m pytest tests/b.py"))
+    assert done is not None and done.rewritten is not None
