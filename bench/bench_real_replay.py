@@ -29,7 +29,7 @@ left out: nothing says what would have been right). Right when
 A **wrong rewrite** is a rewrite that differs from the recorded fix (target 0), or a rewrite
 of a call whose session never got past it.
 
-    .venv/bin/python -m bench real_replay [--heldout | --heldout2] [--corpus DIR]
+    .venv/bin/python -m bench real_replay [--heldout | --heldout2] [--corpus DIR] [--every]
 """
 
 from __future__ import annotations
@@ -305,9 +305,22 @@ def _pct(a: int, b: int) -> float:
     return 100.0 * a / b if b else 100.0
 
 
-def run(quick: bool = False, split: str = "dev", corpus: Path | None = None) -> list[dict[str, Any]]:
-    name = split
-    r = replay(load(SPLITS[split]), KnownPaths(corpus))
+def rows_of_split(split: str, corpus: Path | None, every: bool) -> list[Row]:
+    """The labelled failures to replay: the split's fixture, or with `every` each failed call of
+    the split's fetched sessions, labelled by `bench/label_real.py` (the same rules)."""
+    if not every:
+        return load(SPLITS[split])
+    if corpus is None:
+        raise SystemExit("bench real_replay --every needs the fetched sessions (--corpus DIR)")
+    from bench import label_real
+
+    return list(label_real.label_corpus(corpus, split))
+
+
+def run(quick: bool = False, split: str = "dev", corpus: Path | None = None,
+        every: bool = False) -> list[dict[str, Any]]:
+    name = f"{split} (every failure)" if every else split
+    r = replay(rows_of_split(split, corpus, every), KnownPaths(corpus))
     where = (f"paths known from the whole sessions in {corpus}" if corpus is not None else
              "paths known from recorded fixes only (no --corpus / $SLMACTOR_REAL_CORPUS)")
     lines = [(f"## {name}: replay with learning, {r['scored']} repeats with a recorded fix "
@@ -334,13 +347,16 @@ def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
                        help="measure on heldout2.jsonl (its transcripts: --corpus the heldout2 fetch)")
     parser.add_argument("--examples", action="store_true", help="print each scored answer")
     parser.add_argument("--corpus", metavar="DIR", help="the fetched transcripts (whole sessions)")
+    parser.add_argument("--every", action="store_true",
+                        help="replay every failed call of the split's sessions, labelled by "
+                             "bench/label_real.py, not only the fixture's selection")
     args = parser.parse_args(argv)
     corpus = corpus_root(args.corpus)
     split = "heldout2" if args.heldout2 else "heldout" if args.heldout else "dev"
     if args.examples:
-        for ex in replay(load(SPLITS[split]), KnownPaths(corpus))["examples"]:
+        for ex in replay(rows_of_split(split, corpus, args.every), KnownPaths(corpus))["examples"]:
             print(json.dumps(ex, ensure_ascii=False), file=sys.stderr)
-    return run(quick, split=split, corpus=corpus)
+    return run(quick, split=split, corpus=corpus, every=args.every)
 
 
 if __name__ == "__main__":
