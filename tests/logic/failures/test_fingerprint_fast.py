@@ -145,7 +145,9 @@ def test_hints_on_known_matches() -> None:
                 assert hint(text), (pattern.pattern, text)
 
 
-_OLD_QUOTED = re.compile(r"(?<!\w)(['\"`‘“])([^'\"`’”\n]{0,200})(['\"`’”])(?!\w)")
+# The body may span lines (normalize.py says why: stopping at a line end would leave the quote
+# for the next pass once `squash` joined the lines).
+_OLD_QUOTED = re.compile(r"(?<!\w)(['\"`‘“])([^'\"`’”]{0,200})(['\"`’”])(?!\w)")
 _OLD_NUMBER = re.compile(r"(?<![\w<.])\d+(?:\.\d+)*(?![\w>])")
 # The plain (backtracking, look-behind-led) forms the possessive / led patterns replaced.
 _PLAIN_FORMS = [
