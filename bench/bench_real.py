@@ -24,6 +24,7 @@ compared with its label (the labelling rules are in that folder's README):
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import sys
@@ -47,13 +48,16 @@ HELDOUT2 = FIXTURES / "heldout2.jsonl"
 SPLITS = {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2}
 
 
-def split_of(argv: list[str], bench: str) -> str:
-    """The split an argument list names: `--heldout`, `--heldout2`, else dev."""
-    unknown = [a for a in argv if a not in ("--heldout", "--heldout2")]
-    if unknown:
-        raise SystemExit(f"bench {bench}: unknown option(s) {' '.join(unknown)} "
-                         "(known: --heldout, --heldout2)")
-    return "heldout2" if "--heldout2" in argv else "heldout" if "--heldout" in argv else "dev"
+def add_split_options(parser: argparse.ArgumentParser) -> None:
+    """`--heldout` / `--heldout2`: which labelled file a bench of the real sessions reads."""
+    which = parser.add_mutually_exclusive_group()
+    which.add_argument("--heldout", action="store_true", help="measure on heldout.jsonl")
+    which.add_argument("--heldout2", action="store_true", help="measure on heldout2.jsonl")
+
+
+def split_of(args: argparse.Namespace) -> str:
+    """The split `add_split_options` parsed: heldout2, heldout, else dev."""
+    return "heldout2" if args.heldout2 else "heldout" if args.heldout else "dev"
 
 #: Our class → the label vocabulary's kind. The seed's finer classes fold into the corpus's
 #: coarser kinds (an edit tool's "read it first" or "found 2 matches" are misuses of the tool;
@@ -238,7 +242,9 @@ def run(quick: bool = False, split: str = "dev") -> list[Row]:
 
 def run_args(quick: bool, argv: list[str]) -> list[Row]:
     """`run` with this bench's own options (`--heldout`, `--heldout2`)."""
-    return run(quick, split_of(argv, "real"))
+    parser = argparse.ArgumentParser(prog="bench real")
+    add_split_options(parser)
+    return run(quick, split_of(parser.parse_args(argv)))
 
 
 if __name__ == "__main__":

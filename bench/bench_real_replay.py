@@ -46,7 +46,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import real_census
-from bench.bench_real import SPLITS, fingerprint, head, load
+from bench.bench_real import SPLITS, add_split_options, fingerprint, head, load, split_of
 from slmactor import harnesses
 from slmactor.hooks.advice import localize
 from slmactor.logic.evolve import path_hints
@@ -341,10 +341,7 @@ def run(quick: bool = False, split: str = "dev", corpus: Path | None = None,
 
 def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog="bench real_replay")
-    which = parser.add_mutually_exclusive_group()
-    which.add_argument("--heldout", action="store_true", help="measure on heldout.jsonl")
-    which.add_argument("--heldout2", action="store_true",
-                       help="measure on heldout2.jsonl (its transcripts: --corpus the heldout2 fetch)")
+    add_split_options(parser)
     parser.add_argument("--examples", action="store_true", help="print each scored answer")
     parser.add_argument("--corpus", metavar="DIR", help="the fetched transcripts (whole sessions)")
     parser.add_argument("--every", action="store_true",
@@ -352,7 +349,7 @@ def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
                              "bench/label_real.py, not only the fixture's selection")
     args = parser.parse_args(argv)
     corpus = corpus_root(args.corpus)
-    split = "heldout2" if args.heldout2 else "heldout" if args.heldout else "dev"
+    split = split_of(args)
     if args.examples:
         for ex in replay(rows_of_split(split, corpus, args.every), KnownPaths(corpus))["examples"]:
             print(json.dumps(ex, ensure_ascii=False), file=sys.stderr)

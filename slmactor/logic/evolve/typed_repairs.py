@@ -529,6 +529,14 @@ MODEL_CLASSES = frozenset({"runtime_error", "test_failure", "compile_error", "li
                            "review_rejected", "no_progress", "unknown"})
 
 
+def may_apply(rule: Rule, cls: str) -> bool:
+    """The bar for applying `rule` to a failure of class `cls` without the model: it never
+    failed in >= REWRITE_MIN_SUCCESSES uses, the fix is not the model's work, and it is not a
+    bounded read (which range to read is the model's pick)."""
+    return (rule.successes >= REWRITE_MIN_SUCCESSES and rule.failures == 0
+            and cls not in MODEL_CLASSES and rule.repair.kind != "bound_output")
+
+
 @dataclass(frozen=True, slots=True)
 class Choice:
     """The typed rule for one failed call, and what it makes of the call."""
@@ -557,9 +565,7 @@ def choose(book: RuleBook, fp: Fingerprint, message: str, failed: Call, *,
                     reverse=True)
     best = ranked[0]
     done = rewrite(best.repair, failed)
-    exact = (done is not None and best.successes >= REWRITE_MIN_SUCCESSES
-             and best.failures == 0 and fp.cls not in MODEL_CLASSES
-             and best.repair.kind != "bound_output")
+    exact = done is not None and may_apply(best, fp.cls)
     text = advice(best.repair, failed, error_head, best.successes, best.samples,
                   read_tool=read_tool)
     if not exact:
@@ -620,8 +626,7 @@ def preflight(book: RuleBook, call: Call) -> Choice | None:
     found: dict[str, Choice] = {}
     for rule in book.rules.values():
         if not (rule.usable and rule.repair.kind == "substitute_command"
-                and rule.successes >= REWRITE_MIN_SUCCESSES and rule.failures == 0
-                and rule.trigger.cls not in MODEL_CLASSES):
+                and may_apply(rule, rule.trigger.cls)):
             continue
         spec = Spec.of(rule.repair)
         if spec is None or not head or spec.what.get("pre") != head or not fits(rule.repair, call):

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from slmactor.logic.evolve import typed_repairs as tr
 from slmactor.logic.evolve.rules import RuleBook
-from slmactor.logic.failures.fingerprint import analyze
+from slmactor.logic.failures.fingerprint import Fingerprint, analyze
 
 NOW = 1_800_000_000.0
 
@@ -213,9 +213,10 @@ def test_advice_names_the_other_fix_that_also_worked_here() -> None:
     assert single is not None and "Also worked" not in single.text
 
 
-def _book_with(repair: object, fp: object, successes: int) -> RuleBook:
+def _book_with(pair: tuple[tr.Call, tr.Call], fp: Fingerprint, successes: int) -> RuleBook:
+    """A book that learned `pair` (failed call, its fix) and saw the fix work `successes` times."""
     book = RuleBook()
-    rule = tr.learn(book, fp, *repair, NOW)  # type: ignore[arg-type, misc]
+    rule = tr.learn(book, fp, *pair, NOW)
     assert rule is not None
     for n in range(successes - 1):
         book.observe(rule.id, True, NOW + n + 1)
