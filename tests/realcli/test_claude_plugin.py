@@ -94,7 +94,12 @@ def _session(with_slmactor: bool) -> Iterator[Run]:
                               "--output-format", "stream-json", "--verbose",
                               "--include-hook-events", "--dangerously-skip-permissions"],
                              extra_env={**env, "ANTHROPIC_BASE_URL": server.base_url,
-                                        "ANTHROPIC_API_KEY": "sk-ant-scripted-offline"},
+                                        "ANTHROPIC_API_KEY": "sk-ant-scripted-offline",
+                                        # Claude Code 2.1's own wait for MCP servers at start-up
+                                        # (its bundle's `host_wait` mode): the session starts
+                                        # once the plugin's server is up, however slow the
+                                        # machine, as a user's settings can ask.
+                                        "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "20000"},
                              timeout=100)
             server.save(world.base / "requests.jsonl")
         yield Run(world, server, done.returncode, done.stdout, done.stderr, setup)
