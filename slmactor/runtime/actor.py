@@ -51,7 +51,7 @@ from slmactor.stores.base.project_lock import (
 )
 from slmactor.stores.base.warnings import STORE_DIR, WarningLog, project_in
 
-from .projects import project_problem
+from .projects import project_problem, real_root
 from .router import Router, make_route
 from .stats import ActorStats
 
@@ -63,6 +63,9 @@ _HANDLES_ATTR = "__slmactor_handles__"
 #: The actor whose mailbox handler is running in this task ("" in background jobs and `later`
 #: work, which do not hold the mailbox).
 IN_HANDLER: contextvars.ContextVar[str] = contextvars.ContextVar("slmactor_in_handler", default="")
+#: True while the handler running in this task serves a message of the prompt lane: its own asks
+#: of PROMPT_KINDS take the lane too (`router.PROMPT_KINDS`).
+IN_PROMPT: contextvars.ContextVar[bool] = contextvars.ContextVar("slmactor_in_prompt", default=False)
 
 
 
@@ -207,7 +210,7 @@ class Actor:
         problem = project_problem(msg.project)
         if problem:
             raise RequestError(ErrorCode.BAD_PROJECT, problem)
-        root = Path(os.path.realpath(msg.project))
+        root = real_root(msg.project)
         # One writer per project store, and never a store a repository points elsewhere.
         try:
             claim_project_store(root)
@@ -246,7 +249,8 @@ class Actor:
         self._pending[token] = send
         try:
             kind, body = codec.dump(msg)
-            if not self.ctx.router.deliver(owner, make_route(self.name, token), kind, body):
+            if not self.ctx.router.deliver(owner, make_route(self.name, token), kind, body,
+                                           prompt=IN_PROMPT.get()):
                 raise RequestError(ErrorCode.BUSY, f"{owner} inbox is full")
             with anyio.fail_after(timeout or self.ctx.settings.internal_ask_timeout):
                 frames = await receive.receive()
@@ -277,6 +281,7 @@ class Actor:
 
         async def guarded() -> None:
             IN_HANDLER.set("")  # a background job does not hold the mailbox
+            IN_PROMPT.set(False)  # nor does a prompt wait on it
             try:
                 await job()
             except Exception as exc:  # noqa: BLE001 - a failed background job must not kill the actor

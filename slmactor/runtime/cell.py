@@ -20,11 +20,13 @@ from slmactor.logic.text.redact import redact, redact_reply
 from slmactor.protocol import MAX_TELL_BYTES, ErrorCode, ProtocolError, RequestError, codec
 from slmactor.stores.base.errors import STORAGE_ERRNOS, StoreError
 
-from .actor import IN_HANDLER, Actor, ActorContext, Later, store_failure
+from .actor import IN_HANDLER, IN_PROMPT, Actor, ActorContext, Later, store_failure
 from .stats import ActorState
 
 #: Messages taken from a socket per wake-up before yielding to the event loop.
 MAILBOX_BATCH = 64
+#: Longest a mailbox keeps the event loop to itself between handlers (seconds) before yielding.
+MAILBOX_SLICE = 0.0005
 EVENTS_BATCH = 256
 EVENTS_BATCH_BYTES = 4 << 20
 #: Longest the events loop keeps the event loop to itself (seconds): it hands `on_events` batches
@@ -83,6 +85,24 @@ def _fill(batch: list[list[bytes]], recv: Callable[..., Any]) -> tuple[bool, int
     except zmq.Again:
         return False, too_large, too_many
     return True, too_large, too_many
+
+
+def _taker(lane: zmq.Socket[bytes], mailbox: zmq.Socket[bytes]
+           ) -> Callable[[], tuple[list[bytes], bool] | None]:
+    """The next message without waiting, the prompt lane's first: (frames, from the lane), or
+    None when both are empty."""
+
+    def take() -> tuple[list[bytes], bool] | None:
+        try:
+            return lane.recv_multipart(_NOBLOCK), True
+        except zmq.Again:
+            pass
+        try:
+            return mailbox.recv_multipart(_NOBLOCK), False
+        except zmq.Again:
+            return None
+
+    return take
 
 
 def _refused(actor: Actor, too_large: int, too_many: int) -> None:
@@ -172,17 +192,30 @@ class ActorCell:
     # ---------------------------------------------------------------- loops
 
     async def _mailbox_loop(self, actor: Actor) -> None:
-        sock = self.ctx.router.mailboxes[self.name]
-        shadow: zmq.Socket[bytes] = zmq.Socket.shadow(sock.underlying)
+        router = self.ctx.router
+        mailbox, lane = router.mailboxes[self.name], router.prompt_lanes[self.name]
+        inboxes = zmq.asyncio.Poller()
+        inboxes.register(lane, zmq.POLLIN)
+        inboxes.register(mailbox, zmq.POLLIN)
+        # The prompt lane first, at every message: a block waits behind one handler at most.
+        take = _taker(zmq.Socket.shadow(lane.underlying), zmq.Socket.shadow(mailbox.underlying))
+        clock = time.monotonic
         while True:
-            frames = await sock.recv_multipart()
-            await self._handle(actor, frames)
+            await inboxes.poll()
+            slice_end = clock() + MAILBOX_SLICE
             for _ in range(MAILBOX_BATCH):
-                try:
-                    frames = shadow.recv_multipart(zmq.NOBLOCK)
-                except zmq.Again:
+                taken = take()
+                if taken is None:
                     break
-                await self._handle(actor, frames)
+                await self._handle(actor, *taken)
+                if clock() >= slice_end:
+                    # A backlog of writes (episode appends at hundreds a second) ran this long
+                    # without a turn for anyone else; the other actors and the door get theirs
+                    # now, and the batch goes on after them.
+                    await anyio.lowlevel.checkpoint()
+                    slice_end = clock() + MAILBOX_SLICE
+            else:
+                await anyio.lowlevel.checkpoint()
 
     async def _events_loop(self, actor: Actor) -> None:
         assert self._events is not None
@@ -231,17 +264,15 @@ class ActorCell:
                     self.ctx.stats.processed += len(batch)
                 if not more:
                     break
-        mailbox: zmq.Socket[bytes] = zmq.Socket.shadow(self.ctx.router.mailboxes[self.name].underlying)
-        while True:
-            try:
-                frames = mailbox.recv_multipart(zmq.NOBLOCK)
-            except zmq.Again:
-                break
-            await self._handle(actor, frames)
+        router = self.ctx.router
+        take = _taker(*(zmq.Socket.shadow(inbox.underlying)
+                        for inbox in (router.prompt_lanes[self.name], router.mailboxes[self.name])))
+        while (taken := take()) is not None:
+            await self._handle(actor, *taken)
 
     # ---------------------------------------------------------------- one message
 
-    async def _handle(self, actor: Actor, frames: list[bytes]) -> None:
+    async def _handle(self, actor: Actor, frames: list[bytes], prompt: bool = False) -> None:
         stats = self.ctx.stats
         stats.dequeued += 1
         if len(frames) != 3:
@@ -267,6 +298,7 @@ class ActorCell:
                 stats.extra["tells_invalid"] = stats.extra.get("tells_invalid", 0) + 1
             return
         marker = IN_HANDLER.set(self.name)  # our asks from here on hold the mailbox
+        lane = IN_PROMPT.set(prompt)
         try:
             if not route:
                 await handler(msg)  # a failing tell crashes the actor: the supervisor restarts it
@@ -279,6 +311,7 @@ class ActorCell:
                 reply(route, self._error_frames(msg, exc))
                 return
         finally:
+            IN_PROMPT.reset(lane)
             IN_HANDLER.reset(marker)
         if isinstance(result, Later):
             actor.spawn_reply(self._finish_later(msg, route, result), f"{msg.KIND} (later)")

@@ -30,7 +30,7 @@ from slmactor.protocol.messages import ClientDropped, DebugCrash, Ping
 
 from .control import INLINE_KINDS, ROUTED_BY_FIELD, DaemonInfo
 from .projects import project_problem
-from .router import FRONT, Router, make_route
+from .router import FRONT, PROMPT_KINDS, Router, make_route
 from .stats import ActorState
 from .zmtp import ZmtpRouter
 
@@ -44,6 +44,8 @@ REQUEST_BYTES = MAX_MESSAGE_BYTES + 4096
 _NOBLOCK = int(zmq.NOBLOCK)
 #: The retry hint sent with BUSY (milliseconds); `Client` waits this long before resending.
 BUSY_RETRY_MS = 100
+#: Clients whose unanswered asks the door counts at once (see `Door._in_flight`).
+IN_FLIGHT_CLIENTS = 4096
 _REQ_STYLE = b"R"  # the client sent an empty delimiter frame (REQ socket): echo it back
 _DEALER_STYLE = b"D"
 
@@ -83,6 +85,10 @@ class Door(abc.ABC):
         self._sink = router.add_front(sink)
         self._info = info
         self.accepting = True
+        #: Asks delivered and not yet answered, per client token. A prompt's ask takes the
+        #: actor's prompt lane only from a client with none: one that sent a write and, without
+        #: waiting, a `memory.block` gets a block that shows the write.
+        self._in_flight: dict[bytes, int] = {}
 
     @abc.abstractmethod
     async def serve_requests(self) -> None:
@@ -98,6 +104,9 @@ class Door(abc.ABC):
             if len(frames) != 3:
                 continue
             token, kind, body = frames
+            left = self._in_flight.pop(token, 0) - 1
+            if left > 0:
+                self._in_flight[token] = left
             self._send(token, [kind, body])
 
     def _handle(self, frames: list[bytes], over: str) -> None:
@@ -198,13 +207,20 @@ class Door(abc.ABC):
             return
         if cls.TELL:
             route = b""  # a tell sent on ctl.sock: deliver it, acknowledge receipt
-        if not self._router.deliver(owner, route, rest[0], rest[1]):
+        prompt = kind in PROMPT_KINDS and route != b"" and token not in self._in_flight
+        if not self._router.deliver(owner, route, rest[0], rest[1], prompt=prompt):
             self._info.requests_busy += 1
             self._reject(token, request_id, ErrorCode.BUSY, f"actor {owner} inbox is full; retry",
                          BUSY_RETRY_MS)
             return
         if not route:
             self._send(token, codec.dump_result(request_id, {"accepted": True}))
+            return
+        if len(self._in_flight) >= IN_FLIGHT_CLIENTS and token not in self._in_flight:
+            # Replies lost with a crashed handler leave counts behind; forgetting them only lets
+            # those clients' prompts take the lane again.
+            self._in_flight.clear()
+        self._in_flight[token] = self._in_flight.get(token, 0) + 1
 
 
 class FrontDoor(Door):

@@ -262,11 +262,11 @@ class EpisodeStore:
                 offset = 0
             else:
                 try:
-                    offset = self._log.append(record)
+                    offset = self._log.append(record, redacted=True)
                 except RecordTooLarge:
                     record = _redacted(_shrunk(stored))
                     stored = Episode.from_dict(record)
-                    offset = self._log.append(record)
+                    offset = self._log.append(record, redacted=True)
             self._index.add(IndexEntry.of(stored, offset))
             self._dirty = True
             self._note_disk()
@@ -338,6 +338,13 @@ class EpisodeStore:
             self._memory = {i: ep for i, ep in self._memory.items() if i in keep_ids}
             index.add_many(kept)
         else:
+            offsets = self._log.keep_lines((e.offset, e.id) for e in kept)
+            if offsets is not None:
+                self._note_disk()
+                index.add_many(replace(e, offset=off) for e, off in zip(kept, offsets, strict=True))
+                self._index = index
+                self._dirty = True
+                return removed
             records: dict[str, dict[str, Any]] = {}
             for _offset, record in self._log.scan():
                 rid = str(record.get("id", "")).strip()

@@ -345,3 +345,29 @@ def test_close_survives_an_index_that_cannot_be_written(
     assert any("episode index not written at close" in t for t in warnings.texts())
     again, _ = open_store(tmp_path)  # the log is the truth: rebuilt from it
     assert again.get(kept.id) == kept
+
+
+def test_the_backstop_prune_copies_the_kept_lines_as_written(tmp_path: Path) -> None:
+    store, _ = open_store(tmp_path, cap=3)
+    for i in range(6):
+        store.append(ep(f"task {i}", 10 - i))
+    log = tmp_path / "memory" / LOG_NAME
+    lines = log.read_bytes().splitlines(keepends=True)
+    store.append(ep("task 6", 4))  # 7 > 2 × 3: pruned to the newest 3
+    after = log.read_bytes().splitlines(keepends=True)
+    assert after[:2] == lines[4:]  # tasks 4 and 5, byte for byte
+    assert len(after) == 3 and json.loads(after[2])["query"] == "task 6"
+    assert [e.query for e in store.recent(0)] == ["task 6", "task 5", "task 4"]
+    assert all(store.get(e.id) is not None for e in store.recent(0))  # the offsets are the new ones
+
+
+def test_a_prune_of_a_log_rewritten_behind_the_store_keeps_the_right_episodes(tmp_path: Path) -> None:
+    store, _ = open_store(tmp_path, cap=2)
+    kept = [store.append(ep(f"task {i}", 10 - i))[0] for i in range(4)]
+    log = tmp_path / "memory" / LOG_NAME
+    # The same records, re-encoded with spaces by hand: every offset the index holds is stale.
+    records = [json.loads(line) for line in log.read_text().splitlines()]
+    log.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert store.prune(2, -1) == 2
+    assert [e.id for e in store.recent(0)] == [kept[3].id, kept[2].id]
+    assert all(store.get(e.id) is not None for e in store.recent(0))

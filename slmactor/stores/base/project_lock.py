@@ -119,12 +119,9 @@ class ProjectLocks:
         """Make sure this process holds `root`'s store. Raises ProjectLocked, UnsafeProjectStore
         or StoreError (the directory cannot be created)."""
         store = root / STORE_DIR_NAME
-        own = Path(self.home) if self.home else default_home()
-        if os.path.abspath(store) == os.path.abspath(own):
-            # The project is the home directory: its store is the daemon's own user store, whose
-            # lock the daemon holds for its whole life (a second flock here would refuse it).
-            return
         with self._lock:
+            # Every request claims its project: the store held already (the common case) costs
+            # one lstat, before anything else is worked out.
             held = self._held.get(root)
             if held is not None:
                 try:
@@ -134,6 +131,11 @@ class ProjectLocks:
                 if current is not None and (current.st_dev, current.st_ino) == held[0]:
                     return
                 self._release(root)
+            own = Path(self.home) if self.home else default_home()
+            if os.path.abspath(store) == os.path.abspath(own):
+                # The project is the home directory: its store is the daemon's own user store,
+                # whose lock the daemon holds for its whole life (a second flock would refuse it).
+                return
             try:
                 identity = _check_dir(store, create=True)
             except PermissionError:

@@ -412,3 +412,40 @@ def test_scan_is_a_snapshot_of_the_log_when_it_started(tmp_path: Path) -> None:
     assert log.corrupt_lines == 0
     assert [record["n"] for record in log.records()] == [0, 1, 2, 3]
     assert len(warnings) == 0
+
+
+@settings(max_examples=60, deadline=None)
+@given(records=st.lists(st.dictionaries(st.sampled_from(["a", "b", "note"]), json_values,
+                                        max_size=3), min_size=1, max_size=12),
+       keep=st.lists(st.booleans(), min_size=12, max_size=12))
+def test_keeping_lines_gives_the_log_a_rewrite_of_the_same_records_gives(
+        records: list[dict[str, Any]], keep: list[bool]) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        copied, _ = make_log(Path(tmp) / "copied.jsonl")
+        encoded, _ = make_log(Path(tmp) / "encoded.jsonl")
+        offsets = []
+        for n, record in enumerate(records):
+            record = {**record, "id": f"r{n}"}
+            offsets.append((copied.append(record), record["id"]))
+            encoded.append(record)
+        kept = [pair for pair, wanted in zip(offsets, keep, strict=False) if wanted]
+        new_offsets = copied.keep_lines(kept)
+        by_id = {r["id"]: r for r in encoded.records()}
+        assert new_offsets == encoded.rewrite(by_id[record_id] for _, record_id in kept)
+        assert copied.path.read_bytes() == encoded.path.read_bytes()
+        assert [copied.read_at(offset) for offset in new_offsets] == [
+            by_id[record_id] for _, record_id in kept]
+
+
+def test_keeping_lines_of_a_log_someone_else_changed_leaves_it_alone(tmp_path: Path) -> None:
+    log, _ = make_log(tmp_path / "log.jsonl")
+    first = log.append({"id": "a", "n": 1})
+    second = log.append({"id": "b", "n": 2})
+    # Another writer put a record of its own where "b" was: the offsets no longer name "b".
+    log.path.write_bytes(b'{"id":"a","n":1}\n{"id":"c","n":3}\n')
+    before = log.path.read_bytes()
+    assert log.keep_lines([(first, "a"), (second, "b")]) is None
+    assert log.keep_lines([(first + 1, "a")]) is None  # not the start of a line
+    assert log.path.read_bytes() == before
+    assert log.keep_lines([(second, "c")]) == [0]
+    assert log.records() == [{"id": "c", "n": 3}]

@@ -1,0 +1,103 @@
+"""What a prompt waits on is served before the writes queued ahead of it in the same actor.
+
+An actor is held (the debug `stall`), writes queue in its mailbox, then the ask a prompt waits
+on arrives. Released, the actor answers that ask first: it does not contain what the queued
+writes add, and the writes are all acknowledged after it. On a single FIFO mailbox the ask was
+answered last, with every queued write in it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import msgpack
+import pytest
+import zmq
+
+from slmactor.client import Client
+from slmactor.protocol import PROTOCOL_VERSION, codec
+from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
+
+pytestmark = pytest.mark.timeout(120)
+
+QUEUED = 20
+
+
+@pytest.fixture
+def held() -> Iterator[tuple[DaemonProcess, Any, Client]]:
+    daemon = spawn_daemon()
+    ctx: zmq.Context[Any] = zmq.Context()
+    socks: list[zmq.Socket[Any]] = []
+
+    def ask(message_kind: str, /, **fields: Any) -> zmq.Socket[Any]:
+        sock: zmq.Socket[Any] = ctx.socket(zmq.DEALER)
+        sock.setsockopt(zmq.LINGER, 0)
+        sock.connect(f"ipc://{daemon.runtime_dir / 'ctl.sock'}")
+        body = {"v": PROTOCOL_VERSION, "id": message_kind, "project": str(daemon.project), **fields}
+        sock.send_multipart([message_kind.encode(), msgpack.packb(body)])
+        socks.append(sock)
+        return sock
+
+    client = daemon.client()
+    try:
+        yield daemon, ask, client
+    finally:
+        client.close()
+        for sock in socks:
+            sock.close(linger=0)
+        ctx.term()
+        stop_quietly(daemon)
+
+
+def _answer(sock: zmq.Socket[Any]) -> Any:
+    assert sock.poll(50_000), "no answer"
+    reply = codec.load_reply(sock.recv_multipart())
+    assert reply.ok, reply.reason
+    return reply.result
+
+
+def _hold(client: Client, ask: Any, actor: str) -> tuple[Any, Any]:
+    def depth() -> int:
+        return int({row["name"]: row for row in client.status()["actors"]}[actor]["inbox_depth"])
+
+    stall = ask("debug.crash", actor=actor, how="stall")
+    wait_for(lambda: depth() == 0, f"the {actor} actor held")
+    return stall, depth
+
+
+def test_a_recall_is_answered_before_the_appends_queued_ahead_of_it(held: Any) -> None:
+    _daemon, ask, client = held
+    _answer(ask("episode.append", episode={"query": "fix the upload retry", "summary": "seed"}))
+    stall, depth = _hold(client, ask, "recall")
+    appends = [ask("episode.append", episode={"query": f"fix the upload retry {n}",
+                                              "summary": f"queued {n}"}) for n in range(QUEUED)]
+    wait_for(lambda: depth() == QUEUED, "the appends queued")
+    recall = ask("memory.recall", query="upload retry", n=50)
+    wait_for(lambda: depth() == QUEUED + 1, "the recall queued behind them")
+    ask("debug.crash", actor="recall", how="release")
+    _answer(stall)
+    first = _answer(recall)
+    assert first["episodes"] == 1 and len(first["hits"]) == 1
+    assert all(_answer(sock)["added"] for sock in appends)
+    again = _answer(ask("memory.recall", query="upload retry", n=50))
+    assert again["episodes"] == QUEUED + 1 and len(again["hits"]) == QUEUED + 1
+
+
+def test_a_memory_block_is_answered_before_the_facts_queued_ahead_of_it(held: Any) -> None:
+    _daemon, ask, client = held
+    _answer(ask("fact.observe", kind="command", subject="make lint",
+                text="Run make lint before pushing"))
+    stall, depth = _hold(client, ask, "distiller")
+    observes = [ask("fact.observe", kind="command", subject=f"make step{n}",
+                    text=f"Run make step{n} before pushing") for n in range(QUEUED)]
+    wait_for(lambda: depth() == QUEUED, "the observations queued")
+    block = ask("memory.block", role="worker", query="before pushing")
+    wait_for(lambda: depth() == QUEUED + 1, "the block queued behind them")
+    ask("debug.crash", actor="distiller", how="release")
+    _answer(stall)
+    text = _answer(block)["text"]
+    assert "make lint" in text and "make step" not in text
+    for sock in observes:
+        _answer(sock)
+    assert "make step" in _answer(ask("memory.block", role="worker", query="before pushing"))["text"]
