@@ -133,9 +133,9 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
     #: Asks that may wait for their write beside the mailbox at once (see `_reply_when_saved`).
     MAX_WAITING_WRITES = 4096
     #: Least time from one write of a store to the next while changes keep coming (a group
-    #: commit): the first change after a quiet spell is written at once, but a store changed
-    #: hundreds of times a second is written about this often, each write covering every change
-    #: made meanwhile. Writing it back to back instead kept a core busy re-encoding the same
+    #: commit): a change made while no write runs is written at once (one client observing one
+    #: fact after another waits for its own write only), but changes made during a write wait
+    #: until this long after it started, and one write covers them all. Writing it back to back instead kept a core busy re-encoding the same
     #: document, and took the event loop's turn from the asks a prompt waits on.
     FLUSH_GAP_S = 0.05
 
@@ -292,11 +292,14 @@ class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
 
     async def _flush_job(self, store: MirroredBook[Any], root: Path | None) -> None:
         try:
-            last_write = -self.FLUSH_GAP_S
+            last_write: float | None = None
             while True:
-                wait = last_write + self.FLUSH_GAP_S - time.monotonic()
-                if wait > 0:
-                    await anyio.sleep(wait)
+                if last_write is not None:
+                    if not store.dirty:
+                        return  # nothing came in during the write: the next change goes at once
+                    wait = last_write + self.FLUSH_GAP_S - time.monotonic()
+                    if wait > 0:
+                        await anyio.sleep(wait)
                 generation = self.acks.generation(store)
                 await self._writes_allowed()
                 snapshot = store.snapshot(self.now())

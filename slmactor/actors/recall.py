@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
-from slmactor.logic.text.redact import redacted_map
+from slmactor.logic.text.redact import marked_redacted, redacted_map
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EpisodeAppend,
@@ -198,9 +198,11 @@ class RecallActor(Actor):
                 raise  # a write error of a usable directory (disk full): nothing acknowledged
             raise self._unwritable(root, "the memory directory is gone and cannot be made") \
                 from None
-        if added:
-            self.ctx.stats.extra["episodes_appended"] += 1
-        return {"added": added, "id": stored.id, "episode": stored.to_dict()}
+        if not added:  # a known id: what the store has (or, unreadable, what was sent)
+            return {"added": False, "id": stored.id, "episode": stored.to_dict()}
+        self.ctx.stats.extra["episodes_appended"] += 1
+        # Read back from its redacted record: the reply's redaction need not scan it again.
+        return {"added": True, "id": stored.id, "episode": marked_redacted(stored.to_dict())}
 
     def _unwritable(self, root: Path, why: object) -> RequestError:
         """The one rule of every store whose directory cannot be made (`.slmcode` is a file,

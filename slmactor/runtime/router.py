@@ -11,6 +11,8 @@ by giving it an ipc:// endpoint instead of inproc://.
 
 from __future__ import annotations
 
+import contextlib
+
 import zmq
 import zmq.asyncio
 
@@ -33,6 +35,9 @@ _SEP = b"\x00"
 PROMPT_KINDS = frozenset(
     {"memory.block", "memory.recall", "working.render", "working.snapshot"})
 PROMPT_KIND_BYTES = frozenset(kind.encode("ascii") for kind in PROMPT_KINDS)
+#: Put in an actor's mailbox after a message in its prompt lane, so a cell waiting on its
+#: mailbox alone wakes up for it (one frame: no real message has fewer than three).
+WAKE_UP = [b"wake"]
 
 
 def mailbox_endpoint(name: str) -> str:
@@ -80,6 +85,8 @@ class Router:
         self.owners: dict[str, str] = {}
         self.mailboxes: dict[str, zmq.asyncio.Socket] = {}
         self.prompt_lanes: dict[str, zmq.asyncio.Socket] = {}
+        #: Messages in each actor's prompt lane not yet taken by its cell.
+        self.lane_queued: dict[str, int] = {}
         self._to_prompt: dict[str, zmq.Socket[bytes]] = {}
         self.reply_sinks: dict[str, zmq.asyncio.Socket] = {}
         self._to_mailbox: dict[str, zmq.Socket[bytes]] = {}
@@ -95,6 +102,7 @@ class Router:
             self.owners[kind] = name
         self.mailboxes[name], self._to_mailbox[name] = self._inbox(mailbox_endpoint(name))
         self.prompt_lanes[name], self._to_prompt[name] = self._inbox(prompt_endpoint(name))
+        self.lane_queued[name] = 0
         self._add_reply_sink(name)
         self.stats[name] = ActorStats(name)
         return self.stats[name]
@@ -131,7 +139,8 @@ class Router:
                 prompt: bool = False) -> bool:
         """Put a message in an actor's mailbox, or with `prompt` (a kind of PROMPT_KINDS) in its
         prompt lane; False when that inbox is full (caller says BUSY)."""
-        push = (self._to_prompt if prompt and kind in PROMPT_KIND_BYTES else self._to_mailbox)[actor]
+        lane = prompt and kind in PROMPT_KIND_BYTES
+        push = (self._to_prompt if lane else self._to_mailbox)[actor]
         size = len(body)
         if self.queued_bytes + size > self.budget_bytes:
             self.stats[actor].busy += 1
@@ -143,7 +152,19 @@ class Router:
             return False
         self.queued_bytes += size
         self.stats[actor].enqueued += 1
+        if lane:
+            self.lane_queued[actor] += 1
+            if self.lane_queued[actor] == 1:
+                # One wake-up per lane that was empty: a flood of prompts puts one frame in the
+                # mailbox, not one each. A full mailbox needs none: its cell is busy, and takes
+                # the lane before its next message anyway.
+                with contextlib.suppress(zmq.Again):
+                    self._to_mailbox[actor].send_multipart(WAKE_UP, flags=zmq.NOBLOCK)
         return True
+
+    def taken_from_lane(self, actor: str) -> None:
+        """A cell took a message out of its prompt lane."""
+        self.lane_queued[actor] = max(self.lane_queued[actor] - 1, 0)
 
     def wait_cycle(self, asker: str, owner: str) -> list[str]:
         """The chain asker → owner → … → asker if `asker` waiting for `owner` closes a cycle of

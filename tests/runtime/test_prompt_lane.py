@@ -14,9 +14,11 @@ from typing import Any
 import msgpack
 import pytest
 import zmq
+import zmq.asyncio
 
 from slmactor.client import Client
 from slmactor.protocol import PROTOCOL_VERSION, codec
+from slmactor.runtime.router import WAKE_UP, Router
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
 
 pytestmark = pytest.mark.timeout(120)
@@ -101,3 +103,54 @@ def test_a_memory_block_is_answered_before_the_facts_queued_ahead_of_it(held: An
     for sock in observes:
         _answer(sock)
     assert "make step" in _answer(ask("memory.block", role="worker", query="before pushing"))["text"]
+
+
+def _writes_that_fit(prompts: int) -> tuple[int, list[list[bytes]]]:
+    """Writes a recall mailbox takes after `prompts` prompt asks, and what it then holds."""
+    zctx = zmq.asyncio.Context()
+    router = Router(zctx, inbox_size=8)
+    try:
+        router.add_actor("recall", ["memory.recall", "episode.append"])
+        for n in range(prompts):
+            assert router.deliver("recall", b"r", b"memory.recall", b"%d" % n, prompt=True)
+        fit = 0
+        while router.deliver("recall", b"r", b"episode.append", b"w"):
+            fit += 1
+        mailbox: zmq.Socket[bytes] = zmq.Socket.shadow(router.mailboxes["recall"].underlying)
+        held = []
+        while mailbox.poll(200):
+            held.append(mailbox.recv_multipart())
+        return fit, held
+    finally:
+        router.close()
+        zctx.term()
+
+
+def test_a_flood_of_prompts_puts_one_wake_up_in_the_mailbox_not_one_each() -> None:
+    alone, _ = _writes_that_fit(0)
+    after_flood, held = _writes_that_fit(5)
+    assert alone - after_flood == 1  # one slot for the wake-up, not five
+    assert held[0] == WAKE_UP and all(frames[1] == b"episode.append" for frames in held[1:])
+
+
+def test_the_next_prompt_after_the_lane_drained_wakes_the_cell_again() -> None:
+    zctx = zmq.asyncio.Context()
+    router = Router(zctx, inbox_size=8)
+    try:
+        router.add_actor("recall", ["memory.recall", "episode.append"])
+        mailbox: zmq.Socket[bytes] = zmq.Socket.shadow(router.mailboxes["recall"].underlying)
+        lane: zmq.Socket[bytes] = zmq.Socket.shadow(router.prompt_lanes["recall"].underlying)
+        for _ in range(2):
+            assert router.deliver("recall", b"r", b"memory.recall", b"q", prompt=True)
+            assert mailbox.poll(1000) and mailbox.recv_multipart() == WAKE_UP
+            assert lane.poll(1000) and lane.recv_multipart()[1] == b"memory.recall"
+            router.taken_from_lane("recall")
+        # Not a prompt (a client with an ask in flight), or not a prompt's kind: the mailbox.
+        assert router.deliver("recall", b"r", b"memory.recall", b"x")
+        assert router.deliver("recall", b"r", b"episode.append", b"y", prompt=True)
+        assert [mailbox.recv_multipart()[1] for _ in range(2)] == [b"memory.recall",
+                                                                   b"episode.append"]
+        assert not lane.poll(50)
+    finally:
+        router.close()
+        zctx.term()

@@ -5,13 +5,18 @@ from __future__ import annotations
 import json
 import os
 import stat
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from slmactor.logic.text.redact import redact_obj
 from slmactor.stores import JsonDoc, StoreError, WarningLog
 from slmactor.stores.base.errors import RecordNotSerializable, RecordTooLarge
+from slmactor.stores.base.jsondoc import encode_document
 
 CLOCK = 1_790_000_000.0
 
@@ -253,3 +258,32 @@ def test_transient_read_error_warns_but_keeps_the_document(
     assert path.read_text() == '{"a": 1}'  # an EIO is not evidence of corruption
     assert "could not be read" in warnings.texts()[0]
     assert doc.load() == {"a": 1}
+
+
+_SECRET = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
+_texts = st.sampled_from(["make lint", f"token {_SECRET}", "password = hunter2hunter2", "é", ""])
+_values = st.recursive(st.none() | st.integers() | _texts,
+                       lambda inner: st.lists(inner, max_size=3)
+                       | st.dictionaries(st.sampled_from(["text", "api_key", "n"]), inner,
+                                         max_size=3), max_leaves=8)
+_records = st.lists(st.dictionaries(st.sampled_from(["id", "text", "api_key", "sources"]), _values,
+                                    max_size=4), max_size=6)
+
+
+@settings(max_examples=80, deadline=None)
+@given(saves=st.lists(_records, min_size=1, max_size=4), change=st.integers(0, 5))
+def test_saving_a_records_document_again_writes_what_redacting_it_whole_writes(
+        saves: list[list[dict[str, Any]]], change: int) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        doc, _ = make_doc(Path(tmp) / "facts.json", records_key="facts")
+        for records in saves:
+            data = {"version": 1, "facts": records}
+            doc.save(data)
+            assert doc.path.read_bytes() == encode_document(redact_obj(data), "facts")
+            assert _SECRET not in doc.path.read_text()
+            if records:
+                # A record changed in place between two saves is redacted afresh, not reused.
+                records[change % len(records)]["text"] = f"now {_SECRET}"
+                doc.save(data)
+                assert doc.path.read_bytes() == encode_document(redact_obj(data), "facts")
+                assert _SECRET not in doc.path.read_text()
