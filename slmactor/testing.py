@@ -165,3 +165,20 @@ def actor_row(client: Client, name: str) -> dict[str, Any]:
     """The `status` row of one actor."""
     row: dict[str, Any] = {r["name"]: r for r in client.status()["actors"]}[name]
     return row
+
+
+def raw_ask(zctx: Any, daemon: DaemonProcess, kind: str, /, **fields: Any) -> Any:
+    """Send one ask (`id` = its kind, the daemon's project) on a DEALER connection of its own,
+    without waiting: the socket its reply comes back on, for the caller to read and close.
+    Several of them queue asks behind an actor held by the debug `stall`."""
+    import msgpack
+    import zmq
+
+    from slmactor.protocol import PROTOCOL_VERSION
+
+    sock = zctx.socket(zmq.DEALER)
+    sock.setsockopt(zmq.LINGER, 0)
+    sock.connect(f"ipc://{daemon.runtime_dir / 'ctl.sock'}")
+    body = {"v": PROTOCOL_VERSION, "id": kind, "project": str(daemon.project), **fields}
+    sock.send_multipart([kind.encode(), msgpack.packb(body)])
+    return sock

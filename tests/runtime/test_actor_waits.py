@@ -7,13 +7,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgpack
 import pytest
 import zmq
 
-from slmactor.protocol import PROTOCOL_VERSION, codec
+from slmactor.protocol import codec
 from slmactor.runtime.router import Router
-from slmactor.testing import spawn_daemon, stop_quietly, wait_for
+from slmactor.testing import raw_ask, spawn_daemon, stop_quietly, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -25,11 +24,7 @@ def test_backfill_and_forget_both_finish_and_forget_succeeds() -> None:
     socks: list[zmq.Socket[Any]] = []
 
     def ask(kind: str, **fields: Any) -> zmq.Socket[Any]:
-        sock = ctx.socket(zmq.DEALER)
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.connect(f"ipc://{daemon.runtime_dir / 'ctl.sock'}")
-        body = {"v": PROTOCOL_VERSION, "id": kind, "project": str(daemon.project), **fields}
-        sock.send_multipart([kind.encode(), msgpack.packb(body)])
+        sock: zmq.Socket[Any] = raw_ask(ctx, daemon, kind, **fields)
         socks.append(sock)
         return sock
 

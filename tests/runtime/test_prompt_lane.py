@@ -11,15 +11,14 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
-import msgpack
 import pytest
 import zmq
 import zmq.asyncio
 
 from slmactor.client import Client
-from slmactor.protocol import PROTOCOL_VERSION, codec
+from slmactor.protocol import codec
 from slmactor.runtime.router import WAKE_UP, Router
-from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
+from slmactor.testing import DaemonProcess, raw_ask, spawn_daemon, stop_quietly, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -33,11 +32,7 @@ def held() -> Iterator[tuple[DaemonProcess, Any, Client]]:
     socks: list[zmq.Socket[Any]] = []
 
     def ask(message_kind: str, /, **fields: Any) -> zmq.Socket[Any]:
-        sock: zmq.Socket[Any] = ctx.socket(zmq.DEALER)
-        sock.setsockopt(zmq.LINGER, 0)
-        sock.connect(f"ipc://{daemon.runtime_dir / 'ctl.sock'}")
-        body = {"v": PROTOCOL_VERSION, "id": message_kind, "project": str(daemon.project), **fields}
-        sock.send_multipart([message_kind.encode(), msgpack.packb(body)])
+        sock: zmq.Socket[Any] = raw_ask(ctx, daemon, message_kind, **fields)
         socks.append(sock)
         return sock
 
