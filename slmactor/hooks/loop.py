@@ -40,9 +40,11 @@ def warn(text: str) -> None:
 
 
 def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Path,
-           ask: Ask) -> dict[str, Any] | None:
+           ask: Ask, *, settle_until: float = 0.0, harness: int = 0) -> dict[str, Any] | None:
     """The harness JSON to print for this event, or None when the caller's usual path applies
-    (context events, and events the loop has nothing to do with)."""
+    (context events, and events the loop has nothing to do with). `settle_until`: for an end
+    event reported by a detached child, how long (a `time.monotonic()` deadline) the `harness`
+    process may take to exit and its transcript to settle before it is read (`session.settle`)."""
     room = harnesses.get(hook.format)
     event = hook.event
     pre = bool(room.pre_event) and room.pre_event == event
@@ -71,7 +73,7 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
             session.recover(ask, ledger.parent, skip=ledger)  # sessions that ended unreported
         return None
     if ending:
-        if finish(hook, payload, ledger, ask, project):
+        if finish(hook, payload, ledger, ask, project, settle_until, harness):
             session.recover(ask, ledger.parent, skip=ledger)
         return {}
     return tool_event(hook, project, ledger, model, ask)
@@ -301,11 +303,13 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
     return outcome.output
 
 
-def finish(hook: Any, payload: Mapping[str, Any], ledger: Path, ask: Ask, project: Path | None = None) -> bool:
+def finish(hook: Any, payload: Mapping[str, Any], ledger: Path, ask: Ask, project: Path | None = None,
+           settle_until: float = 0.0, harness: int = 0) -> bool:
     """The session's (or segment's) `run.finish`; kept for a later hook event if unsent.
     Whether the daemon took it."""
     reply = session.finish(ask, fmt=hook.format, event=hook.event, payload=payload, path=ledger,
-                           run_id=hook.run_id, project=str(project) if project is not None else "")
+                           run_id=hook.run_id, project=str(project) if project is not None else "",
+                           settle_until=settle_until, harness=harness)
     if reply is None and ledger.exists():
         warn("the session was not reported (the daemon did not answer); a later hook event will")
     return reply is not None

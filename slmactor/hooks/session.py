@@ -226,9 +226,83 @@ def _mark_segment(path: Path, n: int, at: float) -> None:
         path.with_suffix(".finished").write_text(f"{n} {at}")
 
 
-def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float) -> Any:
+#: How often a detached reporter looks whether the harness is gone (seconds).
+SETTLE_POLL_S = 0.05
+#: Command names of the shells a harness may run its hooks through: not the harness itself.
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "fish", "ksh"})
+
+
+def _proc_stat(pid: int) -> tuple[str, int] | None:
+    """(command name, parent pid) of `pid` from Linux's /proc; None elsewhere or when gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            data = handle.read(4096)
+    except OSError:
+        return None
+    name, _, rest = data.partition(b" (")[2].rpartition(b") ")
+    fields = rest.split()
+    return (name.decode(errors="replace"), int(fields[1])) if len(fields) > 1 else None
+
+
+def harness_pid() -> int:
+    """The process that ran this hook (through a shell or not), or 0 when it cannot be told.
+    Taken before a hook detaches, which re-parents it: from /proc (a file read, no import: the
+    harness waits for this hook's answer), else psutil where the daemon extra installed it."""
+    pid = os.getppid()
+    found = _proc_stat(pid)
+    if found is not None:
+        if found[0] in SHELLS:
+            pid = found[1]
+        return pid if pid > 1 else 0
+    try:
+        import psutil
+    except ImportError:
+        return 0
+    try:
+        proc = psutil.Process(pid)
+        if proc.name() in SHELLS:
+            proc = proc.parent() or proc
+        return proc.pid if proc.pid > 1 else 0
+    except psutil.Error:
+        return 0
+
+
+def settle(path: str, until: float, harness: int = 0) -> None:
+    """Until `until` (`time.monotonic()`): wait for the `harness` process to exit, then for the
+    file at `path` to keep its size for one SETTLE_POLL_S. A harness ending its session may
+    still be writing the transcript: Claude Code 2.1 in `-p` mode fires SessionEnd before the
+    last tool result is in the file (its async PostToolUse is cancelled at exit as well), so
+    that call reached neither a hook nor the report. A harness has written its transcript
+    once it has exited."""
+    while harness and time.monotonic() + SETTLE_POLL_S <= until:
+        try:
+            os.kill(harness, 0)
+        except ProcessLookupError:
+            break
+        except OSError:
+            break  # not ours to signal: nothing to wait for
+        time.sleep(SETTLE_POLL_S)
+
+    def size() -> int:
+        try:
+            return os.stat(path).st_size
+        except OSError:
+            return -1
+
+    before = size()
+    while time.monotonic() + SETTLE_POLL_S <= until:
+        time.sleep(SETTLE_POLL_S)
+        now = size()
+        if now == before:
+            return
+        before = now
+
+
+def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float,
+                     settle_until: float = 0.0, harness: int = 0) -> Any:
     """`TranscriptStats` of the transcript the payload names, read by the harness's room, of
-    what happened after `since`; None when there is none it reads."""
+    what happened after `since`; None when there is none it reads. With `settle_until`, read
+    once the file stopped growing (`settle`)."""
     from slmactor import harnesses
 
     room = harnesses.get(fmt)
@@ -237,6 +311,9 @@ def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float) -> Any:
     if not suffix or not name.endswith(suffix):
         return None
     from slmactor.harnesses.base import read_regular_file
+
+    if settle_until:
+        settle(name, settle_until, harness)
 
     data = read_regular_file(name, MAX_TRANSCRIPT_BYTES)
     if data is None:
@@ -300,10 +377,12 @@ def _when(entry: Mapping[str, Any]) -> float:
 
 
 def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
-           payload: Mapping[str, Any], path: Path, run_id: str, project: str = "") -> dict[str, Any] | None:
+           payload: Mapping[str, Any], path: Path, run_id: str, project: str = "",
+           settle_until: float = 0.0, harness: int = 0) -> dict[str, Any] | None:
     """Build and send the session's (or segment's) `run.finish`; the daemon's reply, or None when
     there was nothing to report or no reply (then the ledger stays for the next end event).
-    `ask(kind, fields)` returns the daemon's reply or None, and never raises."""
+    `ask(kind, fields)` returns the daemon's reply or None, and never raises. `settle_until`
+    and `harness`: as for `settle`."""
     from slmactor import harnesses
     from slmactor.logic.loop.session_report import session_report
     from slmactor.logic.working.toolclasses import EDIT
@@ -317,7 +396,7 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     done, since = _segment(path)
     # The transcript first: a session whose every call's hook was lost (cancelled when `-p`
     # exited, skipped while the daemon was wedged) is still a session the transcript recorded.
-    transcript = transcript_stats(fmt, payload, since)
+    transcript = transcript_stats(fmt, payload, since, settle_until, harness)
     classes = harnesses.tool_classes()
 
     def is_edit(tool: str) -> bool:

@@ -99,3 +99,46 @@ def test_without_the_flag_the_session_end_reports_before_it_answers(daemon: Daem
     # The report was taken before the hook answered (journalled, then stored off the hook path).
     stored = wait_for(lambda: _episodes(daemon, repo), "the session's episode", timeout=30, pause=0.1)
     assert [e["query"] for e in stored] == [QUERY]
+
+
+#: A Claude Code 2.1 transcript from a public session (`tests/fixtures/sessions/claude/SOURCE.md`):
+#: a Grep, an Edit the harness rejected, then a Read — its last call.
+TRANSCRIPT = (Path(__file__).parents[1] / "fixtures" / "sessions" / "claude" / "session.jsonl")
+
+
+#: A harness ending its session: it runs the SessionEnd hook, reads its answer, and only then
+#: writes the transcript's last line (after a pause longer than the hook takes to report when it
+#: does not wait) and exits.
+_HARNESS = """
+import json, subprocess, sys, time
+hook, payload, transcript, last = json.loads(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+done = subprocess.run(hook, input=payload.encode(), capture_output=True, check=False)
+sys.stdout.write(done.stdout.decode())
+time.sleep(0.6)
+with open(transcript, "a") as handle:
+    handle.write(last)
+"""
+
+
+def test_the_transcript_is_read_once_the_harness_that_writes_it_has_exited(
+        daemon: DaemonProcess) -> None:
+    # `claude -p` cancels the last call's async PostToolUse when it exits, and fires SessionEnd
+    # before the transcript has that call's result: no hook told the daemon of it, and the file
+    # gets it a moment later. The detached reporter waits for the harness to exit.
+    repo = daemon.base / "repo"
+    repo.mkdir()
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    lines = TRANSCRIPT.read_text().splitlines(keepends=True)
+    transcript = repo / "session.jsonl"
+    transcript.write_text("".join(lines[:-1]))  # the Read asked for, its result not yet written
+    payload = FIXTURES["claude/SessionEnd"].payload(str(repo))
+    payload["session_id"] = "late-1"
+    payload["transcript_path"] = str(transcript)
+    hook = [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "hook",
+            "claude", "SessionEnd", "--background", "--timeout", "2"]
+    harness = subprocess.run([sys.executable, "-c", _HARNESS, json.dumps(hook),
+                              json.dumps(payload), str(transcript), lines[-1]],
+                             capture_output=True, timeout=60, env=daemon.env, check=False)
+    assert (harness.returncode, harness.stdout) == (0, b"{}\n"), harness.stderr
+    stored = wait_for(lambda: _episodes(daemon, repo), "the session's episode", timeout=30, pause=0.1)
+    assert stored[0]["tools"] == ["Grep", "Edit", "Read"]

@@ -344,6 +344,10 @@ class HookRun:
             self._client = None
 
 
+#: Longest a detached session-end reporter waits for the harness to exit and its transcript to
+#: stop growing (seconds).
+TRANSCRIPT_SETTLE_S = 1.0
+
 #: The defaults of `MemoryBlock` for the fields a hook sends (a test keeps them equal to the
 #: message class: building the classes would cost a hook more than its ask).
 MEMORY_BLOCK_DEFAULTS: dict[str, Any] = {"role": "", "budget": 0, "query": "", "run_id": ""}
@@ -405,9 +409,15 @@ def main(argv: Sequence[str]) -> int:
         if opts.event and not events.has_work(fmt, opts.event):
             _say_text(events.neutral_json(fmt))
             return 0
-        if opts.background and events.is_end(fmt, opts.event) and _answered_detached(
-                events.neutral_json(fmt)):
-            return 0
+        detached, harness = False, 0
+        if opts.background and events.is_end(fmt, opts.event):
+            from slmactor.hooks.session import harness_pid
+
+            harness = harness_pid()  # before the fork: the child is re-parented
+            where = _answered_detached(events.neutral_json(fmt))
+            if where == "parent":
+                return 0
+            detached = where == "child"
         rt = runtime_dir(opts, os.environ)
         from slmactor import peer
 
@@ -447,7 +457,13 @@ def main(argv: Sequence[str]) -> int:
             # Events spooled while the breaker was open go into their sessions' ledgers first.
             loop.replay_spool(Path(rt), _project_root)
             # Pre-flight repair, the session ledger, advice on failures, the session's end.
-            out = loop.handle(hook, payload, Path(run.project), Path(rt), run.ask)
+            # Nobody waits for a detached reporter: it lets the harness exit and its transcript
+            # settle first, and keeps half a second of the deadline for its two asks.
+            settle_until = time.monotonic() + max(0.0, min(TRANSCRIPT_SETTLE_S, deadline
+                                                           - time.monotonic() - 0.5)) \
+                if detached else 0.0
+            out = loop.handle(hook, payload, Path(run.project), Path(rt), run.ask,
+                              settle_until=settle_until, harness=harness)
             if out is None:
                 handler = HANDLERS.get(hook.action)
                 answer = handler(run) if handler is not None else {}
@@ -461,24 +477,24 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-def _answered_detached(neutral: str) -> bool:
+def _answered_detached(neutral: str) -> str:
     """For an end event the harness only waits on (`--background`): answer `neutral` now and
-    let a detached child report the session. True in the parent (it is done), False in the
-    child — and wherever no child can be made, which then reports in this process as usual.
+    let a detached child report the session. "parent" in the parent (it is done), "child" in
+    the child, and "here" wherever no child can be made (this process reports, as usual).
 
     The child leaves the harness's process group and session (a harness that kills its hooks'
     group at exit does not reach it) and holds none of its pipes (the harness reads the
     answer's end of stdout as the hook's end), at a lower priority than the harness; it keeps the
     hook's deadline."""
     if not hasattr(os, "fork"):
-        return False
+        return "here"
     try:
         pid = os.fork()
     except OSError:
-        return False
+        return "here"
     if pid:
         _say_text(neutral)
-        return True
+        return "parent"
     try:
         os.setsid()
         # Background work: the harness's own exit, which it no longer waits for, goes first.
@@ -490,7 +506,7 @@ def _answered_detached(neutral: str) -> bool:
             os.close(null)
     except OSError:
         os._exit(0)  # a child that cannot detach must not answer the harness a second time
-    return False
+    return "child"
 
 
 def _spool(fmt: str, opts: Options, rt: str, raw: bytes) -> None:
