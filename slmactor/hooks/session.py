@@ -277,10 +277,8 @@ def settle(path: str, until: float, harness: int = 0) -> None:
     while harness and time.monotonic() + SETTLE_POLL_S <= until:
         try:
             os.kill(harness, 0)
-        except ProcessLookupError:
-            break
         except OSError:
-            break  # not ours to signal: nothing to wait for
+            break  # gone (or not ours to signal: nothing to wait for)
         time.sleep(SETTLE_POLL_S)
 
     def size() -> int:
