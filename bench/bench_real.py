@@ -1,7 +1,8 @@
 """How well the failure pipeline reads real failed tool calls, against their labels.
 
-Over `tests/fixtures/real_failures/dev.jsonl` (or, with `--heldout`, `heldout.jsonl` — measure
-there once, never tune on it), every failure is fingerprinted as the daemon does it:
+Over `tests/fixtures/real_failures/dev.jsonl` (with `--heldout`, `heldout.jsonl` — measure there,
+never tune on it; with `--heldout2`, `heldout2.jsonl`, measured once and a second tuning set
+since: that folder's README), every failure is fingerprinted as the daemon does it:
 `analyze(tool, error, command=<its shell command>, family=harnesses.tool_family(tool))`, and
 compared with its label (the labelling rules are in that folder's README):
 

@@ -1,6 +1,7 @@
 """Replay with learning over the labelled real failures, in session order, per project.
 
-Over `tests/fixtures/real_failures/dev.jsonl` (`--heldout`: `heldout.jsonl`, measured once),
+Over `tests/fixtures/real_failures/dev.jsonl` (`--heldout`: `heldout.jsonl`, never tuned on;
+`--heldout2`: `heldout2.jsonl`, measured once, a second tuning set since),
 each project (repository) starts with a fresh rule book (the shipped rules only) and meets its
 failures in session order (sessions in the order the file first lists them, calls by `seq`).
 For each failure the loop answers as the daemon's rules actor would: a transform rule that

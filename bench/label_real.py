@@ -474,7 +474,11 @@ _SHELL_SYNTAX = _rx(r"unmatched '", r"syntax error near unexpected token", r"par
 
 def rule_probe_missing_path(f: Failure) -> Label | None:
     """13. path_not_found: a probe of a path that is not there."""
-    if f.head in ("grep", "rg") and f.exit_code == 2 and _no_output(f):
+    # Exit 2 is the search's error, not "no match" (1): silent, or with its errors sent to
+    # /dev/null while the paths that are there gave matches, a path it was given is missing (a
+    # bad pattern would have matched nothing anywhere).
+    if f.head in ("grep", "rg") and f.exit_code == 2 and (
+            _no_output(f) or "2>/dev/null" in f.command.replace(" ", "")):
         return Label("path_not_found", None, "probe-missing-path")
     if (f.head in _PROBE_HEADS and f.exit_code in (1, 2) and "Permission denied" not in f.text
             and (_no_output(f) or "2>/dev/null" in f.command.replace(" ", ""))):

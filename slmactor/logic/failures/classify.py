@@ -398,10 +398,15 @@ AGENT_RULES: tuple[NeedleRule, ...] = (
     _any("edit_not_found", regex=r"(?m)^the search block:$", hint="the search block:"),
     _any("edit_not_found", "search block not found", "searchreplace block", "did not match anything",
          "no match found for", "string to replace not found", "did not appear verbatim",
-         "failed to exactly match", "searchreplacenoexactmatch", "search/replace block failed"),
+         "failed to exactly match", "searchreplacenoexactmatch", "search/replace block failed",
+         # aider: "# 2 SEARCH/REPLACE blocks failed to match!"
+         "search/replace blocks failed"),
     _any("file_not_read", "must be read first", "has not been read in this session",
          "read the file first", "file has not been read yet", "modified since read",
          "read it first before writing"),
+    # Codex's apply_patch on a file that is not there ("apply_patch verification failed: Failed
+    # to read file to update <path>: No such file or directory"): the path, not the hunks.
+    _any("file_not_found", "failed to read file to update"),
     _any("patch_failed", "hunk #", "hunk failed", "hunks failed", "invalid hunk", "malformed hunk",
          "hunk ignored", "patch does not apply", "malformed patch", "corrupt patch",
          "can't find file to patch", "patch failed", "failed to apply patch",
@@ -438,9 +443,11 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "etimedout", "apitimeouterror", "timeoutexception"),
     _any("no_progress", "repeated identical tool call", "same tool call", "no progress",
          "loop detected", "already called this tool with the same arguments"),
-    _any("permission_denied", "permission denied", "not permitted", "command is not allowed",
+    # Not a bare "not permitted": pydantic's "Extra inputs are not permitted" is a tool's input
+    # refused by its schema, not a permission.
+    _any("permission_denied", "permission denied", "is not permitted", "command is not allowed",
          "blocked by permission", "operation not permitted", "refused by the permission", "eacces",
-         "permissionerror", "access is denied"),
+         "permissionerror", "access is denied", "read-only file system", "erofs"),
     _any("dependency_missing", "command not found", "no such command", "modulenotfounderror",
          "cannot find module", "missing go.sum entry", "package not found",
          "executable file not found", "no module named", "no matching distribution found",
@@ -449,6 +456,10 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "cannot find implementation or library stub", "is not installed", "not installed",
          "is not recognized as an internal or external command",
          "is not recognized as the name of a cmdlet"),
+    # The shell could not parse the command (bash: "unexpected EOF while looking for matching
+    # `''", zsh: "parse error near `end'"), ahead of the provider row's bare "eof".
+    _any("compile_error", "unexpected eof while looking for matching", "parse error near",
+         "unmatched '"),
     _any("compile_error", "syntax error", "undefined:", "undeclared name", "cannot use",
          "declared and not used", "expected declaration", "compilation failed", "compile error",
          "cannot find package", "type error", "does not implement", "syntaxerror",
@@ -463,6 +474,8 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "failed to connect to", "could not resolve host", "network is unreachable",
          "getaddrinfo", "enotfound", "socket hang up", "ssl certificate problem",
          "failed to establish a new connection", "connection reset", "econnreset", "fetch failed",
+         # aider's /web and URL scraping: "Failed to retrieve content from http://…".
+         "failed to retrieve content from http",
          "name or service not known", "temporary failure in name resolution"),
     _any("review_rejected", "review rejected", "max retries", "reviewer rejected"),
     _any("test_failure", "--- fail", "=== fail", "assertionerror", "test failed", "tests failed",
@@ -478,6 +491,9 @@ NEEDLE_RULES: tuple[NeedleRule, ...] = (
          "path does not exist"),
     # OpenHands' editor: "Invalid `path` parameter: /a. The path /a does not exist."
     _all("file_not_found", "the path", "does not exist"),
+    # Whatever is named, a thing that is not there (git's "path 'x' does not exist in 'rev'",
+    # aider's "Read-only file x does not exist"): after every row whose words are more specific.
+    _any("file_not_found", "does not exist"),
     _any("provider_error", "internal server error", "502 bad gateway", "503 service unavailable",
          "eof", "upstream error", "api error", "unauthorized", "invalid api key",
          "incorrect api key", "invalid_api_key", "authentication_error", "overloaded",

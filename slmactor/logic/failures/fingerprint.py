@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Any
 
 from slmactor.logic.failures.classify import BENIGN, CLASSES, CONTENT, STRUCTURAL, describe
-from slmactor.logic.failures.diagnose import Diagnosis, classify, diagnose_prepared
+from slmactor.logic.failures.diagnose import MAX_KEY_LINES, Diagnosis, classify, diagnose_prepared
 from slmactor.logic.failures.normalize import (
     MAX_NORM_LEN,
     normalize,
@@ -38,7 +38,7 @@ from slmactor.logic.failures.normalize import (
     squash,
 )
 from slmactor.logic.failures.unwrap import unwrap
-from slmactor.logic.failures.verdict import fallback, read_call
+from slmactor.logic.failures.verdict import fallback, read_call, search_diagnostics
 from slmactor.logic.text.models import model_family as fold_model_family
 from slmactor.logic.text.models import normalize_language
 from slmactor.logic.text.strings import hash_id
@@ -182,7 +182,7 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
     source = source_text(prepared)
     source_lower = source.lower()
     norm = normalize_prepared(prepared, source_lower)
-    verdict = read_call(inner, command, family)
+    verdict = read_call(inner, command, family, named_tool=bool(tool))
     detail = ""
     if verdict is not None:
         cls, detail, reason = verdict.cls, verdict.detail, verdict.why
@@ -195,6 +195,10 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
             cls, detail, reason = late.cls, late.detail, late.why
     if cls == "unknown" and not norm and not tool and inner.exit_code is None:
         return ZERO
+    own = search_diagnostics(command, prepared.lines) if command and cls not in STRUCTURAL else ()
+    if own:
+        # What the search said of itself is the failure; its matches are the project's text.
+        diagnosis = Diagnosis(cls, own[:MAX_KEY_LINES], "the search's own messages")
     if cls in STRUCTURAL:
         # A misuse is part of what failed; why a call was no failure is not (nothing is
         # learned from those, one id per tool family is enough).

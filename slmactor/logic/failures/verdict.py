@@ -26,6 +26,7 @@ anything further down.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from slmactor.logic.failures.unwrap import Unwrapped
@@ -84,6 +85,9 @@ _POLICY = _patterns(
     r"pretooluse:\S+ hook", r"hook error", r"sandbox denied", r"approval policy",
     r"outside (?:of )?the (?:allowed|project) (?:directory|directories|workspace)",
     r"outside the workspace", r"not allowed in this (?:mode|context)", r"blocked by (?:a )?hook",
+    # A plugin's or MCP server's own confinement ("File access blocked: … resolves outside the
+    # project root", context-mode's ctx_execute_file).
+    r"\baccess blocked: ", r"resolves outside the project root",
     r"is not in the allowed", r"for security, ", r"cd to '.*' was blocked",
     # Claude Code 2.1 when its auto mode's safety check cannot be had ("… was not run: …, so
     # auto mode cannot determine the safety of …"); Gemini CLI's read tools on an ignored path
@@ -245,6 +249,8 @@ def command_heads(command: str) -> list[str]:
         words = segment.replace("(", " ").replace(")", " ").split()
         while words and (_ASSIGNMENT.match(words[0]) or words[0] in _PREFIX_WORDS
                          or words[0].startswith("-")):
+            if words[0] == "command" and words[1:2] in (["-v"], ["-V"]):
+                break  # `command -v x` asks whether x exists (a probe); `command x` runs x
             words = words[1:]
         if words and words[0] == "timeout":
             words = words[1:]
@@ -290,22 +296,50 @@ def is_build_run(command: str) -> bool:
                for h in command_heads(command))
 
 
-def _misuse(low: str, family: str) -> str:
+def _misuse(low: str, family: str, named_tool: bool) -> str:
     if _MULTIPLE.search(low):
         return MULTIPLE_COMMANDS
     if family in (EDIT,) and _EXISTS.search(low):
         return EXISTS
     if family in (READ, EDIT) and _DIRECTORY.search(low):
         return DIRECTORY
-    if family and family != SHELL and _PARAMETER.search(low):
+    # A tool's input checked against its schema: every tool but a shell's (whose output is a
+    # program's, not the tool's). A harness's own tools outside the six families (Claude Code's
+    # TaskCreate, StructuredOutput, ScheduleWakeup) and MCP tools check their inputs the same way.
+    if family != SHELL and (family or named_tool) and _PARAMETER.search(low):
         return MISSING_PARAMETER
     if _MISUSE_OTHER.search(low):
         return "other"
     return ""
 
 
-def read_call(u: Unwrapped, command: str = "", family: str = "") -> Verdict | None:
-    """The structural verdict on a failed call, or None (its words decide)."""
+def _search_then_and(command: str, heads: list[str]) -> bool:
+    """Whether the line starts with a search whose success the rest waits on (`rg x && …`)."""
+    if len(heads) < 2 or not (heads[0] in _SEARCHES or _first(heads[0]) in _SEARCHES):
+        return False
+    first = segments(command)[0]
+    end = command.find(first) + len(first)
+    return command[end:].lstrip().startswith("&&")
+
+
+def search_diagnostics(command: str, lines: Sequence[str]) -> tuple[str, ...]:
+    """The lines a search command (`rg`, `grep`) wrote about itself ("rg: tests: No such file or
+    directory"), when `command` ends in one: its other lines are matches, and a pattern that
+    looks for error words makes them read like errors."""
+    heads = command_heads(command) if command else []
+    last = heads[-1] if heads else ""
+    name = _first(last)
+    if not (last in _SEARCHES or name in _SEARCHES) or " " in name:
+        return ()
+    prefix = name + ": "
+    return tuple(line for line in lines if line.startswith(prefix))
+
+
+def read_call(u: Unwrapped, command: str = "", family: str = "", *,
+              named_tool: bool = False) -> Verdict | None:
+    """The structural verdict on a failed call, or None (its words decide). `named_tool`: the
+    call names a tool (one outside the six families when `family` is empty), not a bare
+    message."""
     low = u.text.lower()
     head = low[:300]
     if _USER.search(head):
@@ -330,7 +364,7 @@ def read_call(u: Unwrapped, command: str = "", family: str = "") -> Verdict | No
         return Verdict("stale_handle", why="the process, shell or session is gone")
     if _EXHAUSTED.search(low[:600]) and not is_test_run(command):
         return Verdict("service_exhausted", why="a quota, credit or rate limit is used up")
-    misuse = _misuse(head, family)
+    misuse = _misuse(head, family, named_tool)
     if misuse:
         return Verdict("tool_misuse", misuse, f"tool misuse: {misuse.replace('_', ' ')}")
     return _shell_verdict(u, low, heads, command) if heads or u.exit_code is not None else None
@@ -349,6 +383,9 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
     if code == 1 and (last in _SEARCHES or _first(last) in _SEARCHES) and all(
             _BINARY_MATCH.fullmatch(line) for line in lines):
         return Verdict("not_a_failure", EMPTY_SEARCH, "the search found nothing (exit 1)")
+    if code == 1 and not lines and _search_then_and(command, heads):
+        # `rg x dir && cat f`, silent: the search found nothing, so what follows `&&` never ran.
+        return Verdict("not_a_failure", EMPTY_SEARCH, "the search found nothing (exit 1)")
     if code == 1 and last in _DIFFS:
         return Verdict("not_a_failure", DIFF_DIFFERS, "the files differ (exit 1)")
     # A failed run of a reproduction script (no status recorded counts: the call is known to
@@ -359,7 +396,10 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
     # grep and rg exit 2 on an error, 1 on no match. Exit 2 and silent: a path they were given
     # is not there; saying so, it is the words' `file_not_found` (their other lines are matches
     # in the paths that are, never diagnostics to classify).
-    if code == 2 and search and not lines:
+    silenced = "2>/dev/null" in command.replace(" ", "")
+    if code == 2 and search and (not lines or (silenced and not search_diagnostics(command, lines))):
+        # Silent, or its errors sent to /dev/null while the paths that are there gave matches
+        # (a bad pattern matches nothing anywhere): its lines are matches, never diagnostics.
         return Verdict("path_not_found", why="a path the search was given is not there (exit 2)")
     if code == 2 and search and "no such file" in low:
         return Verdict("file_not_found", why="a path the search was given is not there (exit 2)")
@@ -386,6 +426,13 @@ def _shell_verdict(u: Unwrapped, low: str, heads: list[str], command: str) -> Ve
 _FAILED_WORDS = re.compile(r"\b(?:error|fatal|exception|traceback|panic|failed|failure|"
                            r"err!|aborting|aborted)\b|is not recognized as|"
                            r"fullyqualifiederrorid")
+#: A host name that does not resolve: the machine is offline or the name is wrong, whatever the
+#: command was (a test run that cannot download its crates did not fail its tests).
+_OFFLINE = re.compile(r"could not resolve host|temporary failure in name resolution|"
+                      r"name or service not known|nodename nor servname provided|\benotfound\b")
+#: git sub-commands that apply patches or merge histories.
+_GIT_APPLIERS = frozenset({"git apply", "git am", "git merge", "git rebase", "git cherry-pick",
+                           "git pull", "git stash", "git revert"})
 #: Classes a test run's or a build's own verdict overrides (the words were incidental).
 _WEAK_FOR_RUNS = frozenset({"unknown", "runtime_error", "malformed_json", "provider_error",
                             "timeout"})
@@ -398,7 +445,12 @@ def fallback(u: Unwrapped, command: str, cls: str, family: str = "") -> Verdict 
     status) that said it failed, or a tool that threw (a serialised exception), crashed at run
     time — a tool's own unrecognised refusal stays `unknown`."""
     code = u.exit_code
-    if code not in (None, 0) and cls in _WEAK_FOR_RUNS and not (cls == "timeout" and u.signal):
+    if cls == "patch_failed" and _GIT_APPLIERS.intersection(command_heads(command)):
+        # git's own words ("corrupt patch at line 13", "Merge conflict in x") from a shell call:
+        # the repository's state or a patch file, not an edit tool's hunks (no edit repair).
+        return Verdict("runtime_error", why="git could not apply or merge")
+    if code not in (None, 0) and cls in _WEAK_FOR_RUNS and not (cls == "timeout" and u.signal) \
+            and not (cls == "provider_error" and _OFFLINE.search(u.text[:3000].lower())):
         if is_test_run(command):
             return Verdict("test_failure", why=f"the test run exited {code}")
         if is_build_run(command):
