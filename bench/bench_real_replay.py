@@ -49,7 +49,7 @@ from typing import Any
 from bench import real_census
 from bench.bench_real import SPLITS, add_split_options, fingerprint, head, load, split_of
 from slmactor import harnesses
-from slmactor.hooks.advice import localize
+from slmactor.hooks.advice import localize, shipped_guidance
 from slmactor.logic.evolve import path_hints
 from slmactor.logic.evolve import typed_repairs as tr
 from slmactor.logic.evolve.rule_seeds import seed_rules
@@ -93,7 +93,14 @@ def facets(failed: tr.Call, fix: tr.Call) -> list[list[str]]:
             if op in ("insert", "replace"):
                 out.append([" ".join(b[j1:j2])])
         if a == b and fix.tool == failed.tool:
-            out.append(_read_tools(failed.tool))
+            # The same command again: what it was sent with is what differs (Codex's
+            # `sandbox_permissions` asking to leave the sandbox, a longer `timeout`); with
+            # nothing else changed, a read before it (the precondition).
+            settings = [key for key, value in fix.args.items() if key not in ("command", "cmd")
+                        and (key not in failed.args or not tr._same(failed.args[key], value))]
+            out.extend([f"`{key}", f"{key}:", f"{key}="] for key in settings)
+            if not settings:
+                out.append(_read_tools(failed.tool))
         return out
     changed = {k for k, v in fix.args.items() if k not in failed.args or not tr._same(failed.args[k], v)}
     if (fix.tool == failed.tool and changed and changed <= tr.CONTENT_KEYS
@@ -237,7 +244,10 @@ def _daemon_answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer
         return Answer(text=picked.text, rule=picked.rule)
     if found is None or not found.rule.repair.guidance.strip():
         return Answer()
-    return Answer(text=localize(fmt, found.rule.repair.guidance), rule=found.rule)
+    guidance = found.rule.repair.guidance
+    text = (shipped_guidance(fmt, failed.tool, fp.cls, guidance) if found.rule.seeded
+            else localize(fmt, guidance))
+    return Answer(text=text, rule=found.rule)
 
 
 def replay(rows: list[Row], paths: KnownPaths | None = None) -> dict[str, Any]:
@@ -289,7 +299,10 @@ def replay(rows: list[Row], paths: KnownPaths | None = None) -> dict[str, Any]:
                     right_kind[kind] += ok
                     if len(examples) < 400:
                         examples.append({"kind": kind, "ok": ok, "advice": got.text[:300],
-                                         "rewrite": got.rewrite is not None})
+                                         "rewrite": got.rewrite is not None,
+                                         "call": [failed.tool, dict(failed.args)],
+                                         "fix": [fix.tool, dict(fix.args)],
+                                         "needs": facets(failed, fix)})
             if got.rule is not None and fix is not None and not got.rule.seeded:
                 book.observe(got.rule.id, ok, now)
             if fix is not None and paths.root is None:

@@ -51,10 +51,11 @@ KINDS = ("output_too_large", "user_rejected", "not_a_failure", "policy_denied", 
          "network_error", "runtime_error", "other")
 MISUSES = ("exists", "directory", "multiple_commands", "missing_parameter", "other")
 
-#: README "One line", `args`: dropped because they only describe or present the call.
+#: README "One line", `args`: dropped because they only describe or present the call. Codex's
+#: `sandbox_permissions` / `with_escalated_permissions` are kept: asking to run outside the
+#: sandbox is what gets a call past a sandbox refusal (its `justification` is the model's words).
 PRESENTATION_KEYS = frozenset({"description", "thought", "workdir", "max_output_tokens", "yield_time_ms",
-                               "justification", "sandbox_permissions", "with_escalated_permissions",
-                               "timeout_ms", "security_risk", "impl_source", "is_input"})
+                               "justification", "timeout_ms", "security_risk", "impl_source", "is_input"})
 ARGS_MAX = 400
 ERROR_MAX = 1500
 #: A string is never cut shorter than this; when cutting strings is not enough the JSON text is kept
@@ -948,9 +949,9 @@ LABEL_FIELDS = ("kind", "misuse", "benign", "fix_source", "fix", "rule")
 
 
 def relabel(fixture: Path, rows: Iterable[dict[str, Any]]) -> int:
-    """Give every row of `fixture` the labels the rules give it now (its call, arguments and
-    text stay as they are); rows not found in the corpus are kept unchanged. Returns how many
-    rows changed."""
+    """Give every row of `fixture` the labels the rules give it now, and its arguments as the
+    README's clipping gives them now (its call and text stay as they are); rows not found in
+    the corpus are kept unchanged. Returns how many rows changed."""
     mine = {_row_key(r): r for r in rows}
     lines = [json.loads(line) for line in fixture.read_text(encoding="utf-8").splitlines() if line.strip()]
     changed = 0
@@ -958,7 +959,7 @@ def relabel(fixture: Path, rows: Iterable[dict[str, Any]]) -> int:
         ours = mine.get(_row_key(row))
         if ours is None:
             continue
-        new = {name: ours[name] for name in LABEL_FIELDS}
+        new = {name: ours[name] for name in (*LABEL_FIELDS, "args")}
         if any(row[name] != value for name, value in new.items()):
             changed += 1
             row.update(new)

@@ -305,6 +305,10 @@ class Harness:
     preflight_shell = False
     #: The error a patch tool reports for a hunk not in the file (`{path}`, `{old}` filled in).
     patch_error = ""
+    #: Advice for a shell call refused by the harness's own sandbox, where the harness lets a
+    #: call ask to run outside it ("" where it has no such request): in place of the shipped
+    #: "do not retry the blocked command", which there is the wrong advice.
+    sandbox_escape = ""
     #: Working memory's tool classes: lower-case names per class, and mode tools
     #: (sub-command → class).
     read_tools: tuple[str, ...] = ()

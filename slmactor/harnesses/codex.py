@@ -78,6 +78,14 @@ class Codex(Harness):
     tool_kinds = {"apply_patch": EDIT, "Bash": SHELL}
     preflight_patches = frozenset({"apply_patch"})
     patch_error = "apply_patch verification failed: Failed to find expected lines in {path}:\n{old}"
+    #: What Codex tells its own model to do when the sandbox refused a command
+    #: (codex-rs/protocol/src/prompts/permissions/approval_policy/on_request_rule.md): rerun it
+    #: with `sandbox_permissions: "require_escalated"`, a `justification` and a `prefix_rule`.
+    sandbox_escape = ("If Codex's sandbox refused it (a write outside the workspace, the "
+                      "network), resend the same command with `sandbox_permissions: "
+                      "\"require_escalated\"`, a one-line `justification` and a `prefix_rule` "
+                      "for the command's prefix: the user is asked to approve it. Otherwise use "
+                      "an allowed equivalent.")
     read_tools = ("list_dir", "grep_files")
     edit_tools = ("apply_patch",)
     shell_tools = ("local_shell", "exec_command", "unified_exec", "container.exec")

@@ -30,6 +30,19 @@ def localize(fmt: str, text: str, tool: str = "") -> str:
     return _WORD.sub(lambda m: names.get(m.group(1), m.group(1)), text)
 
 
+def shipped_guidance(fmt: str, tool: str, cls: str, guidance: str) -> str:
+    """A shipped rule's guidance as this harness's model should read it: in its own names, and
+    for a shell call its own sandbox refused, what the harness lets that call ask for instead
+    (its room's `sandbox_escape`), when it has such a request."""
+    from slmactor.harnesses.base import SHELL
+
+    room = harnesses.find(fmt)
+    if (room is not None and room.sandbox_escape and cls == "permission_denied"
+            and room.families.get(tool) == SHELL):
+        return room.sandbox_escape
+    return localize(fmt, guidance, tool)
+
+
 def _head(tool: str, advice: Mapping[str, Any]) -> str:
     """What memory can truthfully say of this advice: "seen before" only for a failure this
     project met before, with the outcomes behind it; a shipped rule is a known fix, not a memory."""
@@ -63,7 +76,11 @@ def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
         text = "\n".join(lines)
         return text if len(text) <= MAX_ADVICE else text[: MAX_ADVICE - 1] + "…"
     head = _head(tool, advice)
-    lines = [f"{head} {localize(fmt, guidance, tool)}"]
+    fingerprint = advice.get("fingerprint")
+    cls = fingerprint.get("class") if isinstance(fingerprint, Mapping) else ""
+    shown = (shipped_guidance(fmt, tool, str(cls), guidance) if advice.get("seeded") is True
+             else localize(fmt, guidance, tool))
+    lines = [f"{head} {shown}"]
     if (advice.get("apply") is True and isinstance(repair, Mapping)
             and repair.get("kind") == "transform_args" and isinstance(new_args, str) and new_args):
         lines.append(f"The repaired arguments ({repair.get('transform')}): {new_args}")

@@ -62,3 +62,24 @@ def test_gemini_gets_advice_after_a_failure_where_it_reaches_the_model() -> None
     assert out == {"decision": "deny", "reason": "Failed to edit, 0 occurrences found\n\nslmactor memory: …"}
     assert room.failure_output("AfterTool", "boom", "") is None
     assert harnesses.get("claude").failure_output("PostToolUseFailure", "boom", "advice") is None
+
+
+def test_a_codex_command_its_sandbox_refused_is_told_to_ask_for_escalation() -> None:
+    # The shipped permission advice ("do not retry the blocked command") is the wrong one under
+    # Codex, whose own instructions say to rerun with `sandbox_permissions: "require_escalated"`
+    # (codex-rs/protocol/src/prompts/permissions/approval_policy/on_request_rule.md).
+    from slmactor.logic.evolve.rule_seeds import seed_rules
+
+    seed = next(r for r in seed_rules() if r.trigger.cls == "permission_denied")
+    advice = {"found": True, "seeded": True, "outcomes": 0, "guidance": seed.repair.guidance,
+              "fingerprint": {"class": "permission_denied"}}
+    codex = advice_text("codex", "exec_command", advice)
+    assert "require_escalated" in codex and "prefix_rule" in codex
+    assert "do not retry" not in codex
+    # Claude Code's Bash, and a Codex failure of another class, keep the shipped words.
+    assert "require_escalated" not in advice_text("claude", "Bash", advice)
+    timeout = {**advice, "fingerprint": {"class": "timeout"}}
+    assert "require_escalated" not in advice_text("codex", "exec_command", timeout)
+    # A learned repair names its own fix: it is not replaced.
+    learned = {**advice, "seeded": False, "outcomes": 2, "confidence": 0.8}
+    assert "require_escalated" not in advice_text("codex", "exec_command", learned)
