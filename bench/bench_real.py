@@ -19,8 +19,8 @@ compared with its label (the labelling rules are in that folder's README):
    and the share of real failures called benign (target <= 2 %).
 5. per-kind rows: how many, how many agree, and what the others were classed as.
 
-    .venv/bin/python -m bench real [--heldout | --heldout2] [--json FILE]
-    .venv/bin/python bench/bench_real.py [--heldout | --heldout2]      (the report and one JSON row per line)
+    .venv/bin/python -m bench real [--heldout | --heldout2 | --tuned] [--json FILE]
+    .venv/bin/python bench/bench_real.py [--heldout | --heldout2 | --tuned]      (the report and one JSON row per line)
 """
 
 from __future__ import annotations
@@ -46,19 +46,30 @@ DEV = FIXTURES / "dev.jsonl"
 HELDOUT = FIXTURES / "heldout.jsonl"
 #: Gathered after the classifier was tuned on DEV and measured on HELD-OUT (see the README).
 HELDOUT2 = FIXTURES / "heldout2.jsonl"
-SPLITS = {"dev": DEV, "heldout": HELDOUT, "heldout2": HELDOUT2}
+#: Each split's labelled files; `tuned` is every file the classifier was tuned on.
+SPLITS: dict[str, tuple[Path, ...]] = {"dev": (DEV,), "heldout": (HELDOUT,),
+                                       "heldout2": (HELDOUT2,), "tuned": (DEV, HELDOUT2)}
 
 
 def add_split_options(parser: argparse.ArgumentParser) -> None:
-    """`--heldout` / `--heldout2`: which labelled file a bench of the real sessions reads."""
+    """`--heldout` / `--heldout2` / `--tuned`: which labelled files a bench of the real sessions
+    reads."""
     which = parser.add_mutually_exclusive_group()
     which.add_argument("--heldout", action="store_true", help="measure on heldout.jsonl")
     which.add_argument("--heldout2", action="store_true", help="measure on heldout2.jsonl")
+    which.add_argument("--tuned", action="store_true",
+                       help="measure on every file tuned on (dev.jsonl and heldout2.jsonl)")
 
 
 def split_of(args: argparse.Namespace) -> str:
-    """The split `add_split_options` parsed: heldout2, heldout, else dev."""
-    return "heldout2" if args.heldout2 else "heldout" if args.heldout else "dev"
+    """The split `add_split_options` parsed: tuned, heldout2, heldout, else dev."""
+    return ("tuned" if args.tuned else "heldout2" if args.heldout2
+            else "heldout" if args.heldout else "dev")
+
+
+def load_split(split: str) -> list[Row]:
+    """The labelled failures of `split`, file after file."""
+    return [row for path in SPLITS[split] for row in load(path)]
 
 #: Our class → the label vocabulary's kind. The seed's finer classes fold into the corpus's
 #: coarser kinds (an edit tool's "read it first" or "found 2 matches" are misuses of the tool;
@@ -236,13 +247,13 @@ def report(result: dict[str, Any], name: str) -> str:
 
 
 def run(quick: bool = False, split: str = "dev") -> list[Row]:
-    result = score(load(SPLITS[split]))
+    result = score(load_split(split))
     print(report(result, split), file=sys.stderr)
     return rows_of(result, split)
 
 
 def run_args(quick: bool, argv: list[str]) -> list[Row]:
-    """`run` with this bench's own options (`--heldout`, `--heldout2`)."""
+    """`run` with this bench's own options (`--heldout`, `--heldout2`, `--tuned`)."""
     parser = argparse.ArgumentParser(prog="bench real")
     add_split_options(parser)
     return run(quick, split_of(parser.parse_args(argv)))

@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import real_census
-from bench.bench_real import SPLITS, add_split_options, fingerprint, head, load, split_of
+from bench.bench_real import add_split_options, fingerprint, head, load_split, split_of
 from slmactor import harnesses
 from slmactor.hooks.advice import localize, shipped_guidance
 from slmactor.logic.evolve import path_hints
@@ -323,12 +323,13 @@ def rows_of_split(split: str, corpus: Path | None, every: bool) -> list[Row]:
     """The labelled failures to replay: the split's fixture, or with `every` each failed call of
     the split's fetched sessions, labelled by `bench/label_real.py` (the same rules)."""
     if not every:
-        return load(SPLITS[split])
+        return load_split(split)
     if corpus is None:
         raise SystemExit("bench real_replay --every needs the fetched sessions (--corpus DIR)")
     from bench import label_real
 
-    return list(label_real.label_corpus(corpus, split))
+    parts = ("dev", "heldout2") if split == "tuned" else (split,)
+    return [row for part in parts for row in label_real.label_corpus(corpus, part)]
 
 
 def run(quick: bool = False, split: str = "dev", corpus: Path | None = None,
