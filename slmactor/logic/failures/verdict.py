@@ -155,6 +155,9 @@ _PROBES = frozenset({"which", "command", "type", "pgrep", "pidof", "where", "tes
                      "hash", "id", "getent", "findstr", "cmp"})
 _SEARCHES = frozenset({"grep", "egrep", "fgrep", "rg", "ag", "ack", "git grep", "findstr"})
 _DIFFS = frozenset({"diff", "git diff", "cmp"})
+#: How a one-word search starts the lines it writes about itself ("rg: x: No such file …").
+_SEARCH_NAMES = tuple(sorted(name for name in _SEARCHES if " " not in name))
+_SEARCH_PREFIXES = tuple(f"{name}: " for name in _SEARCH_NAMES)
 #: Commands that list or print a path: exit 1/2 with no output means the path is not there.
 _PATH_READERS = frozenset({"ls", "cat", "stat", "head", "tail", "wc", "du", "file", "realpath",
                            "readlink", "tree", "dir"})
@@ -326,13 +329,17 @@ def search_diagnostics(command: str, lines: Sequence[str]) -> tuple[str, ...]:
     """The lines a search command (`rg`, `grep`) wrote about itself ("rg: tests: No such file or
     directory"), when `command` ends in one: its other lines are matches, and a pattern that
     looks for error words makes them read like errors."""
-    heads = command_heads(command) if command else []
-    last = heads[-1] if heads else ""
-    name = _first(last)
-    if not (last in _SEARCHES or name in _SEARCHES) or " " in name:
+    if not command or not any(name in command for name in _SEARCH_NAMES):
+        return ()  # the usual case, known without reading the lines or parsing the command
+    own = [line for line in lines if line.startswith(_SEARCH_PREFIXES)]
+    if not own:
+        return ()
+    heads = command_heads(command)
+    name = _first(heads[-1]) if heads else ""
+    if name not in _SEARCHES:
         return ()
     prefix = name + ": "
-    return tuple(line for line in lines if line.startswith(prefix))
+    return tuple(line for line in own if line.startswith(prefix))
 
 
 def read_call(u: Unwrapped, command: str = "", family: str = "", *,
