@@ -128,11 +128,19 @@ def fingerprint(row: Row) -> Fingerprint:
 _GO_PACKAGE_HEADER = re.compile(r"# [\w.~/-]+(?: \[[\w.~/-]+\])?\s*")
 
 
+#: Lines a build runs before it says anything of the failure: cargo's progress (`Checking x
+#: v0.1.0 (…)`), npm/pnpm's script header and its echo of the command (`> app@1.0.0 build`,
+#: `> vite build`), a runner's echo of the command it starts (`$ biome check .`). They name the
+#: package and the script, so every failure of that build would otherwise be "the same".
+_BUILD_BANNER = re.compile(r"\s*(?:(?:Compiling|Checking|Downloaded|Downloading|Updating|Locking|"
+                           r"Fresh|Documenting) \S+ v\d\S*.*|> .+|\$ .+)")
+
+
 def head(error: str) -> str:
     """The error head: the first line of the unwrapped text that is not noise (nor the `go`
-    command's package header), normalised."""
+    command's package header, nor a build's banner), normalised."""
     lines = [line for line in prepare(unwrap(error).text).lines
-             if not _GO_PACKAGE_HEADER.fullmatch(line)]
+             if not _GO_PACKAGE_HEADER.fullmatch(line) and not _BUILD_BANNER.fullmatch(line)]
     return normalize(lines[0]) if lines else ""
 
 

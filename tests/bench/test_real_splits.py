@@ -19,3 +19,17 @@ def test_the_split_options_pick_one_split() -> None:
     add_split_options(parser)
     assert [split_of(parser.parse_args(a)) for a in ([], ["--heldout"], ["--heldout2"], ["--tuned"])] \
         == ["dev", "heldout", "heldout2", "tuned"]
+
+
+def test_a_build_banner_is_not_the_head_of_a_failure() -> None:
+    # cargo's progress line and npm's script header name the package, not what failed: two
+    # different compile errors of one crate are not "the same failure".
+    from bench.bench_real import head
+
+    a = head("Exit code 101\n    Checking leeson v0.1.0 (/r/leeson)\nerror[E0599]: no method "
+             "named `is_closed` found")
+    b = head("Exit code 101\n    Checking leeson v0.1.0 (/r/leeson)\nerror[E0624]: method "
+             "`line_count` is private")
+    assert a != b and a.startswith("error[e0599]")
+    assert head("> app@1.0.0 build\n> vite build\nerror TS2304: Cannot find name 'x'.") \
+        .startswith("error ts2304")
