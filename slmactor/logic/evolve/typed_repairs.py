@@ -57,6 +57,7 @@ _BOUNDERS = ("head", "tail", "wc", "less", "grep", "sed", "cut", "sort", "uniq",
 #: A substituted command prefix is at most this many words on either side.
 MAX_PREFIX = 5
 MAX_EVIDENCE_CHARS = 300
+_NUMBER = re.compile(r"[\d.]+[a-z]{0,2}")
 
 _SPACE = re.compile(r"\s+")
 
@@ -316,9 +317,28 @@ def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
         j += 1
     if j and j == len(a) and len(b) - j <= MAX_PREFIX:
         extra = " ".join(b[j:])
+        # `on`: the command it was learned on. Options alone (`-q`, `--timeout 600`) carry over
+        # to another command of the same head; a selector's value (`-k test_name`) names
+        # something of that command only, so elsewhere it is shown with the command it worked on.
+        on = redact(before)
         return _repair("change_args", {"family": family, "head": head_of(before)},
-                       {"append": extra}, f"Add `{extra}` to the command.")
+                       {"append": extra, "on": on if len(on) <= MAX_EVIDENCE_CHARS else ""},
+                       f"Add `{extra}` to the command.")
     return None
+
+
+def _options_only(words: str) -> bool:
+    """Whether appended words are options and numbers only (`-q`, `--timeout 600`), nothing
+    that names a thing of the command they were learned on (`-k test_x`, a path)."""
+    return all(w.startswith("-") or _NUMBER.fullmatch(w) for w in _words(words))
+
+
+def _elsewhere(what: Mapping[str, Any], failed: Call) -> bool:
+    """Whether an appended argument change meets another command than the one it was learned
+    on, and names something of that one."""
+    on = what.get("on")
+    return (isinstance(on, str) and bool(on) and norm_command(failed.command) != on
+            and not _options_only(str(what.get("append", ""))))
 
 
 def _precondition(failed: Call, family: str, cls: str, *, resend: str = "same") -> Repair | None:
@@ -426,7 +446,7 @@ def rewrite(repair: Repair, failed: Call) -> Call | None:
     if repair.kind in ("bound_output", "change_args"):
         if "append" in what:
             key = next((k for k in COMMAND_KEYS if isinstance(args.get(k), str)), "")
-            if not key:
+            if not key or _elsewhere(what, failed):
                 return None
             args[key] = f"{norm_command(args[key])} {what['append']}"
             return Call(failed.tool, args, failed.family)
@@ -464,6 +484,8 @@ def named_fix(repair: Repair, failed: Call) -> str:
     if repair.kind == "correct_path":
         return f"{failed.tool} with `{what['key']}: {what['to']}`"
     if repair.kind in ("bound_output", "change_args"):
+        if "append" in what and _elsewhere(what, failed):
+            return f"adding `{what['append']}` (as `{what['on']} {what['append']}`)"
         if "append" in what:
             return f"`{norm_command(failed.command)} {what['append']}`"
         settings = what.get("set") or {}

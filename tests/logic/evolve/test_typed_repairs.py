@@ -279,3 +279,25 @@ def test_a_substitution_learned_on_the_model_s_own_failure_never_rewrites_before
     book = _book_with((shell("python -m pytest -q"), shell(".venv/bin/python -m pytest -q")), fp, 3)
     done = tr.preflight(book, shell("python -m pytest tests/b.py"))
     assert done is not None and done.rewritten is not None
+
+
+def test_an_added_selector_is_shown_with_the_command_it_worked_on_and_not_rewritten_elsewhere(
+) -> None:
+    # Seen in a mini-swe-agent session: `pytest A` timed out, `pytest A -k integrate` worked;
+    # later `pytest B` timed out. `-k integrate` names tests of A: saying `pytest B -k
+    # integrate` worked, or running it, would be untrue.
+    repair = tr.infer(shell("pytest xarray/tests/test_units.py"),
+                      shell("pytest xarray/tests/test_units.py -k integrate"), "timeout")
+    assert repair is not None and repair.kind == "change_args"
+    other = shell("pytest sklearn/impute/tests/test_impute.py")
+    assert tr.fits(repair, other) and tr.rewrite(repair, other) is None
+    text = tr.advice(repair, other, "timed out", 1, 1)
+    assert "`pytest xarray/tests/test_units.py -k integrate`" in text
+    assert "test_impute.py -k integrate" not in text
+    same = tr.rewrite(repair, shell("pytest xarray/tests/test_units.py"))
+    assert same is not None and same.command == "pytest xarray/tests/test_units.py -k integrate"
+    # Options and numbers alone carry over to another command of the same head.
+    flags = tr.infer(shell("pytest a.py"), shell("pytest a.py --timeout 600 -q"), "timeout")
+    assert flags is not None
+    moved = tr.rewrite(flags, shell("pytest b.py"))
+    assert moved is not None and moved.command == "pytest b.py --timeout 600 -q"
