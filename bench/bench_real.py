@@ -71,6 +71,7 @@ def load_split(split: str) -> list[Row]:
     """The labelled failures of `split`, file after file."""
     return [row for path in SPLITS[split] for row in load(path)]
 
+
 #: Our class → the label vocabulary's kind. The seed's finer classes fold into the corpus's
 #: coarser kinds (an edit tool's "read it first" or "found 2 matches" are misuses of the tool;
 #: a patch that does not apply is edit text not found; a missing file is a missing path; an
