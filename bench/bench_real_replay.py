@@ -49,7 +49,7 @@ from typing import Any
 from bench import real_census
 from bench.bench_real import add_split_options, fingerprint, head, load_split, split_of
 from slmactor import harnesses
-from slmactor.hooks.advice import localize, shipped_guidance
+from slmactor.hooks.advice import shown_guidance
 from slmactor.logic.evolve import path_hints
 from slmactor.logic.evolve import typed_repairs as tr
 from slmactor.logic.evolve.rule_seeds import seed_rules
@@ -244,9 +244,8 @@ def _daemon_answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer
         return Answer(text=picked.text, rule=picked.rule)
     if found is None or not found.rule.repair.guidance.strip():
         return Answer()
-    guidance = found.rule.repair.guidance
-    text = (shipped_guidance(fmt, failed.tool, fp.cls, guidance) if found.rule.seeded
-            else localize(fmt, guidance))
+    text = shown_guidance(fmt, failed.tool, fp.cls, found.rule.repair.guidance,
+                          seeded=found.rule.seeded)
     return Answer(text=text, rule=found.rule)
 
 

@@ -30,13 +30,14 @@ def localize(fmt: str, text: str, tool: str = "") -> str:
     return _WORD.sub(lambda m: names.get(m.group(1), m.group(1)), text)
 
 
-def shipped_guidance(fmt: str, tool: str, cls: str, guidance: str) -> str:
-    """A shipped rule's guidance as this harness's model should read it: in its own names, and
-    for a shell call its own sandbox refused, what the harness lets that call ask for instead
-    (its room's `sandbox_escape`), when it has such a request."""
+def shown_guidance(fmt: str, tool: str, cls: str, guidance: str, *, seeded: bool) -> str:
+    """A rule's guidance as this harness's model should read it: in its own names; and for a
+    shipped rule on a shell call its own sandbox refused, what the harness lets that call ask
+    for instead (its room's `sandbox_escape`), when it has such a request. A learned rule's
+    text names its own fix and stays as it is."""
     from slmactor.harnesses.base import SHELL
 
-    room = harnesses.find(fmt)
+    room = harnesses.find(fmt) if seeded else None
     if (room is not None and room.sandbox_escape and cls == "permission_denied"
             and room.families.get(tool) == SHELL):
         return room.sandbox_escape
@@ -78,8 +79,7 @@ def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
     head = _head(tool, advice)
     fingerprint = advice.get("fingerprint")
     cls = fingerprint.get("class") if isinstance(fingerprint, Mapping) else ""
-    shown = (shipped_guidance(fmt, tool, str(cls), guidance) if advice.get("seeded") is True
-             else localize(fmt, guidance, tool))
+    shown = shown_guidance(fmt, tool, str(cls), guidance, seeded=advice.get("seeded") is True)
     lines = [f"{head} {shown}"]
     if (advice.get("apply") is True and isinstance(repair, Mapping)
             and repair.get("kind") == "transform_args" and isinstance(new_args, str) and new_args):

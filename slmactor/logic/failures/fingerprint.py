@@ -195,7 +195,7 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
             cls, detail, reason = late.cls, late.detail, late.why
     if cls == "unknown" and not norm and not tool and inner.exit_code is None:
         return ZERO
-    own = search_diagnostics(command, prepared.lines) if command and cls not in STRUCTURAL else ()
+    own = search_diagnostics(command, prepared.lines) if cls not in STRUCTURAL else ()
     if own:
         # What the search said of itself is the failure; its matches are the project's text.
         diagnosis = Diagnosis(cls, own[:MAX_KEY_LINES], "the search's own messages")
