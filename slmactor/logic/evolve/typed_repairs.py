@@ -57,7 +57,7 @@ _BOUNDERS = ("head", "tail", "wc", "less", "grep", "sed", "cut", "sort", "uniq",
 #: A substituted command prefix is at most this many words on either side.
 MAX_PREFIX = 5
 MAX_EVIDENCE_CHARS = 300
-_NUMBER = re.compile(r"[\d.]+[a-z]{0,2}")
+_NUMBER = re.compile(r"\d[\d.]*[a-z]{0,2}")
 
 _SPACE = re.compile(r"\s+")
 

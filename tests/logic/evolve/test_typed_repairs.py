@@ -301,3 +301,6 @@ def test_an_added_selector_is_shown_with_the_command_it_worked_on_and_not_rewrit
     assert flags is not None
     moved = tr.rewrite(flags, shell("pytest b.py"))
     assert moved is not None and moved.command == "pytest b.py --timeout 600 -q"
+    # A path is not an option, however short (`.`).
+    here = tr.infer(shell("pytest -x"), shell("pytest -x ."), "timeout")
+    assert here is not None and tr.rewrite(here, shell("pytest -x -q")) is None
