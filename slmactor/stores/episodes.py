@@ -41,7 +41,7 @@ from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.timefmt import SECONDS_PER_DAY, to_rfc3339
 from slmactor.stores.base.errors import RecordTooLarge, StoreError
 from slmactor.stores.base.fsutil import FileState, file_state
-from slmactor.stores.base.jsondoc import JsonDoc, Shape
+from slmactor.stores.base.jsondoc import JsonDoc, Shape, encode_row
 from slmactor.stores.base.jsonl import JsonlLog
 from slmactor.stores.base.warnings import WarningLog
 
@@ -119,6 +119,8 @@ class EpisodeStore:
         # answering; one lock keeps the index consistent between the two.
         self._lock = threading.RLock()
         self._flush_lock = threading.Lock()
+        #: The index file's line of each entry at the last flush, by entry identity (`_rows_of`).
+        self._rows: dict[int, tuple[IndexEntry, str]] = {}
         # (st_dev, st_ino, st_size) of the log as this store last left it; None = no file.
         self._disk: FileState | None = None
         self._log: JsonlLog | None = None
@@ -130,6 +132,7 @@ class EpisodeStore:
             self._doc = JsonDoc(
                 self.directory / INDEX_NAME, warnings, redact=False, read_only=read_only,
                 max_bytes=INDEX_MAX_BYTES, now=now, shape=Shape("entries", list),
+                records_key="entries",
             )
             self._load()
 
@@ -284,19 +287,32 @@ class EpisodeStore:
             with self._lock:
                 if not self._dirty or self._doc is None or self._log is None or self.read_only:
                     return False
-                document = {
-                    "version": INDEX_VERSION,
-                    "updated": to_rfc3339(self._now()),
-                    "log_size": self._log.size(),
-                    "entries": [e.to_dict() for e in self._index.entries()],
-                }
+                head = {"version": INDEX_VERSION, "updated": to_rfc3339(self._now()),
+                        "log_size": self._log.size()}
+                entries = self._index.entries()  # a list of its own; entries never change
                 self._dirty = False
+            # Encoded outside the store lock, each entry once: the owner answers recalls from
+            # the event loop while this runs in a worker thread, and encoding 600 entries (7 ms
+            # of Python) under the lock held every recall, and the GIL, for as long.
             try:
-                self._doc.save(document)
+                self._doc.save_rows(head, self._rows_of(entries))
             except BaseException:
                 self._dirty = True
                 raise
             return True
+
+    def _rows_of(self, entries: list[IndexEntry]) -> list[str]:
+        """Each entry's line of the index file, from the last flush's when the entry is the
+        same object (the cache holds this flush's entries only). The caller holds the flush lock."""
+        known, fresh = self._rows, {}
+        rows: list[str] = []
+        for entry in entries:
+            cached = known.get(id(entry))
+            row = cached[1] if cached is not None and cached[0] is entry else encode_row(entry.to_dict())
+            fresh[id(entry)] = (entry, row)  # holding `entry` keeps its id from being reused
+            rows.append(row)
+        self._rows = fresh
+        return rows
 
     @property
     def dirty(self) -> bool:

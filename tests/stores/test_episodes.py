@@ -61,6 +61,29 @@ def test_append_get_recent_all_and_reopen_from_the_index(tmp_path: Path) -> None
     assert again.get(a.id) == a
 
 
+def test_the_index_is_one_entry_per_line_and_a_flush_encodes_only_new_entries(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The index is written from a worker thread while the actor answers recalls: unchanged
+    # entries keep their line from the last flush instead of being encoded again.
+    from slmactor.stores import episodes
+
+    encoded: list[str] = []
+    real = episodes.encode_row
+    monkeypatch.setattr(episodes, "encode_row", lambda r: encoded.append(r["id"]) or real(r))
+    store, warnings = open_store(tmp_path)
+    first = [store.append(ep(f"task number {i}", 3 - i))[0].id for i in range(3)]
+    assert store.flush() and sorted(encoded) == sorted(first)
+    newest, _ = store.append(ep("one more task", 0))
+    encoded.clear()
+    assert store.flush() and encoded == [newest.id]
+    lines = (tmp_path / "memory" / INDEX_NAME).read_text().splitlines()
+    assert sum('"id":' in line for line in lines) == 4  # one entry per line: diffs stay small
+    again, warnings2 = open_store(tmp_path)
+    assert [e.id for e in again.all()] == [e.id for e in store.all()]
+    assert warnings.texts() == [] and warnings2.texts() == []
+
+
 def test_duplicate_id_is_a_no_op(tmp_path: Path) -> None:
     store, _ = open_store(tmp_path)
     first, added = store.append(ep("same task", 1, ("a.py",)))

@@ -70,18 +70,19 @@ def encode_document(data: Any, records_key: str | None = None) -> bytes:
             text = json.dumps(data, indent=2, ensure_ascii=False, allow_nan=False)
             return (text + "\n").encode("utf-8", "surrogatepass")
         assert records_key is not None
-        return _one_record_per_line(data, records_key, [_row(r) for r in records])
+        return _one_record_per_line(data, records_key, [encode_row(r) for r in records])
     except (TypeError, ValueError) as exc:
         raise RecordNotSerializable(f"document is not JSON-serialisable: {exc}") from exc
 
 
-def _row(record: Any) -> str:
+def encode_row(record: Any) -> str:
     """One record's line of a records document (sorted keys)."""
     return json.dumps(record, ensure_ascii=False, allow_nan=False, sort_keys=True)
 
 
+
 def _one_record_per_line(data: dict[str, Any], records_key: str, rows: list[str]) -> bytes:
-    """`encode_document`'s records form, the records' lines given (`_row`)."""
+    """`encode_document`'s records form, the records' lines given (`encode_row`)."""
     head = [f"  {json.dumps(k, ensure_ascii=False)}: "
             f"{json.dumps(v, ensure_ascii=False, allow_nan=False, sort_keys=True)}"
             for k, v in data.items() if k != records_key]
@@ -219,9 +220,14 @@ class JsonDoc:
     def save(self, data: Any) -> None:
         """Replace the document by `data` (redacted unless `redact=False`), atomically."""
         if self.read_only:
-            raise StoreError(f"{self.path} is open read-only")
+            raise StoreError(f"{self.path} is open read-only")  # before the work of encoding
         payload = self._redacted_payload(data) if self.redact else encode_document(
             data, self.records_key)
+        self._write_payload(payload)
+
+    def _write_payload(self, payload: bytes) -> None:
+        if self.read_only:
+            raise StoreError(f"{self.path} is open read-only")
         if len(payload) > self.max_bytes:
             raise RecordTooLarge(self.path, len(payload), self.max_bytes)
         with self._lock:
@@ -230,6 +236,18 @@ class JsonDoc:
                 if moved is None and os.path.lexists(self.path):
                     raise StoreWriteError(self.path, "a non-file is in the way")
             atomic_write_bytes(self.path, payload)
+
+    def save_rows(self, head: dict[str, Any], rows: list[str]) -> None:
+        """`save(head + {records_key: records})` for records already encoded with `encode_row`
+        (and redacted, or needing none): an owner that keeps each record's line saves its
+        document without encoding the unchanged ones again."""
+        if self.records_key is None:
+            raise ValueError(f"{self.path} is not a records document")
+        try:
+            payload = _one_record_per_line(head, self.records_key, rows)
+        except (TypeError, ValueError) as exc:
+            raise RecordNotSerializable(f"document is not JSON-serialisable: {exc}") from exc
+        self._write_payload(payload)
 
     def _redacted_payload(self, data: Any) -> bytes:
         """`encode_document(redact_obj(data))`, redacting only the records that changed since
@@ -249,10 +267,10 @@ class JsonDoc:
         seen: dict[str, str] = {}
         try:
             for record in records:
-                raw = _row(record)
+                raw = encode_row(record)
                 row = known.get(raw) or seen.get(raw)
                 if row is None:
-                    row = _row(redact_obj(record, depth=RECORD_DEPTH))
+                    row = encode_row(redact_obj(record, depth=RECORD_DEPTH))
                 seen[raw] = row
                 rows.append(row)
             payload = _one_record_per_line(head, self.records_key, rows)
