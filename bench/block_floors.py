@@ -17,6 +17,7 @@ process would buy, and the bench checks that it answers the daemon's text before
 from __future__ import annotations
 
 import gc
+import os
 import sys
 import time
 from pathlib import Path
@@ -60,6 +61,8 @@ class FollowingEpisodes(EpisodeStore):
         if state == seen:
             return
         if state is not None and seen is not None and state[:2] == seen[:2] and state[2] > seen[2]:
+            if not _ends_a_line(self._log.path, state[2]):
+                return  # a line is being written: read it whole next time
             new: list[IndexEntry] = []
             for offset, record in self._log.scan(seen[2]):
                 episode = Episode.from_dict(record)
@@ -69,6 +72,17 @@ class FollowingEpisodes(EpisodeStore):
         else:
             self._rebuild_locked()
         self._disk = state
+
+
+def _ends_a_line(path: Path, size: int) -> bool:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        return os.pread(fd, 1, size - 1) == b"\n"
+    finally:
+        os.close(fd)
 
 
 class Replica:

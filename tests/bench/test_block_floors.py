@@ -41,3 +41,20 @@ def test_the_follower_indexes_new_lines_and_rereads_a_rewritten_log(tmp_path: Pa
     assert _found(follower, "number1") == []
     assert _found(follower, "number6") == ["run-6"]
     assert len(follower) == 3
+
+
+def test_the_follower_waits_for_a_line_being_written(tmp_path: Path) -> None:
+    directory = tmp_path / "memory"
+    writer = EpisodeStore(directory, WarningLog(), now=lambda: NOW)
+    writer.append(_episode(0))
+    follower = FollowingEpisodes(directory, WarningLog(), now=lambda: NOW, read_only=True)
+    other = EpisodeStore(tmp_path / "other", WarningLog(), now=lambda: NOW)
+    other.append(_episode(1))
+    line = (tmp_path / "other" / "episodes.jsonl").read_bytes()
+    log = directory / "episodes.jsonl"
+    with log.open("ab") as out:
+        out.write(line[: len(line) // 2])  # another process's append, half done
+    assert _found(follower, "number1") == []
+    with log.open("ab") as out:
+        out.write(line[len(line) // 2 :])
+    assert _found(follower, "number1") == ["run-1"]
