@@ -66,9 +66,10 @@ class Load:
 
 
 LOADS = (
-    # An agent at PERFORMANCE.md's "~10 tool calls/s" (real sessions are slower: the model
-    # thinks between calls), finishing a run — an episode, a fact — every 30 calls: 14,159 calls
-    # in 472 real sessions (FINDINGS.md's census) is 30 a session.
+    # An agent at 10 tool calls/s — ten times the busy agent of docs/SCALE.md (real sessions are
+    # slower: the model thinks between calls) — finishing a run (an episode, a fact) every 30
+    # calls: the real sessions of bench/real_sessions.json hold 14,159 calls in 472 sessions
+    # (`python bench/real_census.py`), 30 a session.
     Load("agents", 0.1, 1, 30, "≤ 3× quiet p50"),
     Load("3x agents", 0.1 / 3, 1, 30, "info"),
     # Each client a fact, an episode and 5 tool calls every 0.1 s: 5× the tool calls and 150×
