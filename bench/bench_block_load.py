@@ -1,8 +1,10 @@
 """`memory.block` while many clients write: the prompt path must not queue behind write I/O.
 
 For each load, one daemon and a project seeded with facts and episodes. The block is asked back
-to back by one client, first on a quiet daemon (the floor), then while a separate process runs
-50 writer clients (`AsyncClient`s, one connection pair each). A writer loops: record_tool tells,
+to back by one client: on the fresh daemon, then six times (three with --quick) while a
+separate process runs 50 writer clients (`AsyncClient`s, one connection pair each) and while
+they are paused — the quiet floor, from the same minutes and the same store as the loaded
+rounds. A writer loops: record_tool tells,
 and every few loops a `fact.observe` (evidence for a fact the project already has, answered once
 the facts file is written) and an `episode.append`, pausing ±50 % around its pace (each writer
 its own, from a fixed seed). The loads (`LOADS`):

@@ -80,7 +80,6 @@ def encode_row(record: Any) -> str:
     return json.dumps(record, ensure_ascii=False, allow_nan=False, sort_keys=True)
 
 
-
 def _one_record_per_line(data: dict[str, Any], records_key: str, rows: list[str]) -> bytes:
     """`encode_document`'s records form, the records' lines given (`encode_row`)."""
     head = [f"  {json.dumps(k, ensure_ascii=False)}: "
