@@ -16,7 +16,6 @@ process would buy, and the bench checks that it answers the daemon's text before
 
 from __future__ import annotations
 
-import gc
 import os
 import sys
 import time
@@ -31,7 +30,7 @@ from slmactor.logic.memory.lesson_recall import recall as recall_lessons
 from slmactor.logic.memory.lesson_recall import render_within
 from slmactor.logic.recall.episode import Episode, IndexEntry
 from slmactor.logic.recall.index import RecallQuery
-from slmactor.logic.text.strings import count_tokens_chars
+from slmactor.runtime.daemon import tune_gc
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.signing import load_signing_key
 from slmactor.stores.base.warnings import WarningLog
@@ -109,10 +108,8 @@ class Replica:
         lessons = ""
         if hits and int(allowance * BLOCK_SHARE) > 0:
             lessons, _ = render_within([s.lesson for s in hits], int(allowance * BLOCK_SHARE))
-        if lessons:
-            allowance -= count_tokens_chars(lessons + "\n\n")
-        facts = self.facts.book.render_for(query, allowance, now)
-        semantic = "\n\n".join(part for part in (facts, lessons) if part)
+        semantic = block_logic.semantic_section(
+            lambda tokens: self.facts.book.render_for(query, tokens, now), lessons, allowance)
         builder.add("semantic", semantic)
         episodic = ""
         if query.strip() and builder.allowance("episodic") > 0:
@@ -133,12 +130,7 @@ class Replica:
 
 
 def _serve(endpoint: str, answer: Any) -> None:
-    # The daemon's collector settings (`runtime.daemon._tune_gc`): the floor is not taxed by
-    # collections the daemon does not make either.
-    gc.collect()
-    gc.freeze()
-    _, gen1, gen2 = gc.get_threshold()
-    gc.set_threshold(10_000, gen1, gen2)
+    tune_gc()  # the daemon's collector settings: no collections the daemon does not make
     with zmq.Context() as ctx, ctx.socket(zmq.REP) as sock:
         sock.setsockopt(zmq.LINGER, 0)
         sock.bind(endpoint)

@@ -69,10 +69,8 @@ class MemoryBlockMixin(Actor):
         allowance = builder.allowance("semantic")
         lessons = await self.lessons_block_text(
             project, query, msg.run_id, int(allowance * BLOCK_SHARE))
-        if lessons:
-            allowance -= count_tokens_chars(lessons + "\n\n")
-        facts = project.facts.book.render_for(query, allowance, now)
-        semantic = "\n\n".join(part for part in (facts, lessons) if part)
+        semantic = block_logic.semantic_section(
+            lambda tokens: project.facts.book.render_for(query, tokens, now), lessons, allowance)
         builder.add("semantic", semantic)
         episodic = ""
         if (query_text.strip() or files or msg.tags) and builder.allowance("episodic") > 0:

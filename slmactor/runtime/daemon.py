@@ -186,7 +186,7 @@ async def serve(
             async with anyio.create_task_group() as actors:
                 for cell in cells:
                     await actors.start(supervisor.supervise, cell)
-                _tune_gc()
+                tune_gc()
                 sdnotify.notify(f"READY=1\nSTATUS=serving on {settings.ctl_endpoint}")
                 log.info("ready in %.0f ms (pid %d, %s)", (time.monotonic() - started) * 1000,
                          os.getpid(), settings.ctl_endpoint)
@@ -210,7 +210,7 @@ async def serve(
     return exit_code
 
 
-def _tune_gc() -> None:
+def tune_gc() -> None:
     # Modules, classes and start-up state live as long as the process: freezing them keeps
     # every later collection from re-scanning them (full collections measured 20-60 ms).
     # A larger first generation means fewer collections while the event inbox churns through

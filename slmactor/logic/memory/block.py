@@ -148,6 +148,15 @@ _HIT_MSG_BYTES = 100
 _HIT_FIX_BYTES = 80
 
 
+def semantic_section(facts: Callable[[int], str], lessons: str, allowance: int,
+                     counter: TokenCounter = count_tokens_chars) -> str:
+    """The semantic section: the facts (`facts(tokens)` renders them within `tokens`) in what
+    the do/don't `lessons` leave of `allowance`, then the lessons; no lessons → the facts alone."""
+    if lessons:
+        allowance -= counter(lessons + "\n\n")
+    return "\n\n".join(part for part in (facts(allowance), lessons) if part)
+
+
 def episodes_of(reply: object) -> list[Mapping[str, Any]]:
     """The episode records in a recall or `episode.recent` reply, best or newest first.
 

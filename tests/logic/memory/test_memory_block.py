@@ -221,3 +221,20 @@ def test_distinct_items_counts_meanings_not_texts() -> None:
              "- failed to parse: line 1 column 176 — fix: llm (seen 3×)\n"
              "- x — fix: rule:rule_aaaaaaaaaaaa (seen 1×)\n- y — fix: rule:rule_aaaaaaaaaaaa\n")
     assert distinct_items(block) == (2, 4)
+
+
+def test_the_semantic_section_gives_the_facts_what_the_lessons_leave() -> None:
+    from slmactor.logic.memory.block import semantic_section
+
+    asked: list[int] = []
+
+    def facts(tokens: int) -> str:
+        asked.append(tokens)
+        return "## What we know about this project\n- Run make test before pushing"
+
+    lessons = "- DO: run the linter first"
+    text = semantic_section(facts, lessons, 100, counter=len)
+    assert asked == [100 - len(lessons + "\n\n")]
+    assert text.endswith("\n\n" + lessons) and text.startswith("## What we know")
+    assert semantic_section(facts, "", 100, counter=len) == facts(100)  # the facts alone
+    assert asked[-2:] == [100, 100]
