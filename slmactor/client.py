@@ -203,6 +203,8 @@ class _Teller:
         self.project = project
         self.seq = 0
         self.dropped = 0
+        #: Tells not sent because they name a path the project excludes (`slmactor.privacy`).
+        self.withheld = 0
         self._unreported = 0
         #: Seq of the last tell queued, and how many were queued since the daemon last confirmed.
         self.last_sent = 0
@@ -224,7 +226,10 @@ class _Teller:
         if self.project and "project" not in body:
             body["project"] = self.project
         try:
-            data = self._pack(body)
+            data = _kept_private(kind, self._pack(body), body.get("project") or self.project)
+            if data is None:
+                self.withheld += 1  # a call on an excluded path: not sent, and not lost
+                return True
             if len(data) > MAX_TELL_BYTES:
                 # The daemon refuses it anyway, and a frame this far over its limit costs the
                 # connection (and the tells queued with it): drop it here, counted.
@@ -277,6 +282,20 @@ class _Teller:
         # Tells still queued locally get a short grace period to reach a live daemon; with the
         # daemon down this bounds close() at CLOSE_LINGER_MS instead of hanging.
         self._sock.close(linger=CLOSE_LINGER_MS)
+
+
+def _kept_private(kind: bytes, data: bytes, project: str) -> bytes | None:
+    """An encoded body as it may leave this process: without `<private>` spans and the
+    project's excluded paths (`slmactor.privacy`); None when it is not to be sent at all."""
+    from slmactor import privacy
+
+    excluder = privacy.excluder_for(project)
+    if not privacy.needs_look(data, excluder):
+        return data
+    body = msgpack.unpackb(data, raw=False)
+    kept = privacy.withheld(kind.decode("ascii", "replace"), body, excluder) \
+        if isinstance(body, dict) else body
+    return None if kept is None else codec.pack(kept)
 
 
 def _as_text(value: Any) -> str:
@@ -457,7 +476,15 @@ class _Base(abc.ABC):
         changes: dict[str, Any] = {"id": request_id}
         if self.project and not msg.project:
             changes["project"] = self.project
-        return request_id, codec.dump(dataclasses.replace(msg, **changes))
+        frames = codec.dump(dataclasses.replace(msg, **changes))
+        return request_id, self._private_kept(frames, msg.project or self.project)
+
+    @staticmethod
+    def _private_kept(frames: list[bytes], project: str) -> list[bytes]:
+        """The ask's frames without what the user keeps out of memory (an ask is always sent:
+        its excluded paths become `«excluded»`)."""
+        kept = _kept_private(b"", frames[1], project)
+        return frames if kept is None or kept is frames[1] else [frames[0], kept]
 
     def _raw_frames(self, kind: str, fields: dict[str, Any],
                     project: bool = True) -> tuple[str, list[bytes]]:
@@ -468,7 +495,10 @@ class _Base(abc.ABC):
         if self.project and project:
             body["project"] = self.project
         body.update(fields)
-        return request_id, [kind.encode("ascii"), codec.pack(body)]
+        frames = [kind.encode("ascii"), codec.pack(body)]
+        if not project:  # ping, status: about no project, nothing of a harness's in them
+            return request_id, frames
+        return request_id, self._private_kept(frames, str(body.get("project") or ""))
 
     def _unavailable(self, why: str, kind: type[DaemonUnavailable] = DaemonUnavailable) -> DaemonUnavailable:
         return kind(f"slmactor daemon not reachable at {self.ctl_endpoint}: {why}")

@@ -397,7 +397,10 @@ def main(argv: Sequence[str]) -> int:
         for problem in opts.problems:
             warn(problem)
         deadline = started + opts.timeout
-        raw = read_stdin(deadline)
+        from slmactor.logic.text.private import strip_private_json_bytes
+
+        # The door: a `<private>` span never reaches the spool, a ledger or the daemon.
+        raw = strip_private_json_bytes(read_stdin(deadline))
         from slmactor.hooks import events
 
         if not events.is_format(fmt):
@@ -433,7 +436,7 @@ def main(argv: Sequence[str]) -> int:
         # later event sends. A pre-tool event has nothing to write: it answers at once.
         if breaker.holds(rt, time.time()) and not events.is_end(fmt, opts.event):
             warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
-            if not events.is_pre_tool(fmt, opts.event):
+            if not events.is_pre_tool(fmt, opts.event) and not _names_excluded_raw(opts, raw):
                 _spool(fmt, opts, rt, raw)
             _say_text(events.neutral_json(fmt))
             return 0
@@ -446,6 +449,18 @@ def main(argv: Sequence[str]) -> int:
             _say(dialects.neutral(fmt))
             return 0
         run = HookRun(opts, hook, rt, deadline)
+        from slmactor import privacy
+
+        excluder = privacy.excluder_for(run.project)
+        if excluder and privacy.names_excluded(payload, excluder):
+            # A call on a path the project excludes is not recorded at all (what it read or
+            # printed is that file); any other event goes on with the path replaced.
+            if hook.action in (events.RECORD, events.PREFLIGHT):
+                _say(dialects.neutral(fmt))
+                return 0
+            payload = privacy.scrub(payload, excluder)
+            hook = dialects.parse(fmt, event, payload, os.environ, os.getcwd())
+            run.hook = hook
         # A session's end is tried even while the breaker is open: once per session, and the
         # reply that closes the breaker lets it report the sessions that ended meanwhile.
         run.force = hook.action == events.END
@@ -475,6 +490,14 @@ def main(argv: Sequence[str]) -> int:
         warn(f"{type(exc).__name__}: {exc}")
         _say_text(_neutral_after_error(fmt))
     return 0
+
+
+def _names_excluded_raw(opts: Options, raw: bytes) -> bool:
+    """Whether a payload to spool names a path its project excludes (then it is not spooled)."""
+    from slmactor import privacy
+
+    excluder = privacy.excluder_for(str(_project_root(opts.project, os.getcwd())))
+    return bool(excluder) and excluder.mentions(raw.decode("utf-8", "replace"))
 
 
 def _answered_detached(neutral: str) -> str:
