@@ -4,7 +4,7 @@ Owns: per project `.slmcode/memory/facts.json` + `SEMANTIC.md`, `.slmcode/MEMORY
 lessons `.slmcode/memory/lessons.jsonl` and `phase_budgets.jsonl`; per user
 `~/.slmcode/memory/procedures.json` + `PROCEDURES.md`, `latency.json` + `LATENCY.md` and the global
 `~/.slmcode/MEMORY.md`.
-Consumes: memory.block, fact.observe, fact.refute, fact.list, lesson.add, lessons.render,
+Consumes: memory.block, memory.lines, memory.retire, fact.observe, fact.refute, fact.list, lesson.add, lessons.render,
 procedure.observe, procedure.best, latency.observe, memory.distill, memory.prune, memory.forget,
 and (in `distiller_lessons.py`) lessons.parse_reflection/recall/format/boost/penalize/import/meta,
 budgets.record, budgets.compute.
@@ -78,6 +78,7 @@ from slmactor.stores.procedures import LatencyStore, ProcedureStore
 from .acks import FlushAcks
 from .distiller_block import MemoryBlockMixin
 from .distiller_lessons import PolarLessonsMixin
+from .distiller_lines import BlockLinesMixin
 
 if TYPE_CHECKING:  # distillation and the project stores load with a project's first ask
     from slmactor.logic.memory import distill as distill_logic
@@ -116,7 +117,7 @@ class _Project:
     hurry: anyio.Event = field(default_factory=anyio.Event)
 
 
-class DistillerActor(PolarLessonsMixin, MemoryBlockMixin):
+class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
     name = "distiller"
     #: Shortest pause after a step of a distill pass (an episode lookup, a chunk of counting or
     #: of folding facts; see `_breathe`) ...

@@ -33,6 +33,10 @@ class MemoryBlockMixin(Actor):
     #: The host actor's project lookup (its `_project` method).
     _project: Callable[[Message], Any]
 
+    def retired_ids(self, root: Any) -> frozenset[str]:
+        """Ids of the lines the user retired from this project's blocks (the lines mixin's)."""
+        return frozenset()
+
     async def lessons_block_text(self, project: Any, query: str, run_id: str,
                                  allowance: int) -> str:
         """The do/don't lessons of the semantic section (the polar-lessons mixin's)."""
@@ -95,6 +99,11 @@ class MemoryBlockMixin(Actor):
         builder.add("procedural", procedural)
         # Said once: a fix learned as a gotcha, a convention and a lesson is one line to read.
         text = block_logic.said_once(builder.render())
+        retired = self.retired_ids(project.root)
+        if retired:  # lines the user took back (`memory.retire`) are not said again
+            from slmactor.logic.memory.block_lines import without_retired
+
+            text = without_retired(text, retired)
         self.ctx.stats.extra["blocks"] += 1
         return {
             "text": text,

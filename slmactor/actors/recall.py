@@ -31,6 +31,7 @@ from slmactor.logic.text.redact import marked_redacted, redacted_map
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EpisodeAppend,
+    EpisodeDrop,
     EpisodeForget,
     EpisodeGet,
     EpisodePrune,
@@ -251,6 +252,16 @@ class RecallActor(Actor):
         except StoreError as exc:
             raise store_failure(exc) from exc
         return {"episodes_removed": removed}
+
+    @handles(EpisodeDrop)
+    async def drop(self, msg: EpisodeDrop) -> dict[str, Any]:
+        store = await self._store(msg)
+        wanted = {i.strip() for i in msg.ids if i.strip()}
+        try:
+            dropped = await self.run_sync(store.drop, wanted)
+        except StoreError as exc:
+            raise store_failure(exc) from exc
+        return {"episodes_removed": len(dropped), "dropped": dropped, "episodes": len(store)}
 
     @handles(MemoryRecall)
     async def recall(self, msg: MemoryRecall) -> dict[str, Any]:

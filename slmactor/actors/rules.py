@@ -45,6 +45,7 @@ from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EvolveFingerprint,
     EvolveForget,
+    EvolveRetire,
     EvolveLearn,
     EvolveObserve,
     EvolveOnFailure,
@@ -339,6 +340,16 @@ class RulesActor(Actor):
                 self._count("rules_learned")
         await self._save(store)
         return {"learned": learned, "rejected": rejected}
+
+    @handles(EvolveRetire)
+    async def retire(self, msg: EvolveRetire) -> dict[str, Any]:
+        """Retire rules by id (a user taking back what was learned): never applied again."""
+        store = self._store(self.project_root(msg))
+        ids = list(dict.fromkeys(i.strip() for i in msg.ids if i.strip()))
+        retired = [rid for rid in ids if store.book.retire(rid)]
+        if retired:
+            await self._save(store)
+        return {"retired": retired, "unknown": [rid for rid in ids if rid not in retired]}
 
     @handles(EvolveForget)
     async def forget(self, msg: EvolveForget) -> dict[str, Any]:

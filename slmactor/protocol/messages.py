@@ -50,6 +50,7 @@ class Kind(StrEnum):
     EPISODE_RECENT = "episode.recent"
     EPISODE_PRUNE = "episode.prune"
     EPISODE_FORGET = "episode.forget"
+    EPISODE_DROP = "episode.drop"
     MEMORY_RECALL = "memory.recall"
     # semantic, procedural, lessons, the prompt block
     MEMORY_BLOCK = "memory.block"
@@ -75,6 +76,8 @@ class Kind(StrEnum):
     MEMORY_DISTILL = "memory.distill"
     MEMORY_PRUNE = "memory.prune"
     MEMORY_FORGET = "memory.forget"
+    MEMORY_LINES = "memory.lines"
+    MEMORY_RETIRE = "memory.retire"
     # failures and repair rules
     EVOLVE_FINGERPRINT = "evolve.fingerprint"
     EVOLVE_ON_FAILURE = "evolve.on_failure"
@@ -83,6 +86,7 @@ class Kind(StrEnum):
     EVOLVE_RULES = "evolve.rules"
     EVOLVE_LEARN = "evolve.learn"
     EVOLVE_FORGET = "evolve.forget"
+    EVOLVE_RETIRE = "evolve.retire"
     EVOLVE_TRUST = "evolve.trust"
     EVOLVE_PREFLIGHT = "evolve.preflight"
     # policy learning and calibration
@@ -384,6 +388,16 @@ class EpisodeForget(Message):
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class EpisodeDrop(Message):
+    """Delete the episodes named in `ids` (an episode id, or the run / session id it came from);
+    the others stay."""
+
+    KIND: ClassVar[Kind] = Kind.EPISODE_DROP
+    CAPS: ClassVar[dict[str, int]] = {"ids": 1024}
+    ids: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
 class MemoryRecall(Message):
     """Rank past episodes against a task (S-3); `explain` adds why each one was recalled."""
 
@@ -659,6 +673,34 @@ class MemoryForget(Message):
     run_id: str = ""
 
 
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class MemoryLines(Message):
+    """The memory block of `memory.block` (same fields) as lines: each with its id, section,
+    text and the records behind it; plus the lines retired from the project's blocks."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_LINES
+    role: str = ""
+    budget: int = 0
+    query: str = ""
+    files: list[str] = field(default_factory=list)
+    tags: list[str] = field(default_factory=list)
+    run_id: str = ""
+    language: str = ""
+    model: str = ""
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class MemoryRetire(Message):
+    """Retire block lines by id (from `memory.lines`), or lines whose text is in `texts`: no
+    block of the project says them again; `undo` takes them back."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_RETIRE
+    CAPS: ClassVar[dict[str, int]] = {"ids": 1024, "texts": 256}
+    ids: list[str] = field(default_factory=list)
+    texts: list[str] = field(default_factory=list)
+    undo: bool = False
+
+
 # ---------------------------------------------------------------- failures and repair rules
 
 
@@ -751,6 +793,16 @@ class EvolveForget(Message):
     """Delete learned rules (project and user files); seeds are restored."""
 
     KIND: ClassVar[Kind] = Kind.EVOLVE_FORGET
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class EvolveRetire(Message):
+    """Retire the repair rules named in `ids`: never applied or advised again (their record
+    stays, marked retired, until pruned)."""
+
+    KIND: ClassVar[Kind] = Kind.EVOLVE_RETIRE
+    CAPS: ClassVar[dict[str, int]] = {"ids": 1024}
+    ids: list[str] = field(default_factory=list)
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

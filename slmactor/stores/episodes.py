@@ -349,6 +349,11 @@ class EpisodeStore:
         removed = len(ordered) - len(kept)
         if removed == 0:
             return 0
+        return len(ordered) - self._keep_locked(kept)
+
+    def _keep_locked(self, kept: list[IndexEntry]) -> int:
+        """Keep only the episodes of `kept` (index entries, oldest first); returns how many are
+        left. The log keeps their lines in place when it can, else it is rewritten."""
         keep_ids = {e.id for e in kept}
         index = EpisodeIndex(self.options)
         if self._log is None:
@@ -361,7 +366,7 @@ class EpisodeStore:
                 index.add_many(replace(e, offset=off) for e, off in zip(kept, offsets, strict=True))
                 self._index = index
                 self._dirty = True
-                return removed
+                return len(index)
             records: dict[str, dict[str, Any]] = {}
             for _offset, record in self._log.scan():
                 rid = str(record.get("id", "")).strip()
@@ -374,10 +379,28 @@ class EpisodeStore:
             index.add_many(
                 replace(by_id[i], offset=off) for i, off in zip(ordered_ids, offsets, strict=True)
             )
-            removed = len(ordered) - len(index)
         self._index = index
         self._dirty = True
-        return removed
+        return len(index)
+
+    def drop(self, wanted: set[str]) -> list[str]:
+        """Remove the episodes whose id or run id is in `wanted` (a session a user takes back);
+        returns the ids removed. The log is rewritten without them, the rest kept as it was."""
+        with self._lock:
+            self._sync_with_disk()
+            if self.read_only:
+                raise StoreError("episode store is open read-only")
+            ordered = self._index.entries()
+            gone = [e.id for e in ordered if e.id in wanted or self._run_of(e.id) in wanted]
+            if not gone:
+                return []
+            self._keep_locked([e for e in ordered if e.id not in set(gone)])
+        self.flush()
+        return gone
+
+    def _run_of(self, episode_id: str) -> str:
+        episode = self.get_dict(episode_id)
+        return str(episode.get("run_id", "")) if episode else ""
 
     def forget(self) -> int:
         """Remove every episode (log and index files); the store stays usable. Returns count."""

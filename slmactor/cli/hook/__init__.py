@@ -397,10 +397,12 @@ def main(argv: Sequence[str]) -> int:
         for problem in opts.problems:
             warn(problem)
         deadline = started + opts.timeout
-        from slmactor.logic.text.private import strip_private_json_bytes
+        raw = read_stdin(deadline)
+        if b"<private" in raw.lower():
+            from slmactor.logic.text.private import strip_private_json_bytes
 
-        # The door: a `<private>` span never reaches the spool, a ledger or the daemon.
-        raw = strip_private_json_bytes(read_stdin(deadline))
+            # The door: a `<private>` span never reaches the spool, a ledger or the daemon.
+            raw = strip_private_json_bytes(raw)
         from slmactor.hooks import events
 
         if not events.is_format(fmt):
@@ -494,9 +496,12 @@ def main(argv: Sequence[str]) -> int:
 
 def _names_excluded_raw(opts: Options, raw: bytes) -> bool:
     """Whether a payload to spool names a path its project excludes (then it is not spooled)."""
+    project = str(_project_root(opts.project, os.getcwd()))
+    if not os.path.exists(os.path.join(project, ".slmcode", "exclude")):
+        return False  # the breaker's fast path stays stdlib-only when nothing is excluded
     from slmactor import privacy
 
-    excluder = privacy.excluder_for(str(_project_root(opts.project, os.getcwd())))
+    excluder = privacy.excluder_for(project)
     return bool(excluder) and excluder.mentions(raw.decode("utf-8", "replace"))
 
 

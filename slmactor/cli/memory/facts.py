@@ -1,8 +1,11 @@
 """`slmactor memory show | facts | lessons | forget`: the distilled memory (SPEC S-20.1–S-20.3).
 
-memory show [--role R] [--run ID] [--budget N] [--query Q] [--files F …] [--tags T …]
-            [--model M] [--language L]      the memory block a role receives (S-7.4);
-                                            with --run and no --role: that run's working block
+memory show [--role R] [--run ID] [--budget N] [--task TEXT] [--files F …] [--tags T …]
+            [--model M] [--language L] [--lines]
+                                            the memory block a role receives (S-7.4), and what
+                                            it left out; with --run and no --role: that run's
+                                            working block; --lines: one line each, with its id
+                                            and evidence
 memory facts [--kind K]                     facts by score, pinned ones marked ★
 memory lessons [--query Q] [--max-bytes N]  the lesson lines a worker would see (S-8.10), then
                                             the do/don't lessons when there are any
@@ -13,10 +16,13 @@ memory forget SCOPE [--run ID] [--yes]      working|episodic|episodes|semantic|f
                                             procedural|project|all; every scope asks first
                                             unless --yes (--json or no terminal: refused
                                             without --yes), like every destructive command
+memory forget --session ID | --rule ID | --line ID | --query TEXT [--yes]
+                                            only what is named (`forget_items.py`)
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 from typing import Any
 
@@ -37,7 +43,12 @@ def register(sub: Any) -> None:
         metavar="N",
         help="token budget (0 = the configured memory_tokens)",
     )
-    show.add_argument("--query", default="", help="the task text the block is conditioned on")
+    show.add_argument("--task", default="", metavar="TEXT",
+                      help="the task the block is for (default: the project's block, no task)")
+    show.add_argument("--query", dest="task", help=argparse.SUPPRESS)  # the older name
+    show.add_argument("--lines", action="store_true",
+                      help="one line per thing the block says, with its id (for `memory forget "
+                           "--line`) and what backs it")
     show.add_argument("--files", nargs="*", default=[], metavar="F", help="focus files")
     show.add_argument("--tags", nargs="*", default=[], metavar="T", help="tags of the task")
     show.add_argument("--model", default="", help="model id (selects procedural memory)")
@@ -65,8 +76,23 @@ def register(sub: Any) -> None:
     distill.add_argument("--wait", action="store_true", help="return when the pass is done")
     distill.set_defaults(func=cmd_distill)
 
-    forget = sub.add_parser("forget", help="forget a part of memory")
-    forget.add_argument("scope", help="|".join(SCOPES))
+    forget = sub.add_parser(
+        "forget", help="forget a part of memory, or sessions, rules, lines or what matches a task",
+        description="Forget a whole scope (SCOPE), or only what you name: sessions (their "
+        "episodes), repair rules (retired), block lines (retired: no block says them again), "
+        "or everything a task text finds (the sessions recall returns for it and the block "
+        "lines that mention it).")
+    forget.add_argument("scope", nargs="?", default="", help="|".join(SCOPES))
+    forget.add_argument("--session", action="append", default=[], metavar="ID",
+                        help="a session (run id or episode id) to forget; repeatable")
+    forget.add_argument("--rule", action="append", default=[], metavar="ID",
+                        help="a repair rule to retire; repeatable")
+    forget.add_argument("--line", action="append", default=[], metavar="ID",
+                        help="a memory-block line to retire (ids: `memory show --lines`); "
+                             "repeatable")
+    forget.add_argument("--query", default="", metavar="TEXT",
+                        help="forget the sessions recall finds for TEXT and the lines that "
+                             "mention it")
     forget.add_argument(
         "--run",
         default="",
@@ -78,7 +104,7 @@ def register(sub: Any) -> None:
 
 
 def cmd_show(ctx: CliContext) -> int:
-    from slmactor.protocol.messages import MemoryBlock, WorkingRender
+    from slmactor.protocol.messages import EpisodeRecent, MemoryBlock, MemoryLines, WorkingRender
 
     args = ctx.args
     if args.budget < 0:
@@ -86,25 +112,55 @@ def cmd_show(ctx: CliContext) -> int:
 
     def run() -> int:
         with ctx.client() as client:
-            if args.run and not args.role:
+            if args.run and not args.role and not args.lines:
                 reply = client.ask(WorkingRender(run_id=args.run, budget=args.budget))
-            else:
-                reply = client.ask(
-                    MemoryBlock(
-                        role=args.role or "worker",
-                        budget=args.budget,
-                        query=args.query,
-                        files=list(args.files),
-                        tags=list(args.tags),
-                        run_id=args.run,
-                        model=args.model,
-                        language=args.language,
-                    )
-                )
-        ctx.emit(reply, reply["text"].rstrip("\n") or NOTHING_YET)
+                ctx.emit(reply, reply["text"].rstrip("\n") or NOTHING_YET)
+                return EXIT_OK
+            fields = {"role": args.role or "worker", "budget": args.budget, "query": args.task,
+                      "files": list(args.files), "tags": list(args.tags), "run_id": args.run,
+                      "model": args.model, "language": args.language}
+            reply = client.ask(MemoryLines(**fields) if args.lines else MemoryBlock(**fields))
+            sessions = client.ask(EpisodeRecent(n=1, ids_only=True))["total"]
+        left_out = block_left_out(args, sessions, len(reply.get("retired", [])))
+        reply = {**reply, "sessions": sessions, "left_out": left_out}
+        text = lines_text(reply["lines"]) if args.lines else reply["text"].rstrip("\n")
+        if not text:
+            text = NOTHING_YET if not sessions else "(the project's block is empty)"
+        ctx.emit(reply, "\n\n".join([text, *left_out]))
         return EXIT_OK
 
     return ctx.call(run)
+
+
+def block_left_out(args: Any, sessions: int, retired: int) -> list[str]:
+    """What the block shown did not include, and how to get it."""
+    notes = []
+    if not (args.task.strip() or args.files or args.tags or args.run) and sessions:
+        notes.append(f"(left out: similar past work — {sessions} session(s) remembered; it is "
+                     "chosen by a task: `memory show --task TEXT`)")
+    if retired:
+        notes.append(f"(left out: {retired} line(s) you retired; `memory show --lines --json` "
+                     "lists them)")
+    return notes
+
+
+def lines_text(lines: list[dict[str, Any]]) -> str:
+    """One line per block line: its id, where it stands, the text, then what backs it."""
+    out = []
+    for line in lines:
+        where = " / ".join(p for p in (line["section"], line["heading"]) if p)
+        out.append(f"{line['id']}  [{where}]  {line['text']}")
+        for ev in line["evidence"]:
+            if ev["kind"] == "fact":
+                sources = ", ".join(ev["sources"]) or "no run named"
+                mark = "" if ev["verified"] else " (unverified repository content)"
+                out.append(f"    fact {ev['id']}: +{ev['support']}/-{ev['contradict']}, "
+                           f"confidence {ev['confidence']:.2f}, from {sources}{mark}")
+            elif ev["kind"] == "episode":
+                out.append(f"    session {ev['run_id'] or ev['id']} ({ev['at']}, "
+                           f"{'succeeded' if ev['success'] else 'failed'})")
+        out.append(f"    verdict: {line['verdict']}")
+    return "\n".join(out)
 
 
 def facts_text(facts: list[dict[str, Any]]) -> str:
@@ -212,7 +268,14 @@ def _confirmed(scope: str) -> bool:
 def cmd_forget(ctx: CliContext) -> int:
     from slmactor.protocol.messages import MemoryForget
 
+    from slmactor.cli.memory.forget_items import cmd_forget_items, named_items
+
     scope = ctx.args.scope.strip().lower()
+    if named_items(ctx.args):
+        if scope:
+            return ctx.fail("memory forget: give a SCOPE or --session/--rule/--line/--query, "
+                            "not both")
+        return cmd_forget_items(ctx)
     if scope not in SCOPES:
         return ctx.fail(
             f"memory forget: invalid scope {ctx.args.scope!r} (one of {', '.join(SCOPES)})"
