@@ -72,8 +72,8 @@ class BlockLinesMixin(Actor):
                              "support": fact.support, "contradict": fact.contradict,
                              "confidence": round(fact.confidence, 4),
                              "verified": fact.verified, "pinned": fact.pinned})
-        for episode in episodes.get(_task_of(line.text), []):
-            evidence.append({"kind": "episode", **episode})
+        evidence.extend({"kind": "episode", **episode}
+                        for episode in episodes.get(_task_of(line.text), []))
         return BlockLine(line.id, line.section, line.heading, line.text, tuple(evidence),
                          line.verdict)
 

@@ -45,12 +45,12 @@ from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EvolveFingerprint,
     EvolveForget,
-    EvolveRetire,
     EvolveLearn,
     EvolveObserve,
     EvolveOnFailure,
     EvolvePreflight,
     EvolveResolved,
+    EvolveRetire,
     EvolveRules,
     EvolveTrust,
     Fail,

@@ -266,9 +266,8 @@ def _confirmed(scope: str) -> bool:
 
 
 def cmd_forget(ctx: CliContext) -> int:
-    from slmactor.protocol.messages import MemoryForget
-
     from slmactor.cli.memory.forget_items import cmd_forget_items, named_items
+    from slmactor.protocol.messages import MemoryForget
 
     scope = ctx.args.scope.strip().lower()
     if named_items(ctx.args):
