@@ -80,11 +80,11 @@ def _finish_message(run_id: str, report: Mapping[str, Any] | None, success: bool
                      seq=seq)
 
 
-def _block_message(query: str, run_id: str, role: str, files: Sequence[str], tags: Sequence[str],
+def _block_message(task: str, run_id: str, role: str, files: Sequence[str], tags: Sequence[str],
                    budget: int, language: str, model: str) -> Message:
     from slmactor.protocol.messages import MemoryBlock
 
-    return MemoryBlock(query=query, run_id=run_id, role=role, files=list(files), tags=list(tags),
+    return MemoryBlock(query=task, run_id=run_id, role=role, files=list(files), tags=list(tags),
                        budget=budget, language=language, model=model)
 
 
@@ -146,28 +146,28 @@ class SyncVerbs:
         return results.Resolution.from_reply(reply)
 
     @overload
-    def memory_block(self: _Asks, query: str = ..., *, run_id: str = ..., role: str = ...,
+    def memory_block(self: _Asks, task: str = ..., *, run_id: str = ..., role: str = ...,
                      files: Sequence[str] = ..., tags: Sequence[str] = ..., budget: int = ...,
                      language: str = ..., model: str = ...,
                      sections: Literal[False] = ...) -> str: ...
 
     @overload
-    def memory_block(self: _Asks, query: str = ..., *, run_id: str = ..., role: str = ...,
+    def memory_block(self: _Asks, task: str = ..., *, run_id: str = ..., role: str = ...,
                      files: Sequence[str] = ..., tags: Sequence[str] = ..., budget: int = ...,
                      language: str = ..., model: str = ..., sections: Literal[True]) -> Block: ...
 
-    def memory_block(self: _Asks, query: str = "", *, run_id: str = "", role: str = "worker",
+    def memory_block(self: _Asks, task: str = "", *, run_id: str = "", role: str = "worker",
                      files: Sequence[str] = (), tags: Sequence[str] = (), budget: int = 0,
                      language: str = "", model: str = "", sections: bool = False) -> str | Block:
         """The memory block to put in the prompt (text), or with `sections=True` a `Block`.
-        Without a query, a live run's own task and focus files choose what is recalled."""
+        Without a task, a live run's own task and focus files choose what is recalled."""
         from slmactor import results
 
-        reply = self.ask(_block_message(query, run_id, role, files, tags, budget, language, model))
+        reply = self.ask(_block_message(task, run_id, role, files, tags, budget, language, model))
         block = results.Block.from_reply(reply)
         return block if sections else block.text
 
-    def recall(self: _Asks, query: str, *, files: Sequence[str] = (), n: int = 3,
+    def recall(self: _Asks, task: str, *, files: Sequence[str] = (), n: int = 3,
                language: str = "", model: str = "", success_only: bool = False,
                explain: bool = False) -> list[RecallHit]:
         """Past episodes most like this task, best first."""
@@ -175,7 +175,7 @@ class SyncVerbs:
         from slmactor.protocol.messages import MemoryRecall
 
         return results.RecallHit.from_reply(self.ask(MemoryRecall(
-            query=query, files=list(files), n=n, language=language, model=model,
+            query=task, files=list(files), n=n, language=language, model=model,
             success_only=success_only, explain=explain)))
 
     def remember(self: _Asks, subject: str, text: str, *, kind: str = "convention",
@@ -229,36 +229,36 @@ class AsyncVerbs:
         return results.Resolution.from_reply(reply)
 
     @overload
-    async def memory_block(self: _AsyncAsks, query: str = ..., *, run_id: str = ...,
+    async def memory_block(self: _AsyncAsks, task: str = ..., *, run_id: str = ...,
                            role: str = ..., files: Sequence[str] = ..., tags: Sequence[str] = ...,
                            budget: int = ..., language: str = ..., model: str = ...,
                            sections: Literal[False] = ...) -> str: ...
 
     @overload
-    async def memory_block(self: _AsyncAsks, query: str = ..., *, run_id: str = ...,
+    async def memory_block(self: _AsyncAsks, task: str = ..., *, run_id: str = ...,
                            role: str = ..., files: Sequence[str] = ..., tags: Sequence[str] = ...,
                            budget: int = ..., language: str = ..., model: str = ...,
                            sections: Literal[True]) -> Block: ...
 
-    async def memory_block(self: _AsyncAsks, query: str = "", *, run_id: str = "",
+    async def memory_block(self: _AsyncAsks, task: str = "", *, run_id: str = "",
                            role: str = "worker", files: Sequence[str] = (),
                            tags: Sequence[str] = (), budget: int = 0, language: str = "",
                            model: str = "", sections: bool = False) -> str | Block:
         from slmactor import results
 
-        reply = await self.ask(_block_message(query, run_id, role, files, tags, budget, language,
+        reply = await self.ask(_block_message(task, run_id, role, files, tags, budget, language,
                                               model))
         block = results.Block.from_reply(reply)
         return block if sections else block.text
 
-    async def recall(self: _AsyncAsks, query: str, *, files: Sequence[str] = (), n: int = 3,
+    async def recall(self: _AsyncAsks, task: str, *, files: Sequence[str] = (), n: int = 3,
                      language: str = "", model: str = "", success_only: bool = False,
                      explain: bool = False) -> list[RecallHit]:
         from slmactor import results
         from slmactor.protocol.messages import MemoryRecall
 
         return results.RecallHit.from_reply(await self.ask(MemoryRecall(
-            query=query, files=list(files), n=n, language=language, model=model,
+            query=task, files=list(files), n=n, language=language, model=model,
             success_only=success_only, explain=explain)))
 
     async def remember(self: _AsyncAsks, subject: str, text: str, *, kind: str = "convention",

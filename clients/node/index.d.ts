@@ -163,9 +163,9 @@ export declare class Client {
   onFailure(runId: string, tool: string, message: string,
             options?: { args?: unknown; language?: string; model?: string }): Promise<Advice>;
   resolved(advice: Advice, options?: { fixedArgs?: unknown; resolution?: string }): Promise<Resolution>;
-  memoryBlock(query?: string, options?: BlockOptions & { sections?: false }): Promise<string>;
-  memoryBlock(query: string, options: BlockOptions & { sections: true }): Promise<Block>;
-  recall(query: string, options?: { files?: string[]; n?: number; language?: string; model?: string;
+  memoryBlock(task?: string, options?: BlockOptions & { sections?: false }): Promise<string>;
+  memoryBlock(task: string, options: BlockOptions & { sections: true }): Promise<Block>;
+  recall(task: string, options?: { files?: string[]; n?: number; language?: string; model?: string;
                                     successOnly?: boolean; explain?: boolean }): Promise<RecallHit[]>;
   remember(subject: string, text: string,
            options?: { kind?: string; sources?: string[] }): Promise<Record<string, unknown>>;

@@ -447,10 +447,10 @@ export class Client {
     };
   }
 
-  /** The memory block for the prompt (text), or with `sections: true` {text, tokens, budget, sections}. */
-  async memoryBlock(query = "", { runId, role = "worker", files, tags, budget, language, model, sections = false } = {}) {
+  /** The memory block for a task (none: the project's) as text, or with `sections: true` {text, tokens, budget, sections}. */
+  async memoryBlock(task = "", { runId, role = "worker", files, tags, budget, language, model, sections = false } = {}) {
     const reply = asObject(await this.ask("memory.block", compact({
-      role, budget: budget || undefined, query, files: files ? [...files] : undefined,
+      role, budget: budget || undefined, query: task, files: files ? [...files] : undefined,
       tags: tags ? [...tags] : undefined, run_id: runId, language, model,
     })));
     const block = {
@@ -463,9 +463,9 @@ export class Client {
   }
 
   /** Past episodes most like this task, best first: [{id, score, query, summary, success, why, episode}]. */
-  async recall(query, { files, n = 3, language, model, successOnly, explain } = {}) {
+  async recall(task, { files, n = 3, language, model, successOnly, explain } = {}) {
     const reply = asObject(await this.ask("memory.recall", compact({
-      query, files: files ? [...files] : undefined, n, language, model,
+      query: task, files: files ? [...files] : undefined, n, language, model,
       success_only: successOnly, explain,
     })));
     const hits = Array.isArray(reply.hits) ? reply.hits : [];

@@ -5,8 +5,12 @@ can then use slmactor without hooks or code. The server is a thin translation, o
 an agent does with memory (the work itself is `mcp_tools.MemoryTools`):
 
     recall          past work similar to a task, one entry per task (`memory.recall`)
-    memory_block    the memory block for a task: facts, similar work, procedures (`memory.block`)
-    remember        a fact or a lesson about this project (`fact.observe` / `lesson.add`)
+    memory_block    the memory block for a task (none: the project's): facts, similar work,
+                    procedures (`memory.block`)
+    list            what a model is told now, one line each with its id (`memory.lines`)
+    forget          take lines back by id: no later block says them (`memory.retire`)
+    remember        a fact or a lesson about this project (`fact.observe` / `lesson.add`),
+                    answering the id of the line it becomes
     repair          advice for a failed tool call, with the repaired arguments when memory has a
                     deterministic repair (`evolve.on_failure`)
     repair_outcome  whether a later call got past that failure, so the loop learns the fix
@@ -21,8 +25,9 @@ for remember and report_outcome, and the serialized JSON of the structured resul
 repair_outcome, whose fields the agent acts on (the specification's advice for backwards
 compatibility). Texts come back as the daemon wrote them (already redacted).
 
-A tool whose ask fails, or that is given a value outside its schema, answers an MCP tool error
-naming the reason; the server itself never exits on a daemon error, so the agent keeps its
+A tool whose ask fails, or that is given a value outside its schema or an argument it does not
+declare (every input schema says `additionalProperties: false`), answers an MCP tool error in
+one line naming the reason; the server itself never exits on a daemon error, so the agent keeps its
 session. Agents call tools in parallel: the calls share one `AsyncClient`, which answers each ask
 with its own reply, and a call the agent cancels cancels only its own ask.
 
@@ -51,10 +56,57 @@ INSTRUCTIONS = (
     "Long-term memory of this project from slmactor. Call memory_block at the start of a task, "
     "recall to find similar past work, repair when a tool call fails (it may return corrected "
     "arguments learned from earlier failures) and repair_outcome once you know whether the "
-    "failure was fixed, remember for facts worth keeping, and report_outcome when the task ends."
+    "failure was fixed, remember for facts worth keeping, list and forget to see and take back "
+    "what memory says, and report_outcome when the task ends."
 )
 
 T = TypeVar("T")
+
+
+def one_line(error: Exception) -> str:
+    """A pydantic validation error as one plain line: each bad argument and what is wrong with
+    it, without the library's input dump and documentation links."""
+    errors = getattr(error, "errors", None)
+    if not callable(errors):
+        return " ".join(str(error).split())
+    parts = []
+    for err in errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        parts.append(f"{where}: {' '.join(str(err.get('msg', 'invalid')).split())}")
+    return "; ".join(parts)
+
+
+def _strict_server_class() -> type[MCPServer]:
+    """`MCPServer` that refuses arguments a tool does not declare (its published schema says
+    `additionalProperties: false`) and reports bad arguments in one line."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from pydantic import ValidationError
+
+    class StrictServer(MCPServer):
+        async def list_tools(self) -> Any:
+            tools = await super().list_tools()
+            for tool in tools:
+                tool.input_schema = {**tool.input_schema, "additionalProperties": False}
+            return tools
+
+        async def call_tool(self, name: str, arguments: dict[str, Any],
+                            context: Any = None) -> Any:
+            schema = self._tool_input_schema(name)
+            if schema is not None:
+                known = set(schema.get("properties", {}))
+                unknown = sorted(set(arguments) - known)
+                if unknown:
+                    raise ToolError(f"{name}: unknown argument(s) {', '.join(unknown)}; it takes "
+                                    f"{', '.join(sorted(known)) or 'none'}")
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                if isinstance(exc.__cause__, ValidationError):
+                    raise ToolError(f"{name}: {one_line(exc.__cause__)}") from exc.__cause__
+                raise
+
+    return StrictServer
 
 
 def build_server(client_factory: Callable[[], AsyncClient]) -> MCPServer:
@@ -65,7 +117,6 @@ def build_server(client_factory: Callable[[], AsyncClient]) -> MCPServer:
     the SDK's validation with the allowed values named; anything else is the SDK's generic
     error, logged with its trace.
     """
-    from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ResourceError, ToolError
 
     from slmactor import __version__
@@ -80,8 +131,8 @@ def build_server(client_factory: Callable[[], AsyncClient]) -> MCPServer:
             if tools:
                 await tools[0].client.aclose()
 
-    server: MCPServer = MCPServer("slmactor", instructions=INSTRUCTIONS, version=__version__,
-                                  lifespan=lifespan)
+    server: MCPServer = _strict_server_class()(
+        "slmactor", instructions=INSTRUCTIONS, version=__version__, lifespan=lifespan)
 
     def memory() -> MemoryTools:
         if not tools:
@@ -92,7 +143,7 @@ def build_server(client_factory: Callable[[], AsyncClient]) -> MCPServer:
         try:
             return await work
         except MemoryUnavailable as exc:
-            raise ToolError(str(exc)) from exc
+            raise ToolError(" ".join(str(exc).split())) from exc
 
     def result(structured: dict[str, Any], text: str | None = None) -> CallToolResult:
         body = json.dumps(structured, ensure_ascii=False) if text is None else text
@@ -109,23 +160,40 @@ def build_server(client_factory: Callable[[], AsyncClient]) -> MCPServer:
         "Find past work in this project similar to a task: what was done, which files it "
         "touched, how it ended and which failures it met. Each task appears once; a task run "
         "several times says how many runs succeeded."))
-    async def recall(query: shapes.Query, files: shapes.Files = None,
+    async def recall(task: shapes.Query, files: shapes.Files = None,
                      n: shapes.HitCount = 5) -> Annotated[CallToolResult, shapes.RecallOut]:
-        tasks = await answer(memory().recall(query, files, n))
+        tasks = await answer(memory().recall(task, files, n))
         text = render(tasks) or "No similar past work in this project's memory."
         return result({"tasks": [t.to_dict() for t in tasks]}, text)
 
     @server.tool(annotations=hints("memory_block"), description=(
         "The memory block for a task: the project's facts, similar past work and learned "
         "procedures, sized for a prompt. Call it when a task starts."))
-    async def memory_block(task: shapes.Task, role: shapes.RoleParam = "worker",
+    async def memory_block(task: shapes.Task = "", role: shapes.RoleParam = "worker",
                            files: shapes.Files = None) -> Annotated[CallToolResult, shapes.BlockOut]:
         block = await answer(memory().memory_block(task, role, files))
         return result({"block": block}, block or "Nothing in memory for this task yet.")
 
+    @server.tool(name="list", annotations=hints("list"), description=(
+        "List what memory tells a model now, one line each with its id: the project's block "
+        "(or the block for `task`). Pass ids to forget to take lines back."))
+    async def list_memory(task: shapes.Task = "") -> Annotated[CallToolResult, shapes.ListOut]:
+        listed = await answer(memory().list_lines(task))
+        text = "\n".join(f"{line['id']}  {line['text']}" for line in listed["lines"])
+        return result(listed, text or "Memory tells nothing yet.")
+
+    @server.tool(annotations=hints("forget"), description=(
+        "Forget lines of memory by id (from list or remember): no later block says them "
+        "again. Use it for what you remembered by mistake or what turned out wrong."))
+    async def forget(ids: shapes.LineIds) -> Annotated[CallToolResult, shapes.ForgetOut]:
+        gone = await answer(memory().forget(ids))
+        return result(gone, f"Forgot {len(gone['forgotten'])} line(s)"
+                            + (f"; {len(gone['already'])} already forgotten." if gone["already"]
+                               else "."))
+
     @server.tool(annotations=hints("remember"), description=(
         "Remember something about this project for later sessions: a fact (command, layout, "
-        "convention, gotcha, file, dependency) or a lesson."))
+        "convention, gotcha, file, dependency) or a lesson. Returns the id `forget` takes."))
     async def remember(text: shapes.Text, kind: shapes.KindParam = "lesson",
                        subject: shapes.Subject = "") -> Annotated[CallToolResult, shapes.RememberOut]:
         stored = await answer(memory().remember(text, kind, subject))

@@ -60,8 +60,10 @@ Kind = Literal["command", "layout", "convention", "gotcha", "file", "dependency"
 Role = Literal["worker", "tester", "reviewer", "planner", "explorer"]
 
 Query = Annotated[str, Field(min_length=1, description=(
-    "The task or question to find similar past work for, in plain words "
+    "The task to find similar past work for, in plain words "
     "(e.g. \"fix the pagination off-by-one\")."))]
+LineIds = Annotated[list[str], Field(min_length=1, max_length=256, description=(
+    "The ids of the lines to forget, as `list` (or `remember`) gave them."))]
 Files = Annotated[list[str] | None, Field(description=(
     "Paths (relative to the project root) the task is about; past work on them ranks higher."))]
 HitCount = Annotated[int, Field(ge=1, le=MAX_HITS, description=(
@@ -144,6 +146,27 @@ class RememberOut(BaseModel):
     stored_as: Literal["fact", "lesson"] = Field(description="Where it was stored.")
     kind: str = Field(description="Its kind.")
     subject: str = Field(description="The fact's subject; empty for a lesson.")
+    id: str = Field(description="The id of the line it becomes in the memory block: `forget` "
+                                "takes it back.")
+
+
+class LineOut(BaseModel):
+    id: str = Field(description="The line's id: give it to `forget` to take the line back.")
+    section: str = Field(description="The block section the line is in.")
+    heading: str = Field(description="The heading above it inside the section; may be empty.")
+    text: str = Field(description="What the line says.")
+    evidence: list[str] = Field(description="The records behind it, as kind:id (fact:…, "
+                                            "episode:…); empty when none is known.")
+
+
+class ListOut(BaseModel):
+    lines: list[LineOut] = Field(description="Every line a model is told now, in block order.")
+    retired: int = Field(description="Lines forgotten earlier (never told again).")
+
+
+class ForgetOut(BaseModel):
+    forgotten: list[str] = Field(description="Ids of the lines forgotten by this call.")
+    already: list[str] = Field(description="Ids that were already forgotten.")
 
 
 class RepairOut(BaseModel):
@@ -181,6 +204,10 @@ HINTS: dict[str, tuple[bool, bool, bool, bool, str]] = {
     # Reads memory, changes nothing.
     "recall": (True, False, True, False, "Recall similar past work"),
     "memory_block": (True, False, True, False, "Memory block for a task"),
+    "list": (True, False, True, False, "List what memory tells a model"),
+    # Retires lines: destructive (undo is the user's, from the CLI or the page); the same ids
+    # again change nothing.
+    "forget": (False, True, True, False, "Forget lines of memory by id"),
     # Adds evidence for a fact or a lesson: a second call counts a second observation.
     "remember": (False, False, False, False, "Remember a fact or lesson"),
     # Records the failure in the run's working memory (its attempts count up) and answers advice.

@@ -21,6 +21,7 @@ from typing import Any
 
 from slmactor.client import AsyncClient, DaemonUnavailable, RequestFailed
 from slmactor.logic.memory.block import episodes_of
+from slmactor.logic.memory.block_lines import line_id
 from slmactor.logic.memory.facts import KINDS as FACT_KINDS
 from slmactor.logic.recall.repeats import PastTask, past_tasks
 from slmactor.protocol.messages import (
@@ -29,7 +30,9 @@ from slmactor.protocol.messages import (
     FactObserve,
     LessonAdd,
     MemoryBlock,
+    MemoryLines,
     MemoryRecall,
+    MemoryRetire,
     Message,
     RunFinish,
 )
@@ -116,6 +119,25 @@ class MemoryTools:
         text = reply.get("text", "") if isinstance(reply, dict) else ""
         return text if isinstance(text, str) else ""
 
+    async def list_lines(self, task: str = "") -> dict[str, Any]:
+        """What a model is told now (the block for `task`, or the project's), line by line with
+        the id `forget` takes, and how many lines were retired."""
+        reply = await self._ask(MemoryLines(query=task))
+        lines = [{"id": line["id"], "section": line["section"], "heading": line["heading"],
+                  "text": line["text"],
+                  "evidence": [str(e.get("kind", "")) + ":" + str(e.get("id", ""))
+                               for e in line["evidence"]]}
+                 for line in reply["lines"]]
+        return {"lines": lines, "retired": len(reply.get("retired", []))}
+
+    async def forget(self, ids: list[str]) -> dict[str, Any]:
+        """Retire lines by id: no block of the project says them again."""
+        wanted = [i.strip() for i in ids if i.strip()]
+        if not wanted:
+            raise MemoryUnavailable("ids is empty: name the lines to forget (ids from list)")
+        reply = await self._ask(MemoryRetire(ids=wanted))
+        return {"forgotten": list(reply["retired"]), "already": list(reply["unchanged"])}
+
     # ------------------------------------------------------------------ writing
 
     async def remember(self, text: str, kind: str = "lesson", subject: str = "") -> dict[str, Any]:
@@ -126,10 +148,10 @@ class MemoryTools:
             about = subject.strip() or text[:80]
             await self._ask(FactObserve(kind=kind, subject=about, text=text,
                                         sources=[self.run_id]))
-            return {"stored_as": "fact", "kind": kind, "subject": about}
+            return {"stored_as": "fact", "kind": kind, "subject": about, "id": line_id(text)}
         await self._ask(LessonAdd(lessons=[{"kind": kind, "text": text, "task_id": self.run_id}],
                                   run_id=self.run_id))
-        return {"stored_as": "lesson", "kind": kind, "subject": ""}
+        return {"stored_as": "lesson", "kind": kind, "subject": "", "id": line_id(text)}
 
     async def repair(self, tool: str, error: str, arguments: dict[str, Any] | None = None,
                      language: str = "") -> dict[str, Any]:

@@ -19,7 +19,8 @@ from slmactor.testing import DaemonProcess, wait_for
 
 mcp = pytest.importorskip("mcp", reason="the mcp extra is not installed")
 
-TOOLS = {"recall", "memory_block", "remember", "repair", "repair_outcome", "report_outcome"}
+TOOLS = {"recall", "memory_block", "list", "forget", "remember", "repair", "repair_outcome",
+         "report_outcome"}
 
 
 def _server(daemon: DaemonProcess, *extra: str) -> Any:
@@ -74,7 +75,7 @@ async def test_tools_list_and_every_tool_through_the_sdk_client(daemon: DaemonPr
         with daemon.client() as c:
             wait_for(lambda: bool(c.ask(EpisodeRecent(n=5))["episodes"]), "the episode stored")
 
-        recalled = _text(await client.call_tool("recall", {"query": "pagination off-by-one"}))
+        recalled = _text(await client.call_tool("recall", {"task": "pagination off-by-one"}))
         block = _text(await client.call_tool("memory_block", {"task": "pagination off-by-one"}))
         resource = await client.read_resource("slmactor://memory-block")
 
@@ -97,7 +98,7 @@ async def test_a_daemon_that_is_down_makes_tool_errors_not_a_dead_server(
 ) -> None:
     down = dataclasses.replace(daemon, runtime_dir=tmp_path / "nothing-here")
     async with mcp.Client(_server(down, "--no-autostart", "--timeout", "0.3")) as client:
-        first = await client.call_tool("recall", {"query": "anything"})
+        first = await client.call_tool("recall", {"task": "anything"})
         second = await client.call_tool("memory_block", {"task": "anything"})
         tools = await client.list_tools()
     assert first.is_error and "not reachable" in _text(first)
@@ -118,7 +119,7 @@ async def test_parallel_tool_calls_are_all_answered(daemon: DaemonProcess) -> No
         assert [r.is_error for r in remembered] == [False] * len(subjects)
         blocks, recalls, repairs = await asyncio.gather(
             asyncio.gather(*(client.call_tool("memory_block", {"task": f"make {s}"}) for s in subjects)),
-            asyncio.gather(*(client.call_tool("recall", {"query": f"make {s}"}) for s in subjects)),
+            asyncio.gather(*(client.call_tool("recall", {"task": f"make {s}"}) for s in subjects)),
             asyncio.gather(*(client.call_tool("repair", {"tool": "Bash", "error": f"make: *** No rule to make target '{s}'"})
                              for s in subjects)),
         )
@@ -144,7 +145,7 @@ async def test_a_tool_call_the_agent_gives_up_on_does_not_disturb_the_others(
     from slmactor.protocol.messages import DebugCrash
 
     async with AsyncClient(daemon.runtime_dir) as staller, mcp.Client(_server(daemon)) as client:
-        assert not (await client.call_tool("recall", {"query": "warm up"})).is_error
+        assert not (await client.call_tool("recall", {"task": "warm up"})).is_error
         # Hold the distiller's mailbox: memory_block waits; recall (another actor) does not.
         before = await _processed(staller, "distiller")
         stall = asyncio.create_task(staller.ask(DebugCrash(actor="distiller", how="stall"),
@@ -156,7 +157,7 @@ async def test_a_tool_call_the_agent_gives_up_on_does_not_disturb_the_others(
             asyncio.gather(*(client.call_tool("memory_block", {"task": f"t{i}"},
                                               read_timeout_seconds=0.5) for i in range(3)),
                            return_exceptions=True),
-            asyncio.gather(*(client.call_tool("recall", {"query": f"q{i}"}) for i in range(6))),
+            asyncio.gather(*(client.call_tool("recall", {"task": f"q{i}"}) for i in range(6))),
         )
         assert all(isinstance(r, Exception) for r in given_up), given_up
         assert all(not r.is_error for r in recalls)
@@ -166,3 +167,45 @@ async def test_a_tool_call_the_agent_gives_up_on_does_not_disturb_the_others(
                                        for i in range(4)))
         assert all(not r.is_error for r in after)
         assert {tool.name for tool in (await client.list_tools()).tools} == TOOLS
+
+
+async def test_a_model_lists_and_forgets_what_it_remembered(daemon: DaemonProcess) -> None:
+    from slmactor.protocol.messages import MemoryBlock
+
+    async with mcp.Client(_server(daemon)) as client:
+        kept = await client.call_tool("remember", {"text": "Run make lint before every push",
+                                                   "kind": "convention", "subject": "lint"})
+        slip = await client.call_tool("remember", {"text": "Always use tabs in Python files",
+                                                   "kind": "convention", "subject": "tabs"})
+        slip_id = slip.structured_content["id"]
+        listed = (await client.call_tool("list", {})).structured_content
+        texts = {line["id"]: line["text"] for line in listed["lines"]}
+        assert texts[slip_id] == "Always use tabs in Python files"
+        assert texts[kept.structured_content["id"]] == "Run make lint before every push"
+        line = next(ln for ln in listed["lines"] if ln["id"] == slip_id)
+        assert line["evidence"] and line["evidence"][0].startswith("fact:")
+        gone = await client.call_tool("forget", {"ids": [slip_id]})
+        assert not gone.is_error and gone.structured_content["forgotten"] == [slip_id]
+        again = await client.call_tool("forget", {"ids": [slip_id]})
+        assert again.structured_content == {"forgotten": [], "already": [slip_id]}
+        # memory_block({}) is the project's block: the line is gone from it, the other stays.
+        block = await client.call_tool("memory_block", {})
+        assert not block.is_error
+        assert "make lint" in _text(block) and "tabs" not in _text(block)
+    with daemon.client() as c:
+        assert "tabs" not in c.ask(MemoryBlock())["text"]
+
+
+async def test_unknown_arguments_are_refused_in_one_line(daemon: DaemonProcess) -> None:
+    async with mcp.Client(_server(daemon)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert all(t.input_schema.get("additionalProperties") is False for t in tools.values())
+        refused = await client.call_tool("memory_block", {"task": "x", "query": "x"})
+        assert refused.is_error
+        assert _text(refused) == ("memory_block: unknown argument(s) query; it takes files, "
+                                  "role, task")
+        bad = await client.call_tool("recall", {"task": "x", "n": 99})
+        assert bad.is_error and "\n" not in _text(bad) and "pydantic" not in _text(bad)
+        assert "n: " in _text(bad)
+        with daemon.client() as c:
+            assert c.ask(FactList())["facts"] == []  # nothing was stored by a refused call

@@ -67,10 +67,13 @@ async def test_the_tool_list_describes_every_parameter_and_hints_every_tool(
         assert hints is not None, name
         assert None not in (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint,
                             hints.open_world_hint), name
-        assert hints.open_world_hint is False and hints.destructive_hint is False, name
+        assert hints.open_world_hint is False, name
+        # Only forget takes anything away (lines, by id); everything else only adds.
+        assert hints.destructive_hint is (name == "forget"), name
         assert tool.output_schema is not None and tool.output_schema["type"] == "object", name
         assert "result" not in tool.output_schema["properties"], name  # not a wrapped string
-    assert {n for n, t in tools.items() if t.annotations.read_only_hint} == {"recall", "memory_block"}
+    assert {n for n, t in tools.items() if t.annotations.read_only_hint} == {
+        "recall", "memory_block", "list"}
     kind = tools["remember"].input_schema["properties"]["kind"]
     assert kind["enum"] == ["command", "layout", "convention", "gotcha", "file", "dependency",
                             "lesson"]
@@ -89,7 +92,7 @@ async def test_unknown_values_are_refused_with_a_reason_and_nothing_is_stored(
         kind = await client.call_tool("remember", {"text": "Deploys go through make ship",
                                                    "kind": "instruction"})
         role = await client.call_tool("memory_block", {"task": "x", "role": "wizard"})
-        count = await client.call_tool("recall", {"query": "x", "n": 0})
+        count = await client.call_tool("recall", {"task": "x", "n": 0})
         not_json = await client.call_tool("repair", {"tool": "Bash", "error": "boom",
                                                      "arguments": "pytest -q"})
         stranger = await client.call_tool("repair_outcome", {"fingerprint": "fp_000000000000",
@@ -131,7 +134,7 @@ async def test_a_repaired_failure_is_recorded_fixed_learned_and_offered_next_tim
         assert not reported.is_error
         with daemon.client() as c:
             wait_for(lambda: bool(c.ask(EpisodeRecent(n=5))["episodes"]), "the episode stored")
-        recalled = await client.call_tool("recall", {"query": "return null from parse"})
+        recalled = await client.call_tool("recall", {"task": "return null from parse"})
 
     with daemon.client() as c:
         lessons = c.ask(LessonsRender(query="Edit string to replace not found parse.ts"))["text"]
@@ -186,7 +189,7 @@ async def test_a_repair_that_did_not_work_leaves_the_failure_open_and_blames_its
                 return bool(now["failures"] == rule["failures"] + 1)
 
             wait_for(blamed, "the rule blamed for the repair that did not work")
-        recalled = await client.call_tool("recall", {"query": "return null from parse, again"})
+        recalled = await client.call_tool("recall", {"task": "return null from parse, again"})
     assert outcome.structured_content == {"fingerprint": advice["fingerprint"], "resolved": False,
                                           "learned": ""}
     again = next(t for t in recalled.structured_content["tasks"]
@@ -207,7 +210,7 @@ async def test_recall_names_each_task_once_however_often_it_ran(daemon: DaemonPr
                                                   "success": True, "summary": "ruff clean"})
         with daemon.client() as c:
             wait_for(lambda: len(c.ask(EpisodeRecent(n=10))["episodes"]) >= 4, "episodes stored")
-        recalled = await client.call_tool("recall", {"query": "fix the failing tests", "n": 5})
+        recalled = await client.call_tool("recall", {"task": "fix the failing tests", "n": 5})
     assert repeated.structured_content["duplicate"] is True  # the same report, not a 4th run
     with daemon.client() as c:
         assert len(c.ask(EpisodeRecent(n=10))["episodes"]) == 4
