@@ -124,7 +124,7 @@ def render_limits() -> str:
         ("maps and arrays in one body, in all", f"{codec.MAX_CONTAINERS:,} (else `BAD_MSGPACK`)"),
         ("any integer, anywhere in a body", f"±{codec.MAX_SAFE_INT:,} (2⁵³ − 1; else `BAD_FIELD`)"),
         ("any float, anywhere in a body", f"finite and within ±{codec.MAX_SAFE_INT:,} (NaN, ±inf → `BAD_FIELD`)"),
-        ("any string or map key, anywhere in a body", "no NUL (U+0000) character (else `BAD_FIELD`)"),
+        ("any string or map key, anywhere in a body", "a NUL (U+0000) is accepted and replaced by U+FFFD as it is decoded (a text carries what a tool printed; only `project` refuses one)"),
         ("nesting inside map / list[map] fields", f"{codec.MAX_DEPTH} levels (else `BAD_FIELD`)"),
         ("a `str` field, unless its row says otherwise", f"{codec.MAX_TEXT:,} characters"),
         ("a list field, unless its row says otherwise", f"{codec.MAX_LIST:,} items"),

@@ -274,11 +274,17 @@ class WorkingActor(Actor):
                     _check_caps(raw, fields)
                 if not run_id:
                     raise _BadEvent("record_tool: missing run_id")
+                # A NUL is text a call carried (a test's output): replaced, as the codec does,
+                # never a reason to drop the call (memchr-fast checks).
+                if "\x00" in error or "\x00" in args or "\x00" in command or "\x00" in path \
+                        or "\x00" in tool or "\x00" in key or "\x00" in run_id:
+                    run_id, tool, path, args, command, error, key = (
+                        codec.without_nul(s) for s in (run_id, tool, path, args, command, error, key))
                 run_key = (project, run_id)
                 memory = memories.get(run_key)
                 if memory is None:
-                    if "\x00" in run_id or "\x00" in project:  # once per run per batch
-                        raise _BadEvent("record_tool: a NUL byte in run_id or project")
+                    if "\x00" in project:  # once per run per batch: no directory has a NUL
+                        raise _BadEvent("record_tool: a NUL byte in project")
                     evicted_before = self.runs.evicted
                     memory = self._ensure(self._canonical(project), run_id, now)
                     if self.runs.evicted != evicted_before:

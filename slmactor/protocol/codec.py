@@ -3,6 +3,12 @@
 No sockets here. Decoding enforces explicit limits — frame size, map/array lengths, nesting
 depth, per-field caps — and raises `ProtocolError` (never anything else) for bad input, so a
 daemon can always answer with an error reply instead of crashing.
+
+A NUL (U+0000) in a text is no reason to refuse it: a Go test's output, a binary file's head
+or a hostile transcript carries one, and refusing would drop the call that holds it. Every NUL
+in a string or map key is replaced by U+FFFD (`NUL_REPLACEMENT`) as it is decoded, so no store,
+Markdown mirror or path call downstream ever sees one. The `project` path alone keeps the rule:
+no directory is named with a NUL, so such a path is refused (`BAD_PROJECT`/`BAD_FIELD`).
 """
 
 from __future__ import annotations
@@ -47,6 +53,8 @@ MAX_SAFE_INT = (1 << 53) - 1
 #: Maps and arrays one body may hold in all: bounds the decode cost of a frame of nested empty
 #: containers (a 1 MiB frame of empty arrays decodes to ~65 MiB and 2 s of CPU otherwise).
 MAX_CONTAINERS = 20_000
+#: What a NUL character in a decoded string or key becomes (the Unicode replacement character).
+NUL_REPLACEMENT = "\ufffd"
 #: The kind frame of every reply.
 REPLY_KIND = b"reply"
 
@@ -92,18 +100,21 @@ def _number_ok(value: float) -> bool:
     return -MAX_SAFE_INT <= value <= MAX_SAFE_INT
 
 
-def _plain_problem(value: Any, depth: int) -> str:
+def _plain_problem(value: Any, depth: int, nul: list[bool]) -> str:
     """Why a free-form value cannot be accepted ("" when it can): nested at most MAX_DEPTH deep,
     plain msgpack values only (msgpack decodes its timestamp extension without calling
-    `ext_hook`, so a `Timestamp` can only be refused here), no NUL in a string or key, numbers
-    finite and within ±MAX_SAFE_INT. Keys are strings and no value is binary: stores keep what a
-    message said as JSON, which has neither binary strings nor non-string keys, so such a value
-    is refused here rather than failing at the store."""
+    `ext_hook`, so a `Timestamp` can only be refused here), numbers finite and within
+    ±MAX_SAFE_INT. Keys are strings and no value is binary: stores keep what a message said as
+    JSON, which has neither binary strings nor non-string keys, so such a value is refused here
+    rather than failing at the store. A NUL in a string or key is no problem: `nul` gets an
+    item, and the caller replaces them (`without_nul`)."""
     if depth > MAX_DEPTH:
         return f"nested deeper than {MAX_DEPTH}"
     kind = type(value)
     if kind is str:
-        return "a string holds a NUL byte" if "\x00" in value else ""
+        if "\x00" in value:
+            nul.append(True)
+        return ""
     if kind is int or kind is float:
         return "" if _number_ok(value) else f"a number is not finite or outside ±{MAX_SAFE_INT}"
     if kind is dict:
@@ -111,14 +122,14 @@ def _plain_problem(value: Any, depth: int) -> str:
             if type(key) is not str:
                 return f"a map key is {type(key).__name__}, not a string"
             if "\x00" in key:
-                return "a key holds a NUL byte"
-            problem = _plain_problem(item, depth + 1)
+                nul.append(True)
+            problem = _plain_problem(item, depth + 1, nul)
             if problem:
                 return problem
         return ""
     if kind is list:
         for item in value:
-            problem = _plain_problem(item, depth + 1)
+            problem = _plain_problem(item, depth + 1, nul)
             if problem:
                 return problem
         return ""
@@ -127,6 +138,18 @@ def _plain_problem(value: Any, depth: int) -> str:
     if kind is bytes:
         return "holds a binary value (send text)"
     return f"holds a {kind.__name__} value"
+
+
+def without_nul(value: Any) -> Any:
+    """`value` with every NUL in its strings and keys replaced by `NUL_REPLACEMENT`."""
+    kind = type(value)
+    if kind is str:
+        return value.replace("\x00", NUL_REPLACEMENT)
+    if kind is dict:
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if kind is list:
+        return [without_nul(v) for v in value]
+    return value
 
 
 def _bad(name: str, what: str) -> ProtocolError:
@@ -139,7 +162,7 @@ def _check_str(name: str, value: Any, cap: int) -> Any:
     if len(value) > cap:
         raise _bad(name, f"longer than {cap} characters")
     if "\x00" in value:
-        raise _bad(name, "holds a NUL byte")
+        return value.replace("\x00", NUL_REPLACEMENT)
     return value
 
 
@@ -171,9 +194,9 @@ def _check_str_list(name: str, value: Any, cap: int) -> Any:
     if len(value) > cap:
         raise _bad(name, f"more than {cap} items")
     for item in value:
-        if type(item) is not str or len(item) > MAX_TEXT or "\x00" in item:
-            raise _bad(name, "every item must be a string of at most 64 KiB without NUL bytes")
-    return value
+        if type(item) is not str or len(item) > MAX_TEXT:
+            raise _bad(name, "every item must be a string of at most 64 KiB")
+    return without_nul(value) if any("\x00" in item for item in value) else value
 
 
 def _check_dict_list(name: str, value: Any, cap: int) -> Any:
@@ -181,22 +204,24 @@ def _check_dict_list(name: str, value: Any, cap: int) -> Any:
         raise _bad(name, f"expected a list of maps, got {type(value).__name__}")
     if len(value) > cap:
         raise _bad(name, f"more than {cap} items")
+    nul: list[bool] = []
     for item in value:
         if type(item) is not dict:
             raise _bad(name, "every item must be a map")
-        problem = _plain_problem(item, 1)
+        problem = _plain_problem(item, 1, nul)
         if problem:
             raise _bad(name, problem)
-    return value
+    return without_nul(value) if nul else value
 
 
 def _check_dict(name: str, value: Any, cap: int) -> Any:
     if type(value) is not dict:
         raise _bad(name, f"expected a map, got {type(value).__name__}")
-    problem = _plain_problem(value, 1)
+    nul: list[bool] = []
+    problem = _plain_problem(value, 1, nul)
     if problem:
         raise _bad(name, problem)
-    return value
+    return without_nul(value) if nul else value
 
 
 def _checker_for(tp: Any) -> tuple[Checker, int]:
@@ -366,8 +391,10 @@ def load_fields(frames: Sequence[bytes]) -> tuple[type[Message], dict[str, Any]]
         checker, cap = spec
         # Strings and booleans are most fields on the hot path: check them inline.
         if checker is _check_str:
-            if type(value) is not str or len(value) > cap or "\x00" in value:
+            if type(value) is not str or len(value) > cap:
                 raise _with_id(_check_failure(name, value, cap), rid)
+            if "\x00" in value:
+                body[name] = value.replace("\x00", NUL_REPLACEMENT)
         elif checker is _check_bool:
             if type(value) is not bool:
                 raise _with_id(_check_failure(name, value, cap), rid)

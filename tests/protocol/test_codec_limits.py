@@ -1,6 +1,6 @@
-"""The door's value rules: NUL bytes, numbers msgpack or the stores cannot hold, NaN and
-infinities, container floods — refused with a typed error for every kind, and every reply
-encodable by construction."""
+"""The door's value rules: numbers msgpack or the stores cannot hold, NaN and infinities,
+container floods — refused with a typed error for every kind; NUL bytes in a text replaced, never
+a reason to refuse it; and every reply encodable by construction."""
 
 from __future__ import annotations
 
@@ -29,12 +29,7 @@ def _refused(frames: list[bytes]) -> ProtocolError:
 @pytest.mark.parametrize(
     ("kind", "fields"),
     [
-        ("focus", {"run_id": "r\x00", "paths": ["a"]}),
-        ("focus", {"run_id": "r", "paths": ["a\x00b"]}),
-        ("run.reset", {"run_id": "x\x00"}),
         ("run.reset", {"run_id": "x", "project": "/tmp/a\x00b"}),
-        ("metrics.record", {"run": {"label\x00": 1}}),
-        ("metrics.record", {"run": {"label": ["ok", "n\x00ul"]}}),
         ("client.dropped", {"count": 2**63}),
         ("client.dropped", {"count": codec.MAX_SAFE_INT + 1}),
         ("client.dropped", {"count": -(2**53)}),
@@ -101,13 +96,50 @@ def test_every_result_becomes_a_decodable_reply(result: Any) -> None:
 
 
 @pytest.mark.parametrize("kind", sorted(MESSAGES))
-def test_nul_in_any_string_field_of_any_kind_is_refused(kind: str) -> None:
+def test_nul_in_any_string_field_of_any_kind_is_replaced_and_bad_numbers_refused(kind: str) -> None:
     schema = codec.schemas_for_all()[kind]
     for name, (checker, _cap) in schema.items():
         if checker is codec._check_str:
-            error = _refused(_frames(kind, **{name: "a\x00b"}))
-            assert (error.code, name in error.reason) == (ErrorCode.BAD_FIELD, True)
+            _cls, fields = codec.load_fields(_frames(kind, **{name: "a\x00b"}))
+            assert fields[name] == "a\ufffdb"
+        elif checker is codec._check_str_list:
+            _cls, fields = codec.load_fields(_frames(kind, **{name: ["ok", "a\x00"]}))
+            assert fields[name] == ["ok", "a\ufffd"]
         elif checker is codec._check_int:
             assert _refused(_frames(kind, **{name: 2**63})).code == ErrorCode.BAD_FIELD
         elif checker is codec._check_float:
             assert _refused(_frames(kind, **{name: math.inf})).code == ErrorCode.BAD_FIELD
+
+
+@pytest.mark.parametrize(
+    ("kind", "fields", "expected"),
+    [
+        ("focus", {"run_id": "r\x00", "paths": ["a\x00b"]}, {"run_id": "r\ufffd", "paths": ["a\ufffdb"]}),
+        ("metrics.record", {"run": {"label\x00": 1}}, {"run": {"label\ufffd": 1}}),
+        ("metrics.record", {"run": {"label": ["ok", {"n\x00": "u\x00l"}]}},
+         {"run": {"label": ["ok", {"n\ufffd": "u\ufffdl"}]}}),
+    ],
+)
+def test_nul_anywhere_in_a_text_becomes_the_replacement_character(
+        kind: str, fields: dict[str, Any], expected: dict[str, Any]) -> None:
+    _cls, got = codec.load_fields(_frames(kind, **fields))
+    assert {k: got[k] for k in expected} == expected
+
+
+@settings(derandomize=True, max_examples=300)
+@given(st.recursive(st.text(st.characters(blacklist_categories=("Cs",)), max_size=8),
+                    lambda inner: st.lists(inner, max_size=3)
+                    | st.dictionaries(st.text(st.characters(blacklist_categories=("Cs",)), max_size=4),
+                                      inner, max_size=3), max_leaves=12))
+def test_a_decoded_free_form_value_holds_no_nul_and_keeps_everything_else(value: Any) -> None:
+    _cls, got = codec.load_fields(_frames("metrics.record", run={"x": value}))
+
+    def texts(v: Any) -> list[str]:
+        if isinstance(v, str):
+            return [v]
+        if isinstance(v, dict):
+            return [t for k, item in v.items() for t in (k, *texts(item))]
+        return [t for item in v for t in texts(item)] if isinstance(v, list) else []
+
+    assert not any("\x00" in t for t in texts(got["run"]))
+    assert [t.replace("\x00", "\ufffd") for t in texts({"x": value})] == texts(got["run"])

@@ -182,8 +182,8 @@ def test_error_codes_never_change_number() -> None:
 
 # ---------------------------------------------------------------- round trip of every kind
 
-# The accepted domain: no NUL in a string, numbers finite and within ±MAX_SAFE_INT (values outside
-# it are refused with BAD_FIELD; see tests/protocol/test_codec_limits.py).
+# The round-trip domain: no NUL in a string (one is replaced by U+FFFD), numbers finite and within
+# ±MAX_SAFE_INT (values outside it are refused with BAD_FIELD; see tests/protocol/test_codec_limits.py).
 _text = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=24)
 _int = st.integers(min_value=-codec.MAX_SAFE_INT, max_value=codec.MAX_SAFE_INT)
 _float = st.floats(min_value=-codec.MAX_SAFE_INT, max_value=codec.MAX_SAFE_INT, allow_nan=False)

@@ -1,7 +1,7 @@
 """The fault suite of the front door, on a real daemon and real sockets.
 
 Each case failed on the code before two huge counters killed the daemon, NUL bytes
-crashed actors past their restart budget, a full inbox left asks unanswered (and the log full of
+(now replaced at the door) crashed actors past their restart budget, a full inbox left asks unanswered (and the log full of
 tracebacks), a stale socket made clients wait out their deadline.
 """
 
@@ -18,7 +18,7 @@ import msgpack
 import pytest
 import zmq
 
-from slmactor.client import Client, DaemonUnavailable, RequestFailed
+from slmactor.client import Client, DaemonUnavailable
 from slmactor.protocol import MAX_TELL_BYTES, PROTOCOL_VERSION, ErrorCode, codec
 from slmactor.protocol.messages import CalibrationGet, MetricsShow, Ping, RunReset
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
@@ -89,7 +89,7 @@ def test_huge_counters_cannot_make_status_unencodable(daemon: DaemonProcess, zct
     assert daemon.proc.poll() is None
 
 
-def test_nul_bytes_and_bad_numbers_are_refused_before_any_actor(daemon: DaemonProcess,
+def test_nul_bytes_are_replaced_and_bad_numbers_refused_before_any_actor(daemon: DaemonProcess,
                                                                 zctx: zmq.Context[Any]) -> None:
     project = str(daemon.project)
     # 1,000 tells with NUL bytes on events.sock, every kind of working-memory tell.
@@ -109,7 +109,8 @@ def test_nul_bytes_and_bad_numbers_are_refused_before_any_actor(daemon: DaemonPr
     # Left open until the daemon has read them (closed by the fixture): libzmq's linger covers
     # its queue, not bytes its I/O thread still holds when the daemon's inbox is full.
     _sockets.append(push)
-    # 1,000 asks with numbers out of range, NaN, or NUL bytes, through the front door.
+    # 1,000 asks with numbers out of range or NaN (refused), or NUL bytes in a text (replaced:
+    # a NUL is what a test's output carried, no reason to lose the call), through the front door.
     sock = dealer(zctx, daemon)
     bad_asks: list[tuple[bytes, dict[str, Any]]] = [
         (b"metrics.record", {"run": {"run_id": "a", "tokens_in": 2**64 - 1}}),
@@ -125,18 +126,19 @@ def test_nul_bytes_and_bad_numbers_are_refused_before_any_actor(daemon: DaemonPr
     replies = collect([sock], 1000)
     assert len(replies) == 1000
     assert {r.id for r in replies} == {f"b.{i}" for i in range(1000)}
-    assert {(r.ok, r.code) for r in replies} == {(False, int(ErrorCode.BAD_FIELD))}
+    by_id = {r.id: r for r in replies}
+    for i in range(1000):
+        nul = i % len(bad_asks) >= 4
+        assert (by_id[f"b.{i}"].ok, by_id[f"b.{i}"].code) == ((True, 0) if nul else (False, int(ErrorCode.BAD_FIELD)))
     with daemon.client() as client:
         wait_for(lambda: client.status()["events"]["received"] >= 1000, "1,000 events received")
         status = client.status()
-        assert status["events"]["invalid"] >= 1000
+        assert status["events"]["invalid"] >= 400  # the tells whose project holds a NUL
         assert restarts(client) == 0
         assert status["health"] == "healthy"
         assert client.ask(MetricsShow(last=0)) is not None
         assert client.ask(CalibrationGet(model="m")) is not None
-        with pytest.raises(RequestFailed) as refused:
-            client.run_reset("x\x00")
-        assert refused.value.code == ErrorCode.BAD_FIELD
+        client.run_reset("x\x00")  # answered: the NUL became U+FFFD
 
 
 def test_full_inbox_answers_busy_to_every_excess_ask(zctx: zmq.Context[Any]) -> None:
