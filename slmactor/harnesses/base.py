@@ -131,8 +131,8 @@ def first_json_line(head: str) -> dict[str, Any] | None:
 
     line = head.lstrip().split("\n", 1)[0]
     try:
-        value = json.loads(line)
-    except ValueError:
+        value = json.loads(line, strict=False)
+    except (ValueError, RecursionError):  # a line nested past the stack is no session's first
         return None
     return value if isinstance(value, dict) else None
 

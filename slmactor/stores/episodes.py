@@ -18,7 +18,7 @@ index before a crash are caught up from the log instead of silently missing from
 offsets). Every call first compares the log's (device, inode, size) with what this store last
 left there: a log removed while the daemon runs (`rm -rf .slmcode`) empties memory without
 re-creating anything; a log replaced or extended by another writer is re-read. `prune` (S-7.8: 300 episodes and 180 days by default; 0 → default, negative →
-unlimited) rewrites the log atomically, so the file shrinks, and rebuilds the offsets. Appending
+unlimited; an episode tagged `KEEP_TAG` is exempt from the age limit) rewrites the log atomically, so the file shrinks, and rebuilds the offsets. Appending
 past twice the cap prunes to the cap as a hard backstop (S-2.6). Without a directory the store is
 in-memory: same API, nothing written. Read-only stores never write, create or quarantine.
 """
@@ -50,6 +50,10 @@ INDEX_NAME = "episodes.index.json"
 INDEX_VERSION = 1
 DEFAULT_CAP = 300
 DEFAULT_MAX_AGE_DAYS = 180.0
+#: An episode tagged so is kept past the age limit (still within the count cap): what `import
+#: sessions --keep-old` tags the episodes of sessions older than the limit with, so importing a
+#: year of history keeps its similar-work memory when the user asks for it.
+KEEP_TAG = "keep-old"
 #: The index of a 100k-episode team store is ~100 MB of JSON; the JsonDoc default is lower.
 INDEX_MAX_BYTES = 1 << 30
 STALE_WARNING = "episode index stale; rebuilt from log"
@@ -343,7 +347,7 @@ class EpisodeStore:
         kept = ordered
         if max_age is not None:
             cutoff = self._now() - max_age * SECONDS_PER_DAY
-            kept = [e for e in kept if not (0 < e.at < cutoff)]
+            kept = [e for e in kept if not (0 < e.at < cutoff) or KEEP_TAG in e.tags]
         if keep_n is not None and len(kept) > keep_n:
             kept = kept[len(kept) - int(keep_n) :]
         removed = len(ordered) - len(kept)

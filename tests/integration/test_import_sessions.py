@@ -100,7 +100,7 @@ def test_each_session_goes_to_the_directory_it_ran_in(daemon: DaemonProcess, tmp
     transcript.write_text(transcript.read_text().replace("/Users/user/Code/agents-md-evaluator", str(elsewhere)))
     done = run(daemon, str(root))
     assert done["new"] == 1  # the one session whose directory exists
-    assert done["skipped_sessions"] == {"its directory no longer exists": 3,
+    assert done["skipped_sessions"] == {"ran in a directory not here (give --project)": 3,
                                         "names no directory (give --project)": 6}
     wait_for(lambda: len(runs(daemon, elsewhere)) == 1, "the run in its own project", timeout=60)
     [only] = runs(daemon, elsewhere)
@@ -138,7 +138,7 @@ def test_by_default_the_harnesses_own_locations_are_read(daemon: DaemonProcess, 
     result = json.loads(done.stdout)
     assert sorted(result["by_harness"]) == ["claude", "codex", "gemini"]
     # The Gemini chat's folder names this project; the others' directories are not on this machine.
-    assert result["new"] == 1 and result["skipped_sessions"] == {"its directory no longer exists": 2}
+    assert result["new"] == 1 and result["skipped_sessions"] == {"ran in a directory not here (give --project)": 2}
     wait_for(lambda: len(runs(daemon, daemon.project)) == 1, "the Gemini session a run", timeout=60)
 
 
