@@ -1,4 +1,4 @@
-"""`memory.lines` and `memory.retire` of the distiller actor: the block as lines a user can point
+"""`memory.lines`, `memory.retire` and `memory.projects` of the distiller actor: the block as lines a user can point
 at, with the records behind each, and lines taken back.
 
 A mixin of `DistillerActor` beside `memory.block` (`distiller_block.py`). `memory.lines` renders
@@ -17,8 +17,15 @@ from typing import Any
 
 from slmactor.logic.memory.block_lines import BlockLine, block_lines, line_id, line_meaning
 from slmactor.logic.text.timefmt import to_rfc3339
+from slmactor.logic.text.trust import UNVERIFIED_LABEL, withhold_commands
 from slmactor.protocol import ErrorCode, RequestError
-from slmactor.protocol.messages import MemoryBlock, MemoryLines, MemoryRecall, MemoryRetire
+from slmactor.protocol.messages import (
+    MemoryBlock,
+    MemoryLines,
+    MemoryProjects,
+    MemoryRecall,
+    MemoryRetire,
+)
 from slmactor.runtime.actor import Actor, handles
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
@@ -54,6 +61,9 @@ class BlockLinesMixin(Actor):
                           language=msg.language, model=msg.model)
         reply = await self.block(ask)  # type: ignore[attr-defined]
         facts = {line_meaning(f.text): f for f in project.facts.book}
+        # A repository's unverified fact is told labelled, its commands withheld.
+        facts.update({line_meaning(f"{UNVERIFIED_LABEL}: {withhold_commands(f.text)}"): f
+                      for f in project.facts.book if not f.verified})
         episodes = await self._episodes_by_task(msg) if msg.query.strip() or msg.files else {}
         lines = [self._with_evidence(line, facts, episodes) for line in block_lines(reply["text"])]
         retired = self.retired_for(project.root)
@@ -93,6 +103,11 @@ class BlockLinesMixin(Actor):
                     "id": episode.get("id", ""), "run_id": episode.get("run_id", ""),
                     "at": episode.get("at", ""), "success": episode.get("success") is True})
         return found
+
+    @handles(MemoryProjects)
+    async def open_projects(self, msg: MemoryProjects) -> dict[str, Any]:
+        projects = self.projects.items()  # type: ignore[attr-defined]
+        return {"projects": sorted(str(root) for root, _ in projects)}
 
     @handles(MemoryRetire)
     async def retire(self, msg: MemoryRetire) -> dict[str, Any]:

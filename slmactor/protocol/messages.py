@@ -78,6 +78,7 @@ class Kind(StrEnum):
     MEMORY_FORGET = "memory.forget"
     MEMORY_LINES = "memory.lines"
     MEMORY_RETIRE = "memory.retire"
+    MEMORY_PROJECTS = "memory.projects"
     # failures and repair rules
     EVOLVE_FINGERPRINT = "evolve.fingerprint"
     EVOLVE_ON_FAILURE = "evolve.on_failure"
@@ -699,6 +700,13 @@ class MemoryRetire(Message):
     ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     undo: bool = False
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class MemoryProjects(Message):
+    """The projects whose memory this daemon has open (used recently), by root."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_PROJECTS
 
 
 # ---------------------------------------------------------------- failures and repair rules
