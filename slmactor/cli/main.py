@@ -89,7 +89,15 @@ class CommandParser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:
         from slmactor.cli.shell.suggest import with_suggestion
 
-        super().error(with_suggestion(message))
+        message = with_suggestion(message)
+        if wants_json(sys.argv[1:] if _ARGV is None else _ARGV):
+            # A script asked for JSON: it gets JSON for a usage error too (exit 2, as ever).
+            import json
+
+            print(json.dumps({"ok": False, "error": f"{self.prog}: {message}",
+                              "usage": self.format_usage().strip()}))
+            sys.exit(EXIT_USAGE)
+        super().error(message)
 
     def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
                    namespace: argparse.Namespace | None = None) -> argparse.Namespace:
@@ -102,6 +110,20 @@ class CommandParser(argparse.ArgumentParser):
 
             self.error(unrecognized(extras, leaf(self, argv)))
         return parsed
+
+
+#: The argv being parsed (`main`'s), for `CommandParser.error` to see `--json` in it.
+_ARGV: list[str] | None = None
+
+
+def wants_json(argv: Sequence[str]) -> bool:
+    """Whether the command line asks for JSON (before `--`, which ends the options)."""
+    for token in argv:
+        if token == "--":
+            return False
+        if token == "--json":
+            return True
+    return False
 
 
 def build_parser(wanted: str | None) -> argparse.ArgumentParser:
@@ -208,6 +230,8 @@ _DAEMON_DEPENDENCIES = frozenset({"anyio", "aiofiles", "platformdirs", "psutil",
 
 
 def _run(args_list: list[str]) -> int:
+    global _ARGV
+    _ARGV = args_list
     fast = _status_fast_path(args_list)
     if fast is not None:
         from slmactor.cli.daemon_cmds import cmd_status

@@ -1,4 +1,5 @@
-"""`slmactor service install | uninstall | print`: run the daemon under the user's service manager.
+"""`slmactor service install [--dry-run] | uninstall | print`: run the daemon under the user's
+service manager.
 
 Writes a systemd user unit (`~/.config/systemd/user/slmactor.service`, honouring
 `$XDG_CONFIG_HOME`) or a launchd LaunchAgent (`~/Library/LaunchAgents/dev.slmactor.plist`) whose
@@ -96,6 +97,15 @@ WantedBy=default.target
 """
 
 
+#: What the unit runs after the command (the systemd template spells the same words).
+SERVE_ARGS = ("serve", "--replace")
+
+
+def unit_command() -> list[str]:
+    """The whole command line the unit runs, as `install` prints it."""
+    return [*slmactor_command(), *SERVE_ARGS]
+
+
 def slmactor_command() -> list[str]:
     """This installation's `slmactor`, as absolute argv (the console script, else `python -m`)."""
     # abspath, not resolve(): a venv's python is a symlink, and resolving it leaves the venv.
@@ -126,7 +136,7 @@ def launchd_plist(command: list[str], log_dir: str) -> dict[str, Any]:
     return {
         "Label": LAUNCHD_LABEL,
         # --replace: take over from a daemon autostarted before the agent was loaded.
-        "ProgramArguments": [*command, "serve", "--replace"],
+        "ProgramArguments": [*command, *SERVE_ARGS],
         "RunAtLoad": True,
         # Restart after a crash or a non-zero exit, not after `slmactor stop` (exit 0).
         "KeepAlive": {"SuccessfulExit": False},
@@ -207,6 +217,9 @@ def register(sub: Any) -> None:
         if name == "install":
             sp.add_argument("--enable", action="store_true",
                             help="also run the commands that load and start it")
+            sp.add_argument("--dry-run", action="store_true",
+                            help="say what would be written where, and the commands, and write "
+                                 "nothing")
         if name == "uninstall":
             # Stopping first is what uninstall always does now; the flag is kept for scripts.
             sp.add_argument("--disable", action="store_true", help=argparse.SUPPRESS)
@@ -264,6 +277,18 @@ def cmd_install(ctx: CliContext) -> int:
     manager = _manager(ctx)
     path = unit_path(manager, ctx.args.unit_dir)
     text = render(manager)
+    if ctx.args.dry_run:
+        if ctx.args.enable:
+            return ctx.fail("service install: --dry-run runs nothing; drop --enable")
+        start = enable_commands(manager, path)
+        ctx.emit({"manager": manager, "path": str(path), "command": slmactor_command(),
+                  "runs": shell_join(unit_command()), "content": text, "dry_run": True,
+                  "commands": [shell_join(c) for c in start]},
+                 "\n".join([f"would write {path} (nothing written):", "", text.rstrip("\n"), "",
+                            f"  runs: {shell_join(unit_command())}",
+                            "then, to start it now and at every login:",
+                            *[f"  {shell_join(c)}" for c in start]]))
+        return EXIT_OK
     try:
         previous = path.read_text(encoding="utf-8") if path.exists() else None
         if previous != text:
@@ -275,11 +300,12 @@ def cmd_install(ctx: CliContext) -> int:
     start = enable_commands(manager, path)
     data: dict[str, Any] = {
         "manager": manager, "path": str(path), "command": slmactor_command(),
+        "runs": shell_join(unit_command()),
         "changed": previous != text, "commands": [shell_join(c) for c in start],
         "follow": [shell_join(c) for c in follow_commands(manager)],
     }
     verb = "wrote" if previous != text else "unchanged:"
-    lines = [f"{verb} {path}", f"  runs: {shell_join([*slmactor_command(), 'serve'])}"]
+    lines = [f"{verb} {path}", f"  runs: {shell_join(unit_command())}"]
     if not ctx.args.enable:
         lines += ["", "To start it now and at every login, run:"]
         lines += [f"  {c}" for c in data["commands"]]

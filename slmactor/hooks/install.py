@@ -86,10 +86,30 @@ def hook_line(harness: str, command: str, event: str) -> str:
     return f'h="{SHARED}"; [ -x "$h" ] && exec "$h" {args}; echo \'{neutral}\''
 
 
+def entry_point_text(command: str, program: str) -> str:
+    """The entry point script: run `command` (this installation, whose executable is `program`);
+    when that is gone (a clone moved, a venv removed) a `slmactor` on PATH; else say in one line
+    what to run, and answer a hook neutrally (`{}`, exit 0) and an MCP start quietly, so no
+    harness session fails."""
+    return (
+        "#!/bin/sh\n"
+        "# slmactor's entry point for this user: hooks, plugins and extensions run it.\n"
+        "# Written by `slmactor hook install` / `slmactor hook entry-point`; run either again\n"
+        "# after moving or reinstalling slmactor.\n"
+        f"if [ -x {shlex.quote(program)} ]; then exec {command} \"$@\"; fi\n"
+        'p=$(command -v slmactor 2>/dev/null)\n'
+        'if [ -n "$p" ] && [ "$p" != "$0" ]; then exec "$p" "$@"; fi\n'
+        f"echo \"slmactor: {shlex.quote(program)} is gone; run 'slmactor hook entry-point' with "
+        "slmactor where it is now\" >&2\n"
+        'case "$1" in hook) echo \'{}\'; exit 0 ;; mcp) exit 0 ;; esac\n'
+        "exit 127\n")
+
+
 def write_entry_point(home: Path, command: str) -> Path:
-    """Write (or refresh) this user's hook entry point, running `command` (this installation)."""
+    """Write (or refresh) this user's entry point, running `command` (this installation)."""
     target = home / ENTRY_POINT
-    text = f"#!/bin/sh\n# slmactor's hook entry point for this user (written by `slmactor hook install`)\nexec {command} \"$@\"\n"
+    words = shlex.split(command)
+    text = entry_point_text(command, words[0] if words else command)
     if not (target.exists() and target.read_text(errors="replace") == text):
         write(target, text.encode(), 0o755)
     return target

@@ -62,6 +62,11 @@ def _documents(harness: str) -> dict[str, Any]:
     # The event → groups block of a settings file, whatever the room's own file format.
     hooks = {event: [group] for event, group in entries(harness, SHARED).items()} if room.events else {}
     documents: dict[str, Any] = room.package(folder(harness), hooks, server, ABOUT)
+    if documents:
+        from slmactor.hooks.package_assets import icon_png, readme
+
+        documents[f"{folder(harness)}/README.md"] = readme(room.title or harness)
+        documents[f"{folder(harness)}/assets/icon.png"] = icon_png()
     return documents
 
 
@@ -69,7 +74,8 @@ def files(harness: str) -> dict[str, bytes]:
     """Relative path → bytes of each file of the harness's package (empty: it has none)."""
     if harnesses.find(harness) is None:
         raise ValueError(f"unknown harness {harness!r} (one of {', '.join(harnesses.names())})")
-    return {path: (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
+    return {path: doc if isinstance(doc, bytes) else doc.encode() if isinstance(doc, str)
+            else (json.dumps(doc, indent=2, ensure_ascii=False) + "\n").encode()
             for path, doc in sorted(_documents(harness).items())}
 
 

@@ -123,8 +123,10 @@ def cmd_install(ctx: CliContext) -> int:
         path, note = _target(ctx, scope)
         if not ctx.args.dry_run:
             write_entry_point(Path.home(), _command())
-        # A project's files are shared: each user's entry point; a user's own: this installation.
-        command = SHARED if scope == "project" else _command()
+        # Every file runs the user's entry point, never this installation's path: a clone that
+        # moves (or a venv rebuilt elsewhere) is one file to refresh, not every harness's
+        # settings, and a hook meanwhile still answers neutrally instead of failing.
+        command = SHARED
         change = apply(ctx.args.harness, path, command, dry_run=ctx.args.dry_run)
         twice = _also_elsewhere(ctx, scope)
     except (ValueError, OSError) as exc:

@@ -10,7 +10,8 @@ marketplace add DIR`, then `claude plugin install slmactor@slmactor`) or a Gemin
 this user's entry point too, which the packages run. `--check` changes nothing and exits 1 when
 a file on disk differs from what would be written (the repository's own packages are kept this
 way). `entry-point` writes only the entry point: what a user who installed the plugin from a
-marketplace runs once on each machine. The work is in `slmactor.hooks.package`.
+marketplace runs once on each machine; it refuses, in one line naming the command that fixes
+it, when this installation lacks the MCP SDK the plugin's server needs. The work is in `slmactor.hooks.package`.
 """
 
 from __future__ import annotations
@@ -83,7 +84,37 @@ def cmd_package(ctx: CliContext) -> int:
     return EXIT_OK
 
 
+#: What the `[mcp]` extra installs (pyproject.toml).
+MCP_REQUIREMENT = "mcp>=2.3,<3"
+
+
+def mcp_fix_line() -> str:
+    """The one command that gives this installation the MCP SDK (the `[mcp]` extra)."""
+    import importlib.util
+    import sys
+
+    from ..service import shell_join
+
+    prefix = sys.prefix.replace("\\", "/")
+    if "/pipx/venvs/" in prefix:
+        return f"pipx inject slmactor '{MCP_REQUIREMENT}'"
+    if "/uv/tools/" in prefix:
+        return "uv tool install --reinstall 'slmactor[daemon,mcp]'  (or from a clone: '.[daemon,mcp]')"
+    if importlib.util.find_spec("pip") is not None:
+        # The extra's one package, so an editable clone is not replaced by a published release.
+        return shell_join([sys.executable, "-m", "pip", "install", MCP_REQUIREMENT])
+    return f"pip install '{MCP_REQUIREMENT}'"
+
+
 def cmd_entry_point(ctx: CliContext) -> int:
+    from ..mcp import mcp_sdk_installed
+
+    if not mcp_sdk_installed():
+        # The plugin and the extension start `slmactor mcp` too: without the SDK their MCP
+        # server would fail to connect while every step before said it was set up.
+        return ctx.fail("hook entry-point: the plugin's MCP server needs the MCP SDK, which this "
+                        f"installation lacks; install it with: {mcp_fix_line()} — then run "
+                        "`slmactor hook entry-point` again", EXIT_FAILED)
     try:
         path = _write_entry_point()
     except OSError as exc:
