@@ -64,7 +64,7 @@ def test_the_readme_works_pasted_into_one_shell(tmp_path: Path) -> None:
     # Both `claude mcp list` runs: the user's server, then the plugin's, connected.
     listings = done.stdout.split("$ claude mcp list")[1:]
     assert len(listings) == 2
-    assert re.search(r"^slmactor: .*✓ Connected", listings[0], flags=re.M), listings[0]
-    assert re.search(r"^plugin:slmactor:slmactor: .*✓ Connected", listings[1], flags=re.M), listings[1]
+    assert re.search(r"^slmactor: .*[✓✔] Connected", listings[0], flags=re.M), listings[0]
+    assert re.search(r"^plugin:slmactor:slmactor: .*[✓✔] Connected", listings[1], flags=re.M), listings[1]
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert "slmactor" not in json.dumps(settings.get("hooks", {}))  # no hooks twice
