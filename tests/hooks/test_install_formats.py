@@ -289,7 +289,10 @@ def test_user_scope_is_the_default(tmp_path: Path, capsys: pytest.CaptureFixture
     assert report["scope"] == "user" and report["path"] == str(tmp_path / "home" / ".claude" / "settings.json")
     assert report["commit"] == [] and not (project / ".claude").exists()
     command = json.loads(Path(report["path"]).read_text())["hooks"]["SessionStart"][0]["hooks"][0]["command"]
-    assert "$HOME" not in command  # a user's own file runs this installation directly
+    # A user's own file runs the user's entry point too: moving the installation is one file
+    # to refresh (`hook entry-point`), and the hooks answer neutrally meanwhile.
+    assert command.startswith('h="$HOME/.local/share/slmactor/bin/slmactor"; [ -x "$h" ] && exec')
+    assert (tmp_path / "home" / ".local/share/slmactor/bin/slmactor").is_file()
     monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(tmp_path / "cc"))
     assert _cli(["hook", "install", "--harness", "claude"], capsys)["path"] == str(tmp_path / "cc" / "settings.json")
 

@@ -24,6 +24,8 @@ REPO = Path(__file__).resolve().parents[2]
 def _commands(harness: str) -> list[str]:
     out = []
     for rel, data in files(harness).items():
+        if not rel.endswith(".json"):
+            continue  # the README and the icon
         doc = json.loads(data)
         if rel.endswith("hooks/hooks.json"):
             out += [h["command"] for groups in doc["hooks"].values() for g in groups for h in g["hooks"]]
@@ -70,6 +72,18 @@ def test_with_an_entry_point_each_command_runs_it(harness: str, tmp_path: Path) 
         assert done.returncode == 0
         seen = (tmp_path / "seen").read_text()
         assert seen.startswith("ran hook " + harness) or seen == "ran mcp\n", seen
+
+
+@pytest.mark.parametrize("harness", packageable())
+def test_each_package_carries_a_readme_and_a_square_icon(harness: str) -> None:
+    import struct
+
+    made = files(harness)
+    readme = made[f"plugins/{harness}/README.md"].decode()
+    assert "slmactor hook entry-point" in readme and len(readme.split()) >= 40
+    icon = made[f"plugins/{harness}/assets/icon.png"]
+    assert icon.startswith(b"\x89PNG\r\n\x1a\n")
+    assert struct.unpack(">II", icon[16:24]) == (512, 512)  # square, in the directory's range
 
 
 def test_writing_twice_changes_nothing_and_keeps_other_files(tmp_path: Path) -> None:
