@@ -45,7 +45,7 @@ def test_service_install_dry_run_writes_nothing_and_names_what_the_unit_runs(tmp
     assert dry.returncode == 0, dry.stderr
     data = json.loads(dry.stdout)
     assert data["dry_run"] is True and not Path(data["path"]).exists()
-    exec_start = re.search(r"^ExecStart=(.*)$", data["content"], flags=re.M)
+    exec_start = re.search(r"^ExecStart=(.*)$", data["content"], flags=re.MULTILINE)
     assert exec_start is not None
     assert data["runs"].split()[-2:] == ["serve", "--replace"]
     assert exec_start.group(1).endswith(" serve --replace")

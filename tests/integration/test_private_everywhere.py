@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import anyio
 import pytest
 
 from slmactor.protocol.messages import (
@@ -183,7 +184,7 @@ def _stored(daemon: DaemonProcess) -> dict[str, str]:
 
 
 @pytest.mark.slow
-async def test_private_text_and_excluded_paths_are_never_stored_or_told(
+def test_private_text_and_excluded_paths_are_never_stored_or_told(
         daemon: DaemonProcess, tmp_path: Path) -> None:
     project = daemon.project
     (project / ".slmcode").mkdir(exist_ok=True)
@@ -198,7 +199,7 @@ async def test_private_text_and_excluded_paths_are_never_stored_or_told(
          str(project)], env=daemon.env, capture_output=True, text=True, timeout=180, check=False)
     assert imported.returncode == 0, imported.stderr
     assert json.loads(imported.stdout)["new"] == 1
-    told += await _through_mcp(daemon)
+    told += anyio.run(_through_mcp, daemon)
     told.append(_through_client(daemon))
     with daemon.client() as client:
         wait_for(lambda: client.ask(EpisodeRecent(n=0, ids_only=True))["total"] >= 3,

@@ -23,7 +23,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 def readme_lines() -> list[str]:
     """Every command line of the README's `sh` blocks, in order, but the test command's block."""
     text = (REPO / "README.md").read_text()
-    blocks = re.findall(r"```sh\n(.*?)```", text, flags=re.S)
+    blocks = re.findall(r"```sh\n(.*?)```", text, flags=re.DOTALL)
     lines = []
     for block in blocks:
         if "pytest" in block:
@@ -64,7 +64,7 @@ def test_the_readme_works_pasted_into_one_shell(tmp_path: Path) -> None:
     # Both `claude mcp list` runs: the user's server, then the plugin's, connected.
     listings = done.stdout.split("$ claude mcp list")[1:]
     assert len(listings) == 2
-    assert re.search(r"^slmactor: .*[✓✔] Connected", listings[0], flags=re.M), listings[0]
-    assert re.search(r"^plugin:slmactor:slmactor: .*[✓✔] Connected", listings[1], flags=re.M), listings[1]
+    assert re.search(r"^slmactor: .*[✓✔] Connected", listings[0], flags=re.MULTILINE), listings[0]
+    assert re.search(r"^plugin:slmactor:slmactor: .*[✓✔] Connected", listings[1], flags=re.MULTILINE), listings[1]
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert "slmactor" not in json.dumps(settings.get("hooks", {}))  # no hooks twice
