@@ -1,4 +1,4 @@
-"""`slmactor memory episodes [N]` and `slmactor memory recall QUERY` (SPEC S-20.2).
+"""`slmactor memory episodes [N]` and `slmactor memory recall TASK` (SPEC S-20.2).
 
 `episodes` lists the newest N episodes the daemon remembers for the project (default 10; N must be
 positive). `recall` ranks them against a task the way a harness's recall does, and with
@@ -20,7 +20,7 @@ def register(sub: Any) -> None:
     episodes.set_defaults(func=cmd_episodes)
 
     recall = sub.add_parser("recall", help="recall past episodes for a task (BM25F)")
-    recall.add_argument("query", help="the task text")
+    recall.add_argument("query", metavar="TASK", help="the task to recall past work for")
     recall.add_argument("--files", nargs="+", default=[], metavar="PATH", help="focus files")
     recall.add_argument("--tools", nargs="+", default=[], metavar="TOOL",
                         help="tools the task will use (boosts episodes that used them)")

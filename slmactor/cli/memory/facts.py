@@ -7,11 +7,11 @@ memory show [--role R] [--run ID] [--budget N] [--task TEXT] [--files F …] [--
                                             working block; --lines: one line each, with its id
                                             and evidence
 memory facts [--kind K]                     facts by score, pinned ones marked ★
-memory lessons [--query Q] [--max-bytes N]  the lesson lines a worker would see (S-8.10), then
-                                            the do/don't lessons when there are any
-memory lessons --task TEXT [--tag T …] [--limit N]
-                                            the do/don't lessons in recall order for that task
-                                            (C-10); --tag alone lists those carrying the tags
+memory lessons [--task TEXT] [--max-bytes N] [--tag T …] [--limit N]
+                                            the lesson lines a worker would see (S-8.10), ranked
+                                            for the task, then the do/don't lessons (for the
+                                            task: in recall order, C-10); --tag alone lists the
+                                            do/don't lessons carrying the tags
 memory forget SCOPE [--run ID] [--yes]      working|episodic|episodes|semantic|facts|
                                             procedural|project|all; every scope asks first
                                             unless --yes (--json or no terminal: refused
@@ -62,10 +62,11 @@ def register(sub: Any) -> None:
     facts.set_defaults(func=cmd_facts)
 
     lessons = sub.add_parser("lessons", help="the lesson lines a worker would see")
-    lessons.add_argument("--query", default="", help="the task text the lessons are ranked against")
     lessons.add_argument("--max-bytes", type=int, default=0, metavar="N", help="0 = 1600")
     lessons.add_argument("--task", default="", metavar="TEXT",
-                         help="the do/don't lessons in recall order for this task")
+                         help="the task the lessons are for: its lesson lines, ranked, then "
+                              "its do/don't lessons in recall order")
+    lessons.add_argument("--query", dest="task", help=argparse.SUPPRESS)  # the older name
     lessons.add_argument("--tag", action="append", default=[], metavar="T",
                          help="only lessons carrying this tag (repeatable)")
     lessons.add_argument("--limit", type=int, default=0, metavar="N",
@@ -213,17 +214,23 @@ def cmd_lessons(ctx: CliContext) -> int:
         return ctx.fail("memory lessons: --max-bytes must be 0 (default) or positive")
     if args.limit < 0:
         return ctx.fail("memory lessons: --limit must be 0 (default) or positive")
-    polar_only = bool(args.task.strip() or args.tag)
+    task = args.task.strip()
 
     def run() -> int:
         with ctx.client() as client:
-            recalled = client.ask(LessonsRecall(task=args.task, tags=list(args.tag),
+            recalled = client.ask(LessonsRecall(task=task, tags=list(args.tag),
                                                 limit=args.limit))
-            if polar_only:
+            if args.tag and not task:  # only the do/don't lessons carrying the tags
                 ctx.emit(recalled, "\n".join(polar_lines(recalled["lessons"]))
-                         or "(no do/don't lessons for this task)")
+                         or "(no do/don't lessons with these tags)")
                 return EXIT_OK
-            reply = client.ask(LessonsRender(query=args.query, max_bytes=args.max_bytes))
+            reply = client.ask(LessonsRender(query=task, max_bytes=args.max_bytes))
+        if task:
+            # The task's lesson lines (most relevant first), then its do/don't lessons.
+            lines = [reply["text"].rstrip("\n")] if reply["text"].strip() else []
+            lines += polar_lines(recalled["lessons"])
+            ctx.emit({**reply, **recalled}, "\n".join(lines) or "(no lessons for this task)")
+            return EXIT_OK
         reply = {**reply, "polar": recalled["lessons"]}
         text = reply["text"] or "(no lessons yet)"
         if recalled["lessons"]:
