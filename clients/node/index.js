@@ -23,6 +23,7 @@ import { existsSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { decode, encode } from "@msgpack/msgpack";
 import { Dealer, Push } from "zeromq";
+import { withheld } from "./privacy.js";
 
 export const PROTOCOL_VERSION = 1;
 /** Milliseconds the first tells wait for the connection to a daemon whose socket exists. */
@@ -154,9 +155,11 @@ export class Client {
     if (this._early !== null) await this._earlyDone;
     if (this._sending.size > 0) await Promise.allSettled([...this._sending]);
     const id = `${this._clientId}.${++this._ids}`;
-    const body = { v: PROTOCOL_VERSION, id };
+    let body = { v: PROTOCOL_VERSION, id };
     if (this.project && withProject) body.project = this.project;
     Object.assign(body, fields);
+    // What the user keeps out of memory never leaves (./privacy.js): an ask always goes, scrubbed.
+    if (withProject) body = withheld("", body, body.project || "") ?? body;
     const frames = [Buffer.from(kind, "ascii"), Buffer.from(encode(body))];
     const wait = timeout ?? this.timeout;
     const attempts = Math.max(1, retries ?? this.retries);
@@ -299,6 +302,10 @@ export class Client {
       this._drop();
       return false;
     }
+    // A call on a path the project excludes is not sent (and not lost): ./privacy.js.
+    const kept = kind === "client.dropped" ? fields : withheld(kind, fields, project);
+    if (kept === null) return true;
+    fields = kept;
     this._tells();
     const body = { v: PROTOCOL_VERSION, ...fields, client: this._clientId, seq: ++this._seq };
     if (this.project && !("project" in fields)) body.project = this.project;
