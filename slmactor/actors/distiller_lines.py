@@ -13,9 +13,8 @@ claims carry checks of their own. `memory.retire` keeps retired ids in `memory/r
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from slmactor.logic.memory.block_lines import BlockLine, block_lines, line_id, line_meaning
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.logic.text.trust import UNVERIFIED_LABEL, withhold_commands
 from slmactor.protocol import ErrorCode, RequestError
@@ -30,6 +29,9 @@ from slmactor.runtime.actor import Actor, handles
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
 from slmactor.stores.facts import RetiredLines
+
+if TYPE_CHECKING:  # the block's logic loads with the first block, not at the daemon's start
+    from slmactor.logic.memory.block_lines import BlockLine
 
 
 class BlockLinesMixin(Actor):
@@ -59,6 +61,8 @@ class BlockLinesMixin(Actor):
         ask = MemoryBlock(project=msg.project, role=msg.role, budget=msg.budget, query=msg.query,
                           files=list(msg.files), tags=list(msg.tags), run_id=msg.run_id,
                           language=msg.language, model=msg.model)
+        from slmactor.logic.memory.block_lines import block_lines, line_meaning
+
         reply = await self.block(ask)  # type: ignore[attr-defined]
         facts = {line_meaning(f.text): f for f in project.facts.book}
         # A repository's unverified fact is told labelled, its commands withheld.
@@ -74,6 +78,8 @@ class BlockLinesMixin(Actor):
     @staticmethod
     def _with_evidence(line: BlockLine, facts: dict[str, Any],
                        episodes: dict[str, list[dict[str, Any]]]) -> BlockLine:
+        from slmactor.logic.memory.block_lines import BlockLine, line_meaning
+
         fact = facts.get(line_meaning(line.text))
         evidence: list[dict[str, Any]] = []
         if fact is not None:
@@ -112,6 +118,8 @@ class BlockLinesMixin(Actor):
     @handles(MemoryRetire)
     async def retire(self, msg: MemoryRetire) -> dict[str, Any]:
         project: Any = self._project(msg)  # type: ignore[attr-defined]
+        from slmactor.logic.memory.block_lines import line_id
+
         retired = self.retired_for(project.root)
         entries = {i.strip(): "" for i in msg.ids if i.strip()}
         entries.update({line_id(t): t.strip().removeprefix("- ") for t in msg.texts if t.strip()})

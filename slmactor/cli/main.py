@@ -40,7 +40,7 @@ GROUPS: dict[str, tuple[str, list[str]]] = {
 #: commands of `daemon_cmds`, parsed without loading anything else
 DAEMON_COMMANDS = frozenset({"serve", "start", "stop", "status"})
 #: modules that add top-level commands (beside serve/start/stop/status)
-TOP_LEVEL = ["loop.demo", "service", "mcp", "ui", "trust", "share", "shell.completion"]
+TOP_LEVEL = ["loop.demo", "service", "mcp", "memory.ui", "trust", "share", "shell.completion"]
 
 
 def _exists(module: str) -> bool:

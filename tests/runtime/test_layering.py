@@ -22,6 +22,8 @@ FORBIDDEN = {
     "stores": {"actors", "runtime", "cli", "client", "testing"},
     "runtime": {"actors", "cli"},
     "adapters": {"runtime", "actors", "stores", "cli"},
+    # The page reads and acts only through the daemon's asks: never a store of its own.
+    "ui": {"runtime", "actors", "stores", "harnesses", "hooks"},
 }
 #: third-party imports a room may use (anything else must be stdlib).
 PROTOCOL_THIRD_PARTY = {"msgpack"}
