@@ -496,9 +496,16 @@ def main(argv: Sequence[str]) -> int:
 
 def _names_excluded_raw(opts: Options, raw: bytes) -> bool:
     """Whether a payload to spool names a path its project excludes (then it is not spooled)."""
-    project = str(_project_root(opts.project, os.getcwd()))
+    # The breaker's fast path: os.path only (no pathlib, no CLI context) until an exclude list
+    # is found — the project is `--project`, else the git root above the working directory.
+    project = os.path.abspath(opts.project) if opts.project else os.getcwd()
+    if not opts.project:
+        here = project
+        while not os.path.exists(os.path.join(here, ".git")) and os.path.dirname(here) != here:
+            here = os.path.dirname(here)
+        project = here if os.path.exists(os.path.join(here, ".git")) else project
     if not os.path.exists(os.path.join(project, ".slmcode", "exclude")):
-        return False  # the breaker's fast path stays stdlib-only when nothing is excluded
+        return False
     from slmactor import privacy
 
     excluder = privacy.excluder_for(project)
