@@ -1,6 +1,14 @@
-"""`slmactor import sessions` over real public transcripts, against a real daemon.
+"""`slmactor import sessions` against a real daemon: a generated history at scale, and real public
+transcripts.
 
-The corpus is the directory `bench/real_sessions.json` names (each source's repository, commit
+**Generated history** (always; `bench/claude_history.py`: 1,000 Claude Code sessions × ~100
+calls, ~450 MB of transcripts in Claude Code 2.1.x's format; `--quick`: 100): the floor is
+`json.loads` of every line of the same files in one process, measured in the same run; the
+import's calls/s is its ratio to that floor (target ≥ 0.3×). Peak RSS of the import process
+(`ru_maxrss`) and of the daemon (`VmHWM`), each ≤ 200 MB; a second import of the unchanged
+history costs ≤ 5 % of the first; every session becomes one run in the daemon.
+
+**Real corpus** (when present): the corpus is the directory `bench/real_sessions.json` names (each source's repository, commit
 and paths; `python bench/fetch_real_sessions.py` fetches it, into `$SLMACTOR_REAL_CORPUS` or
 `~/.cache/slmactor-real/corpus`): Claude Code, Codex CLI, Gemini CLI, Cline, mini-swe-agent,
 SWE-agent and OpenHands sessions, plus files that are no session (aider's Markdown logs, Cline's
@@ -43,11 +51,12 @@ def _corpus() -> Path:
     return default_corpus()
 
 
-def _import(daemon: DaemonProcess, root: Path, *extra: str) -> tuple[dict[str, Any], float, int]:
+def _import(daemon: DaemonProcess, root: Path, *extra: str, project: Path | None = None
+            ) -> tuple[dict[str, Any], float, int]:
     """(summary, wall seconds, peak RSS in bytes) of one `import sessions` process."""
     args = [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "--no-autostart",
-            "--json", "--timeout", "60", "import", "sessions", str(root), "--project", str(daemon.project),
-            *extra]
+            "--json", "--timeout", "60", "import", "sessions", str(root), "--project",
+            str(project or daemon.project), *extra]
     started = time.monotonic()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(args, env=daemon.env, stdout=out, stderr=subprocess.DEVNULL)
@@ -89,18 +98,85 @@ def _read_floor(root: Path) -> tuple[float, int]:
     return time.monotonic() - started, total
 
 
-def _runs(daemon: DaemonProcess) -> int:
-    with daemon.client() as c:
+def _runs(daemon: DaemonProcess, project: Path | None = None) -> int:
+    with daemon.client(project=project) as c:
         return len(c.ask(MetricsShow(last=0))["runs"])
 
 
+def _json_floor(root: Path) -> tuple[float, int]:
+    """Seconds and lines of `json.loads` of every line of every file under `root`."""
+    started = time.monotonic()
+    lines = 0
+    loads = json.loads
+    for path in sorted(root.rglob("*.jsonl")):
+        with open(path, "rb") as fh:
+            for line in fh:
+                loads(line)
+                lines += 1
+    return time.monotonic() - started, lines
+
+
+def _peak_rss(pid: int) -> int:
+    """A live process's peak resident memory in bytes (Linux: /proc/PID/status VmHWM)."""
+    with open(f"/proc/{pid}/status") as fh:
+        for line in fh:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) * 1024
+    return 0
+
+
+def generated(quick: bool) -> list[Row]:
+    """The generated history's rows."""
+    from bench.claude_history import generate
+
+    sessions = 100 if quick else 1000
+    scratch = Path(tempfile.mkdtemp(prefix="slm-import-gen-"))
+    daemon = spawn_daemon()
+    try:
+        history = scratch / "projects"
+        calls, size = generate(history, sessions)
+        project = scratch / "service"
+        project.mkdir()
+        floor_s, lines = _json_floor(history)
+        floor_s = min(floor_s, _json_floor(history)[0])  # the faster of two: the floor, warm
+        first, wall, rss = _import(daemon, history, project=project)
+        runs = wait_for(lambda: _runs(daemon, project) if _runs(daemon, project) >= first["new"] else 0,
+                        "every imported session a run", timeout=1200, pause=0.5)
+        daemon_rss = _peak_rss(daemon.proc.pid)
+        second, wall2, _ = _import(daemon, history, project=project)
+        calls_s, floor_calls_s = first["calls"] / wall, calls / floor_s
+        return [
+            {"name": "generated: history", "value": sessions, "unit": "sessions",
+             "target": f"{calls:,} calls, {lines:,} lines, {size / 1e6:.0f} MB (Claude Code transcripts)"},
+            {"name": "generated: floor, json.loads of every line", "value": round(floor_calls_s), "unit": "calls/s",
+             "target": f"{floor_s:.2f}s for the {lines:,} lines"},
+            {"name": "generated: import sessions/s", "value": round(first["new"] / wall, 1), "unit": "sess/s",
+             "target": f"{first['new']} new of {first['sessions']}, {wall:.1f}s"},
+            {"name": "generated: import calls/s", "value": round(calls_s), "unit": "calls/s",
+             "floor": round(floor_calls_s), "ratio": round(calls_s / floor_calls_s, 3), "target": "≥ 0.3"},
+            {"name": "generated: import peak RSS", "value": round(rss / 1e6), "unit": "MB", "target": "≤ 200"},
+            {"name": "generated: daemon peak RSS", "value": round(daemon_rss / 1e6), "unit": "MB", "target": "≤ 200"},
+            {"name": "generated: runs in the daemon", "value": runs, "unit": "runs", "floor": first["new"],
+             "ratio": round(runs / max(1, first["new"]), 3), "target": "= new (ratio 1)"},
+            {"name": "generated: second import", "value": round(wall2, 2), "unit": "s", "floor": round(wall, 2),
+             "ratio": round(wall2 / wall, 3),
+             "target": f"≤ 0.05 of the first ({second['unchanged_files']} files unchanged, {second['new']} new)"},
+        ]
+    finally:
+        stop_quietly(daemon)
+        shutil.rmtree(scratch, ignore_errors=True)
+        shutil.rmtree(daemon.base, ignore_errors=True)
+
+
 def run(quick: bool) -> list[Row]:
+    rows = generated(quick)
     corpus = _corpus()
     if not corpus.is_dir():
-        raise SystemExit(f"bench import_sessions: no corpus at {corpus}; fetch it with "
-                         f"`python bench/fetch_real_sessions.py --target {corpus}` (sources and commits "
-                         f"in bench/real_sessions.json) or point SLMACTOR_REAL_CORPUS at it")
-    rows: list[Row] = []
+        rows.append({"name": "corpus: not run", "value": None, "unit": "",
+                     "target": f"no corpus at {corpus}; fetch it with `python bench/fetch_real_sessions.py "
+                               f"--target {corpus}` (sources and commits in bench/real_sessions.json) or point "
+                               f"SLMACTOR_REAL_CORPUS at it"})
+        return rows
     daemon = spawn_daemon()
     scratch = Path(tempfile.mkdtemp(prefix="slm-import-bench-"))
     try:

@@ -218,9 +218,16 @@ class Lines:
         # read as it stood (its new lines are the next run's, nothing is lost).
         self.cut_reason = CUT_AT_CAP if over else ""
         self._passes: list[Pass] = []
+        self._cache: list[str] | None = None
+        self._cache_skipped: dict[str, int] = {}
 
     def __call__(self) -> Pass:
-        one = Pass(self.path, self.limit, self.cut_reason)
+        if self._cache is None:  # read once, whole (bounded); later passes reuse the lines
+            counter: dict[str, int] = {}
+            self._cache = _read_all(self.path, self.limit, self.cut_reason, counter)
+            self._cache_skipped = counter
+        one = Pass(self.path, 0, "", self._cache)
+        one.skipped.update(self._cache_skipped)
         self._passes.append(one)
         return one
 
@@ -241,6 +248,40 @@ class Lines:
 
 def _note(counter: dict[str, int], reason: str) -> None:
     counter[reason] = counter.get(reason, 0) + 1
+
+
+def _read_all(path: str, limit: int, cut_reason: str, counter: dict[str, int]) -> list[str]:
+    """The file's lines up to `limit` bytes, read in one go (the fast path of `_read` when no
+    line can be longer than the read itself): a last line the limit cuts is dropped (counted
+    with `cut_reason` when the limit is the cap), invalid UTF-8 replaced per line and counted.
+    Lines are split on `\n` only (a JSON string may hold U+2028, which `splitlines` would cut)."""
+    fd = open_regular(path)
+    with os.fdopen(fd, "rb") as fh:
+        data = fh.read(limit)
+        more = bool(data) and not data.endswith(b"\n") and bool(fh.read(1))
+    if more:
+        cut = data.rfind(b"\n") + 1
+        data = data[:cut]
+        if cut_reason:
+            _note(counter, cut_reason)
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        lines: list[str] = []
+        for raw in data.split(b"\n"):
+            try:
+                lines.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                _note(counter, INVALID_UTF8)
+                lines.append(raw.decode("utf-8", errors="replace"))
+        text = "\n".join(lines)
+    del data
+    parts = text.split("\n")
+    last = parts.pop()  # after the final newline: "" (or a last line without one)
+    out = [line + "\n" for line in parts]
+    if last:
+        out.append(last)
+    return out
 
 
 def _read(path: str, limit: int, line_cap: int, cut_reason: str, counter: dict[str, int]) -> Iterator[str]:

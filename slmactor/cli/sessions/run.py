@@ -212,33 +212,132 @@ def _head_after_bad_lines(opener: Lines, budget: int = MAX_FILE_BYTES) -> str:
 
 def import_sessions(items: Iterable[Item], rooms: list[Any], state: ImportState, opts: Options, *,
                     send: Send | None, places: Places, tally: Tally | None = None,
-                    progress: Callable[[Tally, bool], None] | None = None) -> Tally:
+                    progress: Callable[[Tally, bool], None] | None = None, depth: int = 8) -> Tally:
     """Import every session of `items`; `send(report, project)` is the daemon's reply to its
-    `run.finish` (None: a dry run) and raises `Refused` for a report the daemon refused."""
-    run = _Import(rooms, state, opts, send, places, tally if tally is not None else Tally())
-    for item in items:
-        run.tally.files_seen += 1
-        run.tally.bytes_seen += min(item.size, MAX_FILE_BYTES)
-        try:
-            run.file(item)
-        finally:
-            if progress is not None:
-                progress(run.tally, False)
+    `run.finish` (None: a dry run) and raises `Refused` for a report the daemon refused. Reports
+    are sent from a thread of their own, at most `depth` unanswered, so reading the next file
+    overlaps the daemon's work on the last; every count and state line is written here, in the
+    caller's thread, as replies come back."""
+    pipeline = Pipeline(send, depth) if send is not None else None
+    run = _Import(rooms, state, opts, pipeline, places, tally if tally is not None else Tally())
+    try:
+        for item in items:
+            run.tally.files_seen += 1
+            run.tally.bytes_seen += min(item.size, MAX_FILE_BYTES)
+            try:
+                run.file(item)
+            finally:
+                run.settle(wait=False)
+                if progress is not None:
+                    progress(run.tally, False)
+        run.settle(wait=True)
+    finally:
+        if pipeline is not None:
+            pipeline.close()
     if progress is not None:
         progress(run.tally, True)
     return run.tally
 
 
+class Pipeline:
+    """Sends reports from a thread of its own (a blocking `send`), at most `depth` unanswered;
+    the caller collects the answers (`answers`). A send that fails otherwise than `Refused`
+    (the daemon is gone) stops the pipeline: the caller gets the error at its next collection."""
+
+    def __init__(self, send: Send, depth: int) -> None:
+        import queue
+        import threading
+
+        self._send = send
+        self._todo: queue.Queue[tuple[Any, dict[str, Any], str] | None] = queue.Queue(maxsize=max(1, depth))
+        self._done: queue.SimpleQueue[tuple[Any, dict[str, Any] | None, str]] = queue.SimpleQueue()
+        self._error: BaseException | None = None
+        self.unanswered = 0
+        self._thread = threading.Thread(target=self._work, name="import-sender", daemon=True)
+        self._thread.start()
+
+    def _work(self) -> None:
+        while True:
+            job = self._todo.get()
+            if job is None:
+                return
+            token, report, where = job
+            if self._error is not None:
+                self._done.put((token, None, ""))
+                continue
+            try:
+                self._done.put((token, self._send(report, where), ""))
+            except Refused as exc:
+                self._done.put((token, None, str(exc) or "refused"))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller, who raises it
+                self._error = exc
+                self._done.put((token, None, ""))
+
+    def submit(self, token: Any, report: dict[str, Any], where: str) -> None:
+        self.unanswered += 1
+        self._todo.put((token, report, where))
+
+    def answers(self, wait: bool) -> list[tuple[Any, dict[str, Any] | None, str]]:
+        """The answers so far (`wait`: every one), in the order they came."""
+        import queue
+
+        got = []
+        while self.unanswered:
+            try:
+                answer = self._done.get(block=wait)
+            except queue.Empty:
+                break
+            self.unanswered -= 1
+            got.append(answer)
+        if self._error is not None:
+            raise self._error
+        return got
+
+    def close(self) -> None:
+        self._todo.put(None)
+        self._thread.join(timeout=60)
+
+
+@dataclass(slots=True)
+class _FileJob:
+    """One file's sessions on their way: recorded as done once every one is answered."""
+
+    item: Item
+    done: list[str] = field(default_factory=list)
+    waiting: int = 0
+    whole: bool = True
+    closed: bool = False
+
+
+@dataclass(slots=True)
+class _Sent:
+    """What one session's answer completes."""
+
+    job: _FileJob
+    rid: str
+    harness: str
+    total: int
+    part: int
+    old: bool
+    calls: int
+    failed: int
+    repaired: int
+    classes: dict[str, int]
+
+
 class _Import:
     """One import's context: the rooms, the state, the daemon, the projects here."""
 
-    def __init__(self, rooms: list[Any], state: ImportState, opts: Options, send: Send | None,
+    def __init__(self, rooms: list[Any], state: ImportState, opts: Options, pipeline: Pipeline | None,
                  places: Places, tally: Tally) -> None:
         from slmactor import harnesses
         from slmactor.logic.working.toolclasses import EDIT
 
         classes = harnesses.tool_classes()
-        self.rooms, self.state, self.opts, self.send, self.places, self.tally = rooms, state, opts, send, places, tally
+        self.rooms, self.state, self.opts, self.places, self.tally = rooms, state, opts, places, tally
+        self.pipeline = pipeline
+        #: Run ids sent and not answered yet.
+        self.inflight: set[str] = set()
         self.is_edit: Callable[[str], bool] = lambda tool: classes.classify(tool)[1] == EDIT
         self.cutoff = (opts.now - opts.max_age_days * SECONDS_PER_DAY) if opts.max_age_days is not None else 0.0
 
@@ -296,15 +395,68 @@ class _Import:
             tally.skip_file(label, f"larger than {MAX_FILE_BYTES >> 20} MiB" if item.size > MAX_FILE_BYTES
                             else f"no {room.title} session in it")
             return
-        done: list[str] = []
-        # Every session in the file imported (or imported before): only then is the file done.
-        imported = [self.session(room, record, item, done) for record in records]  # every one tried
-        whole = all(imported)
-        if self.send is not None and whole:
-            self.state.finished(item.key, item.size, item.stamp, done)
+        job = _FileJob(item)
+        for record in records:  # every one tried, whatever the one before came to
+            if not self.session(room, record, item, job):
+                job.whole = False
+        job.closed = True
+        self._close(job)
 
-    def session(self, room: Any, record: Any, item: Item, done: list[str]) -> bool:
-        """Import one session; False when it was skipped (its file is then not done)."""
+    def _close(self, job: _FileJob) -> None:
+        """Record the file as done once every session in it is imported (or was before)."""
+        if job.closed and not job.waiting and job.whole and self.pipeline is not None:
+            self.state.finished(job.item.key, job.item.size, job.item.stamp, job.done)
+
+    def settle(self, wait: bool) -> None:
+        """Take in the daemon's answers so far (`wait`: all of them)."""
+        if self.pipeline is None:
+            return
+        for sent, reply, refused in self.pipeline.answers(wait):
+            self._answered(sent, reply, refused)
+
+    def _answered(self, sent: _Sent, reply: dict[str, Any] | None, refused: str) -> None:
+        tally, job = self.tally, sent.job
+        job.waiting -= 1
+        self.inflight.discard(sent.rid)
+        if reply is None:
+            tally.skip_session(job.item.label, sent.rid, f"refused by the daemon ({refused})")
+            job.whole = False
+            self._close(job)
+            return
+        self.state.imported(sent.rid, sent.total, sent.part + 1)
+        lessons, candidates = int(reply.get("lessons") or 0), int(reply.get("candidates") or 0)
+        tally.lessons += lessons
+        tally.candidates += candidates
+        if sent.old:
+            tally.old["lessons"] += lessons
+            tally.old["repair_candidates"] += candidates
+            tally.old["regression_checks"] += int(reply.get("checks") or 0)
+        self._count(sent)
+        job.done.append(sent.rid)
+        self._close(job)
+
+    def _count(self, sent: _Sent) -> None:
+        """A session imported (or, in a dry run, that would be)."""
+        tally = self.tally
+        row = tally.by_harness[sent.harness]
+        if sent.old:
+            tally.old["sessions"] += 1
+            tally.old["episodes_kept"] += int(self.opts.keep_old)
+        if sent.part:
+            tally.continued += 1
+        else:
+            tally.new += 1
+            row["new"] += 1
+        tally.calls += sent.calls
+        tally.failed_calls += sent.failed
+        row["calls"] += sent.calls
+        row["failed_calls"] += sent.failed
+        tally.repaired += sent.repaired
+        for cls, count in sent.classes.items():
+            tally.classes[cls] = tally.classes.get(cls, 0) + count
+
+    def session(self, room: Any, record: Any, item: Item, job: _FileJob) -> bool:
+        """Import one session (its answer comes later); False when it was skipped."""
         from slmactor import harnesses
         from slmactor.hooks.session import merge_transcript
         from slmactor.logic.loop import recorded
@@ -317,6 +469,8 @@ class _Import:
         row = tally.by_harness.setdefault(room.name, {"sessions": 0, "new": 0, "calls": 0, "failed_calls": 0})
         tally.sessions += 1
         row["sessions"] += 1
+        if rid in self.inflight:  # a copy of a session on its way: decide on the daemon's answer
+            self.settle(wait=True)
         seen, part = self.state.sessions.get(rid, (0, 0))
         total = len(record.stats.calls)
         if part and total <= seen:
@@ -339,38 +493,17 @@ class _Import:
             report["tags"] = [*report["tags"], *item.tags]
         if old and opts.keep_old:
             report["tags"] = [*report["tags"], KEEP_TAG]
-        if self.send is not None:
-            try:
-                reply = self.send(report, str(Path(where).resolve()))
-            except Refused as exc:
-                tally.skip_session(label, rid, f"refused by the daemon ({exc})")
-                return False
-            lessons, candidates = int(reply.get("lessons") or 0), int(reply.get("candidates") or 0)
-            tally.lessons += lessons
-            tally.candidates += candidates
-            self.state.imported(rid, total, part + 1)
-            if old:
-                tally.old["lessons"] += lessons
-                tally.old["repair_candidates"] += candidates
-                tally.old["regression_checks"] += int(reply.get("checks") or 0)
-        if old:
-            tally.old["sessions"] += 1
-            tally.old["episodes_kept"] += int(opts.keep_old)
-        done.append(rid)
-        if part:
-            tally.continued += 1
-        else:
-            tally.new += 1
-            row["new"] += 1
         calls = record.stats.calls
-        failed = sum(1 for c in calls if c.get("ok") is not True)
-        tally.calls += len(calls)
-        tally.failed_calls += failed
-        row["calls"] += len(calls)
-        row["failed_calls"] += failed
-        tally.repaired += sum(1 for f in report["failures"] if f.get("resolved_by"))
-        for cls, count in failure_classes(report).items():
-            tally.classes[cls] = tally.classes.get(cls, 0) + count
+        sent = _Sent(job, rid, room.name, total, part, old, len(calls),
+                     sum(1 for c in calls if c.get("ok") is not True),
+                     sum(1 for f in report["failures"] if f.get("resolved_by")), failure_classes(report))
+        if self.pipeline is None:  # a dry run: counted as it would be
+            self._count(sent)
+            job.done.append(rid)
+            return True
+        job.waiting += 1
+        self.inflight.add(rid)
+        self.pipeline.submit(sent, report, str(Path(where).resolve()))
         return True
 
 
