@@ -675,19 +675,11 @@ class MemoryForget(Message):
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
-class MemoryLines(Message):
-    """The memory block of `memory.block` (same fields) as lines: each with its id, section,
+class MemoryLines(MemoryBlock):
+    """The memory block of `memory.block` (the same fields) as lines: each with its id, section,
     text and the records behind it; plus the lines retired from the project's blocks."""
 
     KIND: ClassVar[Kind] = Kind.MEMORY_LINES
-    role: str = ""
-    budget: int = 0
-    query: str = ""
-    files: list[str] = field(default_factory=list)
-    tags: list[str] = field(default_factory=list)
-    run_id: str = ""
-    language: str = ""
-    model: str = ""
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

@@ -25,6 +25,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -89,20 +90,27 @@ def memory_daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
         stop_quietly(proc)
 
 
-@pytest.fixture()
-def page(memory_daemon: DaemonProcess) -> Iterator[tuple[DaemonProcess, str]]:
+@contextmanager
+def launched(daemon: DaemonProcess) -> Iterator[str]:
+    """`slmactor ui` running for the daemon's project; its URL (as it printed it)."""
     ui = subprocess.Popen(
-        [sys.executable, "-m", "slmactor", "--runtime-dir", str(memory_daemon.runtime_dir),
-         "--project", str(memory_daemon.project), "--no-autostart", "--json", "ui", "--no-open"],
-        env=memory_daemon.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
+         "--project", str(daemon.project), "--no-autostart", "--json", "ui", "--no-open"],
+        env=daemon.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert ui.stdout is not None
         line = ui.stdout.readline()
         assert line, ui.stderr.read() if ui.stderr else "ui printed nothing"
-        yield memory_daemon, json.loads(line)["url"]
+        yield str(json.loads(line)["url"])
     finally:
         ui.terminate()
         ui.communicate(timeout=30)  # waits, and closes its pipes
+
+
+@pytest.fixture()
+def page(memory_daemon: DaemonProcess) -> Iterator[tuple[DaemonProcess, str]]:
+    with launched(memory_daemon) as url:
+        yield memory_daemon, url
 
 
 def _texts(browser: Browser, selector: str) -> list[str]:
@@ -197,13 +205,7 @@ def _get(url: str, host: str | None = None) -> int:
 
 
 def test_only_its_token_on_loopback_and_this_user(daemon: DaemonProcess) -> None:
-    ui = subprocess.Popen(
-        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
-         "--project", str(daemon.project), "--no-autostart", "--json", "ui", "--no-open"],
-        env=daemon.env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    try:
-        assert ui.stdout is not None
-        url = json.loads(ui.stdout.readline())["url"]
+    with launched(daemon) as url:
         port = int(url.split(":")[2].split("/")[0])
         assert _get(url) == 200
         assert _get(url.replace("token=", "token=x")) == 403
@@ -232,6 +234,3 @@ def test_only_its_token_on_loopback_and_this_user(daemon: DaemonProcess) -> None
         except urllib.error.HTTPError as exc:
             status = exc.code
         assert status == 403
-    finally:
-        ui.terminate()
-        ui.communicate(timeout=30)  # waits, and closes its pipes
