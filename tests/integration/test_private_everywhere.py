@@ -1,6 +1,7 @@
 """What a user keeps out of memory stays out, through every door, against a real daemon:
 `<private>…</private>` text and a path the project excludes (`.slmcode/exclude`) sent through the
-hooks of every harness (their own payload formats: tests/fixtures/hooks), `import sessions` of a
+hooks of every harness (their own payload formats: tests/fixtures/hooks; OpenCode's as its room
+documents it), `import sessions` of a
 Claude Code transcript, the MCP server (the SDK's own client) and the Python client appear in no
 file under the daemon's runtime dir, user store or project store, in no reply, and in no hook
 answer a model reads."""
@@ -39,7 +40,7 @@ SECRET_FILE = "secrets/key.txt"
 TEXT_KEYS = ("command", "prompt", "text", "description")
 OUTPUT_KEYS = ("output", "result", "stdout", "stderr", "error", "content", "llmcontent",
                "response")
-FORMATS = ("claude", "codex", "gemini", "cline", "openhands")
+FORMATS = ("claude", "codex", "gemini", "cline", "openhands", "opencode")
 
 
 def _inject(value: Any, how: str, key: str = "") -> Any:
@@ -89,14 +90,33 @@ def _hook(daemon: DaemonProcess, fmt: str, event: str, payload: dict[str, Any]) 
     return done.stdout
 
 
+def _opencode(project: Path) -> list[dict[str, Any]]:
+    """OpenCode's plugin events as slmactor's hook reads them (the payload its room documents,
+    from OpenCode's `packages/plugin/src/index.ts`: `tool.execute.after`, `session.idle`)."""
+    call = {"hook_event_name": "tool.execute.after", "session_id": "ses_priv", "cwd": str(project),
+            "tool_name": "bash", "tool_input": {"command": "npm test", "description": "tests"},
+            "tool_use_id": "call_1", "tool_response": {"output": "1 failing", "title": "npm test",
+                                                        "metadata": {"exit": 1}}}
+    idle = {"hook_event_name": "session.idle", "session_id": "ses_priv", "cwd": str(project)}
+    return [{"event": "tool.execute.after", "payload": call},
+            {"event": "session.idle", "payload": idle}]
+
+
+def _fixtures(fmt: str, project: Path) -> list[dict[str, Any]]:
+    if fmt == "opencode":
+        return _opencode(project)
+    return [json.loads(path.read_text().replace("$PROJECT", str(project)))
+            for path in sorted((FIXTURES / "hooks" / fmt).glob("*.json"), key=_order)]
+
+
 def _through_hooks(daemon: DaemonProcess) -> list[str]:
     answers = []
     for fmt in FORMATS:
-        for path in sorted((FIXTURES / "hooks" / fmt).glob("*.json"), key=_order):
-            fixture = json.loads(path.read_text().replace("$PROJECT", str(daemon.project)))
+        for fixture in _fixtures(fmt, daemon.project):
             payload = fixture["payload"]
             answers.append(_hook(daemon, fmt, fixture["event"], _inject(payload, "private")))
-            on_file = _on_excluded_file(payload) if "Tool" in fixture["event"] else None
+            tool_event = "Tool" in fixture["event"] or fixture["event"].startswith("tool.")
+            on_file = _on_excluded_file(payload) if tool_event else None
             if on_file is not None:
                 answers.append(_hook(daemon, fmt, fixture["event"], on_file))
     return answers
@@ -209,6 +229,8 @@ def test_private_text_and_excluded_paths_are_never_stored_or_told(
     # The doors worked on real content, not on nothing: the sessions and memories are there.
     assert "Deploy with make ship" in replies and "cut the release" in replies
     assert "«private»" in replies and "«excluded»" in replies
+    # ... the hooks' sessions too: their prompts were recorded, the spans cut.
+    assert "fix the failing parser test «private»" in replies
     for marker in (PRIV, EXCL, "hunter2"):
         assert marker not in replies
         assert not [t for t in told if marker in t]
