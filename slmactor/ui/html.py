@@ -264,11 +264,37 @@ def charts_section(runs: Sequence[Any]) -> str:
             f'(a replay) begins.</p><div class="charts">{figures}</div></section>')
 
 
+def projects_section(rows: Sequence[tuple[str, Mapping[str, Any] | str]], token: str) -> str:
+    """Every project the page knows: its figures, or why they could not be read."""
+    from slmactor.logic.text.timefmt import to_rfc3339
+
+    body = []
+    for project, figures in rows:
+        name = f'<a href="{escape(link(token, project))}">{escape(project)}</a>'
+        if isinstance(figures, str):
+            body.append(f'<tr data-project="{escape(project)}"><td>{name}</td>'
+                        f'<td colspan="6" class="bad">{escape(figures)}</td></tr>')
+            continue
+        last = to_rfc3339(figures["last_run"]) if figures["last_run"] else "–"
+        body.append(
+            f'<tr data-project="{escape(project)}"><td>{name}</td><td>{figures["lines"]}'
+            f'{" (" + str(figures["retired"]) + " retired)" if figures["retired"] else ""}</td>'
+            f'<td>{figures["rules"]}</td><td>{figures["sessions"]}</td>'
+            f'<td>{figures["pending"]}</td><td>{figures["runs"]}</td><td>{escape(last)}</td></tr>')
+    return ('<section id="projects"><h2>Across projects</h2><p class="note">Every project this '
+            "page was opened on and every one the daemon has open (used recently); open one for "
+            "its lines, rules, failures, sessions, trust and figures.</p><table><tr><th>project"
+            "</th><th>lines told</th><th>rules</th><th>sessions</th><th>awaiting trust</th>"
+            "<th>runs measured</th><th>newest run</th></tr>" + "".join(body) + "</table></section>")
+
+
 def page(*, project: str, projects: Sequence[str], token: str, body: str, flash: str = "") -> str:
     others = " ".join(f'<a href="{escape(link(token, p))}">{escape(p)}</a>'
                       for p in projects if p != project)
     across = f'<span class="note">other projects: {others}</span>' if others else ""
-    nav = "".join(f'<a href="#{anchor}">{label}</a>' for anchor, label in (
+    everywhere = f'<a href="{escape(link(token, project, view="projects"))}">All projects</a>'
+    here = escape(link(token, project))
+    nav = everywhere + "".join(f'<a href="{here}#{anchor}">{label}</a>' for anchor, label in (
         ("told", "Told now"), ("rules", "Rules"), ("failures", "Failures"),
         ("sessions", "Sessions"), ("trust", "Awaiting trust"), ("charts", "Figures")))
     note = f'<div class="flash" id="flash">{escape(flash)}</div>' if flash else ""

@@ -116,7 +116,33 @@ class Handler(BaseHTTPRequestHandler):
         if project is None:
             self._send(HTTPStatus.BAD_REQUEST, html.refused("no such project directory"))
             return
+        if _first(params, "view") == "projects":
+            self._projects(project)
+            return
         self._page(project, _first(params, "task"), _first(params, "q"), _first(params, "done"))
+
+    def _projects(self, current: Path) -> None:
+        """The page across projects: one row of figures per project the page knows."""
+        from slmactor.client import DaemonUnavailable, RequestFailed
+
+        token = self.server.gate.token
+        try:
+            with self.server.client_factory(str(current)) as client:
+                open_projects = views.projects(client)
+        except (DaemonUnavailable, RequestFailed) as exc:
+            self._send(HTTPStatus.BAD_GATEWAY, html.refused(f"slmactor daemon: {exc}"))
+            return
+        with self.server.lock:
+            known = list(dict.fromkeys([*self.server.seen_projects, *open_projects]))
+        rows: list[tuple[str, Any]] = []
+        for root in known:
+            try:
+                with self.server.client_factory(root) as client:
+                    rows.append((root, views.overview(client)))
+            except (DaemonUnavailable, RequestFailed) as exc:
+                rows.append((root, f"not readable: {exc}"))
+        self._send(HTTPStatus.OK, html.page(project=str(current), projects=known, token=token,
+                                            body=html.projects_section(rows, token)))
 
     do_HEAD = do_GET
 

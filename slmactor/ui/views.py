@@ -172,3 +172,19 @@ def projects(client: Any) -> list[str]:
 
     listed: list[str] = client.ask(MemoryProjects())["projects"]
     return listed
+
+
+def overview(client: Any) -> dict[str, Any]:
+    """One project's figures for the page across projects: lines told, rules, sessions,
+    repository records awaiting trust, and the newest run."""
+    from slmactor.protocol.messages import EpisodeRecent
+
+    told_now = told(client)
+    waiting = pending(client)
+    measured = runs(client)
+    return {"lines": len(told_now.get("lines") or []), "retired": len(told_now.get("retired") or []),
+            "rules": len(rules(client)),
+            "sessions": client.ask(EpisodeRecent(n=1, ids_only=True))["total"],
+            "pending": sum(len(v) for v in waiting.values()),
+            "runs": len(measured),
+            "last_run": max((r.at for r in measured), default=0.0)}

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from slmactor.protocol.messages import EpisodeRecent, FactList, MemoryBlock
+from slmactor.protocol.messages import EpisodeRecent, FactList, FactObserve, MemoryBlock
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
 from tests.ui.cdp import Browser, chromium
 
@@ -185,6 +185,20 @@ def test_the_page_shows_memory_with_evidence_and_curates_it(
         assert facts[PLANTED_FACT]["verified"] is True
         assert PLANTED_FACT not in " ".join(_texts(browser, "#trust tr[data-pending]"))
         assert PLANTED_RULE in " ".join(_texts(browser, "#trust tr[data-pending]"))
+
+        # Across projects: a row of figures per project the daemon has open, each a link.
+        other = daemon.base / "other-project"
+        other.mkdir()
+        with daemon.client(project=other) as client:
+            client.ask(FactObserve(kind="command", subject="build", text="build with make all"))
+        browser.open(url + "&view=projects")
+        browser.screenshot(shots / "5-projects.png")
+        rows = {r.split("\t")[0]: r.split("\t") for r in _texts(browser, "#projects tr[data-project]")}
+        with daemon.client() as client:
+            sessions_now = client.ask(EpisodeRecent(n=0, ids_only=True))["total"]
+        mine = rows[str(daemon.project)]
+        assert mine[1].endswith("(1 retired)") and mine[3] == str(sessions_now)
+        assert rows[str(other)][1] == "1" and rows[str(other)][3] == "0"  # one line, no session
     finally:
         browser.close()
         print(f"screenshots: {shots}")
