@@ -85,7 +85,7 @@ KIND_OF: dict[str, str] = {
     "rate_limit": "service_exhausted", "lint_error": "compile_error",
     "malformed_json": "format_rejected", "truncated_output": "output_too_large",
     "out_of_scope_write": "policy_denied", "unknown": "other", "context_overflow": "other",
-    "no_progress": "other", "review_rejected": "other",
+    "no_progress": "other", "review_rejected": "other", "server_no_return": "timeout",
 }
 
 

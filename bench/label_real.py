@@ -47,8 +47,8 @@ from slmactor.logic.text.redact import redact
 
 KINDS = ("output_too_large", "user_rejected", "not_a_failure", "policy_denied", "format_rejected",
          "edit_text_not_found", "self_kill", "timeout", "stale_handle", "service_exhausted", "tool_misuse",
-         "path_not_found", "compile_error", "missing_module", "test_failure", "permission_denied",
-         "network_error", "runtime_error", "other")
+         "path_not_found", "compile_error", "runtime_version", "env_not_activated", "missing_module",
+         "test_failure", "permission_denied", "network_error", "runtime_error", "other")
 MISUSES = ("exists", "directory", "multiple_commands", "missing_parameter", "other")
 
 #: README "One line", `args`: dropped because they only describe or present the call. Codex's
@@ -338,9 +338,55 @@ _TIMEOUT = _rx(r"timed out", r"timeout after", r"Command timed out", r"deadline 
 
 
 def rule_timeout(f: Failure) -> Label | None:
-    """8. timeout: exit 124/143, or the text says so."""
-    if f.exit_code in (124, 143) or _TIMEOUT.search(f.text) or (f.head == "curl" and f.exit_code == 28):
+    """8. timeout: exit 124/143, or the text says so — unless only the text says so, in a test run
+    whose runner reports a failed test (the test's own message said "timed out")."""
+    if f.exit_code in (124, 143) or (f.head == "curl" and f.exit_code == 28):
         return Label("timeout", None, "timeout")
+    if _TIMEOUT.search(f.text) and not (is_test_run(f) and _RUNNER_FAILED.search(f.text)):
+        return Label("timeout", None, "timeout")
+    return None
+
+
+#: A test runner's own line for a failed test (Go's `--- FAIL:`, pytest's `FAILED x::y`, Jest's
+#: `Tests: N failed`, libtest's `test result: FAILED`).
+_RUNNER_FAILED = re.compile(r"^--- FAIL: |^FAILED \S+::|Tests: +\d+ failed|test result: FAILED", re.MULTILINE)
+#: A test runner saying its build step failed before any test ran (Go's `FAIL pkg [build failed]`,
+#: cargo's `could not compile`), or a TypeScript diagnostic with no test report after it.
+_RUNNER_BUILD = re.compile(r"\[build failed\]|could not compile `")
+_TS_ERROR = re.compile(r"error TS\d{4}:")
+_TEST_REPORT = re.compile(r"Tests: +\d+|Test Files +\d+|^ ?(?:FAIL|PASS) ", re.MULTILINE)
+
+
+def rule_runner_build(f: Failure) -> Label | None:
+    """14a. compile_error: a test run whose runner compiled first and says the build failed."""
+    if is_test_run(f) and (_RUNNER_BUILD.search(f.text) or (
+            _TS_ERROR.search(f.text) and not _TEST_REPORT.search(f.text))):
+        return Label("compile_error", None, "runner-build")
+    return None
+
+
+# The package managers' and version managers' own words (their sources are named in
+# tests/fixtures/failures/runtimes.jsonl; written here independently of the classifier).
+_RUNTIME_VERSION = _rx(r"\bEBADENGINE\b", r"notsup Unsupported engine for", r"ERR_PNPM_UNSUPPORTED_ENGINE",
+                       r'The engine "[\w.-]+" is incompatible with this module', r"requires go >= \S+ \(running go",
+                       r"requires a different Python:", r"incompatible with the project's Python requirement",
+                       r"\b(?:py|rb|nod|go)env: version \S+ is not installed \(set by",
+                       r'N/A: version "\S+" is not yet installed', r"No preset version installed for command",
+                       r"mise (?:ERROR|WARN)\s+missing: ")
+_ENV_NOT_ACTIVATED = _rx(r"No version is set for (?:command|shim:)", r"command exists in these \w+ versions",
+                         r"\bnvm: command not found", r"Volta error: (?:Node|Yarn|pnpm|npm) is not available",
+                         r"has not been properly configured to use 'conda activate'",
+                         r"mise ERROR Config files? in \S+ (?:is|are) not trusted")
+
+
+def rule_runtime_env(f: Failure) -> Label | None:
+    """14b. runtime_version / env_not_activated: a package or version manager says the runtime is the
+    wrong version, or the project's environment is not active in this shell."""
+    text = f.text[:4000]
+    if _ENV_NOT_ACTIVATED.search(text):
+        return Label("env_not_activated", None, "env-inactive")
+    if _RUNTIME_VERSION.search(text):
+        return Label("runtime_version", None, "runtime-version")
     return None
 
 
@@ -641,7 +687,7 @@ RULES: tuple[Rule, ...] = (
     rule_misuse_exists, rule_misuse_directory, rule_misuse_multiple, rule_misuse_parameter, rule_misuse_other,
     rule_negative_probe, rule_empty_search, rule_quiet_exit_1, rule_diff_differs, rule_repro_script,
     rule_probe_missing_path, rule_glob_no_match, rule_shell_syntax,
-    rule_harness_binary_missing, rule_module, rule_tests,
+    rule_runner_build, rule_runtime_env, rule_harness_binary_missing, rule_module, rule_tests,
     rule_builder_exit, rule_go_compile, rule_compile, rule_path, rule_perm, rule_remote_404, rule_net,
     rule_tests_exit, rule_runtime, rule_quiet_exit, rule_other,
 )
@@ -731,7 +777,8 @@ def _only_paths_differ(failed: Call, fix: Call) -> bool:
 _FIX_SOURCE = {"not_a_failure": "none", "user_rejected": "outside", "network_error": "outside",
                **dict.fromkeys(("output_too_large", "format_rejected", "tool_misuse", "edit_text_not_found"), "call"),
                **dict.fromkeys(("timeout", "missing_module", "policy_denied", "service_exhausted", "self_kill",
-                                "stale_handle", "permission_denied"), "memory")}
+                                "stale_handle", "permission_denied", "runtime_version", "env_not_activated"),
+                               "memory")}
 
 
 def fix_source(label: Label, failed: Call, fix: Call | None) -> str:

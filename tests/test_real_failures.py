@@ -17,7 +17,7 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures" / "real_failures"
 MANIFEST = REPO / "bench" / "real_sessions.json"
-KINDS = {"runtime_error", "path_not_found", "output_too_large", "test_failure", "format_rejected", "policy_denied",
+KINDS = {"runtime_version", "env_not_activated", "runtime_error", "path_not_found", "output_too_large", "test_failure", "format_rejected", "policy_denied",
          "user_rejected", "tool_misuse", "missing_module", "timeout", "not_a_failure", "self_kill", "stale_handle",
          "service_exhausted", "compile_error", "edit_text_not_found", "permission_denied", "network_error", "other"}
 MISUSES = {"exists", "multiple_commands", "missing_parameter", "directory", "other"}

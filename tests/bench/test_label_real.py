@@ -247,3 +247,28 @@ def test_clipping_ends_when_no_string_can_get_shorter() -> None:
     args = {f"k{i}": "x" * 22 for i in range(30)} | {"numbers": list(range(200))}
     out = clip_args(args)
     assert list(out) == ["_clipped"] and len(out["_clipped"]) <= 360
+
+
+def test_a_test_runner_whose_build_failed_is_a_compile_error_and_a_failed_test_is_a_test_failure() -> None:
+    build = ("Exit code 1\n# example.com/app/calc [example.com/app/calc.test]\ncalc/calc_test.go:9:5: "
+             "undefined: Sub\nFAIL\texample.com/app/calc [build failed]\nFAIL")
+    label = label_text("claude", "Bash", {"command": "go test ./..."}, build)
+    assert (label.kind, label.rule) == ("compile_error", "runner-build")
+    slow = ("Exit code 1\n--- FAIL: TestRuntime (90.30s)\n    e2e_test.go:137: timed out waiting for condition\n"
+            "FAIL\nFAIL\texample.com/app/runtime\t90.461s")
+    assert label_text("claude", "Bash", {"command": "go test ./..."}, slow).kind == "test_failure"
+    tsc = "Exit code 2\n\n> app@1.0.0 test\n> tsc && jest\n\nsrc/a.ts(3,7): error TS2322: Type 'string' is not"
+    assert label_text("claude", "Bash", {"command": "npm test"}, tsc).kind == "compile_error"
+    # The whole run killed by the harness's clock stays a timeout.
+    assert label_text("claude", "Bash", {"command": "go test ./..."},
+                      "Exit code 143\nCommand timed out after 2m 0s").kind == "timeout"
+
+
+def test_a_wrong_runtime_and_an_inactive_environment_are_their_own_kinds(tmp_path: Path) -> None:
+    pnpm = (" ERR_PNPM_UNSUPPORTED_ENGINE  Unsupported environment (bad pnpm and/or Node.js version)\n\n"
+            "Your Node version is incompatible with \"/home/u/app\".\n\nExpected version: >=20\nGot: v18.19.0")
+    row = _one(tmp_path, "Bash", {"command": "pnpm install"}, "Exit code 1\n" + pnpm)
+    assert (row["kind"], row["rule"], row["fix_source"]) == ("runtime_version", "runtime-version", "memory")
+    asdf = "Exit code 126\nNo version is set for command node\nConsider adding one of the following versions"
+    label = label_text("claude", "Bash", {"command": "node -v"}, asdf)
+    assert (label.kind, label.rule) == ("env_not_activated", "env-inactive")

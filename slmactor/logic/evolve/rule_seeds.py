@@ -1,4 +1,4 @@
-"""The 32 shipped repair rules (SPEC S-10.14): scope builtin, seeded, prior Beta(4,1).
+"""The 37 shipped repair rules (SPEC S-10.14): scope builtin, seeded, prior Beta(4,1).
 
 They encode failure modes that are already understood, so they are believed from day one.  To
 disable one, set `"retired": true` on it in rules.json; deleting it does not work — seeds are
@@ -102,6 +102,28 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
         guidance="The operation timed out. Do not retry it unchanged: split it into smaller "
                  "steps, or give it a longer timeout where the tool takes one (slmcode tasks: "
                  "raise task_timeout or lower max_parallel).")),
+    # The environment a command ran in (failures/runtimes.py): until the project's own fix is
+    # learned (which version manager, which venv, how this project starts its server), what
+    # kind of fix it is.
+    (Trigger("runtime_version"), Repair(
+        "guidance",
+        guidance="The runtime on PATH is not the version this project requires (its package or "
+                 "version manager said so). Switch this shell to the project's version first "
+                 "(the version manager the project uses, with the version it names in .nvmrc, "
+                 ".python-version, .tool-versions or go.mod), then rerun the same command; do not "
+                 "change the project's required version.")),
+    (Trigger("env_not_activated"), Repair(
+        "guidance",
+        guidance="The project's environment is not active in this shell (no version selected "
+                 "here, a version manager or virtualenv not loaded). Activate it in the same "
+                 "command, before the rest (source the venv or the version manager, or use the "
+                 "project's own runner), then rerun.")),
+    (Trigger("server_no_return"), Repair(
+        "guidance",
+        guidance="This command starts a server or watcher that does not return, so the shell "
+                 "tool waited until its time limit. Start it in the background (`… > server.log "
+                 "2>&1 &`, or the tool's own background option), then check it with a request or "
+                 "by reading its log.")),
     (Trigger("compile_error", language="go", message_contains=("declared and not used",)), Repair(
         "guidance", guidance="Go refuses unused variables: remove the variable or use it.")),
     (Trigger("compile_error", language="go", message_contains=("undefined",)), Repair(
@@ -165,6 +187,6 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
 
 
 def seed_rules() -> list[Rule]:
-    """Fresh copies of the 32 shipped rules (zero samples)."""
+    """Fresh copies of the 37 shipped rules (zero samples)."""
     return [Rule(id=rule_id(trigger, repair), trigger=trigger, repair=repair, scope="builtin",
                  seeded=True, note="shipped with slmactor") for trigger, repair in _SEEDS]

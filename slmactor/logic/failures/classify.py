@@ -36,7 +36,15 @@ the seed's classes, decided:
 * `tool_args` stays the seed's wording for slmcode's tools; another tool's missing or invalid
   parameter is `tool_misuse` / `missing_parameter`.
 * `timeout` now also covers exit 124 (coreutils `timeout`) and 143 (SIGTERM, how harnesses end a
-  command that outlived its limit), whatever the text says.
+  command that outlived its limit), whatever the text says; a timeout of a command that serves
+  (`npm start`, `uvicorn`, a watcher) or that said it was listening is `server_no_return`.
+* `runtime_version` and `env_not_activated` are what a package manager's or version manager's
+  own words say (`runtimes.py`): the runtime on PATH is the wrong version (npm's `EBADENGINE`,
+  pnpm's `ERR_PNPM_UNSUPPORTED_ENGINE`, Go's toolchain check), or the project's environment is
+  not active in this shell (an asdf/mise shim with no version set, nvm not loaded). Both are
+  structural; their detail (and salient text) is the runtime, so npm, pnpm and yarn saying
+  "wrong Node" are one fingerprint. Before, they were `unknown`, `runtime_error` or
+  `dependency_missing`, and advised "report the missing dependency".
 """
 
 from __future__ import annotations
@@ -52,8 +60,8 @@ CLASSES: tuple[str, ...] = (
     "context_overflow", "provider_error", "rate_limit", "no_progress", "permission_denied",
     "out_of_scope_write", "dependency_missing", "review_rejected", "runtime_error",
     "output_too_large", "format_rejected", "policy_denied", "user_rejected", "tool_misuse",
-    "stale_handle", "self_kill", "service_exhausted", "path_not_found", "not_a_failure",
-    "unknown",
+    "stale_handle", "self_kill", "service_exhausted", "path_not_found", "runtime_version",
+    "env_not_activated", "server_no_return", "not_a_failure", "unknown",
 )
 
 #: Classes whose wording is presentational: the message is left out of the hash (S-9.6), so every
@@ -64,7 +72,7 @@ STRUCTURAL: frozenset[str] = frozenset({
     "no_progress", "rate_limit", "patch_failed", "tool_args", "review_rejected",
     "out_of_scope_write", "output_too_large", "format_rejected", "policy_denied",
     "user_rejected", "tool_misuse", "stale_handle", "self_kill", "service_exhausted",
-    "not_a_failure",
+    "runtime_version", "env_not_activated", "server_no_return", "not_a_failure",
 })
 #: Not failures at all (a search that found nothing, a probe that answered no): recorded, never
 #: counted, learned from or advised on.
@@ -107,6 +115,11 @@ _DESCRIPTIONS = {
     "self_kill": "a pkill/killall ended the agent's own shell",
     "service_exhausted": "a quota, credit or usage limit of a service is used up",
     "path_not_found": "a path, glob or remote resource the call named is not there",
+    "runtime_version": "the runtime on PATH is not the version the project requires",
+    "env_not_activated": "the project's environment (version manager, virtualenv) is not "
+                         "active in this shell",
+    "server_no_return": "the command starts a server or watcher that does not return; it ran "
+                        "until the harness stopped it",
     "not_a_failure": "not a failure (an empty search, a probe that answered no, a quiet exit)",
     "unknown": "an unrecognised failure",
 }

@@ -29,6 +29,13 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from slmactor.logic.failures.runtimes import (
+    SERVER_NO_RETURN,
+    backgrounds,
+    environment_class,
+    is_server_command,
+    says_listening,
+)
 from slmactor.logic.failures.unwrap import Unwrapped
 
 #: Tool families (what `harnesses.tool_family` answers).
@@ -366,7 +373,15 @@ def read_call(u: Unwrapped, command: str = "", family: str = "", *,
     if firsts & _KILLERS and (u.signal in _SELF_KILL_SIGNALS or u.exit_code == -1):
         return Verdict("self_kill", why=f"ended by {u.signal or 'a signal'} after a pkill/killall")
     if u.signal in ("timeout", "terminated"):
+        if is_server_command(command, heads) or (says_listening(low) and not backgrounds(command)):
+            return Verdict(SERVER_NO_RETURN, why=f"exit {u.exit_code}: {u.signal}, on a command "
+                                                 "that serves and does not return")
         return Verdict("timeout", why=f"exit {u.exit_code}: {u.signal}")
+    env = environment_class(low)
+    if env is not None:
+        # The package manager's or version manager's own words: the runtime is the wrong
+        # version, or the project's environment is not active in this shell.
+        return Verdict(env[0], env[1], f"{env[0].replace('_', ' ')} ({env[1] or 'a runtime'})")
     if _STALE.search(low[:400]):
         return Verdict("stale_handle", why="the process, shell or session is gone")
     if _EXHAUSTED.search(low[:600]) and not is_test_run(command):
@@ -452,6 +467,10 @@ def fallback(u: Unwrapped, command: str, cls: str, family: str = "") -> Verdict 
     status) that said it failed, or a tool that threw (a serialised exception), crashed at run
     time — a tool's own unrecognised refusal stays `unknown`."""
     code = u.exit_code
+    if cls == "timeout" and command and not backgrounds(command) and (
+            is_server_command(command, command_heads(command)) or says_listening(u.text.lower())):
+        # The words said it timed out, on a command that serves: it never returns.
+        return Verdict(SERVER_NO_RETURN, why="timed out on a command that serves")
     if cls == "patch_failed" and _GIT_APPLIERS.intersection(command_heads(command)):
         # git's own words ("corrupt patch at line 13", "Merge conflict in x") from a shell call:
         # the repository's state or a patch file, not an edit tool's hunks (no edit repair).

@@ -208,7 +208,10 @@ def test_a_shell_timeout_gets_the_shell_advice_in_every_harness_not_the_task_tim
     assert {"run_shell_command", "Bash", "bash"} <= tools
     book = book_with_seeds()
     for row in rows:
-        fp = analyze(str(row["tool"]), str(row["error"]))
+        # With the call's command, as the daemon analyses it (`npx astro dev & … kill; wait`
+        # printed a server's banner and exited 143 by its own kill: no server left running).
+        command = str(row["args"].get("command") or "") if isinstance(row["args"], dict) else ""
+        fp = analyze(str(row["tool"]), str(row["error"]), command=command)
         assert fp.cls == "timeout"
         found = lookup(book, fp, str(row["error"]), family=harnesses.tool_family)
         assert found is not None, row["tool"]

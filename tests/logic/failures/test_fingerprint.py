@@ -54,10 +54,12 @@ CLASS_EXAMPLES = {
 }
 
 
-#: The classes the call's structure decides (tests/logic/failures/test_real_classes.py has theirs).
+#: The classes the call's structure decides (tests/logic/failures/test_real_classes.py has theirs;
+#: the environment's, tests/logic/failures/test_runtimes.py).
 CALL_CLASSES = frozenset({"output_too_large", "format_rejected", "policy_denied", "user_rejected",
                           "tool_misuse", "stale_handle", "self_kill", "service_exhausted",
-                          "path_not_found", "not_a_failure"})
+                          "path_not_found", "not_a_failure", "runtime_version",
+                          "env_not_activated", "server_no_return"})
 
 
 def test_every_class_has_an_example_and_a_description() -> None:
