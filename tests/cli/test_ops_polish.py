@@ -72,3 +72,29 @@ def test_the_fix_names_what_the_mcp_extra_installs() -> None:
 
     pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
     assert f'mcp = ["{MCP_REQUIREMENT}"]' in pyproject
+
+
+def test_the_entry_point_survives_its_installation_moving(tmp_path: Path) -> None:
+    """Hooks run the entry point; when the installation it names is gone (a clone moved), it
+    runs a `slmactor` on PATH, and with none a hook still answers neutrally, exit 0, and says
+    in one line what to run."""
+    from slmactor.hooks.install import ENTRY_POINT, write_entry_point
+
+    entry = write_entry_point(tmp_path, str(tmp_path / "old-clone/.venv/bin/slmactor"))
+    assert entry == tmp_path / ENTRY_POINT
+    bare = {"HOME": str(tmp_path), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([str(entry), "hook", "claude", "SessionStart"], input="{}",
+                          capture_output=True, text=True, timeout=30, env=bare, check=False)
+    assert (done.returncode, done.stdout.strip()) == (0, "{}")
+    assert done.stderr.count("\n") == 1 and "slmactor hook entry-point" in done.stderr
+    mcp = subprocess.run([str(entry), "mcp"], capture_output=True, text=True, timeout=30,
+                         env=bare, check=False)
+    assert mcp.returncode == 0 and mcp.stdout == ""
+    moved = tmp_path / "bin"
+    moved.mkdir()
+    (moved / "slmactor").write_text('#!/bin/sh\necho "moved: $*"\n')
+    (moved / "slmactor").chmod(0o755)
+    found = subprocess.run([str(entry), "hook", "claude", "SessionStart"], capture_output=True,
+                           text=True, timeout=30, env={**bare, "PATH": f"{moved}:/usr/bin:/bin"},
+                           check=False)
+    assert found.stdout == "moved: hook claude SessionStart\n"
