@@ -205,6 +205,9 @@ class _Teller:
         self.dropped = 0
         #: Tells not sent because they name a path the project excludes (`slmactor.privacy`).
         self.withheld = 0
+        #: Whether the project has an exclude list, as last read (at the first tell, then
+        #: every EXCLUDE_RECHECK_TELLS tells).
+        self._excludes = self._excluding() if project else False
         self._unreported = 0
         #: Seq of the last tell queued, and how many were queued since the daemon last confirmed.
         self.last_sent = 0
@@ -226,10 +229,20 @@ class _Teller:
         if self.project and "project" not in body:
             body["project"] = self.project
         try:
-            data = _kept_private(kind, self._pack(body), body.get("project") or self.project)
-            if data is None:
-                self.withheld += 1  # a call on an excluded path: not sent, and not lost
-                return True
+            data = self._pack(body)
+            # The privacy door (`slmactor.privacy`), at the price of one byte search when the
+            # project excludes nothing and the body has no `<` (the hot path of `record_tool`);
+            # whether it excludes is read again every EXCLUDE_RECHECK_TELLS tells. The tag is
+            # looked for as people write it (lower, upper, title case); the cut takes any case.
+            if not self.seq & _EXCLUDE_RECHECK_MASK:
+                self._excludes = self._excluding()
+            if self._excludes or (b"<" in data and (b"<private" in data or b"<PRIVATE" in data
+                                                     or b"<Private" in data)):
+                kept = _kept_private(kind, data, body.get("project") or self.project)
+                if kept is None:
+                    self.withheld += 1  # a call on an excluded path: not sent, and not lost
+                    return True
+                data = kept
             if len(data) > MAX_TELL_BYTES:
                 # The daemon refuses it anyway, and a frame this far over its limit costs the
                 # connection (and the tells queued with it): drop it here, counted.
@@ -249,6 +262,13 @@ class _Teller:
         if self._unreported:
             self._report_drops()
         return True
+
+    def _excluding(self) -> bool:
+        """Whether this client's project has an exclude list (a tell naming another project is
+        looked at whole by `_kept_private` anyway when it carries a private span)."""
+        from slmactor import privacy
+
+        return bool(privacy.excluder_for(self.project))
 
     def settle(self, applied: int, caught_up: bool) -> int:
         """The daemon confirmed tells up to `applied`; what it did not is counted as dropped and
@@ -282,6 +302,12 @@ class _Teller:
         # Tells still queued locally get a short grace period to reach a live daemon; with the
         # daemon down this bounds close() at CLOSE_LINGER_MS instead of hanging.
         self._sock.close(linger=CLOSE_LINGER_MS)
+
+
+#: Tells sent between two looks at the project's exclude list (a power of two); a hook, the
+#: MCP server's asks and every ask look each time.
+EXCLUDE_RECHECK_TELLS = 64
+_EXCLUDE_RECHECK_MASK = EXCLUDE_RECHECK_TELLS - 1
 
 
 def _kept_private(kind: bytes, data: bytes, project: str) -> bytes | None:
