@@ -30,7 +30,24 @@ left out: nothing says what would have been right). Right when
 A **wrong rewrite** is a rewrite that differs from the recorded fix (target 0), or a rewrite
 of a call whose session never got past it.
 
-    .venv/bin/python -m bench real_replay [--heldout | --heldout2] [--corpus DIR] [--every]
+**Memory-derivable repeats** (the issue's measure, decided from the labels alone — before, and
+whatever, the loop learned): a failure with a recorded fix is memory-derivable when an earlier
+failure of the same project (any earlier session, or earlier in this one), of the same label
+kind, had a fix with the same distinguishing part (`derivable_key`: the kind and the `facets`
+below, each naming folded to its blanks and case). A fix that is the failed call again (what got
+past it happened between the calls) or whose distinguishing part is empty (it only removed
+words) is never memory-derivable. They are scored like the rest (a rewrite equal to the fix, or
+advice naming every facet); the figure is printed beside the share of them the labels call
+`fix_source=memory` (the kinds whose fix is project memory: a runtime, an interpreter, a server,
+a policy, a quota). Before any answer, each row is checked against the project's earlier rows,
+so the measure does not depend on what the replay learned.
+
+The loop here also holds the project's **environment facts** (`logic/evolve/environment.py`),
+as the rules actor does: a call one of them may rewrite before it runs (exact: this command
+failed here and the rewrite succeeded right after it; or proven: >= 3 times, never failed) is
+answered with the rewrite; else a fact that speaks of the call names its fix; then the rules.
+
+    .venv/bin/python -m bench real_replay [--heldout | --heldout2] [--corpus DIR] [--every] [--misses]
 """
 
 from __future__ import annotations
@@ -50,6 +67,7 @@ from bench import real_census
 from bench.bench_real import add_split_options, fingerprint, head, load_split, split_of
 from slmactor import harnesses
 from slmactor.hooks.advice import shown_guidance
+from slmactor.logic.evolve import environment as env
 from slmactor.logic.evolve import path_hints
 from slmactor.logic.evolve import typed_repairs as tr
 from slmactor.logic.evolve.rule_seeds import seed_rules
@@ -210,12 +228,38 @@ class Answer:
     rewrite: tr.Call | None = None
     text: str = ""
     rule: Rule | None = None
+    env_fact: env.EnvFact | None = None
 
 
-def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call, known: list[str] | None = None) -> Answer:
-    """What the hook hands the model: the daemon's `evolve.on_failure` answer (the same order
-    as the rules actor), and for a missing path where it probably is among the `known` paths
-    (the hook reads the project's tree; here the paths known to exist stand in for it)."""
+def _command_arg(call: tr.Call, command: str) -> dict[str, Any]:
+    key = next((k for k in tr.COMMAND_KEYS if k in call.args), "command")
+    return {key: command}
+
+
+def env_call(call: tr.Call, row: Row | None = None) -> env.Call:
+    return env.Call(call.tool, call.command, dict(call.args),
+                    session=str(row["session"]) if row else "",
+                    error=str(row.get("error") or "") if row else "")
+
+
+def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call, known: list[str] | None = None,
+           facts: env.EnvBook | None = None) -> Answer:
+    """What the hook hands the model: a pre-flight rewrite by an environment fact (the call is
+    changed before it runs), else the daemon's `evolve.on_failure` answer (the same order as the
+    rules actor: an environment fact that speaks of this call first), and for a missing path
+    where it probably is among the `known` paths (the hook reads the project's tree; here the
+    paths known to exist stand in for it)."""
+    if facts is not None and failed.command:
+        call = env_call(failed, row)
+        pre = facts.preflight(call)
+        if pre is not None:
+            return Answer(rewrite=tr.Call(failed.tool, {**pre.args, **_command_arg(failed,
+                                                                                 pre.command)},
+                                          failed.family), env_fact=pre.fact)
+        relevant = facts.relevant(fp.cls, call)
+        if relevant:
+            return Answer(text=env.advice(relevant[0], call, head(str(row.get("error") or ""))),
+                          env_fact=relevant[0])
     got = _daemon_answer(book, row, fp, failed)
     if fp.cls in path_hints.MISSING_CLASSES and got.rewrite is None and known:
         missing = path_hints.missing_path(str(row.get("error") or ""), failed.path)
@@ -249,18 +293,42 @@ def _daemon_answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer
     return Answer(text=text, rule=found.rule)
 
 
-def replay(rows: list[Row], paths: KnownPaths | None = None) -> dict[str, Any]:
+def derivable_key(kind: str, failed: tr.Call, fix: tr.Call) -> str:
+    """What makes a fix derivable from memory: the failure's kind and the fix's distinguishing
+    part (`facets`), as one key; "" when the fix has none a memory could hold (the same call
+    again — what got past it happened between the calls — or a fix that only removed words)."""
+    if same_call(failed, fix):
+        return ""
+    parts = facets(failed, fix)
+    if not parts:
+        return ""
+    return json.dumps([kind, sorted(sorted(tr.norm_command(n).lower() for n in facet)
+                                    for facet in parts)])
+
+
+def replay(rows: list[Row], paths: KnownPaths | None = None, misses: bool = False) -> dict[str, Any]:
+    """Replay `rows` (see the module docstring); `misses` prints each memory-derivable repeat
+    that was not answered right, one JSON line on stderr."""
     paths = paths or KnownPaths(None)
     scored = right = rewrites = wrong = unscorable = learned = 0
     by_kind: Counter[str] = Counter()
     right_kind: Counter[str] = Counter()
+    # Memory-derivable repeats (decided from the labels alone, before and whatever the loop
+    # learned): an earlier failure of the project, of the same kind, had a fix with the same
+    # distinguishing part. `derivable[kind]`, `derivable_right[kind]`; `memory_*` the subset the
+    # labels call fix_source=memory.
+    derivable: Counter[str] = Counter()
+    derivable_right: Counter[str] = Counter()
+    memory_derivable = memory_right = 0
     examples: list[dict[str, Any]] = []
     now = 1_800_000_000.0
     for items in session_order(rows).values():
         book = RuleBook()
         for rule in seed_rules():
             book.add(rule)
+        facts = env.EnvBook()
         seen: set[str] = set()
+        fixes_seen: set[str] = set()
         project_paths: list[str] = []  # known from sessions already past, and recorded fixes
         current: tuple[str, list[tuple[int, list[str]]]] = ("", [])
         for row in items:
@@ -274,12 +342,20 @@ def replay(rows: list[Row], paths: KnownPaths | None = None) -> dict[str, Any]:
             kind = str(row["kind"])
             repeat = kind in seen
             seen.add(kind)
-            if fp.benign or fp.is_zero:
-                continue
             failed = call_of(str(row.get("tool") or ""), row.get("args"))
             fix_row = row.get("fix")
             fix = call_of(str(fix_row["tool"]), fix_row.get("args")) if fix_row else None
-            got = answer(book, row, fp, failed, known)
+            key = derivable_key(kind, failed, fix) if fix is not None and not row.get("benign") \
+                else ""
+            is_derivable = bool(key) and key in fixes_seen
+            if key:
+                fixes_seen.add(key)
+            if is_derivable:
+                derivable[kind] += 1
+                memory_derivable += row.get("fix_source") == "memory"
+            if fp.benign or fp.is_zero:
+                continue
+            got = answer(book, row, fp, failed, known, facts)
             in_scope = repeat and row.get("fix_source") in ("call", "memory")
             ok = False
             if got.rewrite is not None:
@@ -288,6 +364,15 @@ def replay(rows: list[Row], paths: KnownPaths | None = None) -> dict[str, Any]:
                 wrong += not ok
             elif fix is not None and got.text:
                 ok = names_fix(got.text, facets(failed, fix))
+            if is_derivable:
+                derivable_right[kind] += ok
+                memory_right += ok and row.get("fix_source") == "memory"
+                if misses and not ok:
+                    print(json.dumps({"miss": kind, "src": row.get("fix_source"),
+                                      "call": failed.command or [failed.tool, dict(failed.args)],
+                                      "fix": fix.command or [fix.tool, dict(fix.args)] if fix else None,
+                                      "err": str(row.get("error"))[:160], "advice": got.text[:200]},
+                                     ensure_ascii=False)[:900], file=sys.stderr)
             if in_scope:
                 if fix is None:
                     unscorable += 1
@@ -304,6 +389,10 @@ def replay(rows: list[Row], paths: KnownPaths | None = None) -> dict[str, Any]:
                                          "needs": facets(failed, fix)})
             if got.rule is not None and fix is not None and not got.rule.seeded:
                 book.observe(got.rule.id, ok, now)
+            if got.env_fact is not None and fix is not None:
+                facts.observe(got.env_fact.id, ok, now)
+            if fix is not None:
+                facts.learn(fp.cls, env_call(failed, row), env_call(fix), now)
             if fix is not None and paths.root is None:
                 project_paths.extend(named_paths(fix.tool, dict(fix.args)))
             run = f"{row['session']}#{row.get('seq')}"
@@ -311,7 +400,8 @@ def replay(rows: list[Row], paths: KnownPaths | None = None) -> dict[str, Any]:
                 learned += 1
     return {"scored": scored, "right": right, "unscorable": unscorable, "rewrites": rewrites,
             "wrong": wrong, "learned": learned, "by_kind": by_kind, "right_kind": right_kind,
-            "examples": examples}
+            "examples": examples, "derivable": derivable, "derivable_right": derivable_right,
+            "memory_derivable": memory_derivable, "memory_right": memory_right}
 
 
 def _pct(a: int, b: int) -> float:
@@ -332,9 +422,9 @@ def rows_of_split(split: str, corpus: Path | None, every: bool) -> list[Row]:
 
 
 def run(quick: bool = False, split: str = "dev", corpus: Path | None = None,
-        every: bool = False) -> list[dict[str, Any]]:
+        every: bool = False, misses: bool = False) -> list[dict[str, Any]]:
     name = f"{split} (every failure)" if every else split
-    r = replay(rows_of_split(split, corpus, every), KnownPaths(corpus))
+    r = replay(rows_of_split(split, corpus, every), KnownPaths(corpus), misses=misses)
     where = (f"paths known from the whole sessions in {corpus}" if corpus is not None else
              "paths known from recorded fixes only (no --corpus / $SLMACTOR_REAL_CORPUS)")
     lines = [(f"## {name}: replay with learning, {r['scored']} repeats with a recorded fix "
@@ -342,12 +432,24 @@ def run(quick: bool = False, split: str = "dev", corpus: Path | None = None,
              f"{'kind':<22} {'n':>4} {'right':>6}"]
     for kind, n in r["by_kind"].most_common():
         lines.append(f"{kind:<22} {n:>4} {_pct(r['right_kind'][kind], n):>5.0f}%")
+    d, dr = r["derivable"], r["derivable_right"]
+    lines.append(f"memory-derivable repeats: {sum(d.values())}, right {sum(dr.values())}; "
+                 f"of them fix_source=memory: {r['memory_derivable']}, right {r['memory_right']}")
+    lines.append(f"{'kind':<22} {'n':>4} {'right':>6}")
+    for kind, n in d.most_common():
+        lines.append(f"{kind:<22} {n:>4} {_pct(dr[kind], n):>5.0f}%")
     print("\n".join(lines), file=sys.stderr)
     mode = "" if corpus is not None else ", fixes only"
     return [
         {"name": f"{name}: repeats repaired or advised with the fix{mode}", "unit": "%",
          "value": _pct(r["right"], r["scored"]), "floor": None, "ratio": None,
          "target": ">= 60 %", "n": r["scored"]},
+        {"name": f"{name}: memory-derivable repeats right{mode}", "unit": "%",
+         "value": _pct(sum(dr.values()), sum(d.values())), "floor": None, "ratio": None,
+         "target": ">= 60 %", "n": sum(d.values())},
+        {"name": f"{name}: of those, labels' fix_source=memory{mode}", "unit": "%",
+         "value": _pct(r["memory_right"], r["memory_derivable"]), "floor": None, "ratio": None,
+         "target": None, "n": r["memory_derivable"]},
         {"name": f"{name}: wrong rewrites", "unit": "calls", "value": r["wrong"], "floor": None,
          "ratio": None, "target": "0", "n": r["rewrites"]},
     ]
@@ -358,6 +460,8 @@ def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
     add_split_options(parser)
     parser.add_argument("--examples", action="store_true", help="print each scored answer")
     parser.add_argument("--corpus", metavar="DIR", help="the fetched transcripts (whole sessions)")
+    parser.add_argument("--misses", action="store_true",
+                        help="print each memory-derivable repeat answered wrong (one JSON line each)")
     parser.add_argument("--every", action="store_true",
                         help="replay every failed call of the split's sessions, labelled by "
                              "bench/label_real.py, not only the fixture's selection")
@@ -367,7 +471,7 @@ def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
     if args.examples:
         for ex in replay(rows_of_split(split, corpus, args.every), KnownPaths(corpus))["examples"]:
             print(json.dumps(ex, ensure_ascii=False), file=sys.stderr)
-    return run(quick, split=split, corpus=corpus, every=args.every)
+    return run(quick, split=split, corpus=corpus, every=args.every, misses=args.misses)
 
 
 if __name__ == "__main__":
