@@ -201,14 +201,23 @@ def _evidence(call: Call, ok: bool, now: float) -> Evidence:
 
 @dataclass(frozen=True, slots=True)
 class Preflight:
-    """A call rewritten before it runs, and why that is exact."""
+    """A call rewritten before it runs: by which facts (composed — a runtime's activation and a
+    server's background tail are one rewrite), and why that is exact."""
 
-    fact: EnvFact
+    facts: tuple[EnvFact, ...]
     command: str
     args: Mapping[str, Any]
-    #: "exact" (this command failed here and this rewrite succeeded right after it), or
-    #: "proven" (the fact got past its failure every time, >= PROVEN).
-    why: str
+    #: Per fact, "exact" (this command failed here and the fact's fix succeeded right after
+    #: it) or "proven" (the fact got past its failure every time, >= PROVEN).
+    why: tuple[str, ...]
+
+    @property
+    def fact(self) -> EnvFact:
+        return self.facts[0]
+
+
+#: The order in which composed fixes are made: the program first, then what runs around it.
+_COMPOSE = (sh.SUBSTITUTE, sh.WRAP, sh.PREFIX, sh.BACKGROUND, sh.ARGS)
 
 
 class EnvBook:
@@ -284,25 +293,44 @@ class EnvBook:
 
     def preflight(self, call: Call) -> Preflight | None:
         """The call rewritten before it runs, when that is exact and safe (see the module
-        docstring); None otherwise, and None when two facts would rewrite it differently."""
+        docstring): every fact that may rewrite it, composed (at most one fix of each kind: two
+        facts that would make the same part of the call differently rewrite nothing)."""
         command = sh.norm(call.command)
         if not command:
             return None
-        found: dict[str, Preflight] = {}
-        for fact in self.facts.values():
+        chosen: dict[str, tuple[EnvFact, str]] = {}
+        for fact in sorted(self.facts.values(), key=lambda f: f.id):
             if not fact.rewritable or not fact.speaks_of(command, call.tool):
                 continue
-            exact = next((fixed for failed, fixed in fact.pairs if failed == command), None)
-            if exact is not None and (sh.norm(exact) != command or fact.shape.kind == sh.ARGS):
-                done = _rewritten(fact, call, exact)
-                found.setdefault(done.command + repr(sorted(done.args.items())), done)
+            exact = any(failed == command for failed, _ in fact.pairs)
+            if not (exact or fact.proven):
                 continue
-            if fact.proven:
-                fixed = fact.fix_for(command)
-                if fixed is not None:
-                    done = _rewritten(fact, call, fixed, why="proven")
-                    found.setdefault(done.command + repr(sorted(done.args.items())), done)
-        return next(iter(found.values())) if len(found) == 1 else None
+            # One fix per topic (one runtime activation, one way to the background) and per
+            # kind of change: two that would make it differently leave the call to the model.
+            for slot in (fact.topic, fact.shape.kind):
+                held = chosen.get(slot)
+                if held is not None and held[0].shape.key() != fact.shape.key():
+                    return None
+            chosen[fact.topic] = chosen[fact.shape.kind] = (fact, "exact" if exact else "proven")
+        done, args = command, dict(call.args)
+        used: list[tuple[EnvFact, str]] = []
+        for kind in _COMPOSE:
+            if kind not in chosen:
+                continue
+            fact, why = chosen[kind]
+            if kind == sh.ARGS:
+                if all(args.get(k) == v for k, v in fact.shape.args.items()):
+                    continue
+                args.update(fact.shape.args)
+            else:
+                fixed = sh.apply(fact.shape, done)
+                if fixed is None:
+                    continue
+                done = fixed
+            used.append((fact, why))
+        if not used:
+            return None
+        return Preflight(tuple(f for f, _ in used), done, args, tuple(w for _, w in used))
 
     # ------------------------------------------------------------------ telling
 
@@ -339,13 +367,6 @@ class EnvBook:
         if not isinstance(data, list):
             return cls()
         return cls(f for f in map(EnvFact.from_dict, data) if f is not None)
-
-
-def _rewritten(fact: EnvFact, call: Call, command: str, why: str = "exact") -> Preflight:
-    args = dict(call.args)
-    if fact.shape.kind == sh.ARGS:
-        args.update(fact.shape.args)
-    return Preflight(fact, command, args, why)
 
 
 def _named(fact: EnvFact, words: set[str]) -> bool:
@@ -403,16 +424,28 @@ def advice(fact: EnvFact, call: Call, error_head: str = "") -> str:
 
 def announce(pre: Preflight, original: str) -> str:
     """One line telling the model its call was changed before it ran, and on what record."""
-    fact = pre.fact
-    if fact.shape.kind == sh.ARGS:
-        options = ", ".join(f"{k}: {str(v).lower()}" for k, v in fact.shape.args.items())
-        what = f"ran it with {options}"
-    else:
-        what = f"ran `{pre.command}` instead of `{sh.norm(original)}`"
-    basis = ("this command failed here before and that one succeeded right after it"
-             if pre.why == "exact" else
-             f"it got past the same failure {fact.successes} of {fact.successes} times here")
+    options = ", ".join(f"{k}: {str(v).lower()}" for f in pre.facts if f.shape.kind == sh.ARGS
+                        for k, v in f.shape.args.items())
+    changed = sh.norm(pre.command) != sh.norm(original)
+    what = " and ".join(part for part in (
+        f"ran `{pre.command}` instead of `{sh.norm(original)}`" if changed else "",
+        f"ran it with {options}" if options else "") if part)
+    basis = ("this command failed here before and that succeeded right after it"
+             if all(w == "exact" for w in pre.why) else
+             "; ".join(f"{_fix_words(f)} got past the same failure {f.successes} of "
+                       f"{f.successes} times here" for f in pre.facts))
     return f"slmactor {what}: {basis}."
+
+
+def _fix_words(fact: EnvFact) -> str:
+    shape = fact.shape
+    if shape.kind in (sh.PREFIX, sh.WRAP):
+        return f"`{shape.words}`"
+    if shape.kind == sh.SUBSTITUTE:
+        return f"`{shape.words}` for `{shape.was}`"
+    if shape.kind == sh.BACKGROUND:
+        return f"`… {shape.tail}`"
+    return ", ".join(f"`{k}: {str(v).lower()}`" for k, v in shape.args.items())
 
 
 def told_line(fact: EnvFact) -> str:

@@ -81,7 +81,7 @@ def test_npm_pnpm_yarn_and_node_share_a_node_fact_once_it_is_proven() -> None:
     assert fact.sessions == PROVEN and len(fact.evidence) == 2 * PROVEN
     for command in ("npm test", "yarn build", "node server.js", "npx tsc"):
         pre = book.preflight(Call("Bash", command))
-        assert pre is not None and pre.why == "proven"
+        assert pre is not None and pre.why == ("proven",)
         assert pre.command == f"nvm use 20 && {command}"
     assert book.preflight(Call("Bash", "python3 app.py")) is None  # another runtime
     assert book.preflight(Call("Bash", "nvm use 20 && npm test")) is None  # already there
@@ -92,7 +92,7 @@ def test_the_second_occurrence_is_rewritten_only_to_what_succeeded_right_after_i
     fact = _learn(book, "npm start", "npm start > /tmp/server.log 2>&1 &", "server_no_return")
     assert fact is not None and not fact.proven
     pre = book.preflight(Call("Bash", "npm start"))
-    assert pre is not None and pre.why == "exact"
+    assert pre is not None and pre.why == ("exact",)
     assert pre.command == "npm start > /tmp/server.log 2>&1 &"
     # Another command of the head is not exact, and the fact is not proven yet.
     assert book.preflight(Call("Bash", "npm start -- --port 4000")) is None
@@ -201,3 +201,16 @@ def test_shapes_and_application_never_raise(a: str, b: str) -> None:
         sh.apply(shape, a)
         sh.scope_of(shape, a)
         assert sh.Shape.from_dict(shape.to_dict()) == shape
+
+
+def test_a_runtime_s_activation_and_a_server_s_background_make_one_rewrite() -> None:
+    book = EnvBook()
+    for i in range(PROVEN):
+        _learn(book, "pnpm install", "nvm use 20 && pnpm install", session=f"s{i}")
+    _learn(book, "npm start", "npm start > s.log 2>&1 &", "server_no_return")
+    pre = book.preflight(Call("Bash", "npm start"))
+    assert pre is not None and pre.command == "nvm use 20 && npm start > s.log 2>&1 &"
+    assert {f.topic for f in pre.facts} == {"runtime", "background"}
+    assert set(pre.why) == {"exact", "proven"}
+    text = announce(pre, "npm start")
+    assert "`nvm use 20 &&` got past the same failure 3 of 3 times" in text

@@ -1,0 +1,83 @@
+"""The pre-flight gate: a POSIX shell script a harness runs before every shell and read call, so
+that Python starts only for the calls slmactor may change.
+
+A `PreToolUse` hook on every call costs its whole process (34–40 ms of Python for ours against
+4–7 ms for `cat`), and most calls are nothing a learned fix speaks of. The gate reads the
+payload, looks for the project's table of trigger words (`.slmcode/evolve/preflight.keys`,
+written by the daemon with the environment facts, `stores/environment`) from the harness's
+project directory up, and hands the payload to `slmactor hook <format> <event>` only when
+
+* one of those words is in the payload, as a word (`grep -wF -f`): a command some fact speaks of; or
+* the call reads a file (the payload's read key, e.g. Claude Code's `file_path`) larger than the
+  harness's limit (`find -size +Nc`): it would be refused or cut.
+
+Otherwise it answers the harness's neutral output at once. The gate holds no logic of its own
+beyond that test: what matches exactly, and what the call becomes, Python and the daemon decide.
+Fail-open: a missing table, a payload without the key, a `find` or `grep` that is missing all end
+in the neutral answer, exit 0.
+
+`gate_text(command)` is the script (written beside the user's entry point by `hook install`,
+`GATE_POINT`), `gate_args(...)` the arguments a harness's settings pass it. The file names are
+the store's (`stores/environment`), spelled here so a hook imports no store (a test keeps them
+equal).
+"""
+
+from __future__ import annotations
+
+import shlex
+
+#: Each user's gate, beside the entry point (`hooks/install.py` ENTRY_POINT).
+GATE_POINT = ".local/share/slmactor/bin/slmactor-gate"
+#: The trigger words and the table, under a project's root (`stores/environment`).
+KEYS_FILE = ".slmcode/evolve/preflight.keys"
+TABLE_FILE = ".slmcode/evolve/preflight.json"
+#: Environment variables by which harnesses name the project to their hooks, tried first.
+PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
+
+
+def gate_text(command: str) -> str:
+    """The gate script, running `command` (this installation's `slmactor`) when a call passes.
+
+    Arguments: FORMAT EVENT NEUTRAL [READ_KEY READ_LIMIT_BYTES]."""
+    # In an assignment nothing is split or globbed: no quotes needed around the expansions.
+    project = "".join(f"${{{v}:-" for v in PROJECT_VARS) + "$PWD" + "}" * len(PROJECT_VARS)
+    return (
+        "#!/bin/sh\n"
+        "# slmactor's pre-flight gate: Python runs only for a call a learned fix may speak of.\n"
+        "# Written by `slmactor hook install`; arguments: FORMAT EVENT NEUTRAL [READ_KEY BYTES].\n"
+        'fmt=$1 ev=$2 neutral=${3:-"{}"} rkey=$4 rmax=$5\n'
+        f"d={project}\n"
+        "keys=\n"
+        'while [ -n "$d" ]; do\n'
+        f'  if [ -f "$d/{KEYS_FILE}" ]; then keys=$d/{KEYS_FILE}; break; fi\n'
+        '  case $d in /|.) break ;; esac\n'
+        '  d=${d%/*}; [ -n "$d" ] || d=/\n'
+        "done\n"
+        'if [ -z "$keys" ] && [ -z "$rkey" ]; then\n'
+        "  cat >/dev/null; printf '%s\\n' \"$neutral\"; exit 0\n"
+        "fi\n"
+        "payload=$(cat)\n"
+        "go=\n"
+        'if [ -n "$keys" ] && printf \'%s\' "$payload" | grep -qwF -f "$keys" 2>/dev/null; then go=1; fi\n'
+        'if [ -z "$go" ] && [ -n "$rkey" ] && [ -n "$rmax" ]; then\n'
+        '  p=${payload#*\\"$rkey\\":\\"}\n'
+        '  [ "$p" = "$payload" ] && p=${payload#*\\"$rkey\\": \\"}\n'
+        '  if [ "$p" != "$payload" ]; then\n'
+        '    p=${p%%\\"*}\n'
+        '    if [ -f "$p" ] && [ -n "$(find "$p" -prune -size +"$rmax"c 2>/dev/null)" ]; then go=1; fi\n'
+        "  fi\n"
+        "fi\n"
+        'if [ -n "$go" ]; then\n'
+        f'  exec {command} hook "$fmt" "$ev" <<SLMACTOR_GATE_PAYLOAD\n'
+        "$payload\n"
+        "SLMACTOR_GATE_PAYLOAD\n"
+        "fi\n"
+        "printf '%s\\n' \"$neutral\"\n")
+
+
+def gate_args(fmt: str, event: str, neutral: str, read_key: str = "", read_limit: int = 0) -> str:
+    """The arguments of a harness's gate command line, quoted for a shell."""
+    args = [fmt, event, neutral]
+    if read_key and read_limit > 0:
+        args += [read_key, str(read_limit)]
+    return " ".join(shlex.quote(a) for a in args)
