@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from slmactor.hooks.preflight_table import first_word, matching, read_rows
+from slmactor.hooks.gate import first_word, matching, read_rows
 from slmactor.logic.evolve.environment import PROVEN, Call, EnvBook
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.environment import EnvStore
