@@ -50,8 +50,13 @@ def test_the_readme_works_pasted_into_one_shell(tmp_path: Path) -> None:
                 "PATH": os.pathsep.join([str(claude.parent), env.get("PATH", "")]),
                 "DISABLE_TELEMETRY": "1", "DISABLE_AUTOUPDATER": "1",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "NO_COLOR": "1"})
-    done = subprocess.run(["bash", "-c", script], cwd=clone, env=env, capture_output=True,
-                          text=True, timeout=800, check=False)
+    try:
+        done = subprocess.run(["bash", "-c", script], cwd=clone, env=env, capture_output=True,
+                              text=True, timeout=800, check=False)
+    finally:  # a line that failed half-way may have left the daemon it started
+        if (clone / ".venv/bin/slmactor").exists():
+            subprocess.run([str(clone / ".venv/bin/slmactor"), "stop"], env=env, timeout=60,
+                           capture_output=True, check=False)
     out = done.stdout + done.stderr
     assert done.returncode == 0, out[-4000:]
     assert "Pass 2:" in done.stdout and "0 wrong repair(s)" in done.stdout  # the demo ran
