@@ -100,8 +100,9 @@ class Settings:
     #: safe against a daemon crash; "always" also fdatasyncs each record before acknowledging —
     #: safe against power loss. JSON documents are always fsynced. See docs/DURABILITY.md.
     durability: str = "os"
-    #: Lines of a project's MEMORY.md that this daemon did not write (no valid signature: a
-    #: committed file, a hand edit) are labelled as such where they reach a prompt.
+    #: Read for old configuration files only: lines of a project's MEMORY.md that this daemon
+    #: did not write are always labelled where they reach a prompt (one trust boundary for
+    #: everything a repository brings; no setting turns it off).
     mark_foreign_memory: bool = True
     #: Episode log bounds (S-7.8): newest `episodes_cap` kept, older than the age dropped.
     episodes_cap: int = 300

@@ -43,6 +43,7 @@ from slmactor.logic.memory.lessons import Lesson, recent_adaptive_memory_for, re
 from slmactor.logic.memory.procedures import ProcedureKey, fold_family
 from slmactor.logic.text.redact import redact
 from slmactor.logic.text.timefmt import to_rfc3339
+from slmactor.logic.text.trust import untrusted_record
 from slmactor.protocol import ErrorCode, Message, RequestError
 from slmactor.protocol.messages import (
     DebugCrash,
@@ -71,8 +72,9 @@ from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.fsutil import remove_temps_in
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
+from slmactor.stores.base.signing import signing_key
 from slmactor.stores.base.watched import MirroredBook, remove_file
-from slmactor.stores.lessons import LessonStore, global_read_paths, load_signing_key
+from slmactor.stores.lessons import LessonStore, global_read_paths
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
 
 from .acks import FlushAcks
@@ -146,12 +148,10 @@ class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
         self.user = UserLayout(self.ctx.settings.home)
         for directory in self.user.directories():  # what crashes left in the user store
             remove_temps_in(directory, self.now())
-        try:
-            self.memory_key: bytes | None = await self.run_sync(
-                load_signing_key, self.ctx.settings.home)
-        except OSError as exc:
-            self.memory_key = None
-            self.warn(f"memory-signing key unavailable ({exc}); MEMORY.md lines are not marked")
+        signing, fault = await self.run_sync(signing_key, self.ctx.settings.home)
+        self.memory_key: bytes | None = signing
+        if fault:
+            self.warn(fault)
         self.procedures = ProcedureStore.for_user(self.user, self.warnings, now=self.now)
         self.latency = LatencyStore.for_user(self.user, self.warnings, now=self.now)
         self.projects: ProjectCache[_Project] = ProjectCache(
@@ -363,7 +363,11 @@ class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
         project = self._project(msg)
         now = self.now()
         facts = project.facts.book.ranked(now, msg.kind)
-        return {"facts": [{**f.to_dict(), "score": round(f.score(now), 6), "verified": f.verified}
+        # A fact a repository brought unsigned: marked, its texts quoted with their commands
+        # withheld (`fact.trust` lists it whole, for the user to review).
+        return {"facts": [{**f.to_dict(), "score": round(f.score(now), 6), "verified": True}
+                          if f.verified else
+                          {**untrusted_record(f.to_dict()), "score": round(f.score(now), 6)}
                           for f in facts]}
 
     @handles(FactTrust)
@@ -437,9 +441,8 @@ class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
         project = self._project(msg)
         async with project.lesson_lock:  # a `lesson.add` beside the mailbox may be appending
             local, glob = await self.run_sync(_read_lessons, project.lessons)
-        key = self.memory_key if self.ctx.settings.mark_foreign_memory else None
         text = recent_adaptive_memory_for(msg.query, local, glob, self.now(), msg.max_bytes,
-                                          key=key)
+                                          key=self.memory_key)
         return {"text": text, "lines": len(text.splitlines())}
 
     # ---------------------------------------------------------------- procedural + latency
@@ -628,6 +631,8 @@ class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
                     cache[episode_id] = full
                 await self._breathe(started)
                 chunk_started = time.perf_counter()
+            if full.get("verified") is False:
+                continue  # a repository's episode: nothing is learned from it until adopted
             tally.add(full)
             counted += 1
             if counted % self.COUNT_CHUNK == 0:

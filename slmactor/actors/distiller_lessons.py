@@ -215,7 +215,7 @@ class PolarLessonsMixin(Actor):
 
         project = self._project(msg)
         hits = await self._recall(project, msg.task, msg.limit, msg.tags, msg.run_id)
-        return {"lessons": [s.to_dict() for s in hits],
+        return {"lessons": [_recalled(s) for s in hits],
                 "task_tags": sorted(infer_task_tags(msg.task)),
                 "total": len(project.polar.book)}
 
@@ -365,3 +365,12 @@ class PolarLessonsMixin(Actor):
         budgets, stats = compute_budgets(history, tags, defaults)
         return {"budgets": budgets, "task_tags": tags,
                 "history": {phase: s.to_dict() for phase, s in stats.items()}}
+
+
+def _recalled(scored: Scored) -> dict[str, Any]:
+    """A recalled lesson as the reply carries it: one a repository brought unsigned is marked,
+    its texts quoted with their commands withheld (`slmactor trust` shows it whole)."""
+    from slmactor.logic.text.trust import untrusted_record
+
+    record = scored.to_dict()
+    return record if scored.lesson.verified else untrusted_record(record)

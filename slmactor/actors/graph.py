@@ -15,6 +15,10 @@ episode id with what the last backfill saw, and backfills when they differ or wh
 deleted under it (`rm -rf .slmcode/graph`). Whole episodes are fetched once (`episode.get`) and
 cached per project, so a later backfill only fetches the new ones. A `graph.forget` is honoured:
 no lazy rebuild until new episodes arrive (an explicit `graph.backfill` rebuilds at once).
+
+Trust: only the user's own records make edges — an episode, fact or rule the other actors answer
+`verified: false` (a repository brought it) is left out until `slmactor trust` adopts it — and
+the store serves only edges signed with the user's key.
 """
 
 from __future__ import annotations
@@ -42,13 +46,15 @@ from slmactor.runtime.actor import Actor, ActorDead, handles, store_failure
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.signing import signing_key
 
 if TYPE_CHECKING:  # the graph logic and store load with the first graph ask
     from slmactor.logic.graph.core import Edge
     from slmactor.stores.graph import AddResult, GraphStore
 
 #: (episode count, newest episode id) as the recall actor reported it.
-Signature = tuple[int, str]
+#: (episode count, newest episode id, episodes not yet adopted) as the recall actor reported it.
+Signature = tuple[int, str, int]
 
 
 @dataclass(slots=True)
@@ -90,6 +96,9 @@ class GraphActor(Actor):
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
+        self.key, fault = await self.run_sync(signing_key, self.ctx.settings.home)
+        if fault:
+            self.warn(fault)
         self.stores: ProjectCache[GraphStore] = ProjectCache(
             self._open, self._close, self.ctx.settings.max_open_projects
         )
@@ -105,7 +114,7 @@ class GraphActor(Actor):
         from slmactor.stores.graph import GraphStore
 
         return GraphStore(ProjectLayout(root).graph_dir, self.warnings, now=self.now,
-                          fsync=self.ctx.settings.fsync_logs)
+                          fsync=self.ctx.settings.fsync_logs, key=self.key)
 
     def _close(self, store: GraphStore) -> None:
         if store.directory is not None:  # <root>/.slmcode/graph: the cached episodes go too
@@ -127,7 +136,7 @@ class GraphActor(Actor):
         reply = await self.ask(EpisodeRecent(project=str(root), n=1))
         entries = reply.get("episodes") or []
         newest = entries[0].get("id", "") if entries and isinstance(entries[0], dict) else ""
-        return int(reply.get("total") or 0), str(newest)
+        return int(reply.get("total") or 0), str(newest), int(reply.get("unverified") or 0)
 
     async def _episodes(self, root: Path, state: _Sources) -> tuple[list[dict[str, Any]], Signature]:
         """Every episode of the project (oldest first), fetching only the ones not cached."""
@@ -137,8 +146,9 @@ class GraphActor(Actor):
         ids = [str(e.get("id") or "") for e in entries]
         ids = [i for i in ids if i]
         for episode_id in ids:
-            if episode_id in state.episodes:
-                continue
+            cached = state.episodes.get(episode_id)
+            if cached is not None and cached.get("verified") is not False:
+                continue  # (one cached before `slmactor trust` adopted it is read again)
             try:
                 full = await self.ask(EpisodeGet(project=project, episode_id=episode_id))
             except RequestError:
@@ -147,7 +157,8 @@ class GraphActor(Actor):
                 state.episodes[episode_id] = full
         wanted = set(ids)
         state.episodes = {i: e for i, e in state.episodes.items() if i in wanted}
-        signature = (int(reply.get("total") or len(ids)), ids[0] if ids else "")
+        signature = (int(reply.get("total") or len(ids)), ids[0] if ids else "",
+                     int(reply.get("unverified") or 0))
         return [state.episodes[i] for i in reversed(ids) if i in state.episodes], signature
 
     async def _optional(self, msg: Message, key: str) -> list[Any]:
@@ -171,6 +182,8 @@ class GraphActor(Actor):
                                f"graph backfill: episodes could not be read: {exc}") from exc
         facts = await self._optional(FactList(project=str(root)), "facts")
         rules = await self._optional(EvolveRules(project=str(root), include_all=True), "rules")
+        # Only the user's own records: one a repository brought is not evidence of anything.
+        episodes, facts, rules = _own(episodes), _own(facts), _own(rules)
         edges = await self.run_sync(backfill_edges, episodes, facts, rules)
         store.take_removed()
         result = await self.run_sync(self._apply, root, store, edges)
@@ -306,3 +319,8 @@ class GraphActor(Actor):
         except (RequestError, ActorDead):
             pass
         return {"removed": removed}
+
+
+def _own(records: list[Any]) -> list[Any]:
+    """The records the user wrote (those another actor answered `verified: false` left out)."""
+    return [r for r in records if not (isinstance(r, dict) and r.get("verified") is False)]

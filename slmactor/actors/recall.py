@@ -12,6 +12,10 @@ the store catches the index up from the log on the next open. Small stores answe
 actor's loop (a recall over 300 episodes is well under a millisecond); big ones in a worker thread
 so the loop never waits on a long store lock.
 
+Trust: episodes this user did not sign (a committed store a repository brought) are answered
+marked `verified: false` with every text quoted and its commands withheld — in `memory.recall`,
+`episode.get` and `episode.recent` alike — until `episode.trust` adopts them (`slmactor trust`).
+
 Ranking mode: `default` (coverage over known terms, plural folding, whole-path terms) or `seed`
 (SPEC S-3 to the letter), from the setting `recall_mode` / env `SLMACTOR_RECALL_MODE`; the episode
 cap and age limit from `episodes_cap` / `episodes_max_age_days` (env `SLMACTOR_EPISODES_CAP`,
@@ -28,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 
 from slmactor.logic.text.redact import marked_redacted, redacted_map
+from slmactor.logic.text.trust import untrusted_record
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
     EpisodeAppend,
@@ -36,6 +41,7 @@ from slmactor.protocol.messages import (
     EpisodeGet,
     EpisodePrune,
     EpisodeRecent,
+    EpisodeTrust,
     MemoryRecall,
     Message,
 )
@@ -44,6 +50,7 @@ from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base import health
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout
+from slmactor.stores.base.signing import signing_key
 
 if TYPE_CHECKING:
     from slmactor.logic.recall.episode import IndexEntry
@@ -92,6 +99,9 @@ class RecallActor(Actor):
         # thread — not here, where it would delay the daemon's READY by ~50 ms.
         self._options: RankOptions | None = None
         self.warnings = self.store_warnings()
+        self.key, fault = await self.run_sync(signing_key, settings.home)
+        if fault:
+            self.warn(fault)
         self.stores: ProjectCache[EpisodeStore] = ProjectCache(
             self._open, lambda store: store.close(), settings.max_open_projects
         )
@@ -122,7 +132,7 @@ class RecallActor(Actor):
         return EpisodeStore(
             ProjectLayout(root).memory_dir, self.warnings, now=self.now, cap=self.cap,
             max_age_days=self.max_age_days, options=self.options,
-            fsync=self.ctx.settings.fsync_logs,
+            fsync=self.ctx.settings.fsync_logs, key=self.key,
         )
 
     async def _flusher(self) -> None:
@@ -172,6 +182,8 @@ class RecallActor(Actor):
             self._entry_parts.move_to_end(key)
             return cached[1]
         part = redacted_map(entry.to_dict())
+        if not entry.verified:
+            part = untrusted_record(entry.to_dict())
         self._entry_parts[key] = (entry, part)  # holding `entry` keeps its id from being reused
         if len(self._entry_parts) > ENTRY_PARTS:
             self._entry_parts.popitem(last=False)
@@ -224,7 +236,9 @@ class RecallActor(Actor):
         episode = await self._call(store, store.get, msg.episode_id.strip())
         if episode is None:
             raise RequestError(ErrorCode.NOT_FOUND, f"no episode {msg.episode_id!r}")
-        return episode.to_dict()
+        entry = store.entry(episode.id)
+        return episode.to_dict() if entry is None or entry.verified else untrusted_record(
+            episode.to_dict())
 
     @handles(EpisodeRecent)
     async def recent(self, msg: EpisodeRecent) -> dict[str, Any]:
@@ -233,7 +247,8 @@ class RecallActor(Actor):
         if msg.ids_only:
             # What a distill pass needs: 120 index entries as dicts cost the loop ~2 ms.
             return {"ids": [e.id for e in entries], "total": len(store)}
-        return {"episodes": [e.to_dict() for e in entries], "total": len(store)}
+        return {"episodes": [self._entry_part(e) for e in entries], "total": len(store),
+                "unverified": store.unverified_count()}
 
     @handles(EpisodePrune)
     async def prune(self, msg: EpisodePrune) -> dict[str, Any]:
@@ -262,6 +277,22 @@ class RecallActor(Actor):
         except StoreError as exc:
             raise store_failure(exc) from exc
         return {"episodes_removed": len(dropped), "dropped": dropped, "episodes": len(store)}
+
+    @handles(EpisodeTrust)
+    async def trust(self, msg: EpisodeTrust) -> dict[str, Any]:
+        """The episodes a repository brought unsigned (whole, for the user to review), or,
+        with `adopt`, adopt them (`ids`, or every one with `every`)."""
+        store = await self._store(msg)
+        adopted: list[str] = []
+        if msg.adopt:
+            wanted = None if msg.every else set(msg.ids)
+            try:
+                adopted = await self.run_sync(store.trust, wanted)
+            except StoreError as exc:
+                raise store_failure(exc) from exc
+        pending = await self._call(store, store.unverified)
+        return {"unverified": [{**e.to_dict(), "verified": False} for e in pending],
+                "adopted": adopted}
 
     @handles(MemoryRecall)
     async def recall(self, msg: MemoryRecall) -> dict[str, Any]:
@@ -297,7 +328,10 @@ class RecallActor(Actor):
                                     "entry": self._entry_part(entry)}
             full = episodes[rank] if rank < len(episodes) else None
             if full is not None:
-                item["episode"] = full  # redacted already (`EpisodeStore.get_dict`)
+                # Redacted already (`EpisodeStore.get_dict`); one a repository brought, marked.
+                item["episode"] = full if entry.verified else untrusted_record(full)
+            if not entry.verified:
+                item["verified"] = False
             if hit.explanation is not None:
                 item["explanation"] = hit.explanation.to_dict()
                 item["why"] = hit.explanation.render()

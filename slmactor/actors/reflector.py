@@ -68,7 +68,7 @@ from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.markdown import write_markdown
 from slmactor.stores.base.project_lock import claim_project_store
-from slmactor.stores.base.signing import load_signing_key
+from slmactor.stores.base.signing import signing_key
 from slmactor.stores.pending_projects import PendingProjects
 
 if TYPE_CHECKING:  # the run-report logic loads with the first run.finish, not before READY
@@ -134,11 +134,10 @@ class ReflectorActor(Actor):
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
-        try:
-            self.key: bytes | None = await self.run_sync(load_signing_key, self.ctx.settings.home)
-        except OSError as exc:
-            self.key = None
-            self.warn(f"signing key unavailable ({exc}); regression checks are not checked")
+        signing, fault = await self.run_sync(signing_key, self.ctx.settings.home)
+        self.key: bytes | None = signing
+        if fault:
+            self.warn(fault)
         self.stores: ProjectCache[RegressionStore] = ProjectCache(
             self._open, self._close, self.ctx.settings.max_open_projects
         )

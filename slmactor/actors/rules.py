@@ -60,7 +60,7 @@ from slmactor.runtime.actor import Actor, handles
 from slmactor.runtime.projects import ProjectCache
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.layout import ProjectLayout, UserLayout
-from slmactor.stores.base.signing import load_signing_key
+from slmactor.stores.base.signing import signing_key
 
 if TYPE_CHECKING:  # the fingerprint and rule logic load with the first evolve ask
     from slmactor.logic.evolve.rules import Rule
@@ -76,11 +76,10 @@ class RulesActor(Actor):
 
     async def on_start(self) -> None:
         self.warnings = self.store_warnings()
-        try:
-            self.key: bytes | None = await self.run_sync(load_signing_key, self.ctx.settings.home)
-        except OSError as exc:
-            self.key = None
-            self.warn(f"signing key unavailable ({exc}); project rules are not checked")
+        signing, fault = await self.run_sync(signing_key, self.ctx.settings.home)
+        self.key: bytes | None = signing
+        if fault:
+            self.warn(fault)
         self.stores: ProjectCache[RuleStore] = ProjectCache(
             self._open, self._save_now, self.ctx.settings.max_open_projects)
         self._seen: OrderedDict[str, Fingerprint] = OrderedDict()
@@ -404,25 +403,28 @@ def _unverified_advice(rule: Rule) -> dict[str, Any]:
 
 
 def _withheld_repair(rule: Rule) -> dict[str, Any]:
-    from slmactor.logic.text.trust import WITHHELD, withhold_commands
+    """An unverified rule's repair record: its kind and names, every text quoted with its
+    commands withheld, no command, setting or typed spec (which holds the fix's own words)."""
+    from slmactor.logic.text.trust import WITHHELD, untrusted_value
 
     repair = rule.repair.to_dict()
-    for name in ("command", "config_value"):
+    for name in ("command", "config_value", "spec"):
         if repair.get(name):
             repair[name] = WITHHELD
-    repair["guidance"] = withhold_commands(rule.repair.guidance)
-    return repair
+    shown = untrusted_value(repair)
+    assert isinstance(shown, dict)
+    return shown
 
 
 def _shown(rule: Rule) -> dict[str, Any]:
-    """A rule as `evolve.rules` lists it: unverified ones marked, their commands withheld
-    (`evolve.trust` shows them whole, for the user to review)."""
-    from slmactor.logic.text.trust import UNVERIFIED_LABEL
+    """A rule as `evolve.rules` lists it: unverified ones marked, their texts (guidance,
+    evidence, note) quoted with commands withheld (`evolve.trust` shows them whole, for the
+    user to review)."""
+    from slmactor.logic.text.trust import untrusted_record
 
     if rule.verified:
         return {**rule.to_dict(), "verified": True}
-    return {**rule.to_dict(), "repair": _withheld_repair(rule), "verified": False,
-            "source": UNVERIFIED_LABEL}
+    return {**untrusted_record(rule.to_dict()), "repair": _withheld_repair(rule)}
 
 
 def _listed(rule: Rule) -> bool:

@@ -187,7 +187,8 @@ def render_status(status: dict[str, Any]) -> str:
     )
     for fault in status.get("store_faults", []):
         where = f" (project {fault['project']})" if fault.get("project") else ""
-        lines.append(f"store fault{where}: {fault.get('dir', '')}: {fault.get('reason', '')}")
+        what = fault.get("dir") or fault.get("file") or ""
+        lines.append(f"store fault{where}: {what}: {fault.get('reason', '')}")
     for w in status.get("warnings", [])[-5:]:
         where = f" (project {w['project']})" if w.get("project") else ""
         lines.append(f"warning [{w['actor']}]{where}: {w['text']}")

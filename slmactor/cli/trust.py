@@ -1,13 +1,14 @@
 """`slmactor trust [--list | --all | ID …]`: review and adopt what a repository brought.
 
-A project store can arrive with the repository (a committed `.slmcode/`): repair rules, facts,
-do/don't lessons, `MEMORY.md` lines and regression checks nobody on this machine learned. The daemon never applies them, labels
+A project store can arrive with the repository (a committed `.slmcode/`): episodes, repair
+rules, facts, do/don't lessons, `MEMORY.md` lines and regression checks nobody on this machine
+learned. The daemon never applies them, labels
 them "unverified repository content" wherever a model sees them and withholds their commands.
 This command is how the user takes them as their own:
 
 * `slmactor trust` / `--list` shows every unverified record whole — commands included, so the
   user can read what they would adopt — grouped by kind, with its id;
-* `slmactor trust ID …` adopts the named records (a rule, fact, lesson or check id);
+* `slmactor trust ID …` adopts the named records (an episode, rule, fact, lesson or check id);
 * `slmactor trust --all` adopts every one.
 
 Adopting signs the records with the user's key; from then on they are used like learned ones.
@@ -21,7 +22,7 @@ from typing import Any
 from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext, exit_code_for
 
 #: (label, reply key of the listed records) per trust message, in the order shown.
-SECTIONS = (("rules", "repair rules"), ("facts", "facts"), ("lessons", "do/don't lessons"),
+SECTIONS = (("episodes", "episodes"), ("rules", "repair rules"), ("facts", "facts"), ("lessons", "do/don't lessons"),
             ("memory_md", "MEMORY.md lines"), ("regressions", "regression checks"))
 
 
@@ -37,10 +38,15 @@ def register(sub: Any) -> None:
 
 
 def _messages(ids: list[str], every: bool, adopt: bool) -> list[tuple[str, Any]]:
-    from slmactor.protocol.messages import EvolveTrust, FactTrust, RegressionsTrust
+    from slmactor.protocol.messages import (
+        EpisodeTrust,
+        EvolveTrust,
+        FactTrust,
+        RegressionsTrust,
+    )
 
     fields: dict[str, Any] = {"ids": ids, "every": every, "adopt": adopt}
-    return [("rules", EvolveTrust(**fields)), ("facts", FactTrust(**fields)),
+    return [("episodes", EpisodeTrust(**fields)), ("rules", EvolveTrust(**fields)), ("facts", FactTrust(**fields)),
             ("regressions", RegressionsTrust(**fields))]
 
 
@@ -52,6 +58,9 @@ def _describe(kind: str, record: dict[str, Any]) -> str:
         when = "/".join(str(trig.get(k) or "*") for k in ("class", "tool", "language"))
         return (f"{when} → {repair.get('kind', '')} {what}".rstrip()
                 + f"; guidance: {repair.get('guidance', '')}")
+    if kind == "episodes":
+        ok = "✓" if record.get("success") else "✗"
+        return f"{ok} {record.get('query', '')} — {record.get('summary', '')}".rstrip(" —")
     if kind == "facts":
         return f"[{record.get('kind', '')}] {record.get('subject', '')}: {record.get('text', '')}"
     if kind == "memory_md":

@@ -66,6 +66,12 @@ def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
     guidance = guidance.strip() if isinstance(guidance, str) else ""
     if not guidance:
         return ""
+    if advice.get("verified") is False:
+        # A rule a cloned repository brought: not this user's experience, never "seen before"
+        # or "worked"; the daemon sent its text labelled, quoted, its commands withheld.
+        return (f"slmactor: this repository's committed memory has a note on this {tool} failure "
+                f"that was not learned here (review it with `slmactor trust`): {guidance}"
+                )[:MAX_ADVICE]
     repair = advice.get("repair")
     new_args = advice.get("new_args")
     if isinstance(repair, Mapping) and repair.get("spec"):

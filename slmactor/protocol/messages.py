@@ -51,6 +51,7 @@ class Kind(StrEnum):
     EPISODE_PRUNE = "episode.prune"
     EPISODE_FORGET = "episode.forget"
     EPISODE_DROP = "episode.drop"
+    EPISODE_TRUST = "episode.trust"
     MEMORY_RECALL = "memory.recall"
     # semantic, procedural, lessons, the prompt block
     MEMORY_BLOCK = "memory.block"
@@ -396,6 +397,18 @@ class EpisodeDrop(Message):
     KIND: ClassVar[Kind] = Kind.EPISODE_DROP
     CAPS: ClassVar[dict[str, int]] = {"ids": 1024}
     ids: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class EpisodeTrust(Message):
+    """Episodes a project's log holds without this user's signature (a committed store a
+    repository brought); `adopt` signs the ones named in `ids` (every one with `every`)."""
+
+    KIND: ClassVar[Kind] = Kind.EPISODE_TRUST
+    CAPS: ClassVar[dict[str, int]] = {"ids": 1024}
+    ids: list[str] = field(default_factory=list)
+    every: bool = False
+    adopt: bool = False
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

@@ -14,6 +14,13 @@ corrupt episode record(s)`. Beyond the seed: the index also records the log size
 (`log_size`, ignored by readers that do not know it), so appends that reached the log but not the
 index before a crash are caught up from the log instead of silently missing from recall.
 
+Trust (`slmactor.logic.text.trust`): with the user's signing key, every line this store writes
+carries the `sig` of its record, and the index file the `sig` of its entries. An index without
+this user's signature (one a repository brought) is rebuilt from the log; a log line without a
+valid `sig` (episodes a repository brought, or written before episodes were signed) is indexed
+with `verified: false` — recalled only labelled, its texts quoted with commands withheld — until
+`trust` adopts it (the log rewritten with those lines signed).
+
 `get` hydrates through the offset and falls back to a scan by id (a hand-edited log moves
 offsets). Every call first compares the log's (device, inode, size) with what this store last
 left there: a log removed while the daemon runs (`rm -rf .slmcode`) empties memory without
@@ -39,6 +46,7 @@ from slmactor.logic.recall.rank import RankOptions
 from slmactor.logic.text.redact import redact_obj, redacted_map
 from slmactor.logic.text.safecut import cut_chars
 from slmactor.logic.text.timefmt import SECONDS_PER_DAY, to_rfc3339
+from slmactor.logic.text.trust import SIG_FIELD, record_sig, signed, unsigned, verified
 from slmactor.stores.base.errors import RecordTooLarge, StoreError
 from slmactor.stores.base.fsutil import FileState, file_state
 from slmactor.stores.base.jsondoc import JsonDoc, Shape, encode_row
@@ -105,8 +113,11 @@ class EpisodeStore:
         options: RankOptions | None = None,
         read_only: bool = False,
         fsync: bool = False,
+        key: bytes | None = None,
     ) -> None:
         self.directory = Path(directory) if directory is not None else None
+        #: The user's signing key (None: nothing is signed or checked, every episode is ours).
+        self._key = key
         self.warnings = warnings
         self._now = now
         self.cap = cap
@@ -123,6 +134,9 @@ class EpisodeStore:
         # answering; one lock keeps the index consistent between the two.
         self._lock = threading.RLock()
         self._flush_lock = threading.Lock()
+        #: `unverified_count`'s answer and the index it counted.
+        self._unverified_for: EpisodeIndex | None = None
+        self._unverified_n = 0
         #: The index file's line of each entry at the last flush, by entry identity (`_rows_of`).
         self._rows: dict[int, tuple[IndexEntry, str]] = {}
         # (st_dev, st_ino, st_size) of the log as this store last left it; None = no file.
@@ -160,6 +174,8 @@ class EpisodeStore:
     def _load(self) -> None:
         assert self._log is not None and self._doc is not None
         data = self._doc.load()
+        if data is not None and not self._signed_by_us(data):
+            data = None  # not this user's index: every entry is read again from the log
         entries, log_size = self._parse_index(data)
         if entries:
             newest = max(range(len(entries)), key=lambda i: (entries[i].at, i))
@@ -177,6 +193,26 @@ class EpisodeStore:
         if self._log.size() > 0:
             self.rebuild()
         self._note_disk()
+
+    def _signed_by_us(self, data: Any) -> bool:
+        """Whether an index document carries this user's signature over its entries."""
+        if self._key is None:
+            return True
+        if not isinstance(data, dict) or not isinstance(data.get("entries"), list):
+            return False
+        try:
+            rows = [encode_row(raw) for raw in data["entries"]]
+        except (TypeError, ValueError):
+            return False
+        return data.get(SIG_FIELD) == self._rows_sig(rows)
+
+    def _rows_sig(self, rows: list[str]) -> str:
+        assert self._key is not None
+        return record_sig(self._key, {"rows": "\n".join(rows)})
+
+    def _ours(self, record: dict[str, Any]) -> bool:
+        """Whether a log line was signed by this user (always, without a key)."""
+        return self._key is None or verified(self._key, record)
 
     @staticmethod
     def _parse_index(data: Any) -> tuple[list[IndexEntry], int | None]:
@@ -241,7 +277,7 @@ class EpisodeStore:
             if episode.id in seen:
                 continue
             seen.add(episode.id)
-            entries.append(IndexEntry.of(episode, offset))
+            entries.append(IndexEntry.of(episode, offset, self._ours(record)))
         skipped = idless + self._log.corrupt_lines
         if skipped:
             self.warnings.warn(f"skipped {skipped} corrupt episode record(s)", self._now(), self.directory)
@@ -269,11 +305,11 @@ class EpisodeStore:
                 offset = 0
             else:
                 try:
-                    offset = self._log.append(record, redacted=True)
+                    offset = self._log.append(signed(self._key, record), redacted=True)
                 except RecordTooLarge:
                     record = _redacted(_shrunk(stored))
                     stored = Episode.from_dict(record)
-                    offset = self._log.append(record, redacted=True)
+                    offset = self._log.append(signed(self._key, record), redacted=True)
             self._index.add(IndexEntry.of(stored, offset))
             self._dirty = True
             self._note_disk()
@@ -300,7 +336,10 @@ class EpisodeStore:
             # with it. 600 entries took 11-20 ms to write, 1-2 ms of it under the lock every
             # recall takes; now ~3 ms, most of it the fsync.
             try:
-                self._doc.save_rows(head, self._rows_of(entries))
+                rows = self._rows_of(entries)
+                if self._key is not None:
+                    head[SIG_FIELD] = self._rows_sig(rows)
+                self._doc.save_rows(head, rows)
             except BaseException:
                 self._dirty = True
                 raise
@@ -433,6 +472,50 @@ class EpisodeStore:
             self.warnings.warn(f"episode index not written at close: {exc}", self._now(), self.directory)
         finally:
             self._log.close()
+
+    # ---------------------------------------------------------------------------- trust
+    def unverified(self) -> list[IndexEntry]:
+        """The episodes this user did not sign (a repository brought them), newest first."""
+        with self._lock:
+            self._sync_with_disk()
+            return [e for e in self._index.recent(0) if not e.verified]
+
+    def unverified_count(self) -> int:
+        """How many episodes this user did not sign (counted once per index)."""
+        with self._lock:
+            self._sync_with_disk()
+            if self._unverified_for is not self._index:
+                self._unverified_for = self._index
+                self._unverified_n = sum(1 for e in self._index.entries() if not e.verified)
+            return self._unverified_n
+
+    def trust(self, ids: set[str] | None) -> list[str]:
+        """Adopt unverified episodes (`ids`, or every one for None): the log is rewritten with
+        their lines signed (redacted first). Returns the adopted ids."""
+        with self._lock:
+            if self.read_only:
+                raise StoreError("episode store is open read-only")
+            self._sync_with_disk()
+            wanted = {e.id for e in self._index.entries()
+                      if not e.verified and (ids is None or e.id in ids)}
+            if not wanted or self._log is None or self._key is None:
+                return []
+            records: dict[str, dict[str, Any]] = {}
+            for _offset, record in self._log.scan():
+                rid = str(record.get("id", "")).strip()
+                if rid and rid not in records:
+                    records[rid] = record
+            kept = [e for e in self._index.entries() if e.id in records]
+            lines = [signed(self._key, _redacted(Episode.from_dict(unsigned(records[e.id]))))
+                     if e.id in wanted else records[e.id] for e in kept]
+            offsets = self._log.rewrite(lines)
+            index = EpisodeIndex(self.options)
+            index.add_many(replace(e, offset=off, verified=e.verified or e.id in wanted)
+                           for e, off in zip(kept, offsets, strict=True))
+            self._index = index
+            self._dirty = True
+            self._note_disk()
+            return sorted(wanted & set(records))
 
     # ---------------------------------------------------------------------------- reading
     def get(self, episode_id: str) -> Episode | None:

@@ -19,6 +19,12 @@ removed while the daemon runs (`rm -rf .slmcode/graph`) empties the index (`remo
 tells the owner, so a backfill can rebuild every edge); a log replaced or grown by someone else
 is re-read.
 
+Trust: with the user's signing key every edge line carries its `sig` and the index document its
+own. An index without this user's signature is rebuilt from the log, and a log line without a
+valid `sig` (a graph a repository brought) is never served: the graph is derived from the
+user's own records, so the owner's backfill re-derives the edges of what `slmactor trust`
+adopts.
+
 `prune` (S-21.10; 20 000 edges and 180 days by default, 0 → default, negative → unlimited) drops
 edges not re-observed within the age limit, keeps the newest, rewrites the log atomically from the
 index (so refreshed times become durable) and flushes; a no-op prune writes nothing. Adding past
@@ -45,6 +51,7 @@ from slmactor.logic.graph.query import (
     walk,
 )
 from slmactor.logic.text.timefmt import SECONDS_PER_DAY
+from slmactor.logic.text.trust import SIG_FIELD, record_sig, signed, verified
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.fsutil import FileState, file_state
 from slmactor.stores.base.jsondoc import JsonDoc
@@ -97,8 +104,13 @@ class GraphStore:
         max_age_days: float = DEFAULT_MAX_AGE_DAYS,
         read_only: bool = False,
         fsync: bool = False,
+        key: bytes | None = None,
     ) -> None:
         self.directory = Path(directory) if directory is not None else None
+        #: The user's signing key (None: nothing is signed or checked).
+        self._key = key
+        #: Log lines not signed by this user, left unserved by the last (re)build.
+        self.withheld = 0
         self.warnings = warnings
         self._now = now
         self.max_edges = max_edges
@@ -141,6 +153,9 @@ class GraphStore:
                                self._now(), self.directory)
             self._rebuild_locked()
             return
+        if data is not None and self._key is not None and not (
+                isinstance(data, dict) and data.get(SIG_FIELD) == self._doc_sig(data)):
+            data = None  # not this user's index: the edges are read again from the log
         if data is None:
             if self._log.size() > 0:
                 self._rebuild_locked()
@@ -169,6 +184,17 @@ class GraphStore:
             self._catch_up(log_size)  # edges appended after the last flush
         self._note_disk()
 
+    def _doc_sig(self, document: dict[str, Any]) -> str:
+        assert self._key is not None
+        return record_sig(self._key, document)
+
+    def _line(self, edge: Edge) -> dict[str, Any]:
+        """An edge's log line: signed with the user's key."""
+        return signed(self._key, edge.to_dict())
+
+    def _ours(self, record: dict[str, Any]) -> bool:
+        return self._key is None or verified(self._key, record)
+
     def _catch_up(self, start: int) -> None:
         assert self._log is not None
         bad = 0
@@ -176,6 +202,9 @@ class GraphStore:
             edge = Edge.from_dict(record)
             if edge is None:
                 bad += 1
+                continue
+            if not self._ours(record):
+                self.withheld += 1
                 continue
             self._index.add(edge, offset)
         self._report_corrupt(bad + self._log.corrupt_lines)
@@ -218,10 +247,14 @@ class GraphStore:
         if self._log is None:
             return 0
         invalid = 0
+        self.withheld = 0
         for offset, record in self._log.scan():
             edge = Edge.from_dict(record)
             if edge is None:
                 invalid += 1
+                continue
+            if not self._ours(record):
+                self.withheld += 1
                 continue
             self._index.add(edge, offset)
         self._report_corrupt(invalid + self._log.corrupt_lines)
@@ -254,7 +287,7 @@ class GraphStore:
                     continue
                 known = self._index.get(edge.id)
                 if known is None:
-                    offset = self._log.append(edge.to_dict()) if self._log is not None else 0
+                    offset = self._log.append(self._line(edge)) if self._log is not None else 0
                     self._index.add(edge, offset)
                     result.added += 1
                     self._dirty = True
@@ -274,6 +307,8 @@ class GraphStore:
             if not self._dirty or self._doc is None or self._log is None or self.read_only:
                 return False
             document = self._index.to_document(self._now(), self._log.size())
+            if self._key is not None:
+                document[SIG_FIELD] = self._doc_sig(document)
             self._dirty = False
             try:
                 self._doc.save(document)
@@ -326,7 +361,7 @@ class GraphStore:
             for entry in kept:
                 index.add(entry.edge, 0)
         else:
-            offsets = self._log.rewrite(e.edge.to_dict() for e in kept)
+            offsets = self._log.rewrite(self._line(e.edge) for e in kept)
             for entry, offset in zip(kept, offsets, strict=True):
                 index.add(entry.edge, offset)
             self._note_disk()

@@ -249,7 +249,7 @@ def test_corrupt_files_are_survived(daemon: DaemonProcess) -> None:
             assert client.ask(ProcedureBest(topic="knob"))["best"] is None
             lines = client.ask(LessonsRender())["text"].splitlines()
             # Written by hand, not by this daemon: shown, and labelled so.
-            assert f"- {FOREIGN_LABEL}: ⚙ Keep PRs small" in lines
+            assert f"- {FOREIGN_LABEL}: «⚙ Keep PRs small»" in lines
             client.ask(FactObserve(kind="command", subject="make", text="make works"))
             client.ask(LatencyObserve(role="worker", model="m", ms=5))
             warnings = " ".join(w["text"] for w in client.status().get("warnings", []))

@@ -36,8 +36,9 @@ def test_a_secret_edited_into_the_log_never_leaves_in_a_recall_reply(tmp_path: A
     try:
         with second.client() as client:
             replies = [client.ask(MemoryRecall(query="tokenizer", n=3)) for _ in range(3)]
+        # Edited by hand, the line no longer carries the user's signature: recalled quoted.
         assert replies[0]["hits"] and replies[0]["hits"][0]["episode"]["summary"].startswith(
-            "cached the vocabulary, key «redacted:")
+            "«cached the vocabulary, key «redacted:")
         assert all(TOKEN not in str(reply) for reply in replies)
         unscored = [[{k: v for k, v in hit.items() if k != "score"} for hit in reply["hits"]]
                     for reply in replies]  # the score decays with the clock (recency)

@@ -91,7 +91,7 @@ def test_planted_store_is_never_applied_and_carries_no_command(daemon: DaemonPro
     assert advice["verified"] is False and advice["confidence"] == 0.0
     assert advice["guidance"].startswith(UNVERIFIED_LABEL)
     assert UNVERIFIED_LABEL in block["text"] and "models.py is generated" in block["text"]
-    assert f"({UNVERIFIED_LABEL}) set up the project models" in block["text"]
+    assert f"({UNVERIFIED_LABEL}) «set up the project models»" in block["text"]
     for reply in (advice, block, rules, regressions):
         assert "evil.example" not in json.dumps(reply), reply
     assert regressions["commands"] == []
@@ -221,7 +221,7 @@ def test_memory_md_lines_a_repository_brought_are_adopted_one_by_one(
     with daemon.client(timeout=30) as client:
         lines = client.ask(LessonsRender(query="", max_bytes=4000))["text"].splitlines()
     assert lines == ["- project memory: ⚙ Use make lint before pushing",
-                     f"- {FOREIGN_LABEL}: ⚠ Never run the migrations by hand"]
+                     f"- {FOREIGN_LABEL}: «⚠ Never run the migrations by hand»"]
     text = memory_md.read_text()
     assert text.startswith("# Project memory\n\n- ⚙ Use make lint before pushing <!-- slm sig=")
     assert text.endswith("adopted=yes -->\n- ⚠ Never run the migrations by hand\n")

@@ -576,8 +576,10 @@ def choose(book: RuleBook, fp: Fingerprint, message: str, failed: Call, *,
     `failed` (exact fingerprint first, then confidence, then successes)."""
     if fp.is_zero or fp.benign:
         return None
+    # A rule a repository brought unsigned is never named as what worked here (the rules
+    # actor shows it labelled, its commands withheld, when nothing of the user's fits).
     typed = [r for r in book.rules.values()
-             if r.usable and r.repair.spec and (r.fingerprint == fp.id
+             if r.usable and r.verified and r.repair.spec and (r.fingerprint == fp.id
                                                 or r.trigger.matches(fp, message))
              and fits(r.repair, failed)]
     if not typed:
@@ -647,7 +649,7 @@ def preflight(book: RuleBook, call: Call) -> Choice | None:
     head = head_of(call.command)
     found: dict[str, Choice] = {}
     for rule in book.rules.values():
-        if not (rule.usable and rule.repair.kind == "substitute_command"
+        if not (rule.usable and rule.verified and rule.repair.kind == "substitute_command"
                 and may_apply(rule, rule.trigger.cls)):
             continue
         spec = Spec.of(rule.repair)

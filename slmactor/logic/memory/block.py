@@ -29,6 +29,7 @@ from slmactor.logic.text.strings import (
     fit_lines,
     fit_to_tokens,
 )
+from slmactor.logic.text.trust import UNVERIFIED_LABEL, as_data
 
 SECTIONS = ("working", "semantic", "episodic", "procedural")
 DEFAULT_BUDGET = 1200
@@ -185,8 +186,13 @@ def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
     query = ep.get("query")
     if not isinstance(query, str) or not query.strip():
         return []
+    task = clip_words(first_line(query, 4 * _QUERY_BYTES), _QUERY_BYTES)
+    if ep.get("verified") is False:
+        # A repository's committed episode: not this user's work, so no outcome and no fix,
+        # only the task as the recall actor quoted it (commands withheld), labelled.
+        return [f"- ({UNVERIFIED_LABEL}, not work done here) {task}"]
     ok = ep.get("success") is True
-    line = f"- {'✓' if ok else '✗'} {clip_words(first_line(query, 4 * _QUERY_BYTES), _QUERY_BYTES)}"
+    line = f"- {'✓' if ok else '✗'} {as_data(task)}"
     files = [f for f in ep.get("files_changed", ep.get("files", [])) or [] if isinstance(f, str)]
     if files:
         line += " → touched " + ", ".join(f"`{f}`" for f in files[:_FILES_SHOWN])
@@ -211,7 +217,8 @@ def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
         said = failure.get("said")  # the error as the program wrote it, where the episode has it
         msg = clip_words(said if isinstance(said, str) and said.strip() else salient_of(failure),
                          _HIT_MSG_BYTES)
-        hit = f"hit: {msg} → fixed by {clip_words(first_line(fix, 4 * _HIT_FIX_BYTES), _HIT_FIX_BYTES)}"
+        fix = as_data(clip_words(first_line(fix, 4 * _HIT_FIX_BYTES), _HIT_FIX_BYTES))
+        hit = f"hit: {as_data(msg)} → fixed by {fix}"
         if msg and item_meaning(hit, numbers=False) not in known:
             lines.append(f"  - {hit}")
     return lines

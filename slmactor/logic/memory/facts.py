@@ -35,6 +35,7 @@ from slmactor.logic.text.timefmt import age_days, parse_rfc3339, to_rfc3339
 from slmactor.logic.text.trust import (
     UNVERIFIED_LABEL,
     WITHHELD,
+    quoted,
     signed,
     verified,
     withhold_commands,
@@ -437,7 +438,7 @@ def _unverified_lines(facts: list[Fact], query: str, now: float) -> list[str]:
     for f in ranked:
         text = withhold_commands(f.text)
         if text.replace(WITHHELD, "").strip(" .;,:"):
-            lines.append(f"- {UNVERIFIED_LABEL}: {text}")
+            lines.append(f"- {UNVERIFIED_LABEL}: {quoted(text)}")
         if len(lines) >= RENDER_PER_KIND:
             break
     return lines

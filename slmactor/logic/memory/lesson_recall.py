@@ -38,7 +38,7 @@ from functools import lru_cache
 from slmactor.logic.memory.lesson_tags import infer_tags_from_text, infer_task_tags, stack_tags
 from slmactor.logic.memory.polar_lessons import PolarLesson, decayed_confidence
 from slmactor.logic.text.strings import count_tokens_chars
-from slmactor.logic.text.trust import UNVERIFIED_LABEL, withhold_commands
+from slmactor.logic.text.trust import UNVERIFIED_LABEL, untrusted_text
 
 DEFAULT_LIMIT = 10
 SOURCE_TASK_PENALTY = 5.0
@@ -153,8 +153,8 @@ def _shown(lesson: PolarLesson) -> PolarLesson:
     commands are withheld."""
     if lesson.verified:
         return lesson
-    return replace(lesson, trigger=f"({UNVERIFIED_LABEL}) {withhold_commands(lesson.trigger)}",
-                   fix=withhold_commands(lesson.fix))
+    return replace(lesson, trigger=f"({UNVERIFIED_LABEL}) {untrusted_text(lesson.trigger)}",
+                   fix=untrusted_text(lesson.fix))
 
 
 def format_for_prompt(lessons: Sequence[PolarLesson]) -> str:

@@ -28,7 +28,7 @@ from slmactor.logic.memory.facts import FactBook, Observation
 from slmactor.logic.recall.text_rank import rank_texts
 from slmactor.logic.text.strings import clip, cut_bytes, hash_id
 from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
-from slmactor.logic.text.trust import UNVERIFIED_LABEL, withhold_commands
+from slmactor.logic.text.trust import UNVERIFIED_LABEL, untrusted_text
 
 KINDS = ("success", "failure", "convention")
 GLYPHS = {"failure": "⚠", "convention": "⚙", "success": "✓"}
@@ -430,7 +430,7 @@ def recent_adaptive_memory_for(
     if not query.strip():
         kept.sort(key=lambda line: line.position)
     rendered = [
-        f"- {FOREIGN_LABEL}: {withhold_commands(line.text)}" if line.foreign
+        f"- {FOREIGN_LABEL}: {untrusted_text(line.text)}" if line.foreign
         else f"- {line.source} memory: {line.text}"
         for line in kept
     ]

@@ -344,9 +344,12 @@ class IndexEntry:
     model: str = ""
     success: bool = False
     failures: int = 0
+    #: False for an episode whose log line this user did not sign (a committed store a
+    #: repository brought): recalled labelled, its texts quoted with commands withheld.
+    verified: bool = True
 
     @classmethod
-    def of(cls, episode: Episode, offset: int) -> IndexEntry:
+    def of(cls, episode: Episode, offset: int, verified: bool = True) -> IndexEntry:
         return cls(
             id=episode.id,
             at=episode.at,
@@ -360,10 +363,11 @@ class IndexEntry:
             model=episode.model,
             success=episode.success,
             failures=len(episode.failures),
+            verified=verified,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "at": to_rfc3339(self.at) if self.at > 0 else "",
             "offset": self.offset,
@@ -377,6 +381,9 @@ class IndexEntry:
             "success": self.success,
             "failures": self.failures,
         }
+        if not self.verified:
+            out["verified"] = False
+        return out
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> IndexEntry | None:
@@ -400,4 +407,5 @@ class IndexEntry:
             model=_str(data.get("model")),
             success=bool(data.get("success")),
             failures=_int(data.get("failures")),
+            verified=data.get("verified") is not False,
         )

@@ -7,6 +7,10 @@ of one task (the same query, case and spacing aside) into one `PastTask` that co
 how many succeeded, keeps the newest run's outcome, summary and time, the union of the files
 touched, and each distinct failure once with its latest known fix. Order: the best-ranked run of
 each task decides the task's place.
+
+An episode recall answered `verified: false` (a repository's committed store, its texts already
+quoted with commands withheld) folds only with others of its kind and is rendered labelled, with
+no outcome and no fix: it is not work done here.
 """
 
 from __future__ import annotations
@@ -14,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
+
+from slmactor.logic.text.trust import UNVERIFIED_LABEL
 
 #: Failures kept per task (the newest first), files per task.
 MAX_FAILURES = 3
@@ -45,11 +51,16 @@ class PastTask:
     successes: int = 0
     files: list[str] = field(default_factory=list)
     failures: list[PastFailure] = field(default_factory=list)
+    #: False for runs a repository's committed store brought (not work done here).
+    verified: bool = True
 
     def to_dict(self) -> dict[str, Any]:
-        return {"task": self.task, "succeeded": self.succeeded, "at": self.at,
-                "summary": self.summary, "runs": self.runs, "successes": self.successes,
-                "files": list(self.files), "failures": [f.to_dict() for f in self.failures]}
+        out = {"task": self.task, "succeeded": self.succeeded, "at": self.at,
+               "summary": self.summary, "runs": self.runs, "successes": self.successes,
+               "files": list(self.files), "failures": [f.to_dict() for f in self.failures]}
+        if not self.verified:
+            out.update(verified=False, source=UNVERIFIED_LABEL)
+        return out
 
 
 def task_key(query: str) -> str:
@@ -94,13 +105,16 @@ def past_tasks(episodes: Iterable[Mapping[str, Any]], n: int) -> list[PastTask]:
         key = task_key(query)
         if not key:
             continue
+        foreign = episode.get("verified") is False
+        key = f"\0{key}" if foreign else key  # never folded with the user's own runs
         ok = episode.get("success") is True
         when = _when(episode)
         task = tasks.get(key)
         if task is None:
             if len(tasks) >= n:
                 continue  # a new task past the n asked for; later runs of known ones still count
-            task = tasks[key] = PastTask(task=query, succeeded=ok, at=when[0], runs=0)
+            task = tasks[key] = PastTask(task=query, succeeded=ok, at=when[0], runs=0,
+                                         verified=not foreign)
             newest[key] = when
         newer = when >= newest[key]
         if newer:
@@ -134,6 +148,9 @@ def render(tasks: Iterable[PastTask]) -> str:
     """The tasks as Markdown bullets, one per task; a repeated task says how its runs ended."""
     lines: list[str] = []
     for task in tasks:
+        if not task.verified:
+            lines.append(f"- [{UNVERIFIED_LABEL}, not work done here] {' '.join(task.task.split())}")
+            continue
         mark = "succeeded" if task.succeeded else "failed"
         # One line per head, spacing folded as `task_key` folds it: distinct tasks, distinct heads.
         line = f"- [{mark}] {' '.join(task.task.split())}"

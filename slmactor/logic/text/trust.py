@@ -106,7 +106,94 @@ def withhold_commands(text: str) -> str:
     return " ".join(kept)
 
 
+#: A redaction marker (`slmactor.logic.text.redact`): balanced by construction, kept as it is.
+_REDACTED_MARK = re.compile(r"(«redacted:[A-Za-z0-9_.:-]{1,60}»)")
+
+
+def quoted(text: str) -> str:
+    """`text` as quoted data: on one line between « and », every other guillemet inside it
+    turned to ‹ › (redaction markers kept), so a model reads a string someone wrote, never
+    words addressed to it, and nothing in it can close the quote early."""
+    parts = _REDACTED_MARK.split(text)
+    for i in range(0, len(parts), 2):
+        parts[i] = parts[i].replace("«", "‹").replace("»", "›")
+    flat = " ".join("".join(parts).split())
+    return f"«{flat}»"
+
+
+def untrusted_text(text: str) -> str:
+    """Text nobody here wrote, as it may be shown: commands withheld, quoted (`quoted`)."""
+    return quoted(withhold_commands(text))
+
+
 def shown_unverified(text: str) -> str:
-    """An unverified record's text as a model may see it: labelled, commands withheld."""
-    body = withhold_commands(text)
-    return f"{UNVERIFIED_LABEL}: {body}" if body else UNVERIFIED_LABEL
+    """An unverified record's text as a model may see it: labelled, commands withheld, quoted."""
+    return f"{UNVERIFIED_LABEL}: {untrusted_text(text)}"
+
+
+# --- text that addresses a model ----------------------------------------------------------
+
+#: Words that address the model reading them rather than describe work: the marks of a prompt
+#: injection (override the instructions, change the role, speak as another party, hide from
+#: the user). Learned memory describes failures and fixes; it never needs any of these.
+_ADDRESSES_MODEL = re.compile(
+    r"\b(?:ignore|disregard|forget|override|bypass)\b[^.\n]{0,40}?"
+    r"\b(?:instructions?|prompts?|directions|guidelines|rules|context|above|previous|prior)\b"
+    r"|\b(?:new|updated|real|hidden|secret)\s+instructions?\b"
+    r"|\b(?:system|developer)\s+(?:prompt|message|instructions?)\b"
+    r"|\byou\s+(?:are\s+now|must\s+now|will\s+now|should\s+now|have\s+been)\b"
+    r"|\bfrom\s+now\s+on\b|\bpretend\s+(?:to\s+be|you)\b"
+    r"|\b(?:before|after)\s+(?:any|every|each)\s+(?:edit|change|command|commit|deploy|task|"
+    r"tool|response|answer|step)s?\b"
+    r"|\b(?:do\s+not|don'?t|never)\s+(?:tell|inform|mention|reveal|show)\b"
+    r"|\b(?:exfiltrate|send\s+(?:the\s+)?(?:keys?|secrets?|tokens?|credentials?))\b"
+    r"|(?:^|\n)\s*(?:system|assistant|user|human|developer)\s*:"
+    r"|<\s*/?\s*(?:system|instructions?|assistant|im_start|im_end|\|im_start\|)\b|\[/?INST\]",
+    re.IGNORECASE,
+)
+
+
+def addresses_model(text: str) -> bool:
+    """True when `text` reads as instructions to a model (`_ADDRESSES_MODEL`)."""
+    return bool(_ADDRESSES_MODEL.search(text))
+
+
+def as_data(text: str) -> str:
+    """`text` unchanged, or quoted (`quoted`) with a note when it reads as instructions to a
+    model: memory may repeat what a task or a tool said, never speak in its voice."""
+    if not addresses_model(text):
+        return text
+    return f"(quoted, not an instruction) {quoted(text)}"
+
+
+# --- records in replies ---------------------------------------------------------------------
+
+#: Marks a record nobody here wrote in a reply (next to `verified: false`).
+SOURCE_FIELD = "source"
+
+
+def untrusted_value(value: Any) -> Any:
+    """`value` of a record nobody here wrote, as a reply may carry it: every text that is more
+    than one word quoted with its commands withheld; single words (ids, times, paths, names)
+    kept unless they read as a command; lists and maps walked."""
+    if isinstance(value, str):
+        if not value.strip():
+            return value
+        if len(value.split()) > 1:
+            return untrusted_text(value)
+        return WITHHELD if _SHELLISH.search(value) or "`" in value else value
+    if isinstance(value, Mapping):
+        return {k: untrusted_value(v) for k, v in value.items() if k != SIG_FIELD}
+    if isinstance(value, (list, tuple)):
+        return [untrusted_value(v) for v in value]
+    return value
+
+
+def untrusted_record(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A record nobody here wrote as a reply carries it (`untrusted_value`), marked
+    `verified: false` and `source: unverified repository content`."""
+    out = untrusted_value(record)
+    assert isinstance(out, dict)
+    out["verified"] = False
+    out[SOURCE_FIELD] = UNVERIFIED_LABEL
+    return out

@@ -1,5 +1,7 @@
-"""Which store directories cannot be written right now (a store that cannot write marks
-the daemon degraded in `status`, with the reason).
+"""Which store directories cannot be written right now, and which store files were found
+unusable (a store that cannot write, a file set aside as corrupt or of the wrong shape, a
+symlink where a store file should be, a signing key that cannot be read): each marks the daemon
+degraded in `status`, with the fault named.
 
 Every write primitive reports here: `atomic_write_bytes` (JSON documents, Markdown mirrors) and
 `JsonlLog` appends. A failed write records its directory with the reason; the next successful
@@ -63,18 +65,50 @@ def write_succeeded(path: str | Path) -> None:
                 del _faults[other]
 
 
+#: path → (reason, since, the file whose presence keeps the fault; None: until cleared)
+_found: dict[str, tuple[str, float, str | None]] = {}
+
+
+def found(path: str | Path, reason: str, *, while_exists: str | Path | None = None,
+          now: float | None = None) -> None:
+    """A store file was found unusable (`reason` names what and what was done). With
+    `while_exists` (the `.corrupt` copy it was moved to, a symlink left in place), the fault
+    lasts as long as that path exists: the user clears it by dealing with the file."""
+    key = str(path)
+    with _lock:
+        if key in _found or len(_found) < MAX_FAULTS:
+            _found[key] = (reason, time.time() if now is None else now,
+                           None if while_exists is None else str(while_exists))
+
+
+def resolved(path: str | Path) -> None:
+    """The unusable file at `path` is usable again (a key that loads, a file rewritten)."""
+    if _found:
+        with _lock:
+            _found.pop(str(path), None)
+
+
 def faults() -> list[dict[str, object]]:
-    """The failing store directories, oldest first: `{"dir", "reason", "since", "project"}`
-    (`project`: the project whose store it is, "" for the user store)."""
+    """Oldest first: the failing store directories `{"dir", "reason", "since", "project"}`
+    (`project`: the project whose store it is, "" for the user store), then the unusable files
+    `{"file", "reason", "since", "project"}` still present."""
     from slmactor.stores.base.warnings import project_of
 
     with _lock:
         items = sorted(_faults.items(), key=lambda item: item[1][1])
-    return [{"dir": d, "reason": r, "since": at, "project": project_of(d)}
-            for d, (r, at, _dev, _code) in items]
+        for path, (_reason, _at, witness) in list(_found.items()):
+            if witness is not None and not os.path.lexists(witness):
+                del _found[path]
+        files = sorted(_found.items(), key=lambda item: item[1][1])
+    out: list[dict[str, object]] = [{"dir": d, "reason": r, "since": at, "project": project_of(d)}
+                                    for d, (r, at, _dev, _code) in items]
+    out += [{"file": f, "reason": r, "since": at, "project": project_of(str(Path(f).parent))}
+            for f, (r, at, _witness) in files]
+    return out
 
 
 def clear() -> None:
     """Forget every fault (tests, and a daemon starting over)."""
     with _lock:
         _faults.clear()
+        _found.clear()

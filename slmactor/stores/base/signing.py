@@ -4,6 +4,11 @@ One key per user signs everything the daemon learns into a project store — `ME
 and the records of rules, facts and regression checks (`slmactor.logic.text.trust`) — so what a
 cloned repository brought along can be told from what this user learned. It lives in the user
 store, never in a project, and is created (32 random bytes, hex) on first use.
+
+A key that cannot be read (a symlink in its place, an unreadable home, a file that is no key)
+never means "trust everything": `signing_key` then answers a key of this process alone, under
+which nothing on disk verifies — what a repository brought stays unverified, the user's own
+records read as unverified until the key is back — and the fault is named in `status`.
 """
 
 from __future__ import annotations
@@ -11,9 +16,33 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import threading
 from pathlib import Path
 
+from slmactor.stores.base import health
+
 KEY_NAME = ".memory-key"
+_ephemeral_lock = threading.Lock()
+_ephemeral: bytes | None = None
+
+
+def signing_key(home: Path) -> tuple[bytes, str]:
+    """(the user's signing key, "") — or, when it cannot be loaded, (this process's own key,
+    why), with the fault recorded for `status` (every actor of the daemon gets the same one)."""
+    global _ephemeral
+    path = Path(home) / KEY_NAME
+    try:
+        key = load_signing_key(home)
+    except OSError as exc:
+        why = (f"signing key unusable ({exc.strerror or exc}); memory is signed with a "
+               "temporary key until it is fixed: this user's records read as unverified")
+        health.found(path, why)
+        with _ephemeral_lock:
+            if _ephemeral is None:
+                _ephemeral = secrets.token_hex(32).encode()
+            return _ephemeral, why
+    health.resolved(path)
+    return key, ""
 
 
 def load_signing_key(home: Path) -> bytes:
