@@ -115,8 +115,8 @@ class Settings:
     #: are coalesced into the next one. `memory.distill wait=true` does not wait for it.
     distill_interval: float = 2.0
     #: Remote endpoints (`runtime.remote`, docs/REMOTE.md): `tcp://HOST:PORT` for asks and for
-    #: tells; "" = ipc only. CURVE with the allow-list unless `tcp_curve = false`, which only a
-    #: loopback address may use (anything else refuses to start).
+    #: tells; "" = ipc only. Always CURVE with the allow-list: `tcp_curve = false` (an older
+    #: loopback-only mode) now refuses to start, loopback included.
     tcp_ctl: str = ""
     tcp_events: str = ""
     tcp_curve: bool = True

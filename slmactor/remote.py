@@ -9,8 +9,9 @@ several joined by `;`) — or, for each one not in the environment, the same nam
 in the config file (`$SLMACTOR_CONFIG`, else `~/.config/slmactor/config.toml`). Without
 `connect_ctl` there is no target and clients use the local ipc sockets as always.
 
-A target without a server key is refused unless the endpoint is loopback (the daemon refuses
-the same), so a client never sends memory in the clear across a network. Project paths are
+A target without a server key is refused, loopback or not: the daemon serves tcp only with
+CURVE and an allow-listed client key (another local account can reach a loopback port too), so
+a client never sends memory in the clear and never to a daemon it cannot authenticate. Project paths are
 mapped before they leave: a container's `/workspace/src` is the host's `/home/me/app/src`, so
 its episodes land in the host's project. Reading this costs a hook a few environment lookups
 and one `stat`; the config file is parsed only when it mentions `connect_`.
@@ -187,10 +188,10 @@ def target(environ: Mapping[str, str] | None = None) -> Target | None:
             raise TargetProblem(f"{endpoint!r} is not tcp://HOST:PORT")
     path_map = _parse_map(values["path_map"])
     if not values["server_key"].strip():
-        if not (_loopback(ctl) and _loopback(events)):
-            raise TargetProblem(f"no server_key for {ctl}: refusing to talk to a daemon "
-                                "across a network without CURVE")
-        return Target(ctl, events, path_map=path_map)
+        where = "across a network" if not (_loopback(ctl) and _loopback(events)) else \
+            "over tcp (any local account can reach a loopback port)"
+        raise TargetProblem(f"no server_key for {ctl}: refusing to talk to a daemon {where} "
+                            "without CURVE")
     from slmactor.stores.keys import CLIENT_KEY, KeyProblem, keys_dir, load_pair
 
     secret_file = values["client_key"].strip()

@@ -5,9 +5,9 @@ private ipc one (CURVE is a property of a socket, and the ipc sockets stay as th
 
 * security: CURVE server with the daemon's key pair (`$SLMACTOR_HOME/keys/server.key_secret`)
   and pyzmq's ZAP authenticator whose callback accepts only the keys on the allow-list
-  (`slmactor.stores.keys.AllowList`, re-read when it changes). `tcp_curve = false` is accepted
-  for loopback addresses only; anything else refuses to start (`check`), as does a missing
-  server key. A client with an unknown key, or speaking without CURVE, never completes its
+  (`slmactor.stores.keys.AllowList`, re-read when it changes). tcp is never served without
+  CURVE — not even on loopback, which every local account can reach — so `tcp_curve = false`
+  refuses to start (`check`), as does a missing server key. A client with an unknown key, or speaking without CURVE, never completes its
   handshake: it gets nothing, and the refusal is counted (`status` → `remote`);
 * fairness: every request carries its key's name (ZAP's User-Id). Asks pass the per-key
   `Quota` (rate, burst, asks in flight) before the ordinary front door handles them — over the
@@ -48,8 +48,10 @@ log = logging.getLogger("slmactor.remote")
 
 #: The reply sink of the remote front door (actors' sinks are named after the actors).
 REMOTE_FRONT = "front.remote"
-#: The name requests carry when tcp runs without CURVE (loopback only): one shared quota.
+#: The name of a request that carries no allowed key (never served: tcp is CURVE-only).
 ANONYMOUS = "anonymous"
+#: The ZAP domain of the tcp sockets (enforced: no connection skips the allow-list).
+ZAP_DOMAIN = b"slmactor"
 #: The daemon's context gets a second I/O thread when tcp endpoints are open (`IO_THREADS`);
 #: the tcp sockets' connections (and their CURVE crypto) run on it, the ipc ones on the first.
 IO_THREADS = 2
@@ -105,11 +107,14 @@ def check(settings: Settings) -> list[str]:
         parts = urlsplit(endpoint)
         if parts.scheme != "tcp" or not parts.hostname or not parts.port:
             raise RemoteRefused(f"{endpoint!r} is not tcp://HOST:PORT")
-        if not settings.tcp_curve and not is_loopback(endpoint):
+        if not settings.tcp_curve:
+            where = "a loopback port every local account can reach" if is_loopback(endpoint) \
+                else "a network"
             raise RemoteRefused(
-                f"refusing to listen on {endpoint} without CURVE: only loopback addresses may "
-                "go without keys (set tcp_curve = true and run `slmactor keys create server`)")
-    if endpoints and settings.tcp_curve:
+                f"refusing to listen on {endpoint} without CURVE: {where} would serve this "
+                "user's memory to anyone who connects (remove tcp_curve = false and run "
+                "`slmactor keys create server`; local harnesses use the private ipc sockets)")
+    if endpoints:
         secret = keys_dir(settings.home) / f"{SERVER_KEY}.key_secret"
         try:
             load_pair(secret)
@@ -140,7 +145,7 @@ class Gatekeeper(AsyncioAuthenticator):
         super().__init__(zctx)
         self._allow = allow
         self._counters = counters
-        self.configure_curve_callback("*", self)
+        self.configure_curve_callback(ZAP_DOMAIN.decode(), self)
 
     def callback(self, domain: str, key: bytes) -> bool:
         if self._allow.lookup(key.decode("ascii", "replace")) is not None:
@@ -201,6 +206,9 @@ class RemoteDoor(FrontDoor):
         identity = raw[0]
         rest = raw[2:] if raw[1] == b"" else raw[1:]
         kind = rest[0] if rest else b""
+        if key == ANONYMOUS:  # no allowed key behind it: nothing is served
+            self._refuse(raw, ErrorCode.FORBIDDEN, "no allowed client key")
+            return True
         if kind in REMOTE_FORBIDDEN:
             self._refuse(raw, ErrorCode.FORBIDDEN,
                          f"{kind.decode('ascii', 'replace')} is for local clients only")
@@ -266,21 +274,20 @@ class RemoteEndpoints:
         self._forward: zmq.asyncio.Socket | None = None
 
     def _secure(self, sock: zmq.asyncio.Socket) -> None:
-        if not self.settings.tcp_curve:
-            return
         public, secret = load_pair(keys_dir(self.settings.home) / f"{SERVER_KEY}.key_secret")
         sock.curve_server = True
         sock.curve_publickey = public
         sock.curve_secretkey = secret
+        sock.setsockopt(zmq.ZAP_DOMAIN, ZAP_DOMAIN)
+        sock.setsockopt(zmq.ZAP_ENFORCE_DOMAIN, 1)
 
     def bind(self, zctx: zmq.asyncio.Context, router: Router, info: DaemonInfo,
              make_socket: Callable[[int, int], zmq.asyncio.Socket]) -> None:
         """Create, secure and bind the tcp sockets (in the running event loop). Raises
         zmq.ZMQError / OSError / KeyProblem."""
         settings = self.settings
-        if settings.tcp_curve:
-            self._gate = Gatekeeper(zctx, self.allow, self.counters)
-            self._gate.start()
+        self._gate = Gatekeeper(zctx, self.allow, self.counters)
+        self._gate.start()
         if settings.tcp_ctl:
             ctl = make_socket(zmq.ROUTER, 1000)
             ctl.setsockopt(zmq.AFFINITY, REMOTE_IO_AFFINITY)
@@ -303,8 +310,7 @@ class RemoteEndpoints:
             forward.setsockopt(zmq.SNDHWM, settings.events_hwm)
             forward.connect(settings.events_endpoint)
             self._forward = forward
-        log.info("remote endpoints: %s (%s)", ", ".join(self.endpoints),
-                 "CURVE, allow-list" if settings.tcp_curve else "NO CURVE, loopback only")
+        log.info("remote endpoints: %s (CURVE, allow-list)", ", ".join(self.endpoints))
 
     def _watch(self, sock: zmq.asyncio.Socket) -> None:
         monitor = sock.get_monitor_socket(_REFUSED_EVENTS | zmq.EVENT_HANDSHAKE_SUCCEEDED)
@@ -352,6 +358,9 @@ class RemoteEndpoints:
                      counters: RemoteCounters) -> bool:
         """Forward one tell; False when its key was over the limit (dropped, counted)."""
         key = _key_of(frames[0])
+        if key == ANONYMOUS:
+            counters.events_dropped += 1
+            return True
         if not self.tell_quota.admit(key, self._clock(), ask=False):
             counters.events_limited += 1
             return False
@@ -367,7 +376,7 @@ class RemoteEndpoints:
         c = self.counters
         return {
             "endpoints": {"ctl": self.settings.tcp_ctl, "events": self.settings.tcp_events},
-            "curve": self.settings.tcp_curve,
+            "curve": True,
             "allowed_keys": len(self.allow.keys),
             "refused": {"unknown_key": c.unknown_key, "handshake": c.handshakes_refused},
             **({"last_unknown_key": c.last_unknown_key} if c.last_unknown_key else {}),

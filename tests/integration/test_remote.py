@@ -144,10 +144,11 @@ def test_a_revoked_key_is_refused_at_its_next_connection(
     assert raw_ask(info["ctl"], (info["server"].encode(), public, secret)) is None
 
 
-def test_non_loopback_tcp_without_curve_refuses_to_start(tmp_path: Path) -> None:
+@pytest.mark.parametrize("host", ["0.0.0.0", "127.0.0.1", "[::1]", "localhost"])
+def test_tcp_without_curve_refuses_to_start_loopback_included(tmp_path: Path, host: str) -> None:
     with pytest.raises(DaemonFailedToStart, match="without CURVE"):
         spawn_daemon(base=tmp_path / "d", ready_timeout=10, env={
-            "SLMACTOR_TCP_CTL": f"tcp://0.0.0.0:{free_port()}", "SLMACTOR_TCP_CURVE": "false"})
+            "SLMACTOR_TCP_CTL": f"tcp://{host}:{free_port()}", "SLMACTOR_TCP_CURVE": "false"})
 
 
 def test_tcp_with_curve_but_no_server_key_refuses_to_start(tmp_path: Path) -> None:
@@ -163,6 +164,10 @@ def test_a_client_refuses_a_network_daemon_without_its_key(
                "SLMACTOR_CONNECT_EVENTS": "tcp://10.1.2.3:7001", "SLMACTOR_CONFIG": "/nonexistent"}
     with pytest.raises(TargetProblem, match="without CURVE"):
         target(network)
+    loopback = {**network, "SLMACTOR_CONNECT_CTL": "tcp://127.0.0.1:7000",
+                "SLMACTOR_CONNECT_EVENTS": "tcp://127.0.0.1:7001"}
+    with pytest.raises(TargetProblem, match="without CURVE"):
+        target(loopback)  # any local account can reach a loopback port
     for name, value in network.items():
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("SLMACTOR_SERVER_KEY", raising=False)
