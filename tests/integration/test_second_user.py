@@ -25,12 +25,11 @@ import sys
 import sysconfig
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from slmactor.protocol.messages import EpisodeRecent, FactList, FactObserve, RunFinish, Status
-from slmactor.stores.keys import create, keys_dir
+from slmactor.stores.keys import create
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
 
 OTHER = "slmactor-probe"
