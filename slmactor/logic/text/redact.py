@@ -20,12 +20,22 @@ What is recognised (the project's own patterns, written from the documented form
   `sshpass -p pw`, `redis-cli -a pw`, `curl|wget -u/--user u:pw`, and `.netrc`'s
   `login u password pw`. Here any length counts, but references (`$PW`, `${PW}`, `<password>`,
   `****`) and dummy words stay;
+* credentials by their carrier, whatever the provider (`secret_carriers`): single-dash password
+  options (`-storepass`, `-passout pass:…`), the password flags of known programs (`sqlcmd -P`,
+  `docker login -p`, `ldapsearch -w`, `smbclient -U u%…`, `htpasswd -b`, `sqlplus u/…@db`),
+  secret-named XML elements, `Authorization:` with any scheme (`SSWS`, `ApiKey`, …), URL
+  passwords holding `#`, `?`, `@` raw, and `.pgpass` lines;
 * a compound secret name and a random-looking value of 16+ characters separated by blanks only
   (`aws_secret_access_key wJalr…`, as `aws configure set` takes it);
 * assignments `NAME = value` / `NAME: value` / `"name": "value"` where NAME ends in a secret word
   (`password`, `passwd`, `pass`, `pwd`, `secret`, `token`, `api_key`, `private_key`,
-  `credentials`, ...; a password word needs no separator: `PGPASSWORD`), and, in `redact_obj`,
-  string values stored under such a key. A password-named value counts from 6 characters
+  `credentials`, ...; a password, token or secret word needs no separator: `PGPASSWORD`,
+  `identitytoken`; camelCase names are read by their words: `clientSecret`), and, in
+  `redact_obj`, string values stored under such a key. A quoted value may hold anything but its
+  quote (JSON escapes included); an unquoted one runs to the next blank — for a password
+  setting that opens its line (YAML `password: …`, INI `passwd = …`), to the end of the line;
+* names that hold a secret word anywhere (`secret_key_base`, `APP_KEY`, `X-Amz-Signature`) when
+  the value is 16+ characters with a digit and a letter, no blank, not a path or URL; A password-named value counts from 6 characters
   (`DB_PASS=hunter`), any other from 8; `PWD=/path` (the working directory) is not a password.
 
 JSON-escaped text is read as the text it stands for: a `\\n`, `\\t` or `\\r` escape separates
@@ -57,6 +67,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from slmactor.logic.text.secret_carriers import carrier_spans
 from slmactor.logic.text.secret_forms import NEEDS_RANDOM, TOKEN_FORMS
 
 #: Containers nested deeper than this are replaced whole rather than walked (C-20: depth ≤ 12).
@@ -160,7 +171,7 @@ def _trigger() -> re.Pattern[str]:
 _TOKEN_TRIGGER = _trigger()
 _TOKEN_TRIGGER_MAX_LEN = 256
 _HEADER_NEEDLES = ("authorization", "bearer")
-_ASSIGNMENT_NEEDLES = ("key", "secret", "token", "pass", "pwd", "credential")
+_ASSIGNMENT_NEEDLES = ("key", "secret", "token", "pass", "pwd", "credential", "auth", "signature")
 # One C-level search decides whether any word-based pass can apply.
 _WORD_TRIGGER = re.compile("|".join(_HEADER_NEEDLES + _ASSIGNMENT_NEEDLES))
 #: Nothing shorter can hold a recognised secret (`pwd=12345678` is the shortest assignment).
@@ -183,9 +194,11 @@ _BEARER = re.compile(r"bearer[ \t]{1,8}([a-z0-9._~+/-]{16,4096}=*)")
 _ASSIGNMENT = re.compile(
     r"(key|secret|token|pass(?:w(?:or)?d|phrase)?|pwd|credentials?)(?![a-z0-9_])"
     r"\\{0,7}[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
-    r"(?:\"([^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'|\\{1,7}\"([^\"\\\r\n]{1,1024})\\{1,7}\""
-    r"|([^\s\"'`,;]{1,4096}))"
+    r"(?:\"((?:[^\"\\\r\n]|\\[^\r\n]){1,1024}|[^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'"
+    r"|\\{1,7}\"([^\"\\\r\n]{1,1024})\\{1,7}\"|([^\s\"'`]{1,4096}))"
 )
+#: What an unquoted value may end with that belongs to the text around it (`token=abc,` `…;`).
+_VALUE_TAIL = ",;)]}"
 _NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_.-")
 _MAX_NAME = 64
 
@@ -205,6 +218,46 @@ _SECRET_KEY_NAME = re.compile(
     r"(?i)(?:(?:[A-Za-z0-9_.-]{0,64}[_.-])?" + _SECRET_WORD + r"|[A-Za-z0-9_.-]{0,64}passw(?:or)?d)"
 )
 
+#: camelCase word boundaries (`clientSecret` → `client_Secret`), so a name is read by its words.
+_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+#: A token or secret word glued to the end of a name (`identitytoken`, `clientsecret`).
+_GLUED_SECRET = re.compile(r"(?i)[A-Za-z0-9]{0,40}(?:token|secret)")
+#: Words that make a name a likely secret's wherever they stand in it (`secret_key_base`,
+#: `APP_KEY`, `X-Amz-Signature`): such a name's value counts only when it looks random.
+_SECRET_PARTS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret", "token",
+                           "key", "apikey", "credential", "credentials", "auth", "signature",
+                           "privatekey", "accesskey", "secretkey"})
+_NAME_SPLIT = re.compile(r"[_.\-]+")
+#: Values of such names shorter than this are not taken without a secret word at the end.
+_MIN_PART_VALUE = 16
+
+
+def is_secret_name(name: str) -> bool:
+    """True when `name` ends in a secret word (`db_password`, `x-api-key`, `clientSecret`,
+    `identitytoken`, `PGPASSWORD`)."""
+    if _SECRET_KEY_NAME.fullmatch(name) or _GLUED_SECRET.fullmatch(name):
+        return True
+    split = _CAMEL.sub("_", name)
+    return split != name and _SECRET_KEY_NAME.fullmatch(split) is not None
+
+
+def names_a_secret_part(name: str) -> bool:
+    """True when one of `name`'s words is a secret word wherever it stands (`secret_key_base`,
+    `APP_KEY`, `signingKeyId`): weaker than `is_secret_name`, so its value must look random."""
+    words = _NAME_SPLIT.split(_CAMEL.sub("_", name).lower())
+    return any(word in _SECRET_PARTS for word in words)
+
+
+def random_value(value: str) -> bool:
+    """A value of a secret-part name that is a credential: 16+ characters, no blank, random-
+    looking, not a path, a URL or a reference."""
+    stripped = value.strip().strip("\"'")
+    return (len(stripped) >= _MIN_PART_VALUE and not any(c.isspace() for c in stripped)
+            and not stripped.startswith(("/", "~", "./", "../")) and "://" not in stripped
+            and any(c.isdigit() for c in stripped) and any(c.isalpha() for c in stripped)
+            and not is_placeholder(stripped, quoted=True))
+
+
 # Templates stand for a secret wherever they appear: `$VAR`, `${VAR}`, `%(name)s`, `{{ x }}`,
 # `<token>`, `{name}`, `***`, and environment lookups.
 _TEMPLATE = re.compile(
@@ -213,7 +266,10 @@ _TEMPLATE = re.compile(
 # Code that computes a secret rather than holding one, recognised only in an unquoted value: a
 # call or subscript (`getpass()`, `config["token"]`) or a dotted name (`settings.api_key`).
 _CODE_REFERENCE = re.compile(
-    r"^[A-Za-z_][A-Za-z0-9_.]*[(\[]|^[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+[,)]*$"
+    r"^[A-Za-z_][A-Za-z0-9_.]{0,64}(?:\([^()\n]{0,256}\)|\[[^\[\]\n]{0,256}\]"
+    r"|\((?:[\"'][^()\n]{0,256})?)[,;)]*$"
+    r"|^(?:[a-z_][a-z0-9_]{0,64}|[A-Z_][A-Z0-9_]{0,64})(?:\.(?:[a-z_][a-z0-9_]{0,64}"
+    r"|[A-Z_][A-Z0-9_]{0,64}|[A-Za-z][a-z0-9]{0,32}(?:[A-Z][a-z0-9]{0,32}){0,8})){1,8}[,)]*$"
 )
 _REDACTED = "«redacted:"
 _MIN_PASSWORD_LEN = 6
@@ -278,7 +334,8 @@ _SAS_SIGNATURE = re.compile(r"sig=(?<=[?&;]sig=)([A-Za-z0-9%+/=]{16,512})")
 #: An XML setting (`<add key="ClearTextPassword" value="…"/>`, NuGet.Config, .NET appSettings):
 #: the value of a key whose name is a secret name.
 _XML_KEY_VALUE = re.compile(
-    r"key=\\{0,3}\"([A-Za-z0-9_.:-]{1,64})\\{0,3}\"[ \t]{1,8}value=\\{0,3}\"([^\"\\\n]{1,1024})"
+    r"key=\\{0,3}\"([A-Za-z0-9_.:-]{1,64})\\{0,3}\"[ \t]{1,8}value=\\{0,3}\""
+    r"((?:[^\"\\\n]|\\(?!\"))(?:[^\"\\\n]|\\(?!\")){0,1023})"
 )
 #: A base64 `user:password` pair under an `auth` key: Docker's config.json (`"auth": "…"`) and
 #: npm's `_auth=` in .npmrc. Whether the value decodes to `user:password` is checked after.
@@ -325,7 +382,10 @@ def is_placeholder(value: str, *, quoted: bool = False, min_len: int = _MIN_SECR
         return True
     if _TEMPLATE.search(stripped):
         return True
-    return not quoted and _CODE_REFERENCE.search(stripped) is not None
+    if quoted:
+        return False
+    whole = value.strip().strip("\"'`")  # (`f(x)` before its `)` was stripped above)
+    return _CODE_REFERENCE.search(stripped) is not None or _CODE_REFERENCE.search(whole) is not None
 
 
 def _looks_random(text: str) -> bool:
@@ -510,7 +570,7 @@ def _redact_contexts(text: str) -> str:
     if "value=" in text:
         for match in _XML_KEY_VALUE.finditer(text):
             value = match.group(2)
-            if _SECRET_KEY_NAME.fullmatch(match.group(1)) and not is_placeholder(
+            if is_secret_name(match.group(1)) and not is_placeholder(
                 value, quoted=True, min_len=_MIN_PASSWORD_LEN
             ):
                 spans.append((match.start(2), match.end(2), marker("secret")))
@@ -553,15 +613,67 @@ def _redact_assignments(text: str) -> str:
     for match in pattern.finditer(low):
         group = next(g for g in (2, 3, 4, 5) if match.group(g) is not None)
         name = _name_before(text, match.start()) + text[match.start(1) : match.end(1)]
-        value = text[match.start(group) : match.end(group)]
-        if not _SECRET_KEY_NAME.fullmatch(name):
+        start, end = match.start(group), match.end(group)
+        value = text[start:end]  # as matched: `f()`, `x[i]` are code, whatever is cut below
+        if group == 5:
+            end = _rest_of_line(text, match, name, start, end)
+            if end > match.end(group):
+                value = text[start:end]
+        if not is_secret_name(name):
             continue
+        if group == 5 and value.endswith(("(", "[")) and text[match.end(5):match.end(5) + 1] in (
+                "\"", "'"):
+            continue  # `config["token"]`, `os.getenv('X')` cut at their quote: code
         if name.lower() in _PATH_VARIABLES and value.startswith(("/", "~")):
             continue  # `PWD=/home/x` is the working directory, not a password
         if is_placeholder(value, quoted=group != 5, min_len=_min_len_for(name)):
             continue
-        spans.append((match.start(group), match.end(group), marker("secret")))
-    return _splice(text, spans)
+        spans.append((start, end, marker("secret")))
+    if any(part in low for part in _PART_NEEDLES):
+        for match in _PART_ASSIGNMENT.finditer(low):
+            group = next(g for g in (2, 3, 4) if match.group(g) is not None)
+            name = _name_before(text, match.start()) + text[match.start(1) : match.end(1)]
+            start, end = match.start(group), match.end(group)
+            if group == 4:
+                end = start + len(text[start:end].rstrip(_VALUE_TAIL))
+            if names_a_secret_part(name) and random_value(text[start:end]):
+                spans.append((start, end, marker("secret")))
+    return _splice(text, _disjoint(spans))
+
+
+#: `NAME<sep>value` where a secret word stands anywhere in NAME (`secret_key_base: …`,
+#: `APP_KEY=base64:…`); only random-looking values of 16+ characters count (`random_value`).
+_PART_ASSIGNMENT = re.compile(
+    r"((?:key|secret|token|passw(?:or)?d|pwd|auth|signature|credentials?)[a-z0-9_.-]{0,40})"
+    r"\\{0,7}[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
+    r"(?:\"([^\"\\\r\n]{16,1024})\"|'([^'\r\n]{16,1024})'|([^\s\"'`]{16,4096}))"
+)
+_PART_NEEDLES = ("key", "secret", "token", "passw", "pwd", "auth", "signature", "credential")
+#: Separators after which a configuration file's value is the rest of its line (YAML `name:`,
+#: INI/TOML/properties `name = `): a password there may hold blanks.
+_LINE_VALUE_SEPARATORS = (":", " =", "\t=")
+#: How far a line's start and end are looked for around a setting.
+_LINE_LOOK = 512
+
+
+def _rest_of_line(text: str, match: re.Match[str], name: str, start: int, end: int) -> int:
+    """Where an unquoted value ends: at its first blank, or — for a password setting that opens
+    its line (`password: correct horse battery`, `passwd = a b c`) and does not start with a
+    reference — at the end of the line; a trailing `,` `;` `)` belongs to the text around it."""
+    name_start = match.end(1) - len(name)
+    # Bounded searches: a long line of `key: key: …` must not make each match scan it again.
+    window = max(0, name_start - _LINE_LOOK)
+    line_start = text.rfind("\n", window, name_start) + 1
+    before = text[line_start or window:name_start].strip(" \t-")
+    separator = text[match.end(1):start]
+    first_word = text[start:end].rstrip(_VALUE_TAIL)
+    if (name.lower().endswith(_PASSWORD_ENDINGS) and (not before or before in ("export", "set"))
+            and any(sep in separator for sep in _LINE_VALUE_SEPARATORS)
+            and not is_placeholder(first_word, min_len=1)):
+        line_end = text.find("\n", start, start + _LINE_LOOK)
+        stop = min(len(text), start + _LINE_LOOK) if line_end < 0 else line_end
+        return start + len(text[start:stop].rstrip())
+    return start + len(text[start:end].rstrip(_VALUE_TAIL))
 
 
 def redact(text: str, *, home: str | None = None) -> str:
@@ -575,7 +687,9 @@ def redact(text: str, *, home: str | None = None) -> str:
     if len(text) < _MIN_TEXT_LEN:
         return text
     if "\\" in text and _has_escapes(text):
-        return _unescape_blanks(_redact(_escape_blanks(text)))
+        # Once with the escapes read as the blanks they stand for (a token after `\n` starts a
+        # word), once as written (a quoted password may hold a `\n` of its own).
+        return _redact(_unescape_blanks(_redact(_escape_blanks(text))))
     return _redact(text)
 
 
@@ -614,6 +728,11 @@ def _redact(text: str) -> str:
     if any(needle in low for needle in _COMMAND_NEEDLES):
         text = _redact_commands(text, low)
         low = text.lower()
+    spans = carrier_spans(text, low, is_secret_name=is_secret_name, is_reference=_is_reference,
+                          marker=marker)
+    if spans:
+        text = _splice(text, _disjoint(spans))
+        low = text.lower()
     if short and _WORD_TRIGGER.search(low) is None:
         return text
     if any(needle in low for needle in _HEADER_NEEDLES):
@@ -638,9 +757,11 @@ def _redact_under_key(key: str, value: str, home: str | None) -> str:
         return marker("password")  # Docker config.json / .npmrc `auth`: base64 user:password
     if (
         _WORD_TRIGGER.search(key.lower()) is not None
-        and _SECRET_KEY_NAME.fullmatch(key)
+        and is_secret_name(key)
         and not is_placeholder(value, quoted=True)
     ):
+        return marker("secret")
+    if names_a_secret_part(key) and random_value(value):
         return marker("secret")
     return redact(value, home=home)
 

@@ -32,7 +32,9 @@ plugins, 1.5): the patterns here are written from the formats, not copied from e
   `api_org_`), Groq (`gsk_`), xAI (`xai-`), Perplexity (`pplx-`), Replicate (`r8_`);
 * others with a distinctive prefix: Twilio API keys (`SK` + 32 hex), Grafana (`glsa_ glc_`),
   Sentry (`sntryu_ sntrys_`), Postman (`PMAK-`), Linear (`lin_api_`), Doppler (`dp.pt.`),
-  age (`AGE-SECRET-KEY-1`);
+  age (`AGE-SECRET-KEY-1`), Vault (`hvs. hvb. hvr.`), Mapbox (`sk.eyJ…`), Netlify (`nfp_`),
+  Firebase Cloud Messaging server keys (`AAAA…:APA91b…`), Teams webhooks
+  (`….webhook.office.com/webhookb2/…`);
 * encodings: JWTs (`eyJ….eyJ…[.sig]`, checked by the redactor), a base64-encoded PEM
   (`LS0tLS1CRUdJTi…` is "-----BEGIN": kubeconfig `client-key-data`, Kubernetes `tls.key`), PEM
   private-key blocks (whole, cut before END, or with JSON `\\n` escapes as in a GCP
@@ -128,6 +130,20 @@ TOKEN_FORMS: tuple[tuple[str, str, tuple[str, ...]], ...] = (
     ("linear_key", r"lin_api_[A-Za-z0-9]{40}", ()),
     ("doppler_token", r"dp\.(?:pt|st|sa|ct|scim|audit)\.[A-Za-z0-9]{40,64}", ()),
     ("age_secret_key", r"AGE-SECRET-KEY-1[0-9A-Z]{58}", ()),
+    # HashiCorp Vault service, batch and recovery tokens (base64url after the dot: `_` and `-`).
+    ("vault_token", r"hv[sbr]\." + _B64URL + r"{24,512}" + _END, ("hvs.", "hvb.", "hvr.")),
+    # Mapbox secret tokens: `sk.` and a JWT-like dotted base64url pair.
+    ("mapbox_token", r"sk\.eyJ" + _B64URL + r"{10,512}\." + _B64URL + r"{10,512}" + _END,
+     ("sk.eyJ",)),
+    # Netlify personal access tokens.
+    ("netlify_token", r"nfp_[A-Za-z0-9]{30,64}" + _END, ()),
+    # Firebase Cloud Messaging legacy server keys (`AAAA` + 7, `:APA91b` + ~134).
+    ("fcm_server_key", r"AAAA" + _B64URL + r"{7}:APA91b" + _B64URL + r"{60,300}" + _END,
+     (":APA91b",)),
+    # Microsoft Teams incoming webhooks: the path after `webhookb2/` is the credential.
+    ("teams_webhook",
+     r"(?P<k>webhook\.office\.com/webhookb2/)[A-Za-z0-9@/_-]{20,512}",
+     ("webhook.office.com",)),
     # ---- encodings. A JWT is checked by the redactor: the pattern takes the whole dotted
     # base64url run possessively, so it never fails part-way and rescans (`eyJeyJ…` is linear).
     ("jwt", r"eyJ[A-Za-z0-9_-]*+(?:\.[A-Za-z0-9_-]*+)*+", ()),

@@ -1,0 +1,48 @@
+"""Credentials by carrier (tests/fixtures/carrier_corpus.py): 100+ forms across 30+ carriers with
+values drawn fresh each run — each form redacted whole, as text and as a parsed JSON document;
+the look-alikes unchanged. The seed is printed; `SLMACTOR_CORPUS_SEED=N` replays a run."""
+
+from __future__ import annotations
+
+import json
+
+from slmactor.logic.text.redact import redact, redact_obj
+from tests.fixtures.carrier_corpus import LOOKALIKES, Form, corpus, leaks, seed_of_run
+
+#: Seeds drawn per run (each a whole corpus with new values).
+DRAWS = 20
+
+
+def _missed(forms: list[Form]) -> list[str]:
+    out = []
+    for form in forms:
+        shown = redact(form.line)
+        if leaks(shown, [form]) or "«redacted:" not in shown:
+            out.append(f"{form.carrier} {form.name}: {form.line!r} -> {shown!r}")
+    return out
+
+
+def test_the_corpus_is_a_hundred_forms_across_thirty_carriers() -> None:
+    forms = corpus(0)
+    assert len(forms) >= 100 and len({f.carrier for f in forms}) >= 30
+    assert corpus(1)[0].value != forms[0].value  # values are drawn, not fixed
+
+
+def test_every_carrier_is_redacted_whatever_its_value_holds() -> None:
+    first = seed_of_run()
+    missed = {seed: _missed(corpus(seed)) for seed in range(first, first + DRAWS)}
+    assert {s: m for s, m in missed.items() if m} == {}, f"seeds {first}..{first + DRAWS - 1}"
+
+
+def test_json_carriers_are_redacted_as_parsed_documents_too() -> None:
+    seed = seed_of_run()
+    for form in corpus(seed):
+        if not form.line.startswith("{"):
+            continue
+        document = json.loads(form.line)
+        shown = json.dumps(redact_obj(document), ensure_ascii=False)
+        assert not leaks(shown, [form]), (seed, form.carrier, form.name, shown)
+
+
+def test_the_lookalikes_come_out_as_they_went_in() -> None:
+    assert {line: redact(line) for line in LOOKALIKES if redact(line) != line} == {}
