@@ -206,6 +206,7 @@ def quarantine(path: Path, warnings: WarningLog, now: float, why: str) -> Path |
                           path)
             return None
         warnings.warn(f"{path.name} {why}; moved to {target.name}", now, path)
+        health.found(path, f"{why}; moved to {target.name}", while_exists=target, now=now)
         return target
     warnings.warn(f"{path.name} {why}; {MAX_QUARANTINE} corrupt copies exist, left in place",
                   now, path)
