@@ -265,8 +265,10 @@ _TEMPLATE = re.compile(
 )
 # Code that computes a secret rather than holding one, recognised only in an unquoted value: a
 # call or subscript (`getpass()`, `config["token"]`) or a dotted name (`settings.api_key`).
+_CODE_NAME = r"(?:[a-z_][a-z0-9_.]{0,64}|[A-Za-z_][A-Za-z_.]{0,64})"  # `get_v2`, `SecretStr`
 _CODE_REFERENCE = re.compile(
-    r"^[A-Za-z_][A-Za-z0-9_.]{0,64}(?:\([^()\n]{0,256}\)|\[[^\[\]\n]{0,256}\]"
+    r"^" + _CODE_NAME + r"(?:\([\w\s,.'\"=:/-]{0,256}\)"
+    r"|\[(?:[\"'][^\"'\n]{0,256}[\"']|[0-9]{1,12}|[A-Za-z_][\w.]{0,64})\]"
     r"|\((?:[\"'][^()\n]{0,256})?)[,;)]*$"
     r"|^(?:[a-z_][a-z0-9_]{0,64}|[A-Z_][A-Z0-9_]{0,64})(?:\.(?:[a-z_][a-z0-9_]{0,64}"
     r"|[A-Z_][A-Z0-9_]{0,64}|[A-Za-z][a-z0-9]{0,32}(?:[A-Z][a-z0-9]{0,32}){0,8})){1,8}[,)]*$"
