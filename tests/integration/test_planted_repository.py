@@ -46,6 +46,7 @@ from slmactor.protocol.messages import (
     LessonsRecall,
     LessonsRender,
     MemoryBlock,
+    MemoryLines,
     MemoryRecall,
     RunFinish,
 )
@@ -211,6 +212,8 @@ def _asks(daemon: DaemonProcess, clone: Path) -> dict[str, Any]:
                                                      args=json.dumps(FAILED))),
             "block": client.ask(MemoryBlock(query=TASK, files=["billing/deploy.py"],
                                             budget=4000)),
+            "lines": client.ask(MemoryLines(query=TASK, files=["billing/deploy.py"],
+                                            budget=4000)),
             "recall": client.ask(MemoryRecall(query=f"{TASK} tests passed", n=5)),
             "recent": client.ask(EpisodeRecent(n=10)),
             "lessons.recall": client.ask(LessonsRecall(task=TASK)),
@@ -260,11 +263,13 @@ def _mcp(daemon: DaemonProcess, clone: Path) -> dict[str, str]:
     async def calls() -> dict[str, str]:
         out: dict[str, str] = {}
         async with Client(params) as client:
-            for name, args in (("recall", {"query": TASK}), ("memory_block", {"task": TASK}),
+            for name, args in (("recall", {"task": TASK}), ("memory_block", {"task": TASK}),
+                               ("list", {"task": TASK}),
                                ("repair", {"tool": "Bash", "error": MISSING,
                                            "arguments": FAILED})):
                 result = await client.call_tool(name, args)
                 out[name] = "".join(getattr(part, "text", "") for part in result.content)
+                assert not getattr(result, "is_error", False), (name, out[name])
         return out
 
     return anyio.run(calls)
@@ -319,8 +324,10 @@ def test_before_trust_no_channel_carries_the_repository_as_the_users_memory(
     assert asks["graph"]["episodes"] == []  # the graph holds nothing the user did not learn
     session = _session(daemon, clone)
     _safe("session", session)
-    for name, text in _mcp(daemon, clone).items():
+    mcp = _mcp(daemon, clone)
+    for name, text in mcp.items():
         _safe(f"mcp {name}", text)
+    assert f"[{UNVERIFIED_LABEL}, not work done here]" in mcp["recall"], mcp["recall"]
     replay = _replay(daemon, clone, daemon.base)
     _safe("metrics replay", replay)
     assert not marker.exists()  # nothing the repository brought was run
