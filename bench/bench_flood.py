@@ -11,7 +11,9 @@ RSS is sampled for SETTLE_SECONDS; the row compares it with the idle RSS before 
 Then the multi-frame floods (whole-message bounds, docs/DOOR.md): six asks of 300 × 1 MiB frames
 on ctl.sock — from one connection, then from six at once — and six such tells on events.sock.
 Their peak is the kernel's high-water mark of the daemon's RSS (VmHWM, reset through
-/proc/PID/clear_refs before each; psutil's 100 ms samples miss a peak this short).
+/proc/PID/clear_refs before each; psutil's 100 ms samples miss a peak this short). The same two
+ask floods then go to the daemon's tcp ctl endpoint with an allowed CURVE key: their peak is
+reported against the ipc peak of the same flood in the same daemon (target ≤ 1.5×).
 Targets: peak ≤ 256 MB, settled ≤ 1.5 × idle, status p99 ≤ 50 ms, drops counted (sent =
 applied + invalid + dropped). The floor column is the idle RSS / an idle status p99.
 """
@@ -107,17 +109,20 @@ def _asks(runtime: str, project: str, seconds: float, size: int, out: Any) -> No
     ctx.term()
 
 
-def _multiframe(runtime: str, sock_type: int, path: str, connections: int, messages: int, frames: int,
-                out: Any) -> None:
-    """`messages` messages of [kind, body, `frames` - 2 × 1 MiB] over each of `connections` sockets;
-    for asks, wait for every reply. Reports the replies' error codes."""
+def _multiframe(endpoint: str, sock_type: int, connections: int, messages: int, frames: int,
+                curve: tuple[bytes, bytes, bytes] | None, out: Any) -> None:
+    """`messages` messages of [kind, body, `frames` - 2 × 1 MiB] over each of `connections` sockets
+    (CURVE with `curve` = server public, client public, client secret); for asks, wait for every
+    reply. Reports the replies' error codes."""
     ctx: zmq.Context[Any] = zmq.Context()
     socks = []
     for _ in range(connections):
         sock = ctx.socket(sock_type)
         sock.setsockopt(zmq.LINGER, 0)
         sock.setsockopt(zmq.SNDHWM, 0)
-        sock.connect(f"ipc://{runtime}/{path}")
+        if curve is not None:
+            sock.curve_serverkey, sock.curve_publickey, sock.curve_secretkey = curve
+        sock.connect(endpoint)
         socks.append(sock)
     blob = b"x" * MB
     for n in range(messages):
@@ -159,8 +164,10 @@ def _peak(pid: int) -> int:
     return 0
 
 
-def _multiframe_floods(daemon_pid: int, runtime: str, mpctx: Any, out: Any, idle_rss: int) -> list[Row]:
+def _multiframe_floods(daemon_pid: int, runtime: str, mpctx: Any, out: Any, idle_rss: int,
+                       tcp: tuple[str, tuple[bytes, bytes, bytes]] | None = None) -> list[Row]:
     rows: list[Row] = []
+    ipc_peaks: dict[int, int] = {}
     for label, sock_type, path, connections in (
             ("six asks of 300 × 1 MiB frames, one connection", zmq.DEALER, "ctl.sock", 1),
             ("six asks of 300 × 1 MiB frames, six connections at once", zmq.DEALER, "ctl.sock", 6),
@@ -168,14 +175,54 @@ def _multiframe_floods(daemon_pid: int, runtime: str, mpctx: Any, out: Any, idle
         if not _reset_peak(daemon_pid):
             return rows  # not Linux, or not allowed: no exact peak to report
         messages = 6 // connections
-        sender = mpctx.Process(target=_multiframe, args=(runtime, sock_type, path, connections, messages, 302, out))
+        sender = mpctx.Process(target=_multiframe, args=(f"ipc://{runtime}/{path}", sock_type,
+                                                         connections, messages, 302, None, out))
         sender.start()
         codes = out.get()
         sender.join()
         answered = ", ".join(f"{n} × {code}" for code, n in sorted(codes.items())) or "no replies (tells)"
-        rows.append(_row(f"peak RSS during {label} ({answered})", _peak(daemon_pid) / MB, "MB", idle_rss / MB,
+        peak = _peak(daemon_pid)
+        if sock_type == zmq.DEALER:
+            ipc_peaks[connections] = peak
+        rows.append(_row(f"peak RSS during {label} ({answered})", peak / MB, "MB", idle_rss / MB,
                          "idle RSS", "≤ 256 MB"))
+    if tcp is None:
+        return rows
+    endpoint, curve = tcp
+    for connections in (1, 6):
+        _reset_peak(daemon_pid)
+        sender = mpctx.Process(target=_multiframe, args=(endpoint, zmq.DEALER, connections,
+                                                         6 // connections, 302, curve, out))
+        sender.start()
+        codes = out.get()
+        sender.join()
+        answered = ", ".join(f"{n} × {code}" for code, n in sorted(codes.items())) or "no replies"
+        how = "one connection" if connections == 1 else "six connections at once"
+        rows.append(_row(f"peak RSS during six asks of 300 × 1 MiB frames over tcp with an allowed "
+                         f"CURVE key, {how} ({answered})", _peak(daemon_pid) / MB, "MB",
+                         ipc_peaks[connections] / MB, "the same flood's ipc peak", "≤ 1.5×"))
     return rows
+
+
+def _keyed_daemon(base: Path) -> tuple[Any, tuple[str, tuple[bytes, bytes, bytes]]]:
+    """A daemon with a tcp ctl endpoint and one allowed client key: (daemon, (endpoint, curve))."""
+    import socket
+
+    from slmactor.stores.keys import allow, create, keys_dir, load_pair
+
+    home = base / "home"
+    server = create(home, "server")
+    client_home = base / "client"
+    create(client_home, "client")
+    allow(home, str(keys_dir(client_home) / "client.key"), name="bench")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    endpoint = f"tcp://127.0.0.1:{port}"
+    daemon = spawn_daemon(base=base, home=home, debug_hooks=False,
+                          env={"SLMACTOR_TCP_CTL": endpoint})
+    public, secret = load_pair(keys_dir(client_home) / "client.key_secret")
+    return daemon, (endpoint, (server.public.encode(), public, secret))
 
 
 def _watch(pid: int, runtime: Path, project: Path, stop: threading.Event, rss: list[tuple[str, int]],
@@ -201,7 +248,9 @@ def _p99(values: list[float]) -> float:
 def run(quick: bool) -> list[Row]:
     seconds = 4.0 if quick else FLOOD_SECONDS
     settle = 10.0 if quick else SETTLE_SECONDS
-    daemon = spawn_daemon(debug_hooks=False)
+    import tempfile
+
+    daemon, tcp = _keyed_daemon(Path(tempfile.mkdtemp(prefix="sa-", dir="/tmp")))
     rows: list[Row] = []
     try:
         runtime, project = str(daemon.runtime_dir), str(daemon.project)
@@ -236,7 +285,7 @@ def run(quick: bool) -> list[Row]:
         asks = out.get()
         asker.join()
         phase[0] = "multi-frame"
-        multiframe_rows = _multiframe_floods(daemon.pid, runtime, mpctx, out, idle_rss)
+        multiframe_rows = _multiframe_floods(daemon.pid, runtime, mpctx, out, idle_rss, tcp)
         peaks: dict[str, int] = {}
         for label, value in rss:
             peaks[label] = max(peaks.get(label, 0), value)

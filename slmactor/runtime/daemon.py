@@ -160,7 +160,8 @@ async def serve(
         if remote is not None:
             # The tcp sockets get the ipc ones' frame bounds: asks on the ROUTER, tells on the PULL.
             remote.bind(zctx, router, info, lambda kind, hwm: _socket(
-                zctx, kind, hwm, CTL_FRAME_BYTES if kind == zmq.ROUTER else EVENTS_FRAME_BYTES))
+                zctx, kind, hwm, CTL_FRAME_BYTES if kind == zmq.ROUTER else EVENTS_FRAME_BYTES),
+                ctl_frame=CTL_FRAME_BYTES, ctl_hwm=CTL_HWM, ctl_out_bytes=CTL_OUT_BYTES)
             info.remote = remote.status
     except (OSError, zmq.ZMQError, ValueError) as exc:
         log.error("cannot start: %s", exc)

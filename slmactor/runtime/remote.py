@@ -3,8 +3,12 @@
 Off unless `tcp_ctl` / `tcp_events` name a `tcp://host:port`. Each is its own socket beside the
 private ipc one (CURVE is a property of a socket, and the ipc sockets stay as they are):
 
-* security: CURVE server with the daemon's key pair (`$SLMACTOR_HOME/keys/server.key_secret`)
-  and pyzmq's ZAP authenticator whose callback accepts only the keys on the allow-list
+* security: CURVE server with the daemon's key pair (`$SLMACTOR_HOME/keys/server.key_secret`):
+  the ctl endpoint is read by the daemon's own CurveZMQ reader (`runtime.zmtp_curve`), which
+  admits a client only with a key on the allow-list and applies the ipc door's whole-message
+  bounds frame by frame as they arrive (libzmq's CURVE socket held a multipart ask whole first);
+  the events endpoint is a libzmq CURVE PULL behind pyzmq's ZAP authenticator, whose callback
+  accepts only the keys on the allow-list
   (`slmactor.stores.keys.AllowList`, re-read when it changes). tcp is never served without
   CURVE — not even on loopback, which every local account can reach — so `tcp_curve = false`
   refuses to start (`check`), as does a missing server key. A client with an unknown key, or speaking without CURVE, never completes its
@@ -29,7 +33,6 @@ from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import urlsplit
 
-import msgpack
 import zmq
 import zmq.asyncio
 from zmq.auth.asyncio import AsyncioAuthenticator
@@ -41,8 +44,10 @@ from slmactor.protocol import ErrorCode, codec
 from slmactor.stores.keys import SERVER_KEY, AllowList, KeyProblem, keys_dir, load_pair
 
 from .control import DaemonInfo
-from .frontdoor import BUSY_RETRY_MS, FrontDoor
+from .frontdoor import BUSY_RETRY_MS, REQUEST_BYTES, REQUEST_FRAMES, Door
 from .router import Router
+from .zmtp import Received
+from .zmtp_curve import CurveRouter
 
 log = logging.getLogger("slmactor.remote")
 
@@ -168,41 +173,41 @@ def _key_of(frame: zmq.Frame) -> str:
         return ANONYMOUS  # a NULL-mechanism connection carries no User-Id
 
 
-class RemoteDoor(FrontDoor):
-    """The front door of the tcp ctl socket: the local door's handling behind a per-key quota."""
+class RemoteDoor(Door):
+    """The front door of the tcp ctl endpoint: the local door's handling behind a per-key quota,
+    on the daemon's own CURVE reader (`runtime.zmtp_curve`), so a request's whole-message bounds
+    apply as its frames arrive, as on `ctl.sock`."""
 
-    def __init__(self, router: Router, settings: Settings, ctl: zmq.asyncio.Socket,
+    def __init__(self, router: Router, settings: Settings, ctl: CurveRouter,
                  info: DaemonInfo, quota: Quota, clock: Callable[[], float]) -> None:
-        super().__init__(router, settings, ctl, info, sink=REMOTE_FRONT)
+        super().__init__(router, settings, info, sink=REMOTE_FRONT)
+        self._ctl = ctl
         self.quota = quota
         self._clock = clock
-        #: ROUTER identity → (key, its asks still waiting for their reply).
+        #: connection identity → (key, its asks still waiting for their reply).
         self._asker: dict[bytes, tuple[str, int]] = {}
 
     async def serve_requests(self) -> None:
-        sock = self._ctl
+        ctl = self._ctl
         backoff = 0.0
         while True:
-            limited = int(not self._admit(await sock.recv_multipart(copy=False)))
+            limited = int(not self._admit(await ctl.recv()))
             for _ in range(REMOTE_BATCH):
-                try:
-                    frames = self._ctl_shadow.recv_multipart(zmq.NOBLOCK, copy=False)
-                except zmq.Again:
+                got = ctl.recv_nowait()
+                if got is None:
                     break
-                limited += int(not self._admit(frames))
-            # Awaiting a receive that is already complete does not yield: with a remote flood
-            # always queued, this task would keep the event loop (and the local door) forever.
-            # A batch mostly over its keys' limits pauses the reading instead: the tcp queue
-            # fills and the flooding client is held back by ZeroMQ, at no cost to the daemon.
+                limited += int(not self._admit(got))
+            # A batch mostly over its keys' limits pauses the reading: the client's frames wait
+            # in the kernel's buffers, at no cost to the daemon; otherwise yield to the loop.
             backoff = next_backoff(backoff, limited > REMOTE_BATCH // 2)
             await asyncio.sleep(backoff)
 
-    def _admit(self, frames: list[zmq.Frame]) -> bool:
+    def _admit(self, got: Received) -> bool:
         """Hand an ask to the door, or answer BUSY; False when its key was over the limit."""
-        if len(frames) < 2:
+        raw = [got.identity, *got.frames]
+        if len(raw) < 2:
             return True
-        key = _key_of(frames[1])
-        raw = [f.bytes for f in frames]
+        key = self._ctl.key_of(got.identity) or ANONYMOUS
         identity = raw[0]
         rest = raw[2:] if raw[1] == b"" else raw[1:]
         kind = rest[0] if rest else b""
@@ -222,7 +227,7 @@ class RemoteDoor(FrontDoor):
             self._asker.clear()  # connections gone with asks unanswered: the quota expires them
         _, waiting = self._asker.get(identity, (key, 0))
         self._asker[identity] = (key, waiting + 1)
-        self._guarded(raw)
+        self._handle(raw, got.over)
         return True
 
     def _refuse(self, raw: list[bytes], code: ErrorCode, reason: str, retry_ms: int = 0) -> None:
@@ -230,15 +235,10 @@ class RemoteDoor(FrontDoor):
         matches the answer: a BUSY it can back off on, not a timeout)."""
         style = b"R" if raw[1] == b"" else b"D"
         body = raw[-1] if len(raw) >= 3 else b""
-        try:
-            fields = msgpack.unpackb(body, strict_map_key=False)
-            request_id = str(fields.get("id", "")) if isinstance(fields, dict) else ""
-        except (ValueError, msgpack.UnpackException, TypeError):
-            request_id = ""
         self._info.requests_rejected += 1
         # Not `_send`: this ask never took a slot of its key.
-        FrontDoor._send(self, style + raw[0], codec.dump_error(request_id[:200], code, reason,
-                                                               retry_ms))
+        Door._send(self, style + raw[0], codec.dump_error(
+            codec.peek_request_id(body)[:200], code, reason, retry_ms))
 
     def _send(self, token: bytes, frames: list[bytes]) -> None:
         # Every admitted request is answered exactly once (result, error or acknowledgement).
@@ -252,6 +252,9 @@ class RemoteDoor(FrontDoor):
             else:
                 del self._asker[identity]
         super()._send(token, frames)
+
+    def _transmit(self, identity: bytes, frames: list[bytes]) -> bool:
+        return self._ctl.send(identity, frames)
 
 
 class RemoteEndpoints:
@@ -267,6 +270,7 @@ class RemoteEndpoints:
                                settings.remote_inflight)
         self.tell_quota = Quota(settings.remote_events_rate, settings.remote_events_burst)
         self._sockets: list[zmq.asyncio.Socket] = []
+        self._ctl: CurveRouter | None = None
         self._monitors: list[zmq.asyncio.Socket] = []
         self._gate: Gatekeeper | None = None
         self.door: RemoteDoor | None = None
@@ -282,20 +286,23 @@ class RemoteEndpoints:
         sock.setsockopt(zmq.ZAP_ENFORCE_DOMAIN, 1)
 
     def bind(self, zctx: zmq.asyncio.Context, router: Router, info: DaemonInfo,
-             make_socket: Callable[[int, int], zmq.asyncio.Socket]) -> None:
-        """Create, secure and bind the tcp sockets (in the running event loop). Raises
-        zmq.ZMQError / OSError / KeyProblem."""
+             make_socket: Callable[[int, int], zmq.asyncio.Socket], *, ctl_frame: int,
+             ctl_hwm: int, ctl_out_bytes: int) -> None:
+        """Create, secure and bind the tcp endpoints (in the running event loop): the ctl one
+        read by the daemon's own CURVE reader within the ipc door's bounds (`ctl_frame` per
+        frame), the events one a libzmq CURVE PULL. Raises zmq.ZMQError / OSError / KeyProblem."""
         settings = self.settings
         self._gate = Gatekeeper(zctx, self.allow, self.counters)
         self._gate.start()
         if settings.tcp_ctl:
-            ctl = make_socket(zmq.ROUTER, 1000)
-            ctl.setsockopt(zmq.AFFINITY, REMOTE_IO_AFFINITY)
-            ctl.setsockopt(zmq.ROUTER_MANDATORY, 1)
-            self._secure(ctl)
-            self._watch(ctl)
-            ctl.bind(settings.tcp_ctl)
-            self._sockets.append(ctl)
+            public, secret = load_pair(keys_dir(settings.home) / f"{SERVER_KEY}.key_secret")
+            ctl = CurveRouter(public=public, secret=secret, admit=self.allow.lookup,
+                              max_frames=REQUEST_FRAMES, max_bytes=REQUEST_BYTES,
+                              max_frame=ctl_frame, hwm=ctl_hwm, out_bytes=ctl_out_bytes)
+            parts = urlsplit(settings.tcp_ctl)
+            host = parts.hostname or "127.0.0.1"
+            ctl.listen_tcp("0.0.0.0" if host == "*" else host, int(parts.port or 0))
+            self._ctl = ctl
             self.door = RemoteDoor(router, settings, ctl, info, self.ask_quota, self._clock)
         if settings.tcp_events:
             events = make_socket(zmq.PULL, settings.events_hwm)
@@ -318,8 +325,8 @@ class RemoteEndpoints:
 
     def tasks(self) -> list[Callable[[], Any]]:
         out: list[Callable[[], Any]] = [functools.partial(self._count, m) for m in self._monitors]
-        if self.door is not None:
-            out += [self.door.serve_requests, self.door.serve_replies]
+        if self._ctl is not None and self.door is not None:
+            out += [self._ctl.serve, self.door.serve_requests, self.door.serve_replies]
         if self._events is not None:
             out.append(self._forward_events)
         return out
@@ -374,19 +381,25 @@ class RemoteEndpoints:
 
     def status(self) -> dict[str, Any]:
         c = self.counters
+        ctl = self._ctl
+        unknown = c.unknown_key + (ctl.unknown_key if ctl is not None else 0)
+        last = (ctl.last_unknown_key if ctl is not None else "") or c.last_unknown_key
         return {
             "endpoints": {"ctl": self.settings.tcp_ctl, "events": self.settings.tcp_events},
             "curve": True,
             "allowed_keys": len(self.allow.keys),
-            "refused": {"unknown_key": c.unknown_key, "handshake": c.handshakes_refused},
-            **({"last_unknown_key": c.last_unknown_key} if c.last_unknown_key else {}),
-            "handshakes_ok": c.handshakes_ok,
+            "refused": {"unknown_key": unknown, "handshake": c.handshakes_refused
+                        + (ctl.refused - ctl.unknown_key if ctl is not None else 0)},
+            **({"last_unknown_key": last} if last else {}),
+            "handshakes_ok": c.handshakes_ok + (ctl.handshakes_ok if ctl is not None else 0),
             "asks": self.ask_quota.report(),
             "events": {"forwarded": c.events_forwarded, "limited": c.events_limited,
                        "dropped": c.events_dropped, "by_key": self.tell_quota.report()},
         }
 
     def close(self) -> None:
+        if self._ctl is not None:
+            self._ctl.close()
         if self._gate is not None:
             self._gate.stop()
         for sock in [*self._monitors, *self._sockets,
