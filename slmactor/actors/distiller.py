@@ -513,6 +513,8 @@ class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
         if not msg.wait:
             return {"started": started, "queued": not started}
         await project.idle.wait()
+        # Acknowledged means done: the facts the pass recorded are on disk before the reply.
+        await self._saved(project.facts, self.acks.generation(project.facts))
         return {"started": started, "queued": not started, **project.last}
 
     async def _distill_job(self, project: _Project) -> None:
@@ -652,13 +654,13 @@ class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
             "latency_removed": self.latency.book.prune(now),
             "lessons_removed": await self._store_op(project, project.polar.prune),
         }
-        for store, removed in (
-            (project.facts, report["facts_removed"]),
-            (self.procedures, report["procedures_removed"]),
-            (self.latency, report["latency_removed"]),
-        ):
-            if removed:
-                self._changed(store, project.root if store is project.facts else None)
+        tickets = [(store, self._changed(store, project.root if store is project.facts else None))
+                   for store, removed in ((project.facts, report["facts_removed"]),
+                                          (self.procedures, report["procedures_removed"]),
+                                          (self.latency, report["latency_removed"]))
+                   if removed]
+        for store, ticket in tickets:  # acknowledged means done: the prune is on disk
+            await self._saved(store, ticket)
         episodes = await self._quiet_ask(EpisodePrune(project=str(project.root)))
         report["episodes_removed"] = _removed_count(episodes)
         return report

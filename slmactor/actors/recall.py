@@ -111,6 +111,7 @@ class RecallActor(Actor):
         extra["recall_mode"] = self.mode
         extra["episodes_appended"] = 0
         extra["recalls"] = 0
+        extra["flush_ticks"] = 0
 
     async def on_stop(self) -> None:
         self.stores.close_all()  # close() flushes every dirty index
@@ -138,6 +139,7 @@ class RecallActor(Actor):
     async def _flusher(self) -> None:
         while True:
             await anyio.sleep(FLUSH_SECONDS)
+            self.ctx.stats.extra["flush_ticks"] += 1  # (tests wait for a tick to have passed)
             now = self.now()
             for root, store in self.stores.items():
                 if not store.dirty:
@@ -214,6 +216,14 @@ class RecallActor(Actor):
         if not added:  # a known id: what the store has (or, unreadable, what was sent)
             return {"added": False, "id": stored.id, "episode": stored.to_dict()}
         self.ctx.stats.extra["episodes_appended"] += 1
+        if len(store) <= EAGER_FLUSH_MAX:
+            # Acknowledged means done: the index is written before the reply, so nothing is
+            # written for this episode after it (a big store's index stays on the timer: it is
+            # a cache the log rebuilds, and never written once the log is gone).
+            try:
+                await self.run_sync(store.flush)
+            except StoreError as exc:
+                self.warn(f"episode index of {root} not written: {exc}")
         # Read back from its redacted record: the reply's redaction need not scan it again.
         return {"added": True, "id": stored.id, "episode": marked_redacted(stored.to_dict())}
 

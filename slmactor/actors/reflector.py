@@ -153,6 +153,7 @@ class ReflectorActor(Actor):
         self.ctx.stats.extra["runs_reflected"] = 0
         self.ctx.stats.extra["pipelines_done"] = 0
         self.ctx.stats.extra["distills_deferred"] = 0
+        self.ctx.stats.extra["distill_ticks"] = 0
         self._last_distill: dict[Path, float] = {}
         self._distill_due: set[Path] = set()
         self.ctx.stats.extra["pipeline_step_errors"] = 0
@@ -196,6 +197,7 @@ class ReflectorActor(Actor):
         """Distil projects whose distillation a burst of runs deferred, once it is due."""
         while True:
             await anyio.sleep(self.DISTILL_TICK)
+            self.ctx.stats.extra["distill_ticks"] += 1  # (tests wait for a tick to have passed)
             for root in list(self._distill_due):
                 if self.now() - self._last_distill.get(root, 0.0) < self.DISTILL_INTERVAL:
                     continue
@@ -475,7 +477,8 @@ class ReflectorActor(Actor):
                 await step("working.mirror", WorkingMirror(project=project, run_id=rep.run_id))
             if job.wait or self.now() - self._last_distill.get(job.root, 0.0) >= \
                     self.DISTILL_INTERVAL:
-                await step("memory.distill", MemoryDistill(project=project))
+                # (With `wait`, the pass and its facts' flush are done before the reply.)
+                await step("memory.distill", MemoryDistill(project=project, wait=job.wait))
                 await step("memory.prune", MemoryPrune(project=project))
                 self._last_distill[job.root] = self.now()
                 self._distill_due.discard(job.root)

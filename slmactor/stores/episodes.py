@@ -325,6 +325,9 @@ class EpisodeStore:
         """
         with self._flush_lock:
             with self._lock:
+                # A log removed since (`rm -rf .slmcode`) leaves nothing to describe: the index is
+                # not written back into a store the user deleted.
+                self._sync_with_disk()
                 if not self._dirty or self._doc is None or self._log is None or self.read_only:
                     return False
                 head = {"version": INDEX_VERSION, "updated": to_rfc3339(self._now()),
