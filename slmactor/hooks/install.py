@@ -188,8 +188,12 @@ def _handlers(container: Mapping[str, Any]) -> list[tuple[str, int, int, Any]]:
     return out
 
 
-def merge(doc: dict[str, Any], harness: str, command: str) -> dict[str, Any]:
-    """`doc` with our entries in (a deep copy; other content untouched, ours updated in place)."""
+def merge(doc: dict[str, Any], harness: str, command: str,
+          replaced: list[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """`doc` with our entries in (a deep copy; other content untouched, ours updated in place).
+    `replaced` collects (event, command) of every entry taken for ours whose command was not
+    the one written now: a user must see what goes — an entry that only imitates ours
+    (`curl … | sh; exec …slmactor hook …`) included."""
     room = _room(harness)
     new: dict[str, Any] = json.loads(json.dumps(doc))
     container = _container(new, harness, create=True)
@@ -203,6 +207,9 @@ def merge(doc: dict[str, Any], harness: str, command: str) -> dict[str, Any]:
                 for i, h in enumerate(g["hooks"]) if is_ours(h, harness)]
         if ours:
             first_group, index = ours[0]
+            before = first_group["hooks"][index].get("command")
+            if replaced is not None and before != group["hooks"][0].get("command"):
+                replaced.append((str(event), str(before)))
             first_group["hooks"][index] = group["hooks"][0]
         else:
             groups.append(group)
@@ -312,9 +319,13 @@ def apply(harness: str, path: Path, command: str, *, dry_run: bool = False, home
         if change is not None:
             return change
     old, text, doc = _read(path, harness)
-    merged = merge(doc, harness, command)
+    replaced: list[tuple[str, str]] = []
+    merged = merge(doc, harness, command, replaced)
     notes = [f"{other} has hooks of yours: kept; {room.title} runs those and slmactor's from "
              f"{path.name}" for other in theirs]
+    notes.extend(f"replaced the {event} entry that ran `{before}` (it was taken for "
+                 f"slmactor's; what else it ran is gone — check it was yours)"
+                 for event, before in replaced)
     notes.extend(room.settings_notes(merged, path, lambda h: is_ours(h, harness), home, env))
     if old is not None and _same_document(merged, doc):
         return Change(harness, path, False, "", None, tuple(notes))

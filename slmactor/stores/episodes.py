@@ -280,7 +280,8 @@ class EpisodeStore:
             entries.append(IndexEntry.of(episode, offset, self._ours(record)))
         skipped = idless + self._log.corrupt_lines
         if skipped:
-            self.warnings.warn(f"skipped {skipped} corrupt episode record(s)", self._now(), self.directory)
+            self.warnings.warn(f"skipped {skipped} corrupt episode record(s) in {LOG_NAME}",
+                               self._now(), self.directory)
         index.add_many(entries)
         self._index = index
         self._dirty = True

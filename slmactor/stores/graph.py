@@ -153,8 +153,13 @@ class GraphStore:
                                self._now(), self.directory)
             self._rebuild_locked()
             return
-        if data is not None and self._key is not None and not (
-                isinstance(data, dict) and data.get(SIG_FIELD) == self._doc_sig(data)):
+        if data is not None and not (isinstance(data, dict)
+                                     and isinstance(data.get("entries"), list)):
+            if not self.read_only:  # not an edge index at all: set aside, named in `status`
+                self._doc.set_aside("has the wrong shape (not an edge index)")
+                self._forward_doc_warnings()
+            data = None
+        if data is not None and self._key is not None and data.get(SIG_FIELD) != self._doc_sig(data):
             data = None  # not this user's index: the edges are read again from the log
         if data is None:
             if self._log.size() > 0:
@@ -212,7 +217,8 @@ class GraphStore:
 
     def _report_corrupt(self, skipped: int) -> None:
         if skipped:
-            self.warnings.warn(f"skipped {skipped} corrupt edge record(s)", self._now(), self.directory)
+            self.warnings.warn(f"skipped {skipped} corrupt edge record(s) in {LOG_NAME}",
+                               self._now(), self.directory)
 
     def _log_state(self) -> FileState | None:
         return None if self._log is None else file_state(self._log.path)

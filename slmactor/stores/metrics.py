@@ -12,6 +12,7 @@ import os
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from slmactor.logic.loop.metrics import MAX_LINE_BYTES, MAX_RUNS, Run, normalize, prune, sort_runs
 from slmactor.stores.base.jsonl import JsonlLog
@@ -36,6 +37,8 @@ class MetricsStore:
     ) -> None:
         self.path = Path(path)
         self.max_runs = max_runs
+        self._warnings = warnings
+        self._now = now
         self._log = JsonlLog(
             self.path, warnings, max_line_bytes=MAX_LINE_BYTES, read_only=read_only,
             fsync=fsync, now=now,
@@ -62,7 +65,11 @@ class MetricsStore:
         signature = self._signature()
         if self._cache is not None and signature is not None and signature == self._cached_sig:
             return list(self._cache)
-        runs = sort_runs(Run.from_dict(record) for _offset, record in self._log.scan())
+        records = [record for _offset, record in self._log.scan()]
+        runs = sort_runs(Run.from_dict(record) for record in records if _is_run(record))
+        if len(runs) < len(records):  # (corrupt JSON lines are warned about by the log itself)
+            self._warnings.warn(f"skipped {len(records) - len(runs)} record(s) that are not runs "
+                                f"in {self.path.name}", self._now(), self.path)
         self._count = len(runs)
         self._ids = {r.run_id for r in runs if r.run_id}
         self._cache, self._cached_sig = runs, signature
@@ -116,3 +123,9 @@ class MetricsStore:
 
     def close(self) -> None:
         self._log.close()
+
+
+def _is_run(record: dict[str, Any]) -> bool:
+    """A line that holds a run (its id), not some other JSON object."""
+    run_id = record.get("run_id")
+    return isinstance(run_id, str) and bool(run_id.strip())

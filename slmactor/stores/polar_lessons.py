@@ -111,6 +111,10 @@ class PolarLessonStore:
                     lesson = replace(lesson, verified=False)
                 lessons.append(redact_lesson(lesson))
         self.skipped = bad + self._file.log.corrupt_lines
+        if bad:  # (corrupt JSON lines are warned about by the log itself)
+            self._file.log.warnings.warn(
+                f"skipped {bad} record(s) that are not lessons in {self._file.log.path.name}",
+                now, self._file.log.path)
         self.book = LessonBook()
         self.book.replace_all(lessons)  # as on disk: merging is for new lessons
         self._file.mark()

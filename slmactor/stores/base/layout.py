@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from slmactor.stores.base import health
 from slmactor.stores.base.fsutil import atomic_write_bytes, ensure_dir
 
 HOME_ENV = "SLMACTOR_HOME"
@@ -155,6 +156,11 @@ class ProjectLayout:
             ensure_dir(directory)
         if not os.path.lexists(self.gitignore):
             atomic_write_bytes(self.gitignore, GITIGNORE_TEXT.encode())
+        elif os.path.islink(self.gitignore):
+            # A symlink where the store's .gitignore should be (a repository's): never followed
+            # or written through, and named in `status` until it is replaced by a file.
+            health.found(self.gitignore, "is a symlink: left alone, not followed (replace it "
+                         "with a file)", while_exists=self.gitignore)
 
 
 @dataclass(frozen=True, slots=True)

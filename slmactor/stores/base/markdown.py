@@ -10,6 +10,7 @@ FIFO or symlink — never followed) reads as "", and at most `cap_bytes` are rea
 from __future__ import annotations
 
 import codecs
+import errno
 import os
 import stat
 import time
@@ -17,6 +18,7 @@ from pathlib import Path
 
 from slmactor.logic.text.redact import redact as redact_text
 from slmactor.logic.text.strings import cut_bytes
+from slmactor.stores.base import health
 from slmactor.stores.base.errors import StoreWriteError
 from slmactor.stores.base.fsutil import READ_FLAGS, atomic_write_bytes, is_regular, quarantine
 from slmactor.stores.base.warnings import WarningLog
@@ -60,10 +62,14 @@ def read_text(path: str | os.PathLike[str], cap_bytes: int = DEFAULT_CAP_BYTES) 
         return ""
     try:
         fd = os.open(path, READ_FLAGS)
-    except OSError:
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink where a store file should be: never followed
+            health.found(Path(path), "is a symlink: not followed, read as empty",
+                         while_exists=Path(path))
         return ""
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
+            health.found(Path(path), "is not a regular file: read as empty", while_exists=Path(path))
             return ""
         chunks: list[bytes] = []
         total = 0

@@ -30,6 +30,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from slmactor.stores.base import health
 from slmactor.stores.base.errors import StoreError
 from slmactor.stores.base.fsutil import DIR_MODE, FILE_MODE, atomic_write_bytes, remove_temps_in
 from slmactor.stores.base.layout import (
@@ -193,8 +194,9 @@ class ProjectLocks:
                     raise UnsafeProjectStore(f"{store / LOCK_NAME} is a symlink; refusing") from exc
                 if attempt == 0 and self._reclaim(root, store, dir_fd):
                     continue
-                raise StoreError(f"cannot open the project lock {store / LOCK_NAME}: "
-                                 f"{exc.strerror}") from exc
+                reason = f"cannot open the project lock {store / LOCK_NAME}: {exc.strerror}"
+                health.dir_failed(store, reason, exc.errno)  # every write here fails: say so
+                raise StoreError(reason) from exc
         raise AssertionError("unreachable")  # pragma: no cover
 
     def _reclaim(self, root: Path, store: Path, dir_fd: int) -> bool:
