@@ -244,8 +244,10 @@ def is_secret_name(name: str) -> bool:
 def names_a_secret_part(name: str) -> bool:
     """True when one of `name`'s words is a secret word wherever it stands (`secret_key_base`,
     `APP_KEY`, `signingKeyId`): weaker than `is_secret_name`, so its value must look random."""
-    words = _NAME_SPLIT.split(_CAMEL.sub("_", name).lower())
-    return any(word in _SECRET_PARTS for word in words)
+    words = [w for w in _NAME_SPLIT.split(_CAMEL.sub("_", name).lower()) if w]
+    # A bare `key` or `auth` names a dictionary's key or a setting, not a secret: a secret word
+    # counts here only beside another word (`APP_KEY`, `secret_key_base`).
+    return len(words) >= 2 and any(word in _SECRET_PARTS for word in words)
 
 
 def random_value(value: str) -> bool:
