@@ -4,7 +4,7 @@ Off unless `tcp_ctl` / `tcp_events` name a `tcp://host:port`. Each is its own so
 private ipc one (CURVE is a property of a socket, and the ipc sockets stay as they are):
 
 * security: CURVE server with the daemon's key pair (`$SLMACTOR_HOME/keys/server.key_secret`):
-  the ctl endpoint is read by the daemon's own CurveZMQ reader (`runtime.zmtp_curve`), which
+  the ctl endpoint is read by the daemon's own CurveZMQ reader (`runtime.zmtp.curve`), which
   admits a client only with a key on the allow-list and applies the ipc door's whole-message
   bounds frame by frame as they arrive (libzmq's CURVE socket held a multipart ask whole first);
   the events endpoint is a libzmq CURVE PULL behind pyzmq's ZAP authenticator, whose callback
@@ -47,7 +47,7 @@ from .control import DaemonInfo
 from .frontdoor import BUSY_RETRY_MS, REQUEST_BYTES, REQUEST_FRAMES, Door
 from .router import Router
 from .zmtp import Received
-from .zmtp_curve import CurveRouter
+from .zmtp.curve import CurveRouter
 
 log = logging.getLogger("slmactor.remote")
 
@@ -175,7 +175,7 @@ def _key_of(frame: zmq.Frame) -> str:
 
 class RemoteDoor(Door):
     """The front door of the tcp ctl endpoint: the local door's handling behind a per-key quota,
-    on the daemon's own CURVE reader (`runtime.zmtp_curve`), so a request's whole-message bounds
+    on the daemon's own CURVE reader (`runtime.zmtp.curve`), so a request's whole-message bounds
     apply as its frames arrive, as on `ctl.sock`."""
 
     def __init__(self, router: Router, settings: Settings, ctl: CurveRouter,

@@ -143,7 +143,7 @@ def test_corrupt_and_oversize_lines_are_skipped_and_neighbours_kept(tmp_path: Pa
     (memory / LOG_NAME).write_text("\n".join(lines) + "\n")
     store, warnings = open_store(tmp_path)
     assert [e.id for e in store.recent(0)] == ["ep_two", "ep_one"]
-    assert "skipped 4 corrupt episode record(s)" in warnings.texts()
+    assert "skipped 4 corrupt episode record(s) in episodes.jsonl" in warnings.texts()
     got = store.get("ep_two")
     assert got is not None and got.query == "second good"
     assert store.get("ep_huge") is None

@@ -134,7 +134,7 @@ def test_corrupt_log_lines_are_skipped_and_counted(tmp_path: Path) -> None:
     (tmp_path / LOG_NAME).write_text("\n".join(lines) + "\n")
     store, warnings = _store(tmp_path)
     assert [e.source for e in store.edges()] == ["episode:ep_0", "episode:ep_1"]
-    assert "skipped 4 corrupt edge record(s)" in warnings.texts()
+    assert "skipped 4 corrupt edge record(s) in edges.jsonl" in warnings.texts()
 
 
 def test_read_only_never_writes_creates_or_quarantines(tmp_path: Path) -> None:

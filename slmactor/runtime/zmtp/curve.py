@@ -3,7 +3,7 @@ within the same whole-message bounds as `ctl.sock`.
 
 libzmq's own CURVE socket hands a multipart message over only once all of it has arrived and
 decrypted: an allowed key's asks of 300 frames of 1 MiB peaked the daemon at 784–899 MiB over
-tcp against 56 MiB over ipc (issue 42). So the daemon speaks CurveZMQ itself (rfc.zeromq.org
+tcp against 56 MiB over ipc. So the daemon speaks CurveZMQ itself (rfc.zeromq.org
 26/CURVEZMQ and 25/ZMTP-CURVE, as libzmq 4.3's `curve_server.cpp` and `curve_mechanism_base.cpp`
 implement it; read, not copied), with PyNaCl's `crypto_box` and `crypto_secretbox`: clients keep
 their libzmq DEALER with `curve_serverkey`, and each frame is decrypted and kept or dropped as it
@@ -33,7 +33,7 @@ from nacl.public import Box, PrivateKey, PublicKey
 from nacl.secret import SecretBox
 from zmq.utils import z85
 
-from .zmtp import (
+from slmactor.runtime.zmtp import (
     FLAG_COMMAND,
     HANDSHAKE_S,
     PEER_TYPES,

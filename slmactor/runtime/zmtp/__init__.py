@@ -27,7 +27,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .rundir import bind_private
+from slmactor.runtime.rundir import bind_private
 
 FLAG_MORE = 0x01
 FLAG_LONG = 0x02
