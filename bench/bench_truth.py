@@ -1,4 +1,4 @@
-"""Truth of what a model is told after a real history is imported (issue 39, first acceptance point).
+"""Truth of what a model is told after a real history is imported.
 
 For every project of `tests/fixtures/truth/projects.json` in the split (DEV by default,
 `--heldout` for HELD-OUT, never tuned on), import its real transcripts as a new user would and render
@@ -53,14 +53,14 @@ def _safe(key: str) -> str:
     return key.replace("/", "__")
 
 
-def history_of(project: Project, corpus: Path, mirror_root: Path) -> History:
+def history_of(project: Project, corpus: Path, mirror_root: Path | None) -> History:
     tree = tree_paths(project, mirror_root)
     gitdir = mirror_gitdir(mirror_root, project.repo)
     ignores = gitignores(gitdir, project.tree_commit, tree) if gitdir is not None and tree else []
     return read_history(project.key, project.harness, project.files(corpus), tree, ignores)
 
 
-def items_of(project: Project, history: History, corpus: Path, mirror_root: Path, renders: Path | None,
+def items_of(project: Project, history: History, corpus: Path, mirror_root: Path | None, renders: Path | None,
              save: Path | None) -> list[Item]:
     cached = renders / f"{_safe(project.key)}.jsonl" if renders is not None else None
     if cached is not None and cached.is_file():
@@ -157,6 +157,9 @@ def run_args(quick: bool, argv: list[str]) -> list[Row]:
     if not args.corpus.is_dir():
         raise SystemExit(f"bench truth: no corpus at {args.corpus}; make it with `python bench/fetch_real_sessions.py "
                          f"--target {args.corpus}` or point SLMACTOR_REAL_CORPUS at it")
+    if args.mirror_root is None:
+        print("bench truth: no $SLMACTOR_MIRROR_ROOT / --mirror-root: project dirs stay empty and paths are not "
+              "checked against the project trees", file=sys.stderr)
     projects = [p for p in load_projects() if p.split == split and (not args.project or p.key in args.project)]
     labelled: list[tuple[Item, Verdict]] = []
     for n, project in enumerate(projects, 1):

@@ -1,4 +1,4 @@
-"""The truth measurement of issue 39: what a model is told after a real history is imported, line
+"""The truth measurement: what a model is told after a real history is imported, line
 by line, labelled true / content-free / false-or-stale against the transcripts.
 
 * `projects` — which project histories, their split, their transcripts and project trees;

@@ -71,7 +71,9 @@ class Project:
         return out
 
 
-def mirror_gitdir(mirror_root: Path, repo: str) -> Path | None:
+def mirror_gitdir(mirror_root: Path | None, repo: str) -> Path | None:
+    if mirror_root is None:
+        return None
     local = mirror_root / repo.replace("/", "+", 1) / "repo"
     for candidate in (local / ".git", local):
         if (candidate / "objects").is_dir():
@@ -114,7 +116,7 @@ def _checkpoint_ids(source: dict[str, Any]) -> set[str]:
     return ids
 
 
-def find_tree_commit(project: Project, mirror_root: Path) -> tuple[str, str]:
+def find_tree_commit(project: Project, mirror_root: Path | None) -> tuple[str, str]:
     """(commit, how it was chosen) of the project's tree, by the rule in the module docstring."""
     gitdir = mirror_gitdir(mirror_root, project.repo)
     if gitdir is None:
@@ -156,7 +158,7 @@ def load_projects(path: Path = PROJECTS) -> list[Project]:
     return out
 
 
-def materialize_tree(project: Project, mirror_root: Path, dest: Path) -> bool:
+def materialize_tree(project: Project, mirror_root: Path | None, dest: Path) -> bool:
     """Write the project's tree at its frozen commit into `dest` (a fresh directory); False when
     the mirror or the commit is not on this machine (the project dir is then left empty)."""
     dest.mkdir(parents=True, exist_ok=True)
@@ -199,7 +201,7 @@ def _feed(stdin: Any, shas: list[str]) -> None:
     stdin.close()
 
 
-def tree_paths(project: Project, mirror_root: Path) -> set[str] | None:
+def tree_paths(project: Project, mirror_root: Path | None) -> set[str] | None:
     """Every file path (and every directory of one) of the project's tree, relative to its root."""
     gitdir = mirror_gitdir(mirror_root, project.repo)
     if gitdir is None or not project.tree_commit:
@@ -215,8 +217,10 @@ def tree_paths(project: Project, mirror_root: Path) -> set[str] | None:
     return out
 
 
-def default_mirror_root() -> Path:
-    return Path(os.environ.get("SLMACTOR_MIRROR_ROOT") or "/work/.mirror")
+def default_mirror_root() -> Path | None:
+    """`$SLMACTOR_MIRROR_ROOT` (the team's fetch tool's layout: `<root>/<owner>+<repo>/repo`), else none."""
+    found = os.environ.get("SLMACTOR_MIRROR_ROOT")
+    return Path(found) if found else None
 
 
 def main(argv: list[str] | None = None) -> int:

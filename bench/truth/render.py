@@ -80,7 +80,7 @@ _SCORE_COLUMNS = re.compile(r"^\s*-?\d+\.\d{3}\s+\d\.\d{2}\s+\d+×\s+")
 class Renderer:
     """One project's daemon and CLI, in a private home and runtime dir."""
 
-    def __init__(self, project: Project, files: list[Path], workdir: Path, mirror_root: Path) -> None:
+    def __init__(self, project: Project, files: list[Path], workdir: Path, mirror_root: Path | None) -> None:
         self.project = project
         self.files = files
         self.workdir = workdir
@@ -327,7 +327,7 @@ def hook_payload(harness: str, probe: Probe, project_dir: str, session: str) -> 
     return None
 
 
-def render_project(project: Project, files: list[Path], workdir: Path, mirror_root: Path, task: str,
+def render_project(project: Project, files: list[Path], workdir: Path, mirror_root: Path | None, task: str,
                    probes: list[Probe], progress: Any = None) -> tuple[list[Item], dict[str, Any]]:
     """Every item a model gets after importing the project's history, and the import's summary."""
     renderer = Renderer(project, files, workdir, mirror_root)
