@@ -75,7 +75,7 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
-def _jsonl(path: Path) -> Iterator[dict[str, Any]]:
+def jsonl_records(path: Path) -> Iterator[dict[str, Any]]:
     with path.open(encoding="utf-8", errors="replace") as handle:
         for line in handle:
             try:
@@ -92,7 +92,7 @@ def read_claude(path: Path) -> Iterator[Session]:
     session = Session("claude", path, path.stem)
     pending: dict[str, Call] = {}
     seq = 0
-    for rec in _jsonl(path):
+    for rec in jsonl_records(path):
         session.session_id = rec.get("sessionId", session.session_id)
         session.version = rec.get("version", session.version)
         content = (rec.get("message") or {}).get("content")
@@ -129,7 +129,7 @@ def read_codex(path: Path) -> Iterator[Session]:
     session = Session("codex", path, path.stem)
     pending: dict[str, Call] = {}
     seq = 0
-    for rec in _jsonl(path):
+    for rec in jsonl_records(path):
         payload = rec.get("payload")
         if not isinstance(payload, dict):
             continue

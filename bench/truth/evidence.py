@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.label_real import classify, failure_of, family, unwrap
+from bench.label_real import classify, command_of, failure_of, family, unwrap
 from bench.real_census import Call
 from bench.truth.history import History
 from bench.truth.shell import (
@@ -92,16 +92,6 @@ def call_path(args: dict[str, Any]) -> str:
     return ""
 
 
-def call_command(args: dict[str, Any]) -> str:
-    for key in ("command", "cmd"):
-        value = args.get(key)
-        if isinstance(value, list):
-            return " ".join(str(v) for v in value)
-        if isinstance(value, str):
-            return value
-    return ""
-
-
 @dataclass
 class Index:
     history: History
@@ -118,7 +108,7 @@ class Index:
             for c, call in enumerate(session.calls):
                 text = unwrap(history.harness, call.result)[0] if call.failed else ""
                 kind = classify(failure_of(history.harness, call)).kind if call.failed else ""
-                rec = Rec(s, c, call, family(call.tool), call_command(call.args), call_path(call.args), text, kind)
+                rec = Rec(s, c, call, family(call.tool), command_of(call.args), call_path(call.args), text, kind)
                 folder = call.args.get("workdir") or call.args.get("dir_path") or call.args.get("directory")
                 if isinstance(folder, str) and folder and rec.command:
                     rec.base = relative(folder, history.cwds) or ""

@@ -19,14 +19,14 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from bench.label_real import classify, failure_of
-from bench.real_census import READERS, Call
+from bench.real_census import READERS, Call, jsonl_records
 
 _CLINE_CWD = re.compile(r"# Current Working Directory \(([^)]*)\)")
 _CLINE_TASK = re.compile(r"<task>\s*(.*?)\s*</task>", re.DOTALL)
@@ -89,48 +89,41 @@ def _user_texts(content: Any) -> Iterator[str]:
                 yield str(block.get("text", ""))
 
 
-def _claude_meta(path: Path) -> tuple[float | None, str, str]:
+def _jsonl_meta(path: Path, cwd_of: Callable[[dict[str, Any]], str],
+                prompt_of: Callable[[dict[str, Any]], Any]) -> tuple[float | None, str, str]:
+    """(start, cwd, first prompt) of a JSONL transcript: the first record's `timestamp`, the first
+    working directory `cwd_of` finds, the first plain text of a message `prompt_of` says is the user's."""
     start: float | None = None
     cwd = prompt = ""
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(rec, dict):
-                continue
-            start = start if start is not None else _epoch(rec.get("timestamp"))
-            cwd = cwd or str(rec.get("cwd") or "")
-            message = rec.get("message")
-            if not prompt and rec.get("type") == "user" and isinstance(message, dict):
-                prompt = next((p for p in map(_plain_prompt, _user_texts(message.get("content"))) if p), "")
-            if start is not None and cwd and prompt:
-                break
+    for rec in jsonl_records(path):
+        start = start if start is not None else _epoch(rec.get("timestamp"))
+        cwd = cwd or cwd_of(rec)
+        content = prompt_of(rec) if not prompt else None
+        if content is not None:
+            prompt = next((p for p in map(_plain_prompt, _user_texts(content)) if p), "")
+        if start is not None and cwd and prompt:
+            break
     return start, cwd, prompt
+
+
+def _payload(rec: dict[str, Any]) -> dict[str, Any]:
+    found = rec.get("payload")
+    return found if isinstance(found, dict) else {}
+
+
+def _claude_meta(path: Path) -> tuple[float | None, str, str]:
+    def prompt_of(rec: dict[str, Any]) -> Any:
+        message = rec.get("message")
+        return message.get("content") if rec.get("type") == "user" and isinstance(message, dict) else None
+    return _jsonl_meta(path, lambda rec: str(rec.get("cwd") or ""), prompt_of)
 
 
 def _codex_meta(path: Path) -> tuple[float | None, str, str]:
-    start: float | None = None
-    cwd = prompt = ""
-    with path.open(encoding="utf-8", errors="replace") as handle:
-        for line in handle:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(rec, dict):
-                continue
-            found = rec.get("payload")
-            payload: dict[str, Any] = found if isinstance(found, dict) else {}
-            start = start if start is not None else _epoch(rec.get("timestamp"))
-            if rec.get("type") == "session_meta":
-                cwd = str(payload.get("cwd") or "")
-            elif (not prompt and payload.get("type") == "message" and payload.get("role") == "user"):
-                prompt = next((p for p in map(_plain_prompt, _user_texts(payload.get("content"))) if p), "")
-            if start is not None and cwd and prompt:
-                break
-    return start, cwd, prompt
+    def prompt_of(rec: dict[str, Any]) -> Any:
+        payload = _payload(rec)
+        return payload.get("content") if payload.get("type") == "message" and payload.get("role") == "user" else None
+    return _jsonl_meta(path, lambda rec: str(_payload(rec).get("cwd") or "") if rec.get("type") == "session_meta"
+                       else "", prompt_of)
 
 
 def _gemini_meta(path: Path) -> tuple[float | None, str, str]:

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from bench.label_real import command_of
 from bench.truth.projects import Project, materialize_tree
 
 #: The sub-heading lines the product's Markdown uses to group lines (no claim of their own).
@@ -278,16 +279,6 @@ _CODEX_SHELL = frozenset({"exec_command", "shell", "local_shell", "container.exe
 _TAGS = re.compile(r"</?tool_use_error>")
 
 
-def _command(args: dict[str, Any]) -> str:
-    for key in ("command", "cmd"):
-        value = args.get(key)
-        if isinstance(value, list):
-            return " ".join(str(v) for v in value)
-        if isinstance(value, str):
-            return value
-    return ""
-
-
 def hook_payload(harness: str, probe: Probe, project_dir: str, session: str) -> tuple[str, dict[str, Any]] | None:
     """(event, payload) the harness's hook gets for this failed call, or None when it runs none."""
     if harness == "claude":
@@ -302,7 +293,7 @@ def hook_payload(harness: str, probe: Probe, project_dir: str, session: str) -> 
         return "PostToolUse", {
             "session_id": session, "transcript_path": f"/tmp/rollout-{session}.jsonl", "cwd": project_dir,
             "model": "gpt-5-codex", "permission_mode": "default", "turn_id": "turn-1", "hook_event_name": "PostToolUse",
-            "tool_name": "Bash", "tool_input": {"command": _command(probe.args)}, "tool_response": probe.result,
+            "tool_name": "Bash", "tool_input": {"command": command_of(probe.args)}, "tool_response": probe.result,
             "tool_use_id": f"call_{session}"}
     if harness == "gemini":
         if probe.status == "cancelled":
