@@ -323,8 +323,9 @@ def render_project(project: Project, files: list[Path], workdir: Path, mirror_ro
     """Every item a model gets after importing the project's history, and the import's summary."""
     renderer = Renderer(project, files, workdir, mirror_root)
     rows: list[tuple[str, str, dict[str, Any]]] = []
-    info: dict[str, Any] = {"tree": renderer.prepare()}
+    info: dict[str, Any] = {}
     try:
+        info["tree"] = renderer.prepare()
         renderer.start()
         info["import"] = renderer.import_history()
         rows += renderer.render_cli(task)
