@@ -23,7 +23,7 @@ import asyncio
 import contextlib
 import itertools
 import socket
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -120,8 +120,12 @@ class ZmtpRouter:
     def listen(self, path: Path, backlog: int = 256) -> None:
         """Bind the socket file, private to this user (umask 077, then 0600)."""
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self._take(listener, lambda: bind_private(path, lambda: listener.bind(str(path))), backlog)
+
+    def _take(self, listener: socket.socket, bind: Callable[[], object], backlog: int) -> None:
+        """Bind `listener` (closed when that fails) and listen on it, non-blocking."""
         try:
-            bind_private(path, lambda: listener.bind(str(path)))
+            bind()
         except OSError:
             listener.close()
             raise
@@ -132,8 +136,10 @@ class ZmtpRouter:
     async def serve(self) -> None:
         """Accept connections until cancelled."""
         if self._listener is None:
-            raise RuntimeError("listen() first")
-        self._server = await asyncio.start_unix_server(self._connection, sock=self._listener)
+            raise RuntimeError("listen first")
+        start = asyncio.start_unix_server if self._listener.family == socket.AF_UNIX \
+            else asyncio.start_server
+        self._server = await start(self._connection, sock=self._listener)
         async with self._server:
             await self._server.serve_forever()
 

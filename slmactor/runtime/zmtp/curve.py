@@ -118,22 +118,8 @@ class CurveRouter(ZmtpRouter):
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         listener = socket.socket(family, socket.SOCK_STREAM)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            listener.bind((host, port))
-        except OSError:
-            listener.close()
-            raise
-        listener.listen(backlog)
-        listener.setblocking(False)
-        self._listener = listener
+        self._take(listener, lambda: listener.bind((host, port)), backlog)
         self.bound = listener.getsockname()[:2]
-
-    async def serve(self) -> None:
-        if self._listener is None:
-            raise RuntimeError("listen_tcp() first")
-        self._server = await asyncio.start_server(self._connection, sock=self._listener)
-        async with self._server:
-            await self._server.serve_forever()
 
     def key_of(self, identity: bytes) -> str:
         session = self._sessions.get(identity)
