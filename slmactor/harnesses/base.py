@@ -263,6 +263,24 @@ class ScriptPerEvent:
         self.fallback = fallback
 
 
+class PluginFile:
+    """A harness that loads a plugin file of its own language from a folder: slmactor's hooks
+    are one generated file (`Harness.plugin_text`) that runs `slmactor hook` for each event."""
+
+    __slots__ = ("name", "project", "user", "user_env")
+
+    def __init__(self, project: tuple[str, ...], user: tuple[str, ...], name: str, *,
+                 user_env: str = "") -> None:
+        #: The plugin folder, under the project and under the home.
+        self.project = project
+        self.user = user
+        #: The file's name in that folder.
+        self.name = name
+        #: An environment variable whose value replaces the first part of `user` (its config
+        #: home, `$XDG_CONFIG_HOME` for `~/.config`).
+        self.user_env = user_env
+
+
 class Harness:
     """One harness. Class attributes are its tables; methods its behaviour (defaults: the
     Claude-Code-like hook shape most harnesses copied). Rooms subclass and override."""
@@ -327,7 +345,7 @@ class Harness:
     #: tool set): failed tool → the names advice on it uses instead.
     tool_vocabulary: Mapping[str, Mapping[str, str]] = {}
     #: Where its hooks are configured (None: no hooks to install).
-    settings: JsonSettings | ScriptPerEvent | None = None
+    settings: JsonSettings | ScriptPerEvent | PluginFile | None = None
     #: Install: events whose handler may run in the background (output ignored).
     async_events: frozenset[str] = frozenset()
     #: Install: the matcher a tool event's group gets ("" = none).
@@ -516,6 +534,10 @@ class Harness:
         if spec is None:
             raise ValueError(f"{self.name} has no hook settings")
         user = scope == "user"
+        if isinstance(spec, PluginFile):
+            if user and spec.user_env and env.get(spec.user_env):
+                return _Path(env[spec.user_env]).joinpath(*spec.user[1:], spec.name)
+            return (home if user else project).joinpath(*(spec.user if user else spec.project), spec.name)
         if isinstance(spec, ScriptPerEvent):
             if not user and spec.fallback and _blocked(project, spec.project):
                 return project.joinpath(*spec.fallback)
@@ -567,6 +589,12 @@ class Harness:
         if event in self.async_events:
             entry["async"] = True
         return entry
+
+    def plugin_text(self, lines: Mapping[str, str], timeout_s: int) -> str:
+        """The plugin file of a `PluginFile` harness: `lines` maps each event to the command line
+        that runs `slmactor hook <name> <event>`; a hook still running after `timeout_s` is
+        given up on (the harness goes on neutrally)."""
+        raise ValueError(f"{self.name} loads no plugin file")
 
     def package(self, folder: str, hooks: dict[str, Any], server: dict[str, Any],
                 about: Mapping[str, str]) -> dict[str, Any]:

@@ -24,12 +24,18 @@ Follows OpenCode's own source (anomalyco/opencode, formerly sst/opencode):
 * **Exports**: the same messages as `{info, parts}` — one per line (what Entire's checkpoint
   branch keeps as an OpenCode session's `full.jsonl`, entireio/cli
   `hooks_opencode_transcript.go`), or `opencode export`'s `{info, messages: [{info, parts}]}`.
-* **Plugin events** (`packages/plugin/src/index.ts`): a plugin's `tool.execute.after(input:
-  {tool, sessionID, callID}, output: {title, output, metadata})` is the finished call; slmactor's
-  hook reads it as a payload `{hook_event_name: "tool.execute.after", session_id, cwd,
-  tool_name, tool_input, tool_use_id, tool_response: {output, metadata, title}}`, and
-  `session.idle` (the `event` hook) ends a turn. No OpenCode binary is pinned here, so no test
-  drives a real one.
+* **Plugin events** (`Hooks` of the npm package @opencode-ai/plugin 1.18.33,
+  `dist/index.d.ts`): `tool.execute.after(input: {tool, sessionID, callID, args}, output:
+  {title, output, metadata})` is a finished call (`bash` finishes whatever its exit code); a
+  call that throws (an `edit` whose oldString is not in the file) fires none, and shows only as
+  the `event` `message.part.updated` of its tool part in state `error`; `session.idle` (an
+  `event`) ends a turn. slmactor's plugin (`opencode_plugin.js`, written by `hook install` into
+  `.opencode/plugins/` or `$XDG_CONFIG_HOME/opencode/plugins/`) sends each as a payload
+  `{hook_event_name: "tool.execute.after", session_id, cwd, tool_name, tool_input, tool_use_id,
+  tool_response: {output, metadata, title} | {status: "error", error}}` or
+  `{hook_event_name: "session.idle", session_id, cwd}` to `slmactor hook opencode`, and appends
+  the advice the hook answers after a failed call to the output the model reads. Measured with
+  the real binary (opencode-ai 1.18.33, tests/realcli/test_opencode_plugin.py).
 
 The database is opened read-only (`mode=ro`; `immutable=1` when the folder is not writable), one
 session read at a time, each message's parts at most `MAX_PARTS`.
@@ -47,6 +53,7 @@ from slmactor.harnesses.base import (
     TASK,
     WEB,
     Harness,
+    PluginFile,
     text,
 )
 
@@ -70,9 +77,17 @@ class OpenCode(Harness):
     name = "opencode"
     title = "OpenCode"
     events = {"tool.execute.after": RECORD, "session.idle": STOP}
+    #: The plugin appends the hook's advice after a failed call to the output the model reads.
+    context_events = frozenset({"tool.execute.after"})
+    settings = PluginFile(project=(".opencode", "plugins"), user=(".config", "opencode", "plugins"),
+                          name="slmactor.js", user_env="XDG_CONFIG_HOME")
+    next_step = "OpenCode loads the plugin when it next starts (`opencode` or `opencode run`)."
     #: `session.idle` ends a turn: the session is reported in segments, one per turn (as Codex's
     #: `Stop`), so nothing waits for an end OpenCode never announces.
     end_events = frozenset({"session.idle"})
+    #: `opencode run` exits right after `session.idle`, killing a hook still reporting: the
+    #: report comes from a detached process and the plugin's answer at once.
+    background_events = frozenset({"session.idle"})
     tool_kinds = {"edit": EDIT, "multiedit": EDIT, "write": EDIT, "patch": EDIT, "apply_patch": EDIT,
                   "read": READ, "bash": SHELL}
     edit_keys = {"edit": ("oldString", "newString", "replaceAll")}
@@ -105,6 +120,19 @@ class OpenCode(Harness):
 
     def call_id(self, payload: Mapping[str, Any]) -> str:
         return text(payload.get("tool_use_id"))
+
+    def output(self, event: str, context: str, new_input: Mapping[str, Any] | None) -> dict[str, Any]:
+        """What the plugin reads back: the advice to append to the call's output, if any."""
+        return {"additionalContext": context} if context else {}
+
+    def plugin_text(self, lines: Mapping[str, str], timeout_s: int) -> str:
+        """`opencode_plugin.js` with the command line of each event and the hook's deadline."""
+        import json
+        from importlib import resources
+
+        template = resources.files("slmactor.harnesses").joinpath("opencode_plugin.js").read_text("utf-8")
+        return (template.replace("__SLMACTOR_COMMANDS__", json.dumps(dict(lines), indent=2, sort_keys=True))
+                .replace("__SLMACTOR_TIMEOUT_MS__", str(int(timeout_s * 1000))))
 
     # --------------------------------------------------------------------- recorded sessions
 

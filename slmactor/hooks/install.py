@@ -1,8 +1,9 @@
 """Put slmactor's hook entries into a harness's settings, and take exactly those out again.
 
 Where a harness reads its hooks is its room's `settings` (`slmactor.harnesses`): a JSON settings
-file with a `"hooks"` key (`JsonSettings`, project and user scope), or a folder with one
-executable per event (`ScriptPerEvent`).
+file with a `"hooks"` key (`JsonSettings`, project and user scope), a folder with one
+executable per event (`ScriptPerEvent`), or a plugin file the harness loads (`PluginFile`,
+`hooks/install_files.py`).
 
 `entries(harness, command)` is what we add: per event the room handles, one handler (the room's
 `handler`: `{"type": "command", ...}`, its timeout unit, `async` where the harness runs it in the
@@ -33,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from slmactor import harnesses
-from slmactor.harnesses.base import PREFLIGHT, RECORD, ScriptPerEvent
+from slmactor.harnesses.base import PREFLIGHT, RECORD, PluginFile, ScriptPerEvent
 from slmactor.hooks import backups
 from slmactor.hooks.files import Change, SettingsError, diff, mode, write
 from slmactor.logic.text import jsonedit
@@ -136,7 +137,12 @@ def entries(harness: str, command: str, timeout_s: int = TIMEOUT_S) -> dict[str,
 
 
 def snippet(harness: str, command: str) -> dict[str, Any]:
-    """The hooks block to paste by hand: what `merge` makes of an empty file."""
+    """The hooks block to paste by hand: what `merge` makes of an empty file (a plugin-file
+    harness: the file's name and text)."""
+    room = _room(harness)
+    if isinstance(room.settings, PluginFile):
+        lines = {event: hook_line(harness, command, event) for event in room.events if room.has_work(event)}
+        return {"file": room.settings.name, "plugin": room.plugin_text(lines, TIMEOUT_S)}
     return merge({}, harness, command)
 
 
@@ -159,8 +165,12 @@ def is_ours(handler: Any, harness: str) -> bool:
 def has_ours(harness: str, path: Path) -> bool:
     """Whether the settings file (or hooks folder) at `path` already runs our hooks."""
     room = _room(harness)
+    if isinstance(room.settings, PluginFile):
+        from slmactor.hooks.install_files import is_ours_plugin
+
+        return path.is_file() and is_ours_plugin(path)
     if isinstance(room.settings, ScriptPerEvent):
-        from slmactor.hooks.install_scripts import is_ours_file
+        from slmactor.hooks.install_files import is_ours_file
 
         return path.is_dir() and any(is_ours_file(p) for p in path.iterdir() if p.is_file())
     try:
@@ -301,8 +311,14 @@ def apply(harness: str, path: Path, command: str, *, dry_run: bool = False, home
     """Install our entries into the settings file at `path` (a script-per-event harness: the
     hooks directory). `store`: where originals are kept (default `backups.root()`)."""
     room = _room(harness)
+    if isinstance(room.settings, PluginFile):
+        from slmactor.hooks.install_files import install_plugin
+
+        lines = {event: hook_line(harness, command, event) for event in room.events
+                 if room.has_work(event)}
+        return install_plugin(room, path, lines, TIMEOUT_S, dry_run=dry_run)
     if isinstance(room.settings, ScriptPerEvent):
-        from slmactor.hooks.install_scripts import install_scripts
+        from slmactor.hooks.install_files import install_scripts
 
         lines = {event: hook_line(harness, command, event) for event in room.events}
         return install_scripts(room, path, lines, dry_run=dry_run)
@@ -343,8 +359,12 @@ def remove(harness: str, path: Path, *, dry_run: bool = False, home: Path | None
            env: Mapping[str, str] | None = None, store: Path | None = None) -> Change:
     """Take our entries out again; the original bytes come back when nothing else changed."""
     room = _room(harness)
+    if isinstance(room.settings, PluginFile):
+        from slmactor.hooks.install_files import remove_plugin
+
+        return remove_plugin(room, path, dry_run=dry_run)
     if isinstance(room.settings, ScriptPerEvent):
-        from slmactor.hooks.install_scripts import remove_scripts
+        from slmactor.hooks.install_files import remove_scripts
 
         return remove_scripts(room, path, dry_run=dry_run)
     home, env = _where(home, env)

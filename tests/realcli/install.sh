@@ -45,6 +45,25 @@ while read -r name package version binary; do
   fi
 done <"$pins"
 
+# OpenCode installs its plugin package (@opencode-ai/plugin, the binary's own version) into every
+# config folder it reads (`.opencode/`, `~/.config/opencode/`) before it loads a plugin, retrying
+# the registry for about a minute when it cannot be reached. Offline tests give each folder this
+# staged copy (node_modules, package.json, package-lock.json), which OpenCode finds in sync.
+oc_version=$(awk '$1 == "opencode" {print $3}' "$pins")
+oc_deps="$dest/opencode-$oc_version/config-deps"
+if [ -n "$oc_version" ] && [ -f "$dest/opencode-$oc_version/.installed" ] && [ ! -f "$oc_deps/.installed" ]; then
+  rm -rf "$oc_deps"; mkdir -p "$oc_deps"
+  echo '{"private": true}' >"$oc_deps/package.json"
+  if (cd "$oc_deps" && npm install --no-audit --no-fund --loglevel=error \
+        "@opencode-ai/plugin@$oc_version" >"$oc_deps/install.log" 2>&1); then
+    touch "$oc_deps/.installed"
+    echo "   opencode $oc_version: its plugin package staged in $oc_deps"
+  else
+    failed="$failed opencode-config-deps"
+    echo "warning: could not stage @opencode-ai/plugin@$oc_version (log: $oc_deps/install.log)" >&2
+  fi
+fi
+
 # The OpenHands SDK (Python >= 3.12, heavy dependencies) is not installed: its wheel is kept, and
 # tests/realcli/test_openhands_sdk_hooks_file.py loads the SDK's own hooks-file reader from it.
 oh_version=1.58.2

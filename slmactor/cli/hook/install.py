@@ -73,7 +73,7 @@ def _committable(ctx: CliContext, change: Any) -> list[str]:
     root = ctx.project
     path = Path(change.path)
     found = [path] if path.is_file() else sorted(p for p in path.glob("*") if p.is_file()) if path.is_dir() else []
-    from slmactor.hooks.install_scripts import is_ours_file
+    from slmactor.hooks.install_files import is_ours_file
 
     if path.is_dir():
         found = [p for p in found if is_ours_file(p)]

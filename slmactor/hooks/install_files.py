@@ -1,10 +1,14 @@
-"""Our hooks for a harness that runs one executable per event from a folder (the room's
-`ScriptPerEvent`): one small script per event, marked as ours on its second line.
+"""Our hooks as files of their own, for a harness that does not read them from a settings file:
+one small script per event in a folder (the room's `ScriptPerEvent`), marked as ours on its
+second line; or one generated plugin file the harness loads (the room's `PluginFile`, its text
+from `Harness.plugin_text`), marked as ours near its top.
 
-A user's own file for an event is never touched. Where the harness runs every file named for
-an event (the room's `suffixes`: `<Event>`, `<Event>.sh`, ...), ours goes beside
-theirs under the next free name and both run; where it runs only one, theirs is left and the
-event goes without ours — each said in one line. Uninstall removes only files marked as ours.
+Scripts: a user's own file for an event is never touched. Where the harness runs every file named
+for an event (the room's `suffixes`: `<Event>`, `<Event>.sh`, ...), ours goes beside theirs under
+the next free name and both run; where it runs only one, theirs is left and the event goes
+without ours — each said in one line. A plugin: a user's own file of the same name is never
+touched either; the install says so in one line and the harness runs without ours. Uninstall
+removes only files marked as ours.
 """
 
 from __future__ import annotations
@@ -76,3 +80,48 @@ def remove_scripts(room: Any, folder: Path, *, dry_run: bool) -> Change:
                 if not dry_run:
                     path.unlink()
     return Change(room.name, folder, changed, "".join(diffs), None)
+
+#: The words every plugin file we write carries in its first lines (a room's `plugin_text` puts
+#: them in a comment of its language).
+PLUGIN_MARKER = "slmactor hook plugin"
+
+
+def is_ours_plugin(path: Path) -> bool:
+    try:
+        with path.open("rb") as fh:
+            return PLUGIN_MARKER.encode() in fh.read(512)
+    except OSError:
+        return False
+
+
+def install_plugin(room: Any, path: Path, lines: Mapping[str, str], timeout_s: int, *,
+                   dry_run: bool) -> Change:
+    """Write our plugin file at `path` (`lines`: event → the command line that runs our hook)."""
+    blocked = next((p for p in path.parents if p.exists() and not p.is_dir()), None)
+    if blocked is not None:
+        raise SettingsError(f"{blocked} is a file, not a folder: cannot put {room.title}'s plugin in "
+                            f"{path.parent}")
+    if path.is_dir():
+        raise SettingsError(f"{path} is a folder: cannot write {room.title}'s plugin there")
+    text = room.plugin_text(lines, timeout_s).encode()
+    if PLUGIN_MARKER.encode() not in text[:512]:
+        raise SettingsError(f"{room.title}'s plugin text does not carry the marker {PLUGIN_MARKER!r}")
+    old = path.read_bytes() if path.exists() else None
+    if old is not None and not is_ours_plugin(path):
+        return Change(room.name, path, False, "", None, (
+            (f"{path} is not slmactor's: left alone, so {room.title} runs without slmactor "
+            "(move it and install again)"),))
+    if old == text:
+        return Change(room.name, path, False, "", None)
+    if not dry_run:
+        write(path, text, 0o644)
+    return Change(room.name, path, True, diff(path, old, text), None)
+
+
+def remove_plugin(room: Any, path: Path, *, dry_run: bool) -> Change:
+    if not (path.is_file() and is_ours_plugin(path)):
+        return Change(room.name, path, False, "", None)
+    shown = diff(path, path.read_bytes(), None)
+    if not dry_run:
+        path.unlink()
+    return Change(room.name, path, True, shown, None)
