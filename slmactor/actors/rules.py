@@ -138,88 +138,48 @@ class RulesActor(Actor):
     @handles(EvolveFingerprint)
     async def fingerprint(self, msg: EvolveFingerprint) -> dict[str, Any]:
         self._count("fingerprints")
-        return _analyze(msg.tool, msg.message, msg.language, msg.model).to_dict()
+        return analyze_call(msg.tool, msg.message, msg.language, msg.model).to_dict()
 
     @handles(EvolveOnFailure)
     async def on_failure(self, msg: EvolveOnFailure) -> dict[str, Any]:
-        from slmactor.logic.evolve.repair_json import CUT_OFF_GUIDANCE, CUT_OFF_REASON, json_cut_off
-        from slmactor.logic.evolve.suggest import lookup
-        from slmactor.logic.evolve.transforms import apply_transform
-        from slmactor.logic.failures.fingerprint import describe
+        from slmactor.logic.evolve.answer import on_failure
 
         root = self.project_root(msg)
-        fp = _analyze(msg.tool, msg.message, msg.language, msg.model, msg.args)
+        fp = analyze_call(msg.tool, msg.message, msg.language, msg.model, msg.args)
         self._count("fingerprints")
-        advice: dict[str, Any] = {"found": False, "fingerprint": fp.to_dict(), "rule_id": "",
-                                  "apply": False, "repair": None, "new_args": "",
-                                  "reason": "no repair known for this failure yet",
-                                  "exact": False, "confidence": 0.0, "guidance": "",
-                                  "seeded": False, "outcomes": 0, "verified": True, "benign": fp.benign}
         if fp.benign:
+            from slmactor.logic.evolve.answer import empty_advice
+            from slmactor.logic.failures.fingerprint import describe
+
             # Recorded by the caller as a call, never opened, counted, learned from or advised on.
+            advice = empty_advice(fp)
             advice["reason"] = f"{describe(fp.cls)}: {fp.detail.replace('_', ' ')}"
             return advice
         self._remember(fp)
         if not fp.is_zero and msg.open:
             self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=msg.tool,
                            message=msg.message))
-        if msg.args and json_cut_off(msg.args):
-            # A call cut off mid-string or mid-structure: closing it would apply a shortened
-            # argument as if the model had meant it. Nothing can repair it; it must be resent.
-            advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
-            return advice
         book = self._store(root).book
-        # The shared transforms' words (Gemini's `allow_multiple` is `replace_all` to them).
-        args = canonical_args(msg.tool, msg.args) if msg.args else msg.args
-        suggestion = lookup(book, fp, msg.message, args or None, harness_tool_classes(),
-                            family=tool_family)
-        # A transform that repairs this very call wins; otherwise a learned typed repair that
-        # fits it names the fix with its content (before any generic guidance).
-        transform = (suggestion is not None and suggestion.apply and not suggestion.ambiguous
-                     and suggestion.rule.repair.kind == "transform_args")
-        if not transform and _typed_advice(book, fp, msg, advice):
+        answered = on_failure(book, fp, msg.tool, msg.message, msg.args, self.now(),
+                              classes=harness_tool_classes(), family=tool_family,
+                              canonical=canonical_args, localized=localized_args,
+                              read_tool=read_tool_of(msg.tool))
+        if answered.advice.get("found"):
             self._count("advice_found")
-            if advice["apply"]:
+            if answered.advice.get("apply"):
                 self._count("advice_applied")
-            return advice
-        if suggestion is None:
-            return advice
-        rule = suggestion.rule
-        if suggestion.proposed:
-            rule = book.adopt(rule, self.now())  # so its outcomes teach it
-        self._count("advice_found")
-        if not rule.verified:
-            advice.update(_unverified_advice(rule), found=True, reason=suggestion.reason(),
-                          exact=suggestion.exact)
-            return advice
-        guidance = rule.repair.guidance
-        if suggestion.ambiguous:
-            guidance = (f"Several repairs fit this call ({', '.join(suggestion.ambiguous)}); "
-                        "none was applied. " + guidance)
-        advice.update(found=True, rule_id=rule.id, apply=suggestion.apply,
-                      repair=rule.repair.to_dict(), reason=suggestion.reason(),
-                      exact=suggestion.exact, confidence=round(suggestion.confidence, 4),
-                      guidance=guidance, seeded=rule.seeded, outcomes=rule.samples)
-        if rule.repair.kind == "transform_args" and args and not suggestion.ambiguous:
-            new_args, changed = apply_transform(rule.repair.transform, args)
-            if changed:
-                advice["new_args"] = localized_args(msg.tool, new_args)
-        if suggestion.apply:
-            self._count("advice_applied")
-        return advice
+        return answered.advice
 
     def _failure(self, msg: EvolveResolved) -> Fingerprint | None:
         if msg.message.strip():
-            fp = _analyze(msg.tool, msg.message, msg.language, msg.model, msg.failed_args)
+            fp = analyze_call(msg.tool, msg.message, msg.language, msg.model, msg.failed_args)
             if not msg.fingerprint or fp.id == msg.fingerprint:
                 return fp
         return self._seen.get(msg.fingerprint)
 
     @handles(EvolveResolved)
     async def resolved(self, msg: EvolveResolved) -> dict[str, Any]:
-        from slmactor.logic.evolve.repairs import Repair
-        from slmactor.logic.evolve.transforms import infer_transform
-        from slmactor.logic.failures.fingerprint import describe
+        from slmactor.logic.evolve.answer import learn_resolved
 
         root = self.project_root(msg)
         store = self._store(root)
@@ -236,18 +196,10 @@ class RulesActor(Actor):
                 raise RequestError(ErrorCode.NOT_FOUND, f"no rule {msg.rule_id!r}")
             out["bound"] = store.book.bind(msg.rule_id, key)
         elif fp is not None and msg.failed_args and msg.fixed_args:
-            same_tool = msg.fixed_tool in ("", msg.tool)
-            name = infer_transform(canonical_args(msg.tool, msg.failed_args),
-                                   canonical_args(msg.tool, msg.fixed_args)) if same_tool else None
+            name, rule = learn_resolved(store.book, fp, msg.tool, msg.failed_args, msg.fixed_tool,
+                                        msg.fixed_args, self.now(), msg.run_id, family=tool_family,
+                                        canonical=canonical_args)
             out["transform"] = name
-            rule = None
-            if name:
-                repair = Repair("transform_args", transform=name, retry=True,
-                                guidance=f"{describe(fp.cls)}; the arguments were repaired "
-                                         f"with {name}")
-                rule = store.book.learn(fp, repair, self.now(), evidence=msg.run_id, proven=True)
-            else:
-                rule = _learn_typed(store.book, fp, msg, self.now())
             if rule is not None:
                 self._count("rules_learned")
                 out["learned"] = rule.to_dict()
@@ -256,21 +208,10 @@ class RulesActor(Actor):
 
     @handles(EvolvePreflight)
     async def preflight(self, msg: EvolvePreflight) -> dict[str, Any]:
-        from slmactor.logic.evolve.typed_repairs import dump_call, preflight
+        from slmactor.logic.evolve.answer import preflight
 
-        out: dict[str, Any] = {"found": False, "rule_id": "", "new_tool": "", "new_args": "",
-                               "reason": "no learned rewrite for this call"}
-        call = _call(msg.tool, msg.args)
-        if call is None:
-            return out
-        picked = preflight(self._store(self.project_root(msg)).book, call)
-        if picked is None or picked.rewritten is None:
-            return out
-        rule = picked.rule
-        out.update(found=True, rule_id=rule.id, new_tool=picked.rewritten.tool,
-                   new_args=dump_call(picked.rewritten),
-                   reason=f"{picked.text}: worked {rule.successes} of {rule.samples} times")
-        return out
+        return preflight(self._store(self.project_root(msg)).book, msg.tool, msg.args,
+                         family=tool_family)
 
     @handles(EvolveObserve)
     async def observe(self, msg: EvolveObserve) -> dict[str, Any]:
@@ -374,7 +315,7 @@ def _command(args: str) -> str:
     return command_of(data) if isinstance(data, dict) else ""
 
 
-def _analyze(tool: str, message: str, language: str, model: str, args: str = "") -> Fingerprint:
+def analyze_call(tool: str, message: str, language: str, model: str, args: str = "") -> Fingerprint:
     """The fingerprint every ask of this actor gives a failure: read with the call's command
     and keyed by the tool's family, so the same failure in two harnesses is one id."""
     from slmactor.logic.failures.fingerprint import analyze
@@ -392,30 +333,6 @@ def _try_save(store: RuleStore) -> str:
     return ""
 
 
-def _unverified_advice(rule: Rule) -> dict[str, Any]:
-    """What `evolve.on_failure` may say of a rule nobody here learned: labelled, never applied,
-    no command (the `repair` record keeps its kind and names, not its command or config)."""
-    from slmactor.logic.text.trust import shown_unverified
-
-    return {"rule_id": rule.id, "apply": False, "repair": _withheld_repair(rule), "new_args": "",
-            "confidence": 0.0, "guidance": shown_unverified(rule.repair.guidance),
-            "verified": False}
-
-
-def _withheld_repair(rule: Rule) -> dict[str, Any]:
-    """An unverified rule's repair record: its kind and names, every text quoted with its
-    commands withheld, no command, setting or typed spec (which holds the fix's own words)."""
-    from slmactor.logic.text.trust import WITHHELD, untrusted_value
-
-    repair = rule.repair.to_dict()
-    for name in ("command", "config_value", "spec"):
-        if repair.get(name):
-            repair[name] = WITHHELD
-    shown = untrusted_value(repair)
-    assert isinstance(shown, dict)
-    return shown
-
-
 def _shown(rule: Rule) -> dict[str, Any]:
     """A rule as `evolve.rules` lists it: unverified ones marked, their texts (guidance,
     evidence, note) quoted with commands withheld (`evolve.trust` shows them whole, for the
@@ -424,7 +341,9 @@ def _shown(rule: Rule) -> dict[str, Any]:
 
     if rule.verified:
         return {**rule.to_dict(), "verified": True}
-    return {**untrusted_record(rule.to_dict()), "repair": _withheld_repair(rule)}
+    from slmactor.logic.evolve.answer import withheld_repair
+
+    return {**untrusted_record(rule.to_dict()), "repair": withheld_repair(rule)}
 
 
 def _listed(rule: Rule) -> bool:
@@ -477,59 +396,16 @@ def _learn_pair(book: Any, fp: Fingerprint, cand: dict[str, Any], now: float) ->
 
 
 def _call(tool: str, args: str) -> Any:
-    from slmactor.logic.evolve.typed_repairs import Call, parse_args
+    from slmactor.logic.evolve.answer import call_of
 
-    parsed = parse_args(args)
-    return None if parsed is None else Call(tool, parsed, tool_family(tool) or tool.lower())
-
-
-def _typed_advice(book: Any, fp: Fingerprint, msg: EvolveOnFailure,
-                  advice: dict[str, Any]) -> bool:
-    """Advice from a learned typed repair that fits the failed call: the fix named with its
-    content, and the rewritten call when the repair is exact and never failed in >= 3 uses."""
-    from slmactor.logic.evolve.typed_repairs import choose, dump_call
-    from slmactor.logic.failures.fingerprint import salient_line
-    from slmactor.logic.failures.unwrap import unwrap
-    from slmactor.logic.text.redact import redact
-
-    failed = _call(msg.tool, msg.args)
-    if failed is None:
-        return False
-    # The error as the program said it (case and values kept, secrets redacted): the model
-    # recognises its own error; the fingerprint's masked text is a key, not words for it.
-    said = redact(salient_line(unwrap(msg.message).text))
-    read_tool = next((t for t in _tools_of(msg.tool) if tool_family(t) == "read"), "")
-    picked = choose(book, fp, msg.message, failed, error_head=said, read_tool=read_tool)
-    if picked is None:
-        return False
-    rule = picked.rule
-    advice.update(found=True, rule_id=rule.id, apply=picked.rewritten is not None,
-                  repair=rule.repair.to_dict(), exact=rule.fingerprint == fp.id,
-                  reason=f"learned from the call that got past this failure ({rule.repair.kind}); "
-                         f"{rule.successes} of {rule.samples} outcomes good; rests on "
-                         f"{', '.join(rule.evidence[-2:]) or rule.id}",
-                  confidence=round(rule.confidence, 4), guidance=picked.text,
-                  seeded=rule.seeded, outcomes=rule.samples)
-    if picked.rewritten is not None:
-        advice["new_args"] = dump_call(picked.rewritten)
-        advice["new_tool"] = picked.rewritten.tool
-    return True
+    return call_of(tool, args, tool_family)
 
 
-def _tools_of(tool: str) -> list[str]:
-    """The tools of the room that has `tool` (its read tool names the read-first fix)."""
+def read_tool_of(tool: str) -> str:
+    """The read tool of the room that has `tool` (named in a read-first fix; "" when none)."""
     from slmactor import harnesses
 
     room = next((h for h in harnesses.every() if tool in h.families), None)
-    return list(room.families) if room is not None else []
+    return next((t for t in (room.families if room is not None else ()) if tool_family(t) == "read"), "")
 
 
-def _learn_typed(book: Any, fp: Fingerprint, msg: EvolveResolved, now: float) -> Rule | None:
-    from slmactor.logic.evolve.typed_repairs import learn
-
-    failed = _call(msg.tool, msg.failed_args)
-    fix = _call(msg.fixed_tool or msg.tool, msg.fixed_args)
-    if failed is None or fix is None:
-        return None
-    rule: Rule | None = learn(book, fp, failed, fix, now, run=msg.run_id)
-    return rule
