@@ -130,8 +130,7 @@ def run(quick: bool) -> list[dict[str, Any]]:
 
 
 def _replay_rows(daemon: Any) -> list[dict[str, Any]]:
-    from slmactor.cli.loop.demo import bundled_trajectories
-    from slmactor.cli.loop.replay_driver import learning_replay
+    from slmactor.cli.loop.replay_driver import bundled_trajectories, learning_replay
     from slmactor.stores.trajectories import load_trajectories
 
     trajectories, _ = load_trajectories(bundled_trajectories())

@@ -47,33 +47,40 @@ as the rules actor does: a call one of them may rewrite before it runs (exact: t
 failed here and the rewrite succeeded right after it; or proven: >= 3 times, never failed) is
 answered with the rewrite; else a fact that speaks of the call names its fix; then the rules.
 
+Answers, learning and the distinguishing part come from the product's replay engine
+(`slmactor/logic/loop/histories`, `slmactor/cli/loop/histories.py`): `ProductMemory` answers as
+the rules actor and the hooks do (environment facts, pre-flight, `evolve.on_failure` worded for
+the harness's model, `evolve.resolved` learning), so this figure and the user's are made by the
+same code; what stays here is the labels' scoring.
+
+**`--histories`** is the user's replay itself: the split's fetched transcripts (`--corpus`, one
+folder per repository) read by the harness rooms and replayed by the engine — exactly
+`slmactor metrics replay <those folders> --learn` (tests/bench/test_one_replay.py checks that
+both print the same figures) — scored structurally, not by labels (docs/LOOP.md, "Replay").
+
     .venv/bin/python -m bench real_replay [--heldout | --heldout2] [--corpus DIR] [--every] [--misses]
+    .venv/bin/python -m bench real_replay --histories [--heldout | --heldout2 | --tuned] [--corpus DIR]
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
-import difflib
 import json
 import os
-import re
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
 from bench import real_census
-from bench.bench_real import add_split_options, fingerprint, head, load_split, split_of
+from bench.bench_real import add_split_options, load_split, split_of
 from slmactor import harnesses
-from slmactor.hooks.advice import shown_guidance
-from slmactor.logic.evolve import environment as env
-from slmactor.logic.evolve import path_hints
+from slmactor.cli.loop.histories import ProductMemory, Project
+from slmactor.cli.loop.histories import named_paths as _named_paths
 from slmactor.logic.evolve import typed_repairs as tr
-from slmactor.logic.evolve.rule_seeds import seed_rules
-from slmactor.logic.evolve.rules import Rule, RuleBook
-from slmactor.logic.evolve.suggest import lookup
-from slmactor.logic.evolve.transforms import apply_transform
+from slmactor.logic.loop.histories.engine import Step, Told
+from slmactor.logic.loop.histories.facets import facets as _facets
+from slmactor.logic.loop.histories.facets import names_fix, same_call
 
 Row = dict[str, Any]
 _FMT = {"mini-swe-agent": "mini_swe_agent", "swe-agent": "sweagent"}
@@ -84,95 +91,21 @@ def call_of(tool: str, args: object) -> tr.Call:
     return tr.Call(tool, a, harnesses.tool_family(tool) or tool.lower())
 
 
-def _norm(value: object) -> object:
-    if isinstance(value, str):
-        return tr.norm_command(value)
-    if isinstance(value, dict):
-        return {k: _norm(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_norm(v) for v in value]
-    return value
-
-
-def same_call(a: tr.Call, b: tr.Call) -> bool:
-    return a.tool == b.tool and _norm(dict(a.args)) == _norm(dict(b.args))
-
-
-def facets(failed: tr.Call, fix: tr.Call) -> list[list[str]]:
-    """The fix's distinguishing part: a list of facets, each a list of acceptable namings."""
-    out: list[list[str]] = []
-    if fix.tool != failed.tool:
-        out.append([fix.tool])
-    before, after = failed.command, fix.command
-    if after and before:
-        a, b = tr._words(tr.norm_command(before)), tr._words(tr.norm_command(after))
-        ops = difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes()
-        for op, _i1, _i2, j1, j2 in ops:
-            if op in ("insert", "replace"):
-                out.append([" ".join(b[j1:j2])])
-        if a == b and fix.tool == failed.tool:
-            # The same command again: what it was sent with is what differs (Codex's
-            # `sandbox_permissions` asking to leave the sandbox, a longer `timeout`); with
-            # nothing else changed, a read before it (the precondition).
-            settings = [key for key, value in fix.args.items() if key not in ("command", "cmd")
-                        and (key not in failed.args or not tr._same(failed.args[key], value))]
-            out.extend([f"`{key}", f"{key}:", f"{key}="] for key in settings)
-            if not settings:
-                out.append(_read_tools(failed.tool))
-        return out
-    changed = {k for k, v in fix.args.items() if k not in failed.args or not tr._same(failed.args[k], v)}
-    if (fix.tool == failed.tool and changed and changed <= tr.CONTENT_KEYS
-            and not set(failed.args) - set(fix.args) and tr.target(failed) == tr.target(fix)
-            and failed.family == "edit"):
-        # The same edit of the same file with other text: the text is the model's work, read
-        # from the file again — the labels' "read then resend"; reading is the derivable part.
-        return [_read_tools(failed.tool)]
-    for key, value in fix.args.items():
-        if key in failed.args and tr._same(failed.args[key], value):
-            continue
-        if key == failed.path_key or key in tr.PATH_KEYS:
-            out.append([str(value).replace("\\", "/"), str(value)])
-        elif key in ("command", "cmd") and after and not before:
-            continue  # the action the fix took: its other facet (one block) is what differs
-        elif key in tr.CONTENT_KEYS or not tr._scalar(value):
-            if fix.tool != failed.tool:
-                continue  # the new tool's content is the model's work; the switch is the part
-            out.append([json.dumps(value)[:60]])
-        elif value == 1:
-            out.append(["exactly one"])
-        else:
-            out.append([f"`{key}", f"{key}:", f"{key}="])
-    if not out:
-        out.append(_read_tools(failed.tool))
-    return out
+MEMORY = ProductMemory()
 
 
 def _read_tools(tool: str) -> list[str]:
-    room = next((h for h in harnesses.every() if tool in h.families), None)
-    names = [t for t, f in (room.families.items() if room else ()) if f == "read"]
-    return names or ["Read", "read_file", "ws_read"]
+    return MEMORY.read_tools(tool)
 
 
-def names_fix(text: str, wanted: list[list[str]]) -> bool:
-    low = tr.norm_command(text).lower()
-    return bool(wanted) and all(any(tr.norm_command(n).lower() in low for n in facet if n)
-                                for facet in wanted)
-
-
-_PATHLIKE = re.compile(r"^[~\w.\-/\\:@+]+$")
-_EXTENSION = re.compile(r"\.[A-Za-z]\w{0,5}$")
+def facets(failed: tr.Call, fix: tr.Call) -> list[list[str]]:
+    """The fix's distinguishing part (the engine's `facets`, with the harness's read tools)."""
+    return _facets(failed, fix, _read_tools(failed.tool))
 
 
 def named_paths(tool: str, args: object) -> list[str]:
     """The paths a call named: its path argument, and the path-like words of its command."""
-    call = call_of(tool, args)
-    out = [call.path] if call.path else []
-    for word in tr._words(call.command):
-        if word.startswith("-") or "://" in word or not _PATHLIKE.match(word):
-            continue
-        if "/" in word or "\\" in word or _EXTENSION.search(word):
-            out.append(word)
-    return out
+    return _named_paths(call_of(tool, args))
 
 
 class KnownPaths:
@@ -223,74 +156,17 @@ def session_order(rows: list[Row]) -> dict[str, list[Row]]:
     return by_repo
 
 
-@dataclasses.dataclass
-class Answer:
-    rewrite: tr.Call | None = None
-    text: str = ""
-    rule: Rule | None = None
-    env_fact: env.EnvFact | None = None
-
-
-def _command_arg(call: tr.Call, command: str) -> dict[str, Any]:
-    key = next((k for k in tr.COMMAND_KEYS if k in call.args), "command")
-    return {key: command}
-
-
-def env_call(call: tr.Call, row: Row | None = None) -> env.Call:
-    return env.Call(call.tool, call.command, dict(call.args),
-                    session=str(row["session"]) if row else "",
-                    error=str(row.get("error") or "") if row else "")
-
-
-def answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call, known: list[str] | None = None,
-           facts: env.EnvBook | None = None) -> Answer:
-    """What the hook hands the model: a pre-flight rewrite by an environment fact (the call is
-    changed before it runs), else the daemon's `evolve.on_failure` answer (the same order as the
-    rules actor: an environment fact that speaks of this call first), and for a missing path
-    where it probably is among the `known` paths (the hook reads the project's tree; here the
-    paths known to exist stand in for it)."""
-    if facts is not None and failed.command:
-        call = env_call(failed, row)
-        pre = facts.preflight(call)
-        if pre is not None:
-            return Answer(rewrite=tr.Call(failed.tool, {**pre.args, **_command_arg(failed,
-                                                                                 pre.command)},
-                                          failed.family), env_fact=pre.fact)
-        relevant = facts.relevant(fp.cls, call)
-        if relevant:
-            return Answer(text=env.advice(relevant[0], call, head(str(row.get("error") or ""))),
-                          env_fact=relevant[0])
-    got = _daemon_answer(book, row, fp, failed)
-    if fp.cls in path_hints.MISSING_CLASSES and got.rewrite is None and known:
-        missing = path_hints.missing_path(str(row.get("error") or ""), failed.path)
-        found = path_hints.hint(missing, known) if missing else ""
-        if found:
-            got = Answer(text=f"{got.text}\n{found}" if got.text else found, rule=got.rule)
-    return got
-
-
-def _daemon_answer(book: RuleBook, row: Row, fp: Any, failed: tr.Call) -> Answer:
-    error = str(row.get("error") or "")
+def answer(state: Project, row: Row, fp: Any, failed: tr.Call, known: list[str] | None = None,
+           now: float = 0.0) -> Told:
+    """What memory would have done at this failure: a rewrite before the call runs (an
+    environment fact's or a learned rule's pre-flight), else the answer the hook hands the model
+    after it (`ProductMemory`: the same functions the rules actor and the hook answer with)."""
     fmt = _FMT.get(str(row["source"]["harness"]), str(row["source"]["harness"]))
-    args = json.dumps(dict(failed.args))
-    found = lookup(book, fp, error, args, family=harnesses.tool_family)
-    if (found is not None and found.apply and not found.ambiguous
-            and found.rule.repair.kind == "transform_args"):
-        new_args, changed = apply_transform(found.rule.repair.transform, args)
-        if changed:
-            return Answer(rewrite=tr.Call(failed.tool, json.loads(new_args), failed.family),
-                          rule=found.rule)
-    picked = tr.choose(book, fp, error, failed, error_head=head(error),
-                       read_tool=_read_tools(failed.tool)[0])
-    if picked is not None:
-        if picked.rewritten is not None:
-            return Answer(rewrite=picked.rewritten, rule=picked.rule)
-        return Answer(text=picked.text, rule=picked.rule)
-    if found is None or not found.rule.repair.guidance.strip():
-        return Answer()
-    text = shown_guidance(fmt, failed.tool, fp.cls, found.rule.repair.guidance,
-                          seeded=found.rule.seeded)
-    return Answer(text=text, rule=found.rule)
+    before = MEMORY.before(state, fmt, failed)
+    if before is not None and before.rewrite is not None:
+        return before
+    step = Step(failed, False, str(row.get("error") or ""))
+    return MEMORY.after(state, fmt, fp, step, known or [], now)
 
 
 def derivable_key(kind: str, failed: tr.Call, fix: tr.Call) -> str:
@@ -323,10 +199,7 @@ def replay(rows: list[Row], paths: KnownPaths | None = None, misses: bool = Fals
     examples: list[dict[str, Any]] = []
     now = 1_800_000_000.0
     for items in session_order(rows).values():
-        book = RuleBook()
-        for rule in seed_rules():
-            book.add(rule)
-        facts = env.EnvBook()
+        state = MEMORY.start()
         seen: set[str] = set()
         fixes_seen: set[str] = set()
         project_paths: list[str] = []  # known from sessions already past, and recorded fixes
@@ -338,7 +211,8 @@ def replay(rows: list[Row], paths: KnownPaths | None = None, misses: bool = Fals
                 current = (str(row["session"]), paths.session(row))
             seq = int(row.get("seq") or 0)
             known = project_paths + [p for s, named in current[1] if s < seq for p in named]
-            fp = fingerprint(row)
+            fp = MEMORY.fingerprint(Step(call_of(str(row.get("tool") or ""), row.get("args")), False,
+                                         str(row.get("error") or "")))
             kind = str(row["kind"])
             repeat = kind in seen
             seen.add(kind)
@@ -355,7 +229,7 @@ def replay(rows: list[Row], paths: KnownPaths | None = None, misses: bool = Fals
                 memory_derivable += row.get("fix_source") == "memory"
             if fp.benign or fp.is_zero:
                 continue
-            got = answer(book, row, fp, failed, known, facts)
+            got = answer(state, row, fp, failed, known, now)
             in_scope = repeat and row.get("fix_source") in ("call", "memory")
             ok = False
             if got.rewrite is not None:
@@ -387,16 +261,13 @@ def replay(rows: list[Row], paths: KnownPaths | None = None, misses: bool = Fals
                                          "call": [failed.tool, dict(failed.args)],
                                          "fix": [fix.tool, dict(fix.args)],
                                          "needs": facets(failed, fix)})
-            if got.rule is not None and fix is not None and not got.rule.seeded:
-                book.observe(got.rule.id, ok, now)
-            if got.env_fact is not None and fix is not None:
-                facts.observe(got.env_fact.id, ok, now)
-            if fix is not None:
-                facts.learn(fp.cls, env_call(failed, row), env_call(fix), now)
+            if got.learned and got.by and fix is not None:
+                MEMORY.observe(state, got, ok, now)
             if fix is not None and paths.root is None:
                 project_paths.extend(named_paths(fix.tool, dict(fix.args)))
             run = f"{row['session']}#{row.get('seq')}"
-            if tr.learn(book, fp, failed, fix, now, run=run) is not None:
+            failed_step = Step(failed, False, str(row.get("error") or ""))
+            if MEMORY.learn(state, fp, failed_step, Step(fix, True) if fix is not None else None, now, run):
                 learned += 1
     return {"scored": scored, "right": right, "unscorable": unscorable, "rewrites": rewrites,
             "wrong": wrong, "learned": learned, "by_kind": by_kind, "right_kind": right_kind,
@@ -455,6 +326,48 @@ def run(quick: bool = False, split: str = "dev", corpus: Path | None = None,
     ]
 
 
+def split_folders(corpus: Path, split: str) -> list[Path]:
+    """The fetched repositories of a split: `<corpus>/<harness>/<owner>__<repo>` for each
+    repository whose manifest split is `split` (`tuned`: DEV and HELD-OUT-2)."""
+    from bench import label_real
+
+    wanted = {"dev", "heldout2"} if split == "tuned" else {split}
+    repos = {(s["harness"], s["repo"].replace("/", "__", 1))
+             for s in label_real.load_manifest()["sources"] if s["split"] in wanted}
+    return [corpus / harness / repo for harness, repo in sorted(repos) if (corpus / harness / repo).is_dir()]
+
+
+def histories(folders: list[Path], name: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The user's replay over `folders` (`slmactor metrics replay FOLDERS --learn`): its `--json`
+    figures, and this bench's rows of them."""
+    from slmactor.cli.loop.histories import read
+    from slmactor.logic.loop.histories.engine import replay as replay_histories
+    from slmactor.logic.loop.histories.report import render, to_dict
+
+    found, _tally = read(folders)
+    result = replay_histories(found, MEMORY)
+    print(f"## {name}: {len(folders)} repositories\n{render(result)}", file=sys.stderr)
+    data = to_dict(result, failures=False)
+    total = data["harnesses"]["all"]
+    rows = [
+        {"name": f"{name}: derivable repeats right (repaired or advice naming the fix)", "unit": "%",
+         "value": 100.0 * (total["derivable_right_share"] or 0.0), "floor": None, "ratio": None,
+         "target": ">= 60 %", "n": total["derivable"]},
+        {"name": f"{name}: memory-derivable repeats right", "unit": "%",
+         "value": 100.0 * (total["memory_derivable_right_share"] or 0.0), "floor": None,
+         "ratio": None, "target": ">= 60 %", "n": total["memory_derivable"]},
+        {"name": f"{name}: wrong rewrites", "unit": "calls", "value": total["wrong_rewrites"],
+         "floor": None, "ratio": None, "target": "0", "n": total["failures"]},
+        {"name": f"{name}: failed calls avoided per 100 calls", "unit": "calls",
+         "value": total["failed_calls_avoided_per_100_calls"], "floor": None, "ratio": None,
+         "target": None, "n": total["calls"]},
+        {"name": f"{name}: model turns avoided per 100 calls", "unit": "turns",
+         "value": total["model_turns_avoided_per_100_calls"], "floor": None, "ratio": None,
+         "target": None, "n": total["calls"]},
+    ]
+    return data, rows
+
+
 def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
     parser = argparse.ArgumentParser(prog="bench real_replay")
     add_split_options(parser)
@@ -465,9 +378,21 @@ def run_args(quick: bool, argv: list[str]) -> list[dict[str, Any]]:
     parser.add_argument("--every", action="store_true",
                         help="replay every failed call of the split's sessions, labelled by "
                              "bench/label_real.py, not only the fixture's selection")
+    parser.add_argument("--histories", action="store_true",
+                        help="the user's replay (metrics replay --learn) over the split's fetched "
+                             "transcripts, scored from the calls, not the labels")
+    parser.add_argument("--json", metavar="FILE", help="with --histories: write metrics replay's "
+                                                       "--json figures to FILE")
     args = parser.parse_args(argv)
     corpus = corpus_root(args.corpus)
     split = split_of(args)
+    if args.histories:
+        if corpus is None:
+            raise SystemExit("bench real_replay --histories needs the fetched sessions (--corpus DIR)")
+        data, rows = histories(split_folders(corpus, split), f"{split} (histories)")
+        if args.json:
+            Path(args.json).write_text(json.dumps(data, indent=1, sort_keys=True))
+        return rows
     if args.examples:
         for ex in replay(rows_of_split(split, corpus, args.every), KnownPaths(corpus))["examples"]:
             print(json.dumps(ex, ensure_ascii=False), file=sys.stderr)

@@ -1,4 +1,5 @@
-"""`metrics replay` on a terminal shows progress per trajectory on stderr.
+"""`metrics replay` on a terminal shows progress on stderr: per trajectory replayed (offline A/B),
+per tenth of the files read (`--learn`).
 
 stderr is a real pseudo-terminal here (os.openpty), as when a person runs it; piped or logged,
 the command prints nothing but its result.
@@ -56,18 +57,22 @@ def _replay(daemon: DaemonProcess, directory: Path, *extra: str,
     return done, b"".join(chunks).decode()
 
 
-@pytest.mark.parametrize("mode", [["--learn", "--label", "tty"], []], ids=["learn", "ab"])
-def test_progress_per_trajectory_on_a_terminal(daemon: DaemonProcess, tmp_path: Path,
-                                               mode: list[str]) -> None:
+@pytest.mark.parametrize("mode", [["--learn"], []], ids=["learn", "ab"])
+def test_progress_on_a_terminal(daemon: DaemonProcess, tmp_path: Path, mode: list[str]) -> None:
     directory = _trajectories(tmp_path, 3)
     done, terminal = _replay(daemon, directory, *mode, tty=True)
     assert done.returncode == 0, terminal
     json.loads(done.stdout)  # stdout keeps the one JSON document
     lines = [ln for ln in terminal.splitlines() if ln.strip()]
+    if mode:
+        assert lines == ["read 1/3 file(s)", "read 2/3 file(s)", "read 3/3 file(s)"], lines
+        return
     assert [re.match(r"\[(\d)/3\] ", ln).group(1) for ln in lines] == ["1", "2", "3"]  # type: ignore[union-attr]
     assert "01-py-pagination" in lines[0]
 
 
-def test_no_progress_when_stderr_is_not_a_terminal(daemon: DaemonProcess, tmp_path: Path) -> None:
-    done, stderr = _replay(daemon, _trajectories(tmp_path, 2), tty=False)
+@pytest.mark.parametrize("mode", [["--learn"], []], ids=["learn", "ab"])
+def test_no_progress_when_stderr_is_not_a_terminal(daemon: DaemonProcess, tmp_path: Path,
+                                                   mode: list[str]) -> None:
+    done, stderr = _replay(daemon, _trajectories(tmp_path, 2), *mode, tty=False)
     assert done.returncode == 0 and stderr == ""

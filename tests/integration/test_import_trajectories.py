@@ -1,6 +1,7 @@
-"""`metrics replay` on other harnesses' trajectories, against a real daemon: each
-real-format fixture becomes a run (`run.finish` → metrics), a foreign JSON file named alone exits 2,
-one in a directory is skipped and counted."""
+"""`metrics replay` on other harnesses' trajectories: `--learn` reads each real format through its
+harness room and replays it (nothing stored), the offline A/B replays a file through a real
+daemon; a foreign JSON file named alone is refused (exit 2), one in a directory is skipped and
+counted."""
 
 from __future__ import annotations
 
@@ -28,22 +29,24 @@ def replay(daemon: DaemonProcess, path: Path, *extra: str) -> subprocess.Complet
     )
 
 
-def test_each_format_replays_into_a_finished_run(daemon: DaemonProcess, tmp_path: Path) -> None:
+def test_each_format_is_replayed_with_learning(daemon: DaemonProcess, tmp_path: Path) -> None:
     directory = tmp_path / "trajectories"
     directory.mkdir()
     for name in FORMATS:
         shutil.copy(FIXTURES / name, directory / name)
-    done = replay(daemon, directory, "--learn", "--label", "imported")
+    done = replay(daemon, directory, "--learn")
     assert done.returncode == 0, done.stdout + done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
-    assert result["trajectories"] == 4 and result["skipped_files"] == []
-    assert result["failures"] == 1 + 2 + 1 + 1  # pytest; syntax error + bad edit; pytest; pytest
+    assert result["files"] == 4 and result["skipped_files"] == {}
+    harnesses = result["harnesses"]
+    assert {h: harnesses[h]["sessions"] for h in harnesses if h != "all"} == {
+        "mini_swe_agent": 1, "sweagent": 1, "openhands": 2}
+    # pytest; syntax error + bad edit; pytest; pytest (as each harness itself says "failed")
+    assert harnesses["all"]["failures"] + harnesses["all"]["not_failures"] == 1 + 2 + 1 + 1
+    assert {h: harnesses[h]["calls"] for h in harnesses if h != "all"} == {
+        "mini_swe_agent": 4, "sweagent": 6, "openhands": 3 + 3}
     with daemon.client() as c:
-        runs = c.ask(MetricsShow(last=0, label="imported"))["runs"]
-    assert len(runs) == 4
-    assert sorted(r["tool_calls"] for r in runs) == [3, 3, 4, 6]
-    assert {r["model"] for r in runs} == {"deterministic", "instant_empty_submit",
-                                          "claude-sonnet-4-5", "litellm_proxy/claude-sonnet-4-5"}
+        assert c.ask(MetricsShow(last=0))["runs"] == []  # a measurement: nothing stored
 
 
 def test_one_file_replays_offline(daemon: DaemonProcess) -> None:
@@ -53,9 +56,12 @@ def test_one_file_replays_offline(daemon: DaemonProcess) -> None:
 
 
 def test_a_foreign_json_file_alone_is_refused_with_exit_2(daemon: DaemonProcess) -> None:
-    done = replay(daemon, FIXTURES / "foreign-package.json", "--learn")
+    done = replay(daemon, FIXTURES / "foreign-package.json")
     assert done.returncode == 2, done.stdout + done.stderr
     assert "not a trajectory this tool reads" in json.dumps(json.loads(done.stdout))
+    learned = replay(daemon, FIXTURES / "foreign-package.json", "--learn")
+    assert learned.returncode == 2, learned.stdout + learned.stderr
+    assert "no session in" in json.loads(learned.stdout)["error"]
     with daemon.client() as c:
         assert c.ask(MetricsShow(last=0))["runs"] == []
 
@@ -69,7 +75,5 @@ def test_a_foreign_json_file_in_a_directory_is_skipped_and_counted(daemon: Daemo
     done = replay(daemon, directory, "--learn")
     assert done.returncode == 0, done.stdout + done.stderr
     result = json.loads(done.stdout)
-    assert result["trajectories"] == 1
-    assert len(result["skipped_files"]) == 1 and result["skipped_files"][0].startswith("b.json: not a trajectory")
-    with daemon.client() as c:
-        assert len(c.ask(MetricsShow(last=0))["runs"]) == 1  # a.json was replayed all the same
+    assert result["files"] == 1 and result["harnesses"]["mini_swe_agent"]["sessions"] == 1
+    assert result["skipped_files"] == {"not a session": 1}

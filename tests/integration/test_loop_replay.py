@@ -1,4 +1,6 @@
-"""Learning replay through the real daemon: what one trajectory teaches, the next one uses."""
+"""Learning replay through the real daemon (the driver `replay_driver.learning_replay` that
+`bench loop` and `bench generalize` run): what one trajectory teaches, the next one uses. And
+`metrics replay PATH --learn`, the replay engine, on the same trajectories."""
 
 from __future__ import annotations
 
@@ -62,15 +64,44 @@ def _write(directory: Path) -> Path:
 
 
 def _replay(daemon: DaemonProcess, directory: Path, label: str) -> dict[str, Any]:
+    from slmactor.cli.loop.replay_driver import learning_replay
+    from slmactor.stores.trajectories import load_trajectories
+
+    trajectories, skipped = load_trajectories(directory)
+    assert skipped == []
+    with daemon.client(timeout=60) as client:
+        result: dict[str, Any] = learning_replay(client, trajectories, label).to_dict()
+    return result
+
+
+def _learn(daemon: DaemonProcess, directory: Path) -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir),
          "--project", str(daemon.project), "--no-autostart", "--json", "metrics", "replay",
-         str(directory), "--learn", "--label", label],
+         str(directory), "--learn"],
         check=False, env=daemon.env, capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 0, done.stdout + done.stderr
     result: dict[str, Any] = json.loads(done.stdout)
     return result
+
+
+def test_metrics_replay_learn_says_the_whitespace_fix_repairs_the_next_trajectories(
+    daemon: DaemonProcess, tmp_path: Path
+) -> None:
+    directory = _write(tmp_path / "trajs")
+    result = _learn(daemon, directory)
+    fails = {(f["session"], f["call"]["tool"]): f for f in result["failures"]}
+    assert fails[("t1", "str_replace_editor")]["repeat"] is False
+    for later in ("t2", "t3"):
+        edit = fails[(later, "str_replace_editor")]
+        assert edit["repeat"] and edit["derivable"] and edit["right"], edit
+        assert edit["answer"] == "repaired on the failure"
+    # The test failure was fixed by reasoning (the same command after an edit): nothing to name.
+    assert all(not f["right"] for f in result["failures"] if f["call"]["tool"] == "ws_shell")
+    assert result["harnesses"]["all"]["wrong_rewrites"] == 0
+    # Measured, not learned: nothing of the project's memory changed.
+    assert not (daemon.project / ".slmcode" / "evolve" / "rules.json").exists()
 
 
 def test_a_fix_learned_in_one_trajectory_repairs_the_next(

@@ -2,9 +2,13 @@
 
     metrics show [--last N] [--label L]          pooled summary of the newest N runs (default 1)
     metrics compare [N] [--baseline-label A --current-label B]
-    metrics replay PATH [--learn] [--label L]    offline A/B, or the learning replay; PATH is a
-                                                 trajectory file or directory (our format,
+    metrics replay PATH                          offline A/B of trajectories (our format,
                                                  mini-swe-agent, SWE-agent .traj, OpenHands)
+                                                 with the project's current rules
+    metrics replay PATH… --learn [--git REF] [--html FILE]
+                                                 real histories of every harness replayed in
+                                                 time order with learning on: what memory would
+                                                 have done at each failure, per harness
     metrics report --html FILE                   self-contained page with trend charts
 """
 
@@ -34,13 +38,18 @@ def register(sub: Any) -> None:
     cmp.add_argument("--current-label", default="", help="label of the current runs")
     cmp.set_defaults(func=cmd_compare)
 
-    rep = sub.add_parser("replay", help="replay recorded trajectories (offline A/B or --learn)")
-    rep.add_argument("dir", type=Path, metavar="PATH",
-                     help="a trajectory file or a directory of them (*.json, *.traj, *.jsonl): slmactor, "
-                          "mini-swe-agent, SWE-agent .traj, OpenHands events or OpenHands SDK events")
+    rep = sub.add_parser("replay", help="replay recorded histories: offline A/B, or --learn: what "
+                                         "memory would have done at every failure")
+    rep.add_argument("paths", type=Path, nargs="*", metavar="PATH",
+                     help="history files or folders: any harness's transcripts, rollouts, chats, task "
+                          "histories or trajectories (without --learn: trajectories, one PATH)")
     rep.add_argument("--learn", action="store_true",
-                     help="replay in order with the loop on, so later runs use what earlier taught")
-    rep.add_argument("--label", default="replay", help="metrics label of learned runs")
+                     help="replay in time order with learning on and report, per harness, what memory "
+                          "would have repaired before the call, told, and got wrong (nothing is stored)")
+    rep.add_argument("--git", action="append", default=[], metavar="REF_OR_DIR",
+                     help="with --learn: also the transcripts a repository holds (as import sessions "
+                          "--git reads them)")
+    rep.add_argument("--html", type=Path, metavar="FILE", help="with --learn: also draw it as a page")
     rep.set_defaults(func=cmd_replay)
 
     html = sub.add_parser("report", help="write a self-contained HTML report")
@@ -114,17 +123,6 @@ def _say_progress(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _learning_progress() -> Any:
-    def show(index: int, total: int, outcome: Any) -> None:
-        _say_progress(
-            f"[{index}/{total}] {outcome.trajectory}: {'passed' if outcome.passed else 'failed'}"
-            f", fixed from memory {outcome.memory}, by the model {outcome.llm}, "
-            f"unresolved {outcome.unresolved}"
-            + (f", wrong repairs {outcome.wrong_repairs}" if outcome.wrong_repairs else ""))
-
-    return show
-
-
 def _ab_progress() -> Any:
     def show(index: int, total: int, trajectory: Any) -> None:
         _say_progress(f"[{index}/{total}] {trajectory.id}: replayed with the current rules")
@@ -133,32 +131,82 @@ def _ab_progress() -> Any:
 
 
 def cmd_replay(ctx: CliContext) -> int:
+    if ctx.args.learn:
+        return _learning(ctx)
+    if ctx.args.git or ctx.args.html:
+        return ctx.fail("metrics replay: --git and --html go with --learn")
+    if len(ctx.args.paths) != 1:
+        return ctx.fail("metrics replay: give one trajectory file or folder (several: with --learn)")
     from slmactor.stores.trajectories import TrajectoryFormatError, load_trajectories
 
+    path = ctx.args.paths[0]
     try:
-        trajectories, skipped = load_trajectories(ctx.args.dir)
+        trajectories, skipped = load_trajectories(path)
     except (FileNotFoundError, TrajectoryFormatError) as exc:
         return ctx.fail(f"metrics replay: {exc}")
     if not trajectories:
-        return ctx.fail(f"metrics replay: no trajectories (*.json, *.traj) in {ctx.args.dir}")
+        return ctx.fail(f"metrics replay: no trajectories (*.json, *.traj) in {path}")
 
     def run() -> int:
-        from slmactor.cli.loop.replay_driver import ab_replay, learning_replay
+        from slmactor.cli.loop.replay_driver import ab_replay
 
         with ctx.client(timeout=max(ctx.args.timeout, 10.0)) as client:
-            if ctx.args.learn:
-                learned = learning_replay(client, trajectories, ctx.args.label,
-                                          _learning_progress() if _on_terminal() else None)
-                data, text = learned.to_dict(), learned.render()
-            else:
-                data = ab_replay(client, trajectories, _ab_progress() if _on_terminal() else None)
-                text = data["text"]
+            data = ab_replay(client, trajectories, _ab_progress() if _on_terminal() else None)
         data["skipped_files"] = skipped
         notes = "".join(f"skipped {s}\n" for s in skipped)
-        ctx.emit(data, (notes + text).rstrip("\n"))
+        ctx.emit(data, (notes + data["text"]).rstrip("\n"))
         return EXIT_OK
 
     return ctx.call(run)
+
+
+def _learning(ctx: CliContext) -> int:
+    """`metrics replay PATH… --learn`: the replay engine over the histories, in this process
+    (no daemon: nothing is stored)."""
+    from slmactor.cli.context import write_text_atomically
+    from slmactor.cli.loop.histories import ProductMemory, read
+    from slmactor.cli.sessions.gitsource import GitError
+    from slmactor.logic.loop.histories.engine import replay
+    from slmactor.logic.loop.histories.html import render_html
+    from slmactor.logic.loop.histories.report import render, to_dict
+
+    paths: list[Path] = ctx.args.paths
+    if not paths and not ctx.args.git:
+        return ctx.fail("metrics replay --learn: give the history files or folders (or --git)")
+    missing = [str(p) for p in paths if not p.exists()]
+    if missing:
+        return ctx.fail(f"metrics replay: not found: {', '.join(missing)}")
+    show = _reading_progress() if _on_terminal() else None
+    try:
+        histories, tally = read(paths, ctx.args.git, Path.cwd(), progress=show)
+    except GitError as exc:
+        return ctx.fail(f"metrics replay: {exc}")
+    if not histories:
+        return ctx.fail("metrics replay --learn: no session in "
+                        + ", ".join([*map(str, paths), *ctx.args.git]))
+    result = replay(histories, ProductMemory())
+    data = to_dict(result)
+    data["files"] = tally.files
+    data["skipped_files"] = dict(sorted(tally.skipped_files.items()))
+    text = render(result)
+    if ctx.args.html is not None:
+        target: Path = ctx.args.html
+        try:
+            write_text_atomically(target, render_html(result, sources=[*map(str, paths), *ctx.args.git]))
+        except OSError as exc:
+            return ctx.fail(f"metrics replay: cannot write {target}: {exc.strerror or exc}", EXIT_FAILED)
+        data["html"] = str(target.resolve())
+        text += f"\nwrote {target}"
+    ctx.emit(data, text)
+    return EXIT_OK
+
+
+def _reading_progress() -> Any:
+    def show(done: int, total: int) -> None:
+        if done == total or done % max(1, total // 10) == 0:
+            _say_progress(f"read {done}/{total} file(s)")
+
+    return show
 
 
 def _episode(client: Any, ask: Any) -> dict[str, Any] | None:

@@ -19,6 +19,7 @@ import json
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from slmactor.logic.evolve.transforms import infer_transform
@@ -34,6 +35,14 @@ from slmactor.logic.loop.replay import (
 )
 
 FINISH_TIMEOUT = 60.0
+
+
+def bundled_trajectories() -> Path:
+    """The bundled trajectories in slmactor's own format (`slmactor/demo_data/trajectories`:
+    small-model runs with recurring edit, format, JSON, line-number and whitespace failures)."""
+    from importlib import resources
+
+    return Path(str(resources.files("slmactor") / "demo_data" / "trajectories"))
 
 
 def parse_advice(result: Any) -> Advice:

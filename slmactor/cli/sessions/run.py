@@ -239,6 +239,63 @@ def import_sessions(items: Iterable[Item], rooms: list[Any], state: ImportState,
     return run.tally
 
 
+def read_records(item: Item, rooms: list[Any], tally: Tally) -> tuple[Any, list[Any]] | None:
+    """The room that reads `item` and every session record in it; None for a file that is no
+    session of any room (skipped and counted in `tally` with its reason, as are its bad lines;
+    a companion file, read beside its session, is counted as one)."""
+    from slmactor.harnesses.base import COMPANION, SESSION
+
+    label = item.label
+    try:
+        head = item.head()
+    except OSError as exc:
+        tally.skip_file(label, f"unreadable ({exc.strerror or type(exc).__name__})")
+        return None
+    name = item.name
+    opener: Lines | None = None
+    room, kind, failed = _claim(rooms, name, head)
+    if room is None and not failed and _first_line_bad(head):
+        # A hostile first line (too deep, too long, broken) must not hide the session after it.
+        try:
+            readable = _head_after_bad_lines(item.opener())
+        except OSError:
+            readable = ""
+        if readable:
+            room, kind, failed = _claim(rooms, name, readable)
+    if room is None and not failed and looks_like_array(name, head) and item.size <= MAX_FILE_BYTES:
+        try:
+            lines, _why = array_as_lines(item.data())
+        except OSError:
+            lines = []
+        if lines:  # a transcript saved as one JSON array: its objects as JSON lines
+            opener = TextLines(label, lines)
+            name = name + "l"
+            room, kind, failed = _claim(rooms, name, "".join(lines[:64])[:HEAD_BYTES])
+    if room is None:
+        tally.skip_file(label, failed or "not a session")
+        return None
+    if kind == COMPANION:
+        tally.companions += 1  # read beside its session, not on its own
+        return None
+    if kind != SESSION:
+        return None
+    tally.files += 1
+    tally.bytes += min(item.size, MAX_FILE_BYTES)
+    source = opener or item.opener()
+    try:
+        records = list(room.read_sessions(label, source))
+    except Exception as exc:  # noqa: BLE001 - one odd file must not stop the import
+        tally.skip_lines(label, source.skipped)
+        tally.skip_file(label, f"unreadable as {room.title} ({type(exc).__name__})")
+        return None
+    tally.skip_lines(label, source.skipped)
+    if not records:
+        tally.skip_file(label, f"larger than {MAX_FILE_BYTES >> 20} MiB" if item.size > MAX_FILE_BYTES
+                        else f"no {room.title} session in it")
+        return None
+    return room, records
+
+
 class Pipeline:
     """Sends reports from a thread of its own (a blocking `send`), at most `depth` unanswered;
     the caller collects the answers (`answers`). A send that fails otherwise than `Refused`
@@ -342,59 +399,14 @@ class _Import:
         self.cutoff = (opts.now - opts.max_age_days * SECONDS_PER_DAY) if opts.max_age_days is not None else 0.0
 
     def file(self, item: Item) -> None:
-        from slmactor.harnesses.base import COMPANION, SESSION
-
-        tally, label = self.tally, item.label
+        tally = self.tally
         if self.state.unchanged(item.key, item.size, item.stamp):
             tally.unchanged_files += 1
             return
-        try:
-            head = item.head()
-        except OSError as exc:
-            tally.skip_file(label, f"unreadable ({exc.strerror or type(exc).__name__})")
+        found = read_records(item, self.rooms, tally)
+        if found is None:
             return
-        name = item.name
-        opener: Lines | None = None
-        room, kind, failed = _claim(self.rooms, name, head)
-        if room is None and not failed and _first_line_bad(head):
-            # A hostile first line (too deep, too long, broken) must not hide the session after it.
-            try:
-                readable = _head_after_bad_lines(item.opener())
-            except OSError:
-                readable = ""
-            if readable:
-                room, kind, failed = _claim(self.rooms, name, readable)
-        if room is None and not failed and looks_like_array(name, head) and item.size <= MAX_FILE_BYTES:
-            try:
-                lines, _why = array_as_lines(item.data())
-            except OSError:
-                lines = []
-            if lines:  # a transcript saved as one JSON array: its objects as JSON lines
-                opener = TextLines(label, lines)
-                name = name + "l"
-                room, kind, failed = _claim(self.rooms, name, "".join(lines[:64])[:HEAD_BYTES])
-        if room is None:
-            tally.skip_file(label, failed or "not a session")
-            return
-        if kind == COMPANION:
-            tally.companions += 1  # read beside its session, not on its own
-            return
-        if kind != SESSION:
-            return
-        tally.files += 1
-        tally.bytes += min(item.size, MAX_FILE_BYTES)
-        source = opener or item.opener()
-        try:
-            records = list(room.read_sessions(label, source))
-        except Exception as exc:  # noqa: BLE001 - one odd file must not stop the import
-            tally.skip_lines(label, source.skipped)
-            tally.skip_file(label, f"unreadable as {room.title} ({type(exc).__name__})")
-            return
-        tally.skip_lines(label, source.skipped)
-        if not records:
-            tally.skip_file(label, f"larger than {MAX_FILE_BYTES >> 20} MiB" if item.size > MAX_FILE_BYTES
-                            else f"no {room.title} session in it")
-            return
+        room, records = found
         job = _FileJob(item)
         for record in records:  # every one tried, whatever the one before came to
             if not self.session(room, record, item, job):
