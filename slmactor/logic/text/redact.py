@@ -190,12 +190,13 @@ _BEARER = re.compile(r"bearer[ \t]{1,8}([a-z0-9._~+/-]{16,4096}=*)")
 
 # NAME = value, NAME: value, "name": "value" (quoted values may hold spaces). The search starts
 # at the last word of NAME; `_replace_assignments` then checks the whole name.
-# JSON quoted inside a string (`{\"password\": \"…\"}`, a tool's arguments) counts as quoted.
+# JSON quoted inside a string (`{\"password\": \"…\"}`, a tool's arguments) counts as quoted,
+# its escapes included (a `\\` in the value is the backslash the value held).
 _ASSIGNMENT = re.compile(
     r"(key|secret|token|pass(?:w(?:or)?d|phrase)?|pwd|credentials?)(?![a-z0-9_])"
     r"\\{0,7}[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
     r"(?:\"((?:[^\"\\\r\n]|\\[^\r\n]){1,1024}|[^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'"
-    r"|\\{1,7}\"([^\"\\\r\n]{1,1024})\\{1,7}\"|([^\s\"'`]{1,4096}))"
+    r"|\\{1,7}\"((?:[^\"\\\r\n]|\\{1,7}[^\"\\\r\n]){1,1024})\\{1,7}\"|([^\s\"'`]{1,4096}))"
 )
 #: What an unquoted value may end with that belongs to the text around it (`token=abc,` `…;`).
 _VALUE_TAIL = ",;)]}"

@@ -46,3 +46,18 @@ def test_json_carriers_are_redacted_as_parsed_documents_too() -> None:
 
 def test_the_lookalikes_come_out_as_they_went_in() -> None:
     assert {line: redact(line) for line in LOOKALIKES if redact(line) != line} == {}
+
+
+def test_every_carrier_is_redacted_inside_a_tools_json_arguments() -> None:
+    """A form sent as a shell command's argument arrives JSON-encoded (`{"command": "…"}`): its
+    quotes and backslashes escaped. A value holding a backslash leaked that way (an XML
+    attribute's `\\` became `\\\\` and ended the quoted value early)."""
+    first = seed_of_run()
+    missed = []
+    for seed in range(first, first + DRAWS):
+        for form in corpus(seed):
+            text = json.dumps({"command": f"{form.line} --retry"})
+            shown = redact(text)
+            if leaks(shown, [form]):
+                missed.append(f"seed {seed} {form.carrier} {form.name}: {text!r} -> {shown!r}")
+    assert missed == [], missed[:5]
