@@ -42,16 +42,26 @@ GATE_POINT = ".local/share/slmactor/bin/slmactor-gate"
 #: The trigger words and the table, under a project's root (`stores/environment`).
 KEYS_FILE = ".slmcode/evolve/preflight.keys"
 TABLE_FILE = ".slmcode/evolve/preflight.json"
-#: Environment variables by which harnesses name the project to their hooks, tried first.
-PROJECT_VARS = ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")
 
 
-def gate_text(command: str) -> str:
-    """The gate script, running `command` (this installation's `slmactor`) when a call passes.
+def project_vars() -> tuple[str, ...]:
+    """Environment variables by which harnesses name the project to their hooks, tried first
+    (each room's `project_env`)."""
+    from slmactor import harnesses
+
+    return tuple(dict.fromkeys(r.project_env for r in harnesses.every() if r.project_env))
+
+
+def gate_text(command: str, variables: tuple[str, ...] | None = None) -> str:
+    """The gate script, running `command` (this installation's `slmactor`) when a call passes;
+    `variables`: the environment variables by which harnesses name the project to their hooks
+    (the rooms' `project_env`, by default), tried before the working directory.
 
     Arguments: FORMAT EVENT NEUTRAL [READ_KEY READ_LIMIT_BYTES]."""
+    names = tuple(v for v in (project_vars() if variables is None else variables)
+                  if v.replace("_", "").isalnum())
     # In an assignment nothing is split or globbed: no quotes needed around the expansions.
-    project = "".join(f"${{{v}:-" for v in PROJECT_VARS) + "$PWD" + "}" * len(PROJECT_VARS)
+    project = "".join(f"${{{v}:-" for v in names) + "$PWD" + "}" * len(names)
     return (
         "#!/bin/sh\n"
         "# slmactor's pre-flight gate: Python runs only for a call a learned fix may speak of.\n"

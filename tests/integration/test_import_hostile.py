@@ -64,23 +64,42 @@ _WITHOUT_READ_OVERRIDE = (
 )
 
 
+#: Runs the CLI and, at its exit, writes its own peak RSS (VmHWM, kB) to $SLMACTOR_TEST_HWM. Not
+#: `wait4`'s ru_maxrss: Linux carries the parent's high-water mark across fork and exec into it,
+#: so a child of a test process holding 360 MiB reports 360 MiB whatever it used itself.
+_PEAK_RSS = (
+    "import atexit, os, runpy, sys\n"
+    "def peak():\n"
+    "    with open('/proc/self/status') as status:\n"
+    "        kb = next(line.split()[1] for line in status if line.startswith('VmHWM:'))\n"
+    "    with open(os.environ['SLMACTOR_TEST_HWM'], 'w') as out:\n"
+    "        out.write(kb)\n"
+    "atexit.register(peak)\n"
+    "runpy.run_module('slmactor', run_name='__main__', alter_sys=True)\n"
+)
+
+
 def run(daemon: DaemonProcess, cwd: Path, *args: str, as_user: bool = False) -> tuple[dict[str, Any], str, int]:
     """(the `--json` result, stderr, peak RSS in bytes) of one import process."""
-    argv = [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "--no-autostart",
+    hwm = cwd / f".import-peak-{threading.get_ident()}"
+    argv = [sys.executable, "-c", _PEAK_RSS, "--runtime-dir", str(daemon.runtime_dir), "--no-autostart",
             "--json", "import", "sessions", *args]
     if as_user and os.geteuid() == 0:
         argv = [sys.executable, "-c", _WITHOUT_READ_OVERRIDE, *argv]
-    with subprocess.Popen(argv, cwd=cwd, env=daemon.env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
+    env = {**daemon.env, "SLMACTOR_TEST_HWM": str(hwm)}
+    with subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE) as proc:
         out_err: list[bytes] = []
         reader = threading.Thread(target=lambda: out_err.append(proc.stderr.read() if proc.stderr else b""))
         reader.start()
         out = proc.stdout.read() if proc.stdout else b""
-        _, status, usage = os.wait4(proc.pid, 0)
+        _, status, _usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         reader.join()
     err = b"".join(out_err).decode(errors="replace")
     assert proc.returncode == 0, out.decode(errors="replace") + err
-    return json.loads(out), err, usage.ru_maxrss * 1024
+    peak_kb = int(hwm.read_text())
+    hwm.unlink()
+    return json.loads(out), err, peak_kb * 1024
 
 
 def runs(daemon: DaemonProcess, project: Path) -> dict[str, dict[str, Any]]:
