@@ -65,6 +65,7 @@ both print the same figures) — scored structurally, not by labels (docs/LOOP.m
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -87,8 +88,9 @@ _FMT = {"mini-swe-agent": "mini_swe_agent", "swe-agent": "sweagent"}
 
 
 def call_of(tool: str, args: object) -> tr.Call:
-    a = args if isinstance(args, dict) else {}
-    return tr.Call(tool, a, harnesses.tool_family(tool) or tool.lower())
+    """The call as the daemon reads it: its room's record, in the shared words."""
+    call = tr.Call.of(harnesses.tool_call(tool, args if isinstance(args, dict) else {}))
+    return call if call.family else dataclasses.replace(call, family=tool.lower())
 
 
 MEMORY = ProductMemory()

@@ -45,6 +45,23 @@ def _failure_request(run_id: str, tool: str, message: str, args: Any, language: 
             else "", "language": language, "model": model}
 
 
+def _call(tool: str, args: Any, **outcome: Any) -> dict[str, Any]:
+    """The call as the room of its tool reads it (`harnesses.tool_call`), as its wire map: the
+    daemon parses nothing of it again."""
+    from slmactor import harnesses
+
+    return harnesses.tool_call(tool, args if args else {}, **outcome).to_wire()
+
+
+def _failure_message(request: dict[str, Any]) -> Message:
+    from slmactor.protocol.messages import EvolveOnFailure
+
+    return EvolveOnFailure(run_id=request["run_id"], language=request["language"],
+                           model=request["model"],
+                           call=_call(request["tool"], request["args"], ok=False,
+                                      error=request["message"]))
+
+
 def _resolved_message(advice: Advice, fixed_args: Any, resolution: str) -> Message:
     from slmactor.protocol.messages import EvolveResolved
 
@@ -57,8 +74,9 @@ def _resolved_message(advice: Advice, fixed_args: Any, resolution: str) -> Messa
         # No default text for the model's fix: a resolution text becomes a guidance rule, and
         # "fixed by the model" would only compete with the transform learned from the args.
         resolution=resolution or ("repaired from memory" if by_rule else ""),
-        tool=advice.tool, message=advice.message, language=advice.language, model=advice.model,
-        failed_args=advice.args if fixed else "", fixed_args=fixed,
+        failed=_call(advice.tool, advice.args, ok=False, error=advice.message),
+        fixed=_call(advice.tool, fixed) if fixed else {},
+        language=advice.language, model=advice.model,
     )
 
 
@@ -131,10 +149,9 @@ class SyncVerbs:
         """A tool call failed: the remembered repair, if any (the failure opens in working
         memory). `args` are the failed call's arguments (JSON text or a JSON-able value)."""
         from slmactor import results
-        from slmactor.protocol.messages import EvolveOnFailure
 
         request = _failure_request(run_id, tool, message, args, language, model)
-        return results.Advice.from_reply(self.ask(EvolveOnFailure(**request)), request)
+        return results.Advice.from_reply(self.ask(_failure_message(request)), request)
 
     def resolved(self: _Asks, advice: Advice, *, fixed_args: Any = "",
                  resolution: str = "") -> Resolution:
@@ -216,10 +233,9 @@ class AsyncVerbs:
     async def on_failure(self: _AsyncAsks, run_id: str, tool: str, message: str, *,
                          args: Any = "", language: str = "", model: str = "") -> Advice:
         from slmactor import results
-        from slmactor.protocol.messages import EvolveOnFailure
 
         request = _failure_request(run_id, tool, message, args, language, model)
-        return results.Advice.from_reply(await self.ask(EvolveOnFailure(**request)), request)
+        return results.Advice.from_reply(await self.ask(_failure_message(request)), request)
 
     async def resolved(self: _AsyncAsks, advice: Advice, *, fixed_args: Any = "",
                        resolution: str = "") -> Resolution:

@@ -38,8 +38,8 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slmactor.harnesses import canonical_args, localized_args, tool_family
 from slmactor.harnesses import tool_classes as harness_tool_classes
+from slmactor.harnesses import tool_family
 from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.protocol import ErrorCode, RequestError
 from slmactor.protocol.messages import (
@@ -64,6 +64,8 @@ from slmactor.stores.base.signing import signing_key
 
 if TYPE_CHECKING:  # the fingerprint and rule logic load with the first evolve ask
     from slmactor.logic.evolve.rules import Rule
+    from slmactor.logic.evolve.typed_repairs import Call
+    from slmactor.logic.failures.call import ToolCall
     from slmactor.logic.failures.fingerprint import Fingerprint
     from slmactor.stores.rules import RuleStore
 
@@ -138,14 +140,22 @@ class RulesActor(Actor):
     @handles(EvolveFingerprint)
     async def fingerprint(self, msg: EvolveFingerprint) -> dict[str, Any]:
         self._count("fingerprints")
-        return analyze_call(msg.tool, msg.message, msg.language, msg.model).to_dict()
+        call = _wire_call(msg.call, msg.tool, "", msg.message)
+        if call is None:
+            from slmactor.logic.failures.call import ToolCall
+
+            call = ToolCall("", ok=False, error=msg.message)
+        return analyze_call(call, msg.language, msg.model).to_dict()
 
     @handles(EvolveOnFailure)
     async def on_failure(self, msg: EvolveOnFailure) -> dict[str, Any]:
         from slmactor.logic.evolve.answer import on_failure
+        from slmactor.logic.failures.call import ToolCall
 
         root = self.project_root(msg)
-        fp = analyze_call(msg.tool, msg.message, msg.language, msg.model, msg.args)
+        call = _wire_call(msg.call, msg.tool, msg.args, msg.message) or ToolCall(
+            "", ok=False, error=msg.message)  # a failure that names no tool is still one
+        fp = analyze_call(call, msg.language, msg.model)
         self._count("fingerprints")
         if fp.benign:
             from slmactor.logic.evolve.answer import empty_advice
@@ -157,22 +167,20 @@ class RulesActor(Actor):
             return advice
         self._remember(fp)
         if not fp.is_zero and msg.open:
-            self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=msg.tool,
-                           message=msg.message))
+            self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=call.tool,
+                           message=call.error))
         book = self._store(root).book
-        answered = on_failure(book, fp, msg.tool, msg.message, msg.args, self.now(),
-                              classes=harness_tool_classes(), family=tool_family,
-                              canonical=canonical_args, localized=localized_args,
-                              read_tool=read_tool_of(msg.tool))
+        answered = on_failure(book, fp, call, self.now(), classes=harness_tool_classes(),
+                              family=tool_family, read_tool=read_tool_of(call.tool))
         if answered.advice.get("found"):
             self._count("advice_found")
             if answered.advice.get("apply"):
                 self._count("advice_applied")
         return answered.advice
 
-    def _failure(self, msg: EvolveResolved) -> Fingerprint | None:
-        if msg.message.strip():
-            fp = analyze_call(msg.tool, msg.message, msg.language, msg.model, msg.failed_args)
+    def _failure(self, msg: EvolveResolved, failed: ToolCall | None) -> Fingerprint | None:
+        if failed is not None and failed.error.strip():
+            fp = analyze_call(failed, msg.language, msg.model)
             if not msg.fingerprint or fp.id == msg.fingerprint:
                 return fp
         return self._seen.get(msg.fingerprint)
@@ -183,7 +191,9 @@ class RulesActor(Actor):
 
         root = self.project_root(msg)
         store = self._store(root)
-        fp = self._failure(msg)
+        failed = _wire_call(msg.failed, msg.tool, msg.failed_args, msg.message)
+        fixed = _wire_call(msg.fixed, msg.fixed_tool or msg.tool, msg.fixed_args, "", ok=True)
+        fp = self._failure(msg, failed)
         key = msg.fingerprint or (fp.id if fp else "")
         if key:
             self.tell(Resolve(project=str(root), run_id=msg.run_id, key=key,
@@ -195,10 +205,9 @@ class RulesActor(Actor):
             if store.book.get(msg.rule_id) is None:
                 raise RequestError(ErrorCode.NOT_FOUND, f"no rule {msg.rule_id!r}")
             out["bound"] = store.book.bind(msg.rule_id, key)
-        elif fp is not None and msg.failed_args and msg.fixed_args:
-            name, rule = learn_resolved(store.book, fp, msg.tool, msg.failed_args, msg.fixed_tool,
-                                        msg.fixed_args, self.now(), msg.run_id, family=tool_family,
-                                        canonical=canonical_args)
+        elif fp is not None and failed is not None and fixed is not None \
+                and (failed.args or failed.unparsed) and (fixed.args or fixed.unparsed):
+            name, rule = learn_resolved(store.book, fp, failed, fixed, self.now(), msg.run_id)
             out["transform"] = name
             if rule is not None:
                 self._count("rules_learned")
@@ -208,10 +217,12 @@ class RulesActor(Actor):
 
     @handles(EvolvePreflight)
     async def preflight(self, msg: EvolvePreflight) -> dict[str, Any]:
-        from slmactor.logic.evolve.answer import preflight
+        from slmactor.logic.evolve.answer import no_rewrite, preflight
 
-        return preflight(self._store(self.project_root(msg)).book, msg.tool, msg.args,
-                         family=tool_family)
+        call = _wire_call(msg.call, msg.tool, msg.args, "", ok=True)
+        if call is None or not call.args:
+            return no_rewrite()
+        return preflight(self._store(self.project_root(msg)).book, call)
 
     @handles(EvolveObserve)
     async def observe(self, msg: EvolveObserve) -> dict[str, Any]:
@@ -260,12 +271,6 @@ class RulesActor(Actor):
                 repair = Repair.from_dict({**repair.to_dict(), "guidance": describe(fp.cls)})
             rule = None
             if fp is not None and repair is not None and repair.kind != "transform_args":
-                named = _transform_of_pair(cand)  # in the shared words of every harness's tool
-                if named:
-                    repair = Repair("transform_args", transform=named, retry=True,
-                                    guidance=f"{describe(fp.cls)}; the arguments were repaired "
-                                             f"with {named}")
-            if fp is not None and repair is not None and repair.kind != "transform_args":
                 # The failed call and its fix, where a typed repair names the difference (a
                 # corrected command, a setting, a switched tool): that beats the resolution text.
                 rule = _learn_pair(store.book, fp, cand, self.now())
@@ -300,28 +305,30 @@ class RulesActor(Actor):
         return {"ok": True, "dropped": dropped}
 
 
-def _command(args: str) -> str:
-    """The shell command of a call's JSON arguments ("" when it has none)."""
-    if "command" not in args and "cmd" not in args:
-        return ""
-    import json
+def _wire_call(data: dict[str, Any], tool: str, args: str, message: str, *,
+               ok: bool = False) -> ToolCall | None:
+    """The call a request carries: its `call` map as the harness's room built it; for a client
+    that sends the older fields (a tool, its arguments as JSON text, the error), the call the
+    room that has the tool builds of them."""
+    from slmactor.logic.failures.call import ToolCall
 
-    from slmactor.harnesses.base import command_of
+    call = ToolCall.from_wire(data) if data else None
+    if call is not None or not (tool.strip() or args):
+        return call
+    from slmactor import harnesses
 
-    try:
-        data = json.loads(args)
-    except ValueError:
-        return ""
-    return command_of(data) if isinstance(data, dict) else ""
+    return harnesses.tool_call(tool, args or {}, ok=ok, error=message)
 
 
-def analyze_call(tool: str, message: str, language: str, model: str, args: str = "") -> Fingerprint:
+def analyze_call(call: ToolCall | None, language: str = "", model: str = "") -> Fingerprint:
     """The fingerprint every ask of this actor gives a failure: read with the call's command
     and keyed by the tool's family, so the same failure in two harnesses is one id."""
-    from slmactor.logic.failures.fingerprint import analyze
+    from slmactor.logic.failures.fingerprint import ZERO, analyze
 
-    return analyze(tool, message, language, model, command=_command(args),
-                   family=tool_family(tool))
+    if call is None:
+        return ZERO
+    return analyze(call.tool, call.error, language, model, command=call.command,
+                   family=call.family or tool_family(call.tool))
 
 
 def _try_save(store: RuleStore) -> str:
@@ -366,20 +373,6 @@ def _candidate_fingerprint(cand: dict[str, Any]) -> Fingerprint | None:
                        salient="")
 
 
-def _transform_of_pair(cand: dict[str, Any]) -> str:
-    """The named transform between a candidate's failed and fixing arguments, read in the shared
-    transforms' words (a harness's own replace-all key renamed); "" when none."""
-    from slmactor.logic.evolve.transforms import infer_transform
-
-    failed, fixed, tool = cand.get("failed_args"), cand.get("fixed_args"), str(cand.get("tool", ""))
-    if not (isinstance(failed, str) and isinstance(fixed, str)):
-        return ""
-    canonical_failed, canonical_fixed = canonical_args(tool, failed), canonical_args(tool, fixed)
-    if (canonical_failed, canonical_fixed) == (failed, fixed):
-        return ""  # nothing renamed: reflection already tried these words
-    return infer_transform(canonical_failed, canonical_fixed) or ""
-
-
 def _learn_pair(book: Any, fp: Fingerprint, cand: dict[str, Any], now: float) -> Rule | None:
     """The typed repair a reflection candidate's failed and fixing calls teach, or None."""
     from slmactor.logic.evolve.typed_repairs import learn
@@ -395,7 +388,9 @@ def _learn_pair(book: Any, fp: Fingerprint, cand: dict[str, Any], now: float) ->
     return rule
 
 
-def _call(tool: str, args: str) -> Any:
+def _call(tool: str, args: str) -> Call | None:
+    """A reflection candidate's call: its arguments are a report's JSON text, in the shared
+    words already (the ledger keeps them so)."""
     from slmactor.logic.evolve.answer import call_of
 
     return call_of(tool, args, tool_family)
@@ -405,7 +400,6 @@ def read_tool_of(tool: str) -> str:
     """The read tool of the room that has `tool` (named in a read-first fix; "" when none)."""
     from slmactor import harnesses
 
-    room = next((h for h in harnesses.every() if tool in h.families), None)
-    return next((t for t in (room.families if room is not None else ()) if tool_family(t) == "read"), "")
+    return next((t for t in harnesses.room_of(tool).families if tool_family(t) == "read"), "")
 
 

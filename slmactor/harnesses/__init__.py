@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from typing import Any
 
     from slmactor.harnesses.base import Harness
+    from slmactor.logic.failures.call import ToolCall
     from slmactor.logic.working.toolclasses import ToolClasses
 
 #: Built-in harness name → the module of its room (in the order listings show them).
@@ -170,41 +171,25 @@ def edit_format(tool: str) -> str:
     return ""
 
 
-#: The shared transforms' name for "replace every occurrence" (`logic/evolve/transforms.py`).
-CANONICAL_REPLACE_ALL = "replace_all"
+def room_of(tool: str) -> Harness:
+    """The room whose tools include `tool` (as it spells it, then lower-cased), else the
+    generic room (`base.Harness`: the shared words only) — for a call whose harness is not
+    named (a replayed step, a library client's call)."""
+    rooms = every()
+    found = next((h for h in rooms if tool in h.families), None)
+    if found is None:
+        low = tool.lower()
+        found = next((h for h in rooms if any(t.lower() == low for t in h.families)), None)
+    if found is not None:
+        return found
+    from slmactor.harnesses.base import Harness as Generic
+
+    return Generic()
 
 
-def _replace_all_key(tool: str) -> str:
-    """The harness's own key for "replace every occurrence" on `tool` ("" when none)."""
-    room = next((r for r in every() if tool in r.edit_keys), None)
-    return room.edit_keys[tool][2] if room is not None else ""
-
-
-def canonical_args(tool: str, args: str) -> str:
-    """`args` (JSON text) in the shared transforms' words: the harness's replace-all key (Gemini's
-    `allow_multiple`) spelled `replace_all`, so a rule learned on one harness's edit tool fits
-    another's. Anything else, or text that is not a JSON object, comes back unchanged."""
-    return _rename(args, _replace_all_key(tool), CANONICAL_REPLACE_ALL)
-
-
-def localized_args(tool: str, args: str) -> str:
-    """`canonical_args` undone: what the harness's tool takes."""
-    return _rename(args, CANONICAL_REPLACE_ALL, _replace_all_key(tool))
-
-
-def _rename(args: str, old: str, new: str) -> str:
-    if not old or not new or old == new or f'"{old}"' not in args:
-        return args
-    import json
-
-    try:
-        obj = json.loads(args)
-    except ValueError:
-        return args
-    if not isinstance(obj, dict) or old not in obj or new in obj:
-        return args
-    renamed = {(new if k == old else k): v for k, v in obj.items()}
-    return json.dumps(renamed, ensure_ascii=False, separators=(",", ":"))
+def tool_call(tool: str, tool_input: Any, **outcome: Any) -> ToolCall:
+    """`Harness.tool_call` of the room that has `tool` (`room_of`)."""
+    return room_of(tool).tool_call(tool, tool_input, **outcome)
 
 
 def read_trajectory(data: Any, default_id: str) -> Any:

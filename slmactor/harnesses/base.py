@@ -25,6 +25,8 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from slmactor.logic.failures.call import ToolCall
+
 RECORD = "record"
 PREFLIGHT = "preflight"
 CONTEXT = "context"
@@ -47,8 +49,12 @@ WEB = "web"
 TASK = "task"
 FAMILIES = (EDIT, READ, SHELL, SEARCH, WEB, TASK)
 
-#: Payload keys that name the file a tool works on, in the order they are tried.
-PATH_KEYS = ("file_path", "filePath", "absolute_path", "notebook_path", "path")
+#: Argument key → the shared word it carries (`slmactor.logic.failures.call.SHARED`), for the
+#: keys most harnesses spell the shared way; a room adds its own (`Harness.arg_words`).
+SHARED_ARG_WORDS: dict[str, str] = {
+    "path": "path", "command": "command", "cmd": "command", "content": "content",
+    "patch": "patch", "old_str": "old_str", "new_str": "new_str", "replace_all": "replace_all",
+}
 
 
 def read_regular_file(path: str, limit: int, *, tail: bool = False) -> bytes | None:
@@ -125,6 +131,19 @@ def generic_outcome(response: Any) -> tuple[bool, str]:
     return True, ""
 
 
+def _json_object(value: str) -> dict[str, Any] | None:
+    """`value` parsed as a JSON object (None when it is not one)."""
+    import json
+
+    if not value.lstrip().startswith("{"):
+        return None
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        return None
+    return parsed if isinstance(parsed, dict) else None
+
+
 def first_json_line(head: str) -> dict[str, Any] | None:
     """The first line of a file's head parsed as a JSON object (None when it is none)."""
     import json
@@ -151,11 +170,9 @@ def command_of(tool_input: Mapping[str, Any]) -> str:
     string or an argv (a `sh -c` script kept as the script), or a list of `commands`."""
     command = tool_input.get("command", tool_input.get("cmd"))
     if isinstance(command, list) and all(isinstance(c, str) for c in command):
-        if len(command) == 3 and command[1] in {"-c", "-lc"}:
-            return str(command[2])
-        import shlex
+        from slmactor.logic.failures.call import command_text
 
-        return shlex.join(command)
+        return command_text(command)
     commands = tool_input.get("commands")  # a JSON list of commands, as a string
     if isinstance(commands, str) and commands.startswith("["):
         import contextlib
@@ -168,32 +185,66 @@ def command_of(tool_input: Mapping[str, Any]) -> str:
     return text(command) or text(commands)
 
 
-#: Longest error text a transcript call keeps (the wire cap of `record_tool`).
+#: Longest error text a call keeps (the wire cap of `record_tool`).
 MAX_CALL_ERROR = 16_000
+#: Longest command a call keeps (the wire cap of `record_tool`'s command).
+MAX_CALL_COMMAND = 4_000
+#: Longest path a call keeps.
+MAX_CALL_PATH = 4_000
+
+
+def clip(value: str, limit: int) -> str:
+    """`value` cut to `limit` characters, never through a secret (the daemon redacts what it is
+    sent; a cut through a secret would leave it unrecognisable)."""
+    if len(value) <= limit:
+        return value
+    from slmactor.logic.text.safecut import cut_chars
+
+    return cut_chars(value, limit - 1) + "…"
+
+
+def shared_json(call: ToolCall) -> str:
+    """A call's arguments as the ledger keeps them: compact JSON in the shared words (what
+    reflection and typed repairs read), or the unparsed text as it came."""
+    import json
+
+    if call.unparsed:
+        return call.unparsed
+    if not call.args:
+        return ""
+    return json.dumps(call.shared(), ensure_ascii=False, sort_keys=True, separators=(",", ":"),
+                      default=str)
 
 
 def call_entry(room: Harness, *, at: float, call_id: str, tool: str, tool_input: Any, ok: bool,
                error: str = "", exit_code: int | None = None) -> dict[str, Any]:
     """One tool call a transcript shows, as a session-ledger `call` entry (unredacted: the
-    ledger's writer redacts)."""
-    mapping = tool_input if isinstance(tool_input, dict) else {}
-    paths = room.paths(tool, mapping)
-    entry: dict[str, Any] = {"e": "call", "at": at, "id": call_id, "tool": tool, "ok": ok}
-    if paths:
-        entry["path"] = paths[0]
-    if tool_input not in (None, "", {}):
-        entry["args"] = compact_json(tool_input)
-    if room.tool_kind(tool, mapping) == SHELL:
-        command = command_of(mapping)
-        if command:
-            entry["command"] = command
-    if not ok:
-        from slmactor.logic.text.safecut import cut_chars  # a cut never keeps part of a secret
+    ledger's writer redacts): the room's `tool_call`, then `ledger_entry`."""
+    call = room.tool_call(tool, tool_input, ok=ok, error=error, exit_code=exit_code,
+                          call_id=call_id)
+    return ledger_entry(call, at)
 
-        entry["error"] = cut_chars(error.strip(), MAX_CALL_ERROR) or (
-            f"exit status {exit_code}" if exit_code is not None else "the tool failed")
-    if exit_code is not None:
-        entry["exit_code"] = exit_code
+
+def ledger_entry(call: ToolCall, at: float) -> dict[str, Any]:
+    """A call as a session-ledger `call` entry: its tool and family, first path, arguments in the
+    shared words, shell command, outcome and exit code (unredacted)."""
+    entry: dict[str, Any] = {"e": "call", "at": at, "tool": call.tool, "ok": call.ok}
+    if call.call_id:
+        entry["id"] = call.call_id
+    if call.family:
+        entry["family"] = call.family
+    if call.paths:
+        entry["path"] = call.paths[0]
+    args = shared_json(call)
+    if args:
+        entry["args"] = args
+    if call.command:
+        entry["command"] = call.command
+    if not call.ok:
+        entry["error"] = call.error or (
+            f"exit status {call.exit_code}" if call.exit_code is not None else "the tool failed")
+    if call.exit_code is not None:
+        entry["exit_code"] = call.exit_code
     return entry
 
 
@@ -339,6 +390,13 @@ class Harness:
     #: Tool name as the harness spells it → its family (EDIT, READ, SHELL, SEARCH, WEB, TASK):
     #: every tool the harness has that slmactor may see fail.
     families: Mapping[str, str] = {}
+    #: Argument key → the shared word it carries (`logic.failures.call.SHARED`: path, old_str,
+    #: new_str, replace_all, expected, content, command, patch), for every tool of the harness;
+    #: the first key of this table a call has wins a word. The shared modules read a call's
+    #: arguments in these words only (`ToolCall.shared`).
+    arg_words: Mapping[str, str] = SHARED_ARG_WORDS
+    #: Where one tool spells a shared meaning its own way: tool → (key → shared word).
+    tool_words: Mapping[str, Mapping[str, str]] = {}
     #: slmcode's tool and field names (`ws_read`, `old_str`) → this harness's, for advice text.
     vocabulary: Mapping[str, str] = {}
     #: Where one tool of the harness comes with other words than `vocabulary` (another version's
@@ -392,6 +450,83 @@ class Harness:
         tool, raw = text(payload.get("tool_name")), payload.get("tool_input")
         return tool.strip(), raw, raw if isinstance(raw, dict) else {}
 
+    # ---------------------------------------------------------------------------- a tool call
+
+    def words(self, tool: str, tool_input: Mapping[str, Any]) -> dict[str, str]:
+        """Shared word → the key of `tool_input` that carries it, for a call of `tool` (its
+        `edit_keys` first — the key the tool takes, also where the call left it out — then
+        `tool_words`, then `arg_words`)."""
+        from slmactor.logic.failures.call import NEW, OLD, REPLACE_ALL
+
+        edit = self.edit_keys.get(tool, ("", "", ""))
+        # The tool's own key, also where the call left it out (a repair may set it); the shared
+        # word itself where the caller spoke it (a library client naming the tool).
+        found = {word: key for word, key in zip((OLD, NEW, REPLACE_ALL), edit, strict=True)
+                 if key and (key in tool_input or word not in tool_input)}
+        for table in (self.tool_words.get(tool, {}), self.arg_words):
+            for key, word in table.items():
+                if word not in found and key in tool_input:
+                    found[word] = key
+        return found
+
+    def tool_call(self, tool: str, tool_input: Any, *, ok: bool = True, error: str = "",
+                  exit_code: int | None = None, call_id: str = "") -> ToolCall:
+        """The one `ToolCall` of a call of `tool` with `tool_input` (a map, JSON text, or the
+        text of a shell action), however it reached us: a hook payload (`normalize`), a
+        transcript or a trajectory (`call_entry`), a replayed step. Every field is clipped below
+        the wire caps."""
+        from slmactor.logic.failures.call import ToolCall
+
+        tool = clip(tool.strip(), 200)
+        unparsed = ""
+        if isinstance(tool_input, str):
+            parsed = _json_object(tool_input)
+            if parsed is None:
+                unparsed = tool_input
+            tool_input = parsed if parsed is not None else {}
+        mapping: Mapping[str, Any] = tool_input if isinstance(tool_input, dict) else {}
+        kind = self.tool_kind(tool, mapping)
+        family = self.families.get(tool, "")
+        if not family:
+            from slmactor import harnesses
+
+            family = harnesses.tool_family(tool)
+        shell = kind == SHELL or family == SHELL
+        command = command_of(mapping) if shell else ""
+        if shell and not command and unparsed:
+            command, unparsed = unparsed, ""  # a shell action as the trajectory spells it
+        paths = tuple(clip(p, MAX_CALL_PATH) for p in self.paths(tool, mapping))
+        words = self.words(tool, mapping)
+        if not shell and words.get("command") in ("command", "cmd"):
+            del words["command"]  # a mode editor's sub-command (`view`), not a shell command
+        return ToolCall(
+            tool=tool, family=family, kind=kind, args=mapping,
+            words=words, command=clip(command, MAX_CALL_COMMAND),
+            paths=paths, ok=ok, error="" if ok else clip(error.strip(), MAX_CALL_ERROR),
+            exit_code=exit_code, call_id=clip(call_id, 200),
+            unparsed=clip(unparsed, MAX_CALL_ERROR))
+
+    def normalize(self, event: str, payload: Mapping[str, Any]) -> ToolCall | None:
+        """The tool call a RECORD or PREFLIGHT event's payload reports (None when it names no
+        tool): a finished call with its outcome, a call about to run as ok."""
+        tool, raw, _ = self.tool_fields(payload)
+        if not tool:
+            return None
+        ok, error = (self.outcome(tool, event, payload) if self.events.get(event) == RECORD
+                     else (True, ""))
+        return self.tool_call(tool, raw if raw not in (None, "") else {}, ok=ok, error=error,
+                              exit_code=self.exit_code(tool, payload), call_id=self.call_id(payload))
+
+    def exit_code(self, tool: str, payload: Mapping[str, Any]) -> int | None:
+        """The exit status a tool event's response reports as a field (None when none)."""
+        response = payload.get("tool_response")
+        if isinstance(response, dict):
+            for key in _EXIT_KEYS:
+                code = response.get(key)
+                if isinstance(code, int) and not isinstance(code, bool):
+                    return code
+        return None
+
     def project(self, payload: Mapping[str, Any], env: Mapping[str, str], cwd: str) -> str:
         """The project root the harness works in: its env var first (the root the harness was
         started in, while a payload's cwd follows `cd`), else the payload's."""
@@ -416,11 +551,9 @@ class Harness:
             value = tool_input.get(key)
             if isinstance(value, str) and "*** Begin Patch" in value:
                 return patch_paths(value)
-        for key in PATH_KEYS:
-            value = tool_input.get(key)
-            if isinstance(value, str) and value:
-                return (value,)
-        return ()
+        path_key = self.words(tool, tool_input).get("path")
+        value = tool_input.get(path_key) if path_key else None
+        return (value,) if isinstance(value, str) and value else ()
 
     def tool_kind(self, tool: str, tool_input: Mapping[str, Any]) -> str:
         """EDIT / READ / SHELL / "" for a tool call (a mode editor by its sub-command)."""

@@ -29,6 +29,7 @@ from slmactor.harnesses.base import (
     READ,
     RECORD,
     SEARCH,
+    SHARED_ARG_WORDS,
     SHELL,
     STOP,
     TASK,
@@ -70,6 +71,8 @@ class Claude(Harness):
     tool_kinds = {"Edit": EDIT, "MultiEdit": EDIT, "Write": EDIT, "NotebookEdit": EDIT,
                   "Read": READ, "Bash": SHELL}
     edit_keys = {"Edit": ("old_string", "new_string", "replace_all")}
+    #: The file of Read, Edit, Write (`file_path`) and NotebookEdit (`notebook_path`).
+    arg_words = {"file_path": "path", "notebook_path": "path", **SHARED_ARG_WORDS}
     preflight_edits = {"Edit": EditTool("String to replace not found in file.\nString: {old}")}
     # Read, Edit, Write and Bash are slmcode's own names too (SPEC S-1.2, compared lower-case).
     read_tools = ("glob", "grep", "ls", "notebookread")

@@ -94,6 +94,8 @@ class Cline(Harness):
     tool_kinds = {"editor": EDIT, "write_to_file": EDIT, "replace_in_file": EDIT,
                   "read_files": READ, "execute_command": SHELL, "run_commands": SHELL}
     edit_keys = {"editor": ("old_text", "new_text", "")}
+    #: `replace_in_file {path, diff}`: the SEARCH/REPLACE blocks are its patch.
+    tool_words = {"replace_in_file": {"diff": "patch"}}
     read_tools = ("list_files", "search_files", "read_files")
     edit_tools = ("write_to_file", "replace_in_file", "editor")
     shell_tools = ("execute_command", "run_commands")

@@ -32,6 +32,7 @@ from slmactor.harnesses.base import (
     READ,
     RECORD,
     SEARCH,
+    SHARED_ARG_WORDS,
     SHELL,
     STOP,
     TASK,
@@ -77,6 +78,10 @@ class Codex(Harness):
     start_events = frozenset({"SessionStart"})
     tool_kinds = {"apply_patch": EDIT, "Bash": SHELL}
     preflight_patches = frozenset({"apply_patch"})
+    #: `read_file {file_path}`; `shell {command: argv}`, `exec_command {cmd}`; the patch of
+    #: `apply_patch` (as a shell argv's script, or the freeform tool's `input`).
+    arg_words = {"file_path": "path", **SHARED_ARG_WORDS}
+    tool_words = {"apply_patch": {"command": "patch", "input": "patch"}}
     patch_error = "apply_patch verification failed: Failed to find expected lines in {path}:\n{old}"
     #: What Codex tells its own model to do when the sandbox refused a command
     #: (codex-rs/protocol/src/prompts/permissions/approval_policy/on_request_rule.md): rerun it

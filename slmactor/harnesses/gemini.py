@@ -48,6 +48,7 @@ from slmactor.harnesses.base import (
     READ,
     RECORD,
     SEARCH,
+    SHARED_ARG_WORDS,
     SHELL,
     STOP,
     TASK,
@@ -88,6 +89,11 @@ class Gemini(Harness):
     tool_kinds = {"replace": EDIT, "write_file": EDIT, "read_file": READ, "read_many_files": READ,
                   "run_shell_command": SHELL}
     edit_keys = {"replace": ("old_string", "new_string", "allow_multiple")}
+    #: `file_path` of read_file/write_file/replace (`absolute_path` before 0.3), `dir_path` of
+    #: list_directory (run_shell_command's `dir_path` is where it runs, not what it works on).
+    arg_words = {"file_path": "path", "absolute_path": "path", **SHARED_ARG_WORDS,
+                 "expected_replacements": "expected"}
+    tool_words = {"list_directory": {"dir_path": "path"}}
     preflight_edits = {"replace": EditTool(
         "Failed to edit, 0 occurrences found for old_string in {path}. Ensure you're not escaping "
         "content incorrectly and check whitespace, indentation, and context. Use read_file tool to "

@@ -48,6 +48,7 @@ from slmactor.harnesses.base import (
     READ,
     RECORD,
     SEARCH,
+    SHARED_ARG_WORDS,
     SHELL,
     STOP,
     TASK,
@@ -91,6 +92,9 @@ class OpenCode(Harness):
     tool_kinds = {"edit": EDIT, "multiedit": EDIT, "write": EDIT, "patch": EDIT, "apply_patch": EDIT,
                   "read": READ, "bash": SHELL}
     edit_keys = {"edit": ("oldString", "newString", "replaceAll")}
+    #: `read`/`write`/`edit {filePath}`, `apply_patch {patchText}` (`packages/opencode/src/tool/`).
+    arg_words = {"filePath": "path", **SHARED_ARG_WORDS}
+    tool_words = {"patch": {"patchText": "patch"}, "apply_patch": {"patchText": "patch"}}
     read_tools = ("list",)
     edit_tools = ("patch", "apply_patch", "multiedit")
     edit_formats = {"edit": "search_replace", "multiedit": "search_replace", "write": "whole_file",

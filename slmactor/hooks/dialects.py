@@ -21,14 +21,11 @@ The normalised event, `HookInput` (a NamedTuple; every field always present):
     transcript_path    the session transcript the payload names ("" when absent)
     call_id            PREFLIGHT/RECORD: the call's id as the transcript names it ("" if none)
 
-`ToolCall`: `tool` (the harness's own tool name), `kind` (EDIT / READ / SHELL / "" from the
-room's `tool_kind`), `path` (first file, = `paths[0]`), `paths` (every file the call names: all
-headers of a patch envelope), `args` (the input as compact JSON), `command` (shell tools only),
-`ok`, `error` (the whole error text that matters), all clipped below the wire caps.
+`ToolCall` is the house's one record of a call (`slmactor.logic.failures.call`), built by the
+room (`Harness.normalize`): tool, family, kind, arguments as a map (and which keys carry the
+shared words), command, paths, outcome, error, exit code and call id, clipped below the wire caps.
 
-`edit_of(tool_call, tool_input, format)` gives the `EditRequest` of a string-replacing edit
-(path, old/new text and the input keys they came from), so a pre-flight repair can rewrite the
-input in the harness's own key names; `output(fmt, event, context, updated_input)` builds what
+`output(fmt, event, context, updated_input)` builds what
 the harness reads on stdout; `neutral(fmt)` is the "nothing to add" answer.
 """
 
@@ -38,7 +35,8 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from slmactor import harnesses
-from slmactor.harnesses.base import EDIT, READ, SHELL, command_of, compact_json
+from slmactor.harnesses.base import EDIT, READ, SHELL
+from slmactor.logic.failures.call import ToolCall
 
 from .events import CONTEXT, END, IGNORE, PREFLIGHT, RECORD, STOP, formats
 
@@ -52,10 +50,8 @@ __all__ = [
     "RECORD",
     "SHELL",
     "STOP",
-    "EditRequest",
     "HookInput",
     "ToolCall",
-    "edit_of",
     "event_name",
     "neutral",
     "output",
@@ -80,19 +76,6 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(name)
 
 
-class ToolCall(NamedTuple):
-    """One tool call, as `record_tool` wants it (plus every path and its kind)."""
-
-    tool: str
-    kind: str = ""
-    path: str = ""
-    paths: tuple[str, ...] = ()
-    args: str = ""
-    command: str = ""
-    ok: bool = True
-    error: str = ""
-
-
 class HookInput(NamedTuple):
     """One hook invocation, normalised (see the module docstring for each field)."""
 
@@ -110,17 +93,6 @@ class HookInput(NamedTuple):
     @property
     def wants_context(self) -> bool:
         return self.action == CONTEXT
-
-
-class EditRequest(NamedTuple):
-    """A string-replacing edit: which file, what to replace, and the input keys to rewrite."""
-
-    path: str
-    old: str
-    new: str
-    replace_all: bool
-    old_key: str
-    new_key: str
 
 
 def _text(value: Any) -> str:
@@ -141,24 +113,6 @@ def tool_kind(fmt: str, tool: str, tool_input: Mapping[str, Any]) -> str:
     return harnesses.get(fmt).tool_kind(tool, tool_input)
 
 
-def _tool_call(fmt: str, event: str, tool: str, tool_input: Mapping[str, Any], raw_input: Any,
-               payload: Mapping[str, Any]) -> ToolCall:
-    room = harnesses.get(fmt)
-    kind = room.tool_kind(tool, tool_input)
-    if room.events.get(event) == RECORD:
-        ok, error = room.outcome(tool, event, payload)
-    else:
-        ok, error = True, ""
-    paths = tuple(clip(p, 4000) for p in room.paths(tool, tool_input))
-    args = compact_json(raw_input) if raw_input not in (None, "", {}) else ""
-    return ToolCall(
-        tool=clip(tool, 200), kind=kind, path=paths[0] if paths else "", paths=paths,
-        args=clip(args, MAX_ARGS),
-        command=clip(command_of(tool_input), MAX_COMMAND) if kind == SHELL else "",
-        ok=ok, error=clip(error.strip(), MAX_ERROR) if not ok else "",
-    )
-
-
 def event_name(fmt: str, given: str | None, payload: Mapping[str, Any]) -> str:
     """The event from the command line, else from the payload."""
     return given or harnesses.get(fmt).event_of(payload)
@@ -174,31 +128,12 @@ def parse(fmt: str, event: str, payload: Mapping[str, Any], env: Mapping[str, st
     run_id = clip(room.run_id(payload, env).strip(), 200) or "default"
     transcript = room.transcript_path(payload)
     if action in (RECORD, PREFLIGHT):
-        tool, raw, tool_input = room.tool_fields(payload)
-        call = _tool_call(fmt, event, tool, tool_input, raw, payload) if tool else None
+        _, _, tool_input = room.tool_fields(payload)
+        call = room.normalize(event, payload)
         return HookInput(fmt, event, action, project, run_id, tool_call=call, tool_input=tool_input,
-                         transcript_path=transcript, call_id=clip(room.call_id(payload), 200))
+                         transcript_path=transcript, call_id=call.call_id if call else "")
     query = clip(room.prompt(payload).strip(), MAX_QUERY) if action == CONTEXT else ""
     return HookInput(fmt, event, action, project, run_id, query=query, transcript_path=transcript)
-
-
-def edit_of(call: ToolCall | None, tool_input: Mapping[str, Any], fmt: str = "") -> EditRequest | None:
-    """The string-replacing edit a tool call asks for, or None (other tools, other sub-commands).
-    The tool's room is `fmt`'s, else the first whose edit tools include it."""
-    if call is None or not call.path:
-        return None
-    rooms = [harnesses.get(fmt)] if fmt else harnesses.every()
-    room = next((r for r in rooms if call.tool in r.edit_keys), None)
-    if room is None:
-        return None
-    old_key, new_key, all_key = room.edit_keys[call.tool]
-    if not room.is_search_replace(call.tool, tool_input):
-        return None
-    old, new = tool_input.get(old_key), tool_input.get(new_key)
-    if not isinstance(old, str) or not old or not isinstance(new, str):
-        return None
-    replace_all = tool_input.get(all_key) is True or tool_input.get(all_key) == "true" if all_key else False
-    return EditRequest(call.path, old, new, replace_all, old_key, new_key)
 
 
 def neutral(fmt: str) -> dict[str, Any]:

@@ -17,7 +17,6 @@ never raises), so every step here fails open.
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 import time
@@ -27,6 +26,7 @@ from typing import Any
 
 from slmactor import harnesses
 from slmactor.hooks import session
+from slmactor.logic.failures.call import ToolCall
 
 #: (kind, raw fields) → the daemon's reply, or None when there is none (never raises).
 Ask = Callable[[str, dict[str, Any]], Any]
@@ -49,7 +49,7 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
     event = hook.event
     pre = bool(room.pre_event) and room.pre_event == event
     pre_tool = hook.tool_call.tool if hook.tool_call is not None else None
-    shell = room.preflight_shell and room.families.get(str(pre_tool)) == "shell"
+    shell = room.preflight_shell and hook.tool_call is not None and hook.tool_call.family == "shell"
     if pre and not room.is_preflight_tool(pre_tool) and not shell:
         return {}  # pre-flight looks at edits (and shell calls where allowed) only
     ending = event in room.end_events
@@ -110,11 +110,7 @@ def replay_spool(runtime_dir: Path, resolve_project: Callable[[str, str], Path])
         if hook.action == "record" and hook.tool_call is not None:
             call = hook.tool_call
             edit = call.kind == "edit" or room.is_preflight_tool(call.tool)
-            entry = session.call_entry(call.tool, relative(call.path, project), call.args, call.command,
-                                       call.ok, call.error, "", at, edit=edit)
-            if hook.call_id:
-                entry["id"] = hook.call_id
-            note(ledger, entry)
+            note(ledger, session.call_entry(call, relative(call.path, project), "", at, edit=edit))
         elif hook.action == "context" and hook.query:
             note(ledger, session.prompt_entry(hook.query, at))
         elif event in room.end_events:
@@ -146,22 +142,19 @@ def relative(path: str, project: Path) -> str:
 
 def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> dict[str, Any]:
     """Ledger, advice on a failure, `record_tool`; the harness JSON carrying the advice."""
+    from slmactor.harnesses.base import MAX_CALL_ERROR, clip, shared_json
     from slmactor.hooks.advice import advice_text
     from slmactor.hooks.dialects import output
 
     room = harnesses.get(hook.format)
     call = hook.tool_call
     path = relative(call.path, project)
-    if not path and call.tool in room.preflight_patches and call.command:
-        from slmactor.logic.evolve.preflight import patch_paths
-
-        paths = patch_paths(call.command)
-        path = relative(paths[0], project) if paths else ""
-    edit = getattr(call, "kind", "") == "edit" or room.is_preflight_tool(call.tool)
+    edit = call.kind == "edit" or room.is_preflight_tool(call.tool)
     text, key = "", ""
     if not call.ok:
-        advice = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": call.tool,
-                                           "message": call.error, "args": call.args, "model": model})
+        # The call crosses as the map its room built: the daemon parses none of it again.
+        advice = ask("evolve.on_failure", {"run_id": hook.run_id, "call": call.to_wire(),
+                                           "model": model})
         if isinstance(advice, dict):
             text = advice_text(hook.format, call.tool, advice)
             fp = advice.get("fingerprint")
@@ -177,16 +170,13 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
         if edit and path:
             _resolve_fixed(hook, call.tool, path, before, ask)
         _learn_fix(hook, call, path, before, ledger, ask)
-    entry = session.call_entry(call.tool, path, call.args, call.command, call.ok, call.error,
-                               model, time.time(), edit=edit)
-    call_id = getattr(hook, "call_id", "")
-    if call_id:
-        entry["id"] = call_id  # the transcript's name for it: the call is counted once
+    entry = session.call_entry(call, path, model, time.time(), edit=edit)
     note(ledger, {**entry, "key": key} if key else entry)
     # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
     # without the fields at their default, as the codec would send it.
-    fields = {"run_id": hook.run_id, "tool": call.tool, "path": path, "args": call.args,
-              "command": call.command, "error": call.error, "key": key}
+    fields = {"run_id": hook.run_id, "tool": call.tool, "path": path,
+              "args": clip(shared_json(call), MAX_CALL_ERROR), "command": call.command,
+              "error": call.error, "key": key}
     ask("record_tool", {**{k: v for k, v in fields.items() if v},
                         **({} if call.ok else {"ok": False})})
     if not call.ok and text:
@@ -225,7 +215,7 @@ def _resolve_fixed(hook: Any, tool: str, path: str, entries: list[dict[str, Any]
 FIX_WINDOW = 12
 
 
-def _learn_fix(hook: Any, call: Any, path: str, before: list[dict[str, Any]], ledger: Path,
+def _learn_fix(hook: Any, call: ToolCall, path: str, before: list[dict[str, Any]], ledger: Path,
                ask: Ask) -> None:
     """A successful call of the same tool family on the same target (file, command head, URL)
     as a recent failure got past it: `evolve.resolved` with both calls, so the rules actor
@@ -238,32 +228,41 @@ def _learn_fix(hook: Any, call: Any, path: str, before: list[dict[str, Any]], le
                      and e["key"] and e["key"] not in learned]
     if not open_failures:
         return  # most successful calls follow no failure: no repair logic to load (hook start-up)
-    from slmactor.logic.evolve.typed_repairs import Call, parse_args, same_target
+    from slmactor.logic.evolve.typed_repairs import Call, same_target
 
-    fixed_args = parse_args(call.args) or {}
-    if call.command and not any(k in fixed_args for k in ("command", "cmd")):
-        fixed_args = {**fixed_args, "command": call.command}
-    if path and "file_path" not in fixed_args and "path" not in fixed_args:
-        fixed_args = {**fixed_args, "path": path}
-    fix = Call(call.tool, fixed_args, harnesses.tool_family(call.tool) or call.tool.lower())
+    fix = Call.of(call)
     for entry in reversed(open_failures):
-        key = entry["key"]
-        tool = str(entry.get("tool") or "")
-        failed_args = parse_args(str(entry.get("args") or "")) or {}
-        if entry.get("command") and not any(k in failed_args for k in ("command", "cmd")):
-            failed_args = {**failed_args, "command": entry["command"]}
-        if entry.get("path") and "file_path" not in failed_args and "path" not in failed_args:
-            failed_args = {**failed_args, "path": entry["path"]}
-        failed = Call(tool, failed_args, harnesses.tool_family(tool) or tool.lower())
-        if (failed.family != fix.family) or not same_target(failed, fix):
+        failed = ledger_call(entry)
+        if failed.family != fix.family or not same_target(Call.of(failed), fix):
             continue
+        key = entry["key"]
         note(ledger, {"e": "learned", "key": key, "at": time.time()})
         ask("evolve.resolved", {
-            "run_id": hook.run_id, "fingerprint": key, "tool": tool,
-            "message": str(entry.get("error") or ""), "failed_args": json.dumps(failed_args),
-            "fixed_args": json.dumps(fixed_args), "fixed_tool": call.tool,
+            "run_id": hook.run_id, "fingerprint": key, "failed": failed.to_wire(),
+            "fixed": call.to_wire(),
             "resolution": f"the next {call.tool} call on the same target got past it"})
         return
+
+
+def ledger_call(entry: Mapping[str, Any]) -> ToolCall:
+    """The call a ledger `call` entry keeps: its arguments are in the shared words already, so
+    each names itself (`words` is the identity on the shared words it holds)."""
+    from slmactor.logic.evolve.typed_repairs import parse_args
+    from slmactor.logic.failures.call import COMMAND, PATH, SHARED
+
+    tool = str(entry.get("tool") or "")
+    args = parse_args(str(entry.get("args") or "")) or {}
+    command, path = str(entry.get("command") or ""), str(entry.get("path") or "")
+    if command and COMMAND not in args:
+        args[COMMAND] = command
+    if path and PATH not in args:
+        args[PATH] = path
+    family = entry.get("family")
+    return ToolCall(tool, family if isinstance(family, str) and family else
+                    harnesses.tool_family(tool) or tool.lower(),
+                    args=args, words={w: w for w in SHARED if w in args}, command=command,
+                    paths=(path,) if path else (), ok=entry.get("ok") is not False,
+                    error=str(entry.get("error") or ""))
 
 
 def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path, model: str,
@@ -273,23 +272,23 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
 
     foreseen: list[tuple[str, str, str]] = []
 
-    def advise(tool: str, message: str, args: str) -> dict[str, Any] | None:
+    def advise(call: ToolCall) -> dict[str, Any] | None:
         # A failure foreseen, not had: looked up without opening it in working memory (the
         # call may still run unchanged, and fail on its own terms, which its tool event records).
-        answer = ask("evolve.on_failure", {"run_id": hook.run_id, "tool": tool, "message": message,
-                                           "args": args, "model": model, "open": False})
+        answer = ask("evolve.on_failure", {"run_id": hook.run_id, "call": call.to_wire(),
+                                           "model": model, "open": False})
         if not isinstance(answer, dict):
             return None
         fp = answer.get("fingerprint")
         if isinstance(fp, dict) and isinstance(fp.get("id"), str) and fp["id"]:
-            foreseen.append((fp["id"], tool, message))
+            foreseen.append((fp["id"], call.tool, call.error))
         return answer
 
-    def rewrite(tool: str, args: str) -> dict[str, Any] | None:
-        answer = ask("evolve.preflight", {"run_id": hook.run_id, "tool": tool, "args": args})
+    def rewrite(call: ToolCall) -> dict[str, Any] | None:
+        answer = ask("evolve.preflight", {"run_id": hook.run_id, "call": call.to_wire()})
         return answer if isinstance(answer, dict) else None
 
-    outcome = run(hook.format, hook.event, payload, project, advise, rewrite)
+    outcome = run(hook.format, hook.tool_call, payload, project, advise, rewrite)
     if outcome.entry is not None:
         entry = outcome.entry
         note(ledger, {**entry, "at": time.time(), "path": relative(entry["path"], project)})

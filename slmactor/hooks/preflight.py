@@ -22,6 +22,7 @@ from typing import Any, NamedTuple
 
 from slmactor import harnesses
 from slmactor.harnesses.base import EditTool
+from slmactor.logic.failures.call import OLD, PATCH, ToolCall
 
 # The decision logic (`slmactor.logic.evolve.preflight`, and the transforms under it) is imported
 # only when an edit's text is missing from its file: every other pre-tool event — another tool,
@@ -30,10 +31,10 @@ from slmactor.harnesses.base import EditTool
 #: Longest file pre-flight reads; a larger one is left to the tool.
 MAX_FILE_BYTES = 8 << 20
 
-#: (tool, message, args) → the daemon's `evolve.on_failure` answer, or None.
-AskAdvice = Callable[[str, str, str], Mapping[str, Any] | None]
-#: (tool, args) → the daemon's `evolve.preflight` answer, or None.
-AskRewrite = Callable[[str, str], Mapping[str, Any] | None]
+#: (the call as it would fail) → the daemon's `evolve.on_failure` answer, or None.
+AskAdvice = Callable[[ToolCall], Mapping[str, Any] | None]
+#: (the call about to run) → the daemon's `evolve.preflight` answer, or None.
+AskRewrite = Callable[[ToolCall], Mapping[str, Any] | None]
 
 
 class Outcome(NamedTuple):
@@ -71,88 +72,81 @@ def _resolve(name: str, base: Path) -> Path:
     return path if path.is_absolute() else base / path
 
 
-def _learned(advice: Mapping[str, Any] | None, key: str | None = None) -> list[Any]:
-    """The arguments a confident learned rule produced, as a `Candidate`."""
+def _learned(advice: Mapping[str, Any] | None, call: ToolCall, key: str | None = None) -> list[Any]:
+    """The arguments a confident learned rule produced, as a `Candidate` in the shared words."""
     from slmactor.logic.evolve.preflight import Candidate
 
     if not advice or advice.get("apply") is not True:
         return []
-    new_args = advice.get("new_args")
+    new_args = advice.get("new_input")
     rule_id = advice.get("rule_id")
     repair = advice.get("repair")
-    if not isinstance(new_args, str) or not new_args or not isinstance(rule_id, str):
+    if not isinstance(new_args, dict) or not new_args or not isinstance(rule_id, str):
         return []
-    try:
-        parsed = json.loads(new_args)
-    except ValueError:
-        return []
-    if not isinstance(parsed, dict) or (key is not None and not isinstance(parsed.get(key), str)):
+    shared = call.with_input(new_args).shared()
+    if key is not None and not isinstance(shared.get(key), str):
         return []
     name = repair.get("transform", "") if isinstance(repair, Mapping) else ""
-    return [Candidate(parsed, str(name) or "rule", rule_id)]
+    return [Candidate(shared, str(name) or "rule", rule_id)]
 
 
-def run(fmt: str, event: str, payload: Mapping[str, Any], base: Path, ask: AskAdvice,
+def run(fmt: str, call: ToolCall | None, payload: Mapping[str, Any], base: Path, ask: AskAdvice,
         ask_rewrite: AskRewrite | None = None) -> Outcome:
-    """Pre-flight for one pre-tool event; `{}` output unless the edit (or, where the room keeps
-    the harness's permission rules, a shell command) is rewritten."""
+    """Pre-flight for the call a pre-tool event is about to run; `{}` output unless the edit (or,
+    where the room keeps the harness's permission rules, a shell command) is rewritten."""
     room = harnesses.get(fmt)
-    if not room.pre_event or room.pre_event != event:
-        return Outcome({}, "not a pre-tool event")
-    tool, raw, _ = room.tool_fields(payload)
-    tool_input = raw
-    if not tool or not isinstance(tool_input, dict):
+    if call is None or not isinstance(room.tool_fields(payload)[1], dict):
         return Outcome({}, "no tool input")
+    tool = call.tool
     if not room.is_preflight_tool(tool):
-        if room.preflight_shell and ask_rewrite is not None and room.families.get(tool) == "shell":
-            return _shell(room, tool, tool_input, payload, ask_rewrite)
+        if room.preflight_shell and ask_rewrite is not None and call.family == "shell":
+            return _shell(room, call, payload, ask_rewrite)
         return Outcome({}, f"{tool} is not an edit tool")
     cwd = room.project(payload, {}, "")
     base = Path(cwd) if cwd and os.path.isabs(cwd) else base
     if tool in room.preflight_patches:
-        decision, message, path = _patch(tool, tool_input, room.patch_error, base, ask)
+        decision, message, path = _patch(call, room.patch_error, base, ask)
     else:
-        decision, message, path = _edit(tool, tool_input, room.preflight_edits[tool], base, ask)
+        decision, message, path = _edit(call, room.preflight_edits[tool], base, ask)
     if isinstance(decision, str):
         return Outcome({}, decision)
     if decision.candidate is None:
         return Outcome({}, decision.reason)
     cand = decision.candidate
-    updated = {**tool_input, **cand.args}
+    updated = {**call.args, **call.localized(cand.args)}
     # What the model reads: the repair by name, never an internal rule id (the ledger keeps it).
     how = "a fix learned in this project" if cand.rule_id else "a safe generic repair"
     reason = f"slmactor: rewrote the {tool} call before it ran ({cand.transform}, {how}): " \
              f"{decision.reason}."
+    return Outcome(room.preflight_output(payload, updated, reason), reason,
+                   _entry(call, updated, path, message, cand.transform, cand.rule_id, payload))
+
+
+def _entry(call: ToolCall, updated: Mapping[str, Any], path: str, message: str, transform: str,
+           rule_id: str, payload: Mapping[str, Any]) -> dict[str, Any]:
+    """The ledger's `preflight` entry of a rewrite: both calls' arguments in the shared words."""
     model = payload.get("model")
-    entry = {"e": "preflight", "tool": tool, "path": path, "message": message,
-             "failed_args": _dump(tool_input), "fixed_args": _dump(updated),
-             "transform": cand.transform, "rule_id": cand.rule_id,
-             "model": model if isinstance(model, str) else ""}
-    return Outcome(room.preflight_output(payload, updated, reason), reason, entry)
+    return {"e": "preflight", "tool": call.tool, "family": call.family, "path": path,
+            "message": message, "failed_args": _dump(call.shared()),
+            "fixed_args": _dump(call.with_input(updated).shared()), "transform": transform,
+            "rule_id": rule_id, "model": model if isinstance(model, str) else ""}
 
 
-def _shell(room: Any, tool: str, tool_input: dict[str, Any], payload: Mapping[str, Any],
-           ask: AskRewrite) -> Outcome:
+def _shell(room: Any, call: ToolCall, payload: Mapping[str, Any], ask: AskRewrite) -> Outcome:
     """A shell command rewritten by a learned substitution that always worked (the daemon
     decides: `evolve.preflight`); the same tool only, other input fields kept."""
-    answer = ask(tool, _dump(tool_input))
-    if not answer or answer.get("found") is not True or answer.get("new_tool") != tool:
+    answer = ask(call)
+    if not answer or answer.get("found") is not True or answer.get("new_tool") != call.tool:
         return Outcome({}, "no learned rewrite for this command")
-    try:
-        new_args = json.loads(str(answer.get("new_args") or ""))
-    except ValueError:
-        return Outcome({}, "the learned rewrite is not a JSON object")
-    if not isinstance(new_args, dict):
-        return Outcome({}, "the learned rewrite is not a JSON object")
-    updated = {**tool_input, **new_args}
-    reason = f"slmactor: rewrote the {tool} call before it ran (a fix learned in this project: " \
-             f"{answer.get('reason')})."
-    model = payload.get("model")
-    entry = {"e": "preflight", "tool": tool, "path": "", "message": "",
-             "failed_args": _dump(tool_input), "fixed_args": _dump(updated),
-             "transform": "substitute_command", "rule_id": str(answer.get("rule_id") or ""),
-             "model": model if isinstance(model, str) else ""}
-    return Outcome(room.preflight_output(payload, updated, reason), reason, entry)
+    new_args = answer.get("new_input")
+    if not isinstance(new_args, dict) or not new_args:
+        return Outcome({}, "the learned rewrite is not a map of arguments")
+    updated = {**call.args, **new_args}
+    reason = f"slmactor: rewrote the {call.tool} call before it ran (a fix learned in this " \
+             f"project: {answer.get('reason')})."
+    return Outcome(room.preflight_output(payload, updated, reason), reason,
+                   _entry(call, updated, "", "", "substitute_command",
+                          str(answer.get("rule_id") or ""), payload))
 
 
 def _dump(args: Mapping[str, Any]) -> str:
@@ -163,10 +157,17 @@ def _dump(args: Mapping[str, Any]) -> str:
 _Found = tuple[Any, str, str]
 
 
-def _edit(tool: str, tool_input: dict[str, Any], spec: EditTool, base: Path,
-          ask: AskAdvice) -> _Found:
-    old, name = tool_input.get(spec.old), tool_input.get(spec.path)
-    if not isinstance(old, str) or not old or not isinstance(name, str) or not name:
+def _foreseen(call: ToolCall, message: str) -> ToolCall:
+    """The call as it would fail: its own error text, as the harness would report it."""
+    from dataclasses import replace
+
+    return replace(call, ok=False, error=message)
+
+
+def _edit(call: ToolCall, spec: EditTool, base: Path, ask: AskAdvice) -> _Found:
+    args = call.shared()
+    old, name = args.get(OLD), call.path
+    if not isinstance(old, str) or not old or not name:
         return "not a search/replace edit", "", ""
     text = _read_text(_resolve(name, base))
     if text is None:
@@ -175,19 +176,18 @@ def _edit(tool: str, tool_input: dict[str, Any], spec: EditTool, base: Path,
         text = text.replace("\r\n", "\n")
     if old in text:  # the common case: no repair needed, no daemon asked
         return "the text to replace is in the file", "", name
-    from slmactor.logic.evolve.preflight import EditFields, decide, generic_candidates
+    from slmactor.logic.evolve.preflight import decide, generic_candidates
 
-    fields = EditFields(spec.old, spec.new, spec.replace_all, spec.expected)
     message = spec.error.format(old=old, path=name)
-    candidates = [*_learned(ask(tool, message, _dump(tool_input))),
-                  *generic_candidates(tool_input, text, fields)]
-    return decide(tool_input, text, candidates, fields), message, name
+    candidates = [*_learned(ask(_foreseen(call, message)), call),
+                  *generic_candidates(args, text)]
+    return decide(args, text, candidates), message, name
 
 
-def _patch(tool: str, tool_input: dict[str, Any], error: str, base: Path, ask: AskAdvice) -> _Found:
+def _patch(call: ToolCall, error: str, base: Path, ask: AskAdvice) -> _Found:
     from slmactor.logic.evolve.preflight import decide_patch, generic_patch_candidates, patch_paths
 
-    patch = tool_input.get("command")
+    patch = call.shared().get(PATCH)
     if not isinstance(patch, str) or not patch.strip():
         return "no patch", "", ""
     files: dict[str, str] = {}
@@ -203,5 +203,5 @@ def _patch(tool: str, tool_input: dict[str, Any], error: str, base: Path, ask: A
     decision = decide_patch(patch, files, generic)
     if decision.reason == "every hunk of the patch is in its file":
         return decision, message, first
-    candidates = [*_learned(ask(tool, message, _dump(tool_input)), "command"), *generic]
+    candidates = [*_learned(ask(_foreseen(call, message)), call, PATCH), *generic]
     return decide_patch(patch, files, candidates), message, first

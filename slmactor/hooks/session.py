@@ -28,7 +28,10 @@ import os
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from slmactor.logic.failures.call import ToolCall
 
 LEDGER_DIR = "hook-sessions"
 MAX_LEDGER_BYTES = 8 << 20
@@ -77,8 +80,20 @@ def _digest(text: str) -> str:
 MAX_OK_COMMAND = 1000
 
 
-def call_entry(tool: str, path: str, args: str, command: str, ok: bool, error: str, model: str,
-               now: float, *, edit: bool) -> dict[str, Any]:
+def call_entry(call: ToolCall, path: str, model: str, now: float, *, edit: bool) -> dict[str, Any]:
+    """A call's ledger entry (`call_fields`), of the record its harness's room built: its arguments
+    in the shared words (`harnesses.base.shared_json`), its family."""
+    from slmactor.harnesses.base import shared_json
+
+    found = call_fields(call.tool, path, shared_json(call), call.command, call.ok, call.error, model,
+                  now, edit=edit, family=call.family)
+    if call.call_id:
+        found["id"] = call.call_id  # the transcript's name for it: the call is counted once
+    return found
+
+
+def call_fields(tool: str, path: str, args: str, command: str, ok: bool, error: str, model: str,
+          now: float, *, edit: bool, family: str = "") -> dict[str, Any]:
     """A call's ledger entry.  Only what pairing needs is kept, and redacted: a successful call
     that is neither an edit nor a command keeps no arguments; a successful command keeps its
     digest and, up to `MAX_OK_COMMAND` characters, its text and arguments (a corrected command
@@ -86,22 +101,24 @@ def call_entry(tool: str, path: str, args: str, command: str, ok: bool, error: s
     ran); a failed call or an edit keeps its arguments, command and error through the redactor
     (the same secret becomes the same marker in the failed and the fixed arguments, so the
     transform between them is still recognised)."""
-    entry: dict[str, Any] = {"e": "call", "at": now, "tool": tool, "ok": ok}
+    found: dict[str, Any] = {"e": "call", "at": now, "tool": tool, "ok": ok}
+    if family:
+        found["family"] = family
     if path:
-        entry["path"] = path
+        found["path"] = path
     if model:
-        entry["model"] = model
+        found["model"] = model
     if command:
-        entry["cmd"] = _digest(command)
+        found["cmd"] = _digest(command)
     if ok and not edit and (not command or len(command) > MAX_OK_COMMAND
                             or len(args) > 4 * MAX_OK_COMMAND):
-        return entry
+        return found
     from slmactor.logic.text.redact import redact
 
     for key, value in (("args", args), ("command", command), ("error", error)):
         if value:
-            entry[key] = redact(value)
-    return entry
+            found[key] = redact(value)
+    return found
 
 
 def prompt_entry(text: str, now: float) -> dict[str, Any]:
@@ -341,9 +358,10 @@ def merge_transcript(entries: list[dict[str, Any]], calls: Sequence[Mapping[str,
         path = str(call.get("path", ""))
         if project and os.path.isabs(path) and Path(path).is_relative_to(project):
             path = str(Path(path).relative_to(project))
-        entry = call_entry(tool, path, str(call.get("args", "")),
-                           str(call.get("command", "")), ok, str(call.get("error", "")), "",
-                           _when(call), edit=is_edit(tool))
+        family = call.get("family")
+        entry = call_fields(tool, path, str(call.get("args", "")), str(call.get("command", "")),
+                            ok, str(call.get("error", "")), "", _when(call), edit=is_edit(tool),
+                            family=family if isinstance(family, str) else "")
         call_id = call.get("id")
         if isinstance(call_id, str) and call_id:
             entry["id"] = call_id

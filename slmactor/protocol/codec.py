@@ -224,6 +224,58 @@ def _check_dict(name: str, value: Any, cap: int) -> Any:
     return without_nul(value) if nul else value
 
 
+def _text_size(value: Any, limit: int) -> int:
+    """Characters of text in a plain value (keys and strings), counted up to past `limit`."""
+    kind = type(value)
+    if kind is str:
+        return len(value)
+    total = 0
+    if kind is dict:
+        for key, item in value.items():
+            total += len(key) + _text_size(item, limit - total)
+            if total > limit:
+                break
+    elif kind is list:
+        for item in value:
+            total += _text_size(item, limit - total)
+            if total > limit:
+                break
+    return total
+
+
+def _check_call(name: str, value: Any, cap: int) -> Any:
+    """One tool call's map (`messages.CALL_FIELDS`): each known field of its type and within
+    its cap, `args` plain and at most `MAX_CALL_ARGS` characters of text; unknown fields are
+    dropped (a newer client's), as unknown message fields are."""
+    from .messages import CALL_FIELDS, MAX_CALL_ARGS
+
+    _check_dict(name, value, 0)
+    out: dict[str, Any] = {}
+    for key, item in value.items():
+        spec = CALL_FIELDS.get(key)
+        if spec is None:
+            continue
+        tp, limit = spec
+        where = f"{name}.{key}"
+        if tp is str:
+            _check_str(where, item, limit)
+        elif tp is bool:
+            _check_bool(where, item, 0)
+        elif tp is int:
+            if item is not None:
+                _check_int(where, item, 0)
+        elif tp is list:
+            _check_str_list(where, item, limit)
+        elif type(item) is not dict or len(item) > limit:
+            raise _bad(where, f"expected a map of at most {limit} entries")
+        elif key == "words" and any(type(v) is not str or len(v) > 200 for v in item.values()):
+            raise _bad(where, "every value must be an argument key")
+        elif _text_size(item, MAX_CALL_ARGS) > MAX_CALL_ARGS:
+            raise _bad(where, f"more than {MAX_CALL_ARGS} characters of text")
+        out[key] = item
+    return out
+
+
 def _checker_for(tp: Any) -> tuple[Checker, int]:
     if tp is str:
         return _check_str, MAX_TEXT
@@ -254,6 +306,8 @@ def _schema(cls: type[Message]) -> Schema:
         if f.name in _RESERVED:
             continue
         checker, cap = _checker_for(hints[f.name])
+        if f.name in cls.CALLS:
+            checker = _check_call
         schema[f.name] = (checker, cls.CAPS.get(f.name, cap))
     return schema
 

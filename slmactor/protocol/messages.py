@@ -125,6 +125,8 @@ class Message:
     TELL: ClassVar[bool] = False
     #: Per-field caps (characters for str, items for lists) overriding the codec defaults.
     CAPS: ClassVar[dict[str, int]] = {}
+    #: Map fields that carry one tool call (`CALL_FIELDS`: checked field by field by the codec).
+    CALLS: ClassVar[frozenset[str]] = frozenset()
 
     #: Request id chosen by the client; echoed in the reply. Empty for tells.
     id: str = ""
@@ -722,10 +724,28 @@ class EvolveFingerprint(Message):
     """Fingerprint a failure message (S-9)."""
 
     KIND: ClassVar[Kind] = Kind.EVOLVE_FINGERPRINT
+    CALLS: ClassVar[frozenset[str]] = frozenset({"call"})
+    #: The failed call (`CALL_FIELDS`); when given, `tool` and `message` are not read.
+    call: dict[str, Any] = field(default_factory=dict)
     tool: str = ""
     message: str = ""
     language: str = ""
     model: str = ""
+
+
+#: The map one tool call crosses the wire as (`slmactor.logic.failures.call.ToolCall.to_wire`):
+#: field → (type, cap: characters for a string, items for a list or map). `args` is the call's
+#: arguments as the harness spelled them (a map of plain values, at most `MAX_CALL_ARGS`
+#: characters of text in all); `words` says which of its keys carry the shared words (`path`,
+#: `old_str`, `new_str`, `replace_all`, `expected`, `content`, `command`, `patch`).
+CALL_FIELDS: dict[str, tuple[type, int]] = {
+    "tool": (str, 200), "family": (str, 32), "kind": (str, 32), "args": (dict, 10_000),
+    "words": (dict, 16), "command": (str, 4_096), "paths": (list, 64), "ok": (bool, 0),
+    "error": (str, 16_384), "exit_code": (int, 0), "call_id": (str, 256),
+    "unparsed": (str, 16_384),
+}
+#: Characters of text a call's `args` may hold in all (its keys and string values).
+MAX_CALL_ARGS = 64 * 1024
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)
@@ -733,12 +753,16 @@ class EvolveOnFailure(Message):
     """A tool call failed: fingerprint it, open it in working memory, return the best repair."""
 
     KIND: ClassVar[Kind] = Kind.EVOLVE_ON_FAILURE
+    CALLS: ClassVar[frozenset[str]] = frozenset({"call"})
     run_id: str = ""
+    #: The failed call (`CALL_FIELDS`), as the harness's room built it; its `error` is the
+    #: failure. When given, `tool`, `message` and `args` are not read.
+    call: dict[str, Any] = field(default_factory=dict)
     tool: str = ""
     message: str = ""
     language: str = ""
     model: str = ""
-    #: The failed call's arguments as JSON text.
+    #: The failed call's arguments as JSON text (clients that send no `call`).
     args: str = ""
     #: False for a failure foreseen before the call ran (pre-flight): the repair is looked up,
     #: nothing is opened in working memory — the call may still run and fail on its own terms.
@@ -750,10 +774,15 @@ class EvolveResolved(Message):
     """A failure was fixed; learn from how (S-11.3)."""
 
     KIND: ClassVar[Kind] = Kind.EVOLVE_RESOLVED
+    CALLS: ClassVar[frozenset[str]] = frozenset({"failed", "fixed"})
     run_id: str = ""
     fingerprint: str = ""
     rule_id: str = ""
     resolution: str = ""
+    #: The failed call and the call that got past it (`CALL_FIELDS`); when given, `tool`,
+    #: `message`, `failed_args`, `fixed_args` and `fixed_tool` are not read.
+    failed: dict[str, Any] = field(default_factory=dict)
+    fixed: dict[str, Any] = field(default_factory=dict)
     tool: str = ""
     message: str = ""
     language: str = ""
@@ -769,9 +798,12 @@ class EvolvePreflight(Message):
     """A call about to run: its rewrite by a learned repair that always worked, if any."""
 
     KIND: ClassVar[Kind] = Kind.EVOLVE_PREFLIGHT
+    CALLS: ClassVar[frozenset[str]] = frozenset({"call"})
     run_id: str = ""
+    #: The call about to run (`CALL_FIELDS`); when given, `tool` and `args` are not read.
+    call: dict[str, Any] = field(default_factory=dict)
     tool: str = ""
-    #: The call's arguments as JSON text.
+    #: The call's arguments as JSON text (clients that send no `call`).
     args: str = ""
 
 

@@ -151,7 +151,14 @@ def _same(recorded: dict[str, Any] | None, call: dict[str, Any]) -> bool:
         return _command(recorded["args"]) == _command(call["args"]) and all(
             recorded["args"].get(k) == v for k, v in call["args"].items()
             if k not in ("command", "cmd", "yield_time_ms", "description"))
-    return recorded == {"tool": call["tool"], "args": call["args"]}
+    # The replay keeps a call's arguments in the shared words (`logic/failures/call.SHARED`).
+    shared = {SHARED_WORD.get(k, k): v for k, v in call["args"].items()}
+    return recorded == {"tool": call["tool"], "args": shared}
+
+
+#: The harnesses' keys this test's histories use → the shared word each carries.
+SHARED_WORD = {"file_path": "path", "absolute_path": "path", "old_string": "old_str",
+               "new_string": "new_str"}
 
 
 def _fix_words(failed: dict[str, Any], fix: dict[str, Any]) -> set[str]:

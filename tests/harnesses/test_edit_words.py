@@ -10,22 +10,23 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slmactor import harnesses
-from slmactor.logic.evolve.transforms import apply_transform, infer_transform
+from slmactor.logic.evolve.transforms import infer_between, infer_transform, transform
 
 GEMINI = {"file_path": "/p/app.py", "old_string": "fetch_all", "new_string": "fetch_every"}
 
 
 def test_gemini_replace_all_is_the_shared_replace_all_and_back() -> None:
-    fixed = json.dumps({**GEMINI, "allow_multiple": True})
+    gemini = harnesses.get("gemini")
+    failed = gemini.tool_call("replace", GEMINI, ok=False, error="found 3 occurrences")
+    fixed = gemini.tool_call("replace", {**GEMINI, "allow_multiple": True})
     # Read in the shared words, Gemini's fix is the transform a Claude Code fix taught.
-    assert infer_transform(json.dumps(GEMINI), fixed) is None
-    assert infer_transform(harnesses.canonical_args("replace", json.dumps(GEMINI)),
-                           harnesses.canonical_args("replace", fixed)) == "set_replace_all"
-    new_args, changed = apply_transform("set_replace_all", json.dumps(GEMINI))
-    assert changed and json.loads(harnesses.localized_args("replace", new_args)) == json.loads(fixed)
-    # Claude Code's Edit already says replace_all: nothing to translate.
-    claude = json.dumps({**GEMINI, "replace_all": True})
-    assert harnesses.canonical_args("Edit", claude) == claude
+    assert infer_transform(json.dumps(GEMINI), json.dumps({**GEMINI, "allow_multiple": True})) is None
+    assert infer_between(failed.shared(), fixed.shared()) == "set_replace_all"
+    new_args, changed = transform("set_replace_all", failed.shared())
+    assert changed and failed.localized(new_args) == {**GEMINI, "allow_multiple": True}
+    # Claude Code's Edit says replace_all itself: the same shared words.
+    claude = harnesses.get("claude").tool_call("Edit", {**GEMINI, "replace_all": True})
+    assert claude.shared() == fixed.shared()
 
 
 ARGS = st.dictionaries(st.sampled_from(["file_path", "old_string", "new_string", "allow_multiple", "x"]),
@@ -33,16 +34,13 @@ ARGS = st.dictionaries(st.sampled_from(["file_path", "old_string", "new_string",
 
 
 @settings(max_examples=200, derandomize=True)
-@given(st.one_of(ARGS.map(json.dumps), st.text(max_size=20)))
-def test_translation_of_gemini_arguments_round_trips(text: str) -> None:
-    # Gemini's `replace` never takes `replace_all`: its arguments go there and back unchanged,
-    # and anything that is not a JSON object is left alone.
-    there = harnesses.canonical_args("replace", text)
-    back = harnesses.localized_args("replace", there)
-    if there == text:
-        assert back == text
-    else:
-        assert json.loads(back) == json.loads(text) and "allow_multiple" not in json.loads(there)
+@given(ARGS)
+def test_translation_of_gemini_arguments_round_trips(args: dict[str, object]) -> None:
+    # The shared words and back give the call the harness sent, whatever keys it has.
+    call = harnesses.get("gemini").tool_call("replace", args)
+    shared = call.shared()
+    assert call.localized(shared) == args
+    assert "allow_multiple" not in shared and "old_string" not in shared
 
 
 def test_codex_one_shot_command_reads_its_exit_code_from_the_rollout(tmp_path: object) -> None:

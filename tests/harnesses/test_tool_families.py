@@ -4,8 +4,6 @@ serves another harness's tool of the same family."""
 
 from __future__ import annotations
 
-import json
-
 from slmactor import harnesses
 from slmactor.harnesses.base import EDIT, FAMILIES, READ, SHELL, Harness
 from slmactor.logic.evolve.repairs import Repair
@@ -63,7 +61,8 @@ def test_a_repair_learned_on_one_harnesses_edit_serves_anothers() -> None:
     assert learned is not None
     message = "Failed to edit, could not find the string to replace."
     gemini = analyze("replace", message, "rust")
-    args = json.dumps({"file_path": "/a.rs", "old_string": "let a = 1; ", "new_string": "b"})
+    args = harnesses.get("gemini").tool_call(
+        "replace", {"file_path": "/a.rs", "old_string": "let a = 1; ", "new_string": "b"}).shared()
     assert lookup(book, gemini, message, args) is None  # without the rooms, `replace` is unknown
     pick = lookup(book, gemini, message, args, family=harnesses.tool_family)
     assert pick is not None and pick.proposed and pick.source == learned

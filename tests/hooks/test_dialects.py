@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slmactor import harnesses
-from slmactor.harnesses.base import patch_paths
+from slmactor.harnesses.base import MAX_CALL_ERROR, clip, patch_paths, shared_json
 from slmactor.hooks import dialects
 from slmactor.protocol import codec
-from slmactor.protocol.messages import RecordTool
+from slmactor.protocol.messages import EvolveOnFailure, RecordTool
 from tests.fixtures.hooks import Fixture, load, output_problems
 
 PROJECT = "/home/u/repo"
@@ -133,21 +133,23 @@ def test_openhands_exit_code_minus_one_is_not_a_failure() -> None:
     assert outcome("openhands", "terminal", {"tool_response": timed_out}) == (False, "timeout")
 
 
-def test_edit_requests_in_each_harness_own_keys() -> None:
+def test_edit_calls_name_the_shared_words_in_each_harness_own_keys() -> None:
     for fx_id, keys in (("claude/PreToolUse-Edit", ("old_string", "new_string")),
                         ("gemini/BeforeTool-replace", ("old_string", "new_string")),
                         ("openhands/PreToolUse-file_editor", ("old_str", "new_str")),
                         ("cline/PreToolUse", ("old_text", "new_text"))):
-        hook = _parse(next(f for f in FIXTURES if f.id == fx_id))
-        edit = dialects.edit_of(hook.tool_call, hook.tool_input)
-        assert edit is not None and (edit.old_key, edit.new_key) == keys
-        assert edit.path.endswith("src/parse.py") and "a+b" in edit.old and not edit.replace_all
+        call = _parse(next(f for f in FIXTURES if f.id == fx_id)).tool_call
+        assert call is not None and (call.words["old_str"], call.words["new_str"]) == keys
+        shared = call.shared()
+        assert call.path.endswith("src/parse.py") and "a+b" in shared["old_str"]
+        assert not shared.get("replace_all")
+        assert call.localized(shared) == dict(call.args)  # back in the harness's own keys
     for fx_id in ("codex/PreToolUse-Bash", "codex/PreToolUse-apply_patch", "claude/PostToolUse-Bash"):
-        hook = _parse(next(f for f in FIXTURES if f.id == fx_id))
-        assert dialects.edit_of(hook.tool_call, hook.tool_input) is None
-    call = dialects.ToolCall("Edit", dialects.EDIT, "a.py", ("a.py",))
-    edit = dialects.edit_of(call, {"old_string": "x", "new_string": "y", "replace_all": True})
-    assert edit is not None and edit.replace_all
+        call = _parse(next(f for f in FIXTURES if f.id == fx_id)).tool_call
+        assert call is not None and "old_str" not in call.words
+    call = harnesses.get("claude").tool_call("Edit", {"file_path": "a.py", "old_string": "x",
+                                                      "new_string": "y", "replace_all": True})
+    assert call.shared() == {"path": "a.py", "old_str": "x", "new_str": "y", "replace_all": True}
 
 
 @pytest.mark.parametrize("fmt", dialects.FORMATS)
@@ -178,9 +180,14 @@ def test_huge_tool_calls_are_clipped_to_what_the_daemon_accepts() -> None:
                "tool_response": {"error": "e" * 100_000}}
     call = dialects.parse("claude", "PostToolUse", payload, {}, "/").tool_call
     assert call is not None and not call.ok
-    msg = RecordTool(run_id="r", tool=call.tool, path=call.path, args=call.args, command=call.command,
+    msg = RecordTool(run_id="r", tool=call.tool, path=call.path,
+                     args=clip(shared_json(call), MAX_CALL_ERROR), command=call.command,
                      ok=call.ok, error=call.error)
     assert codec.load(codec.dump(msg)) == msg  # within every wire cap
+    ask = EvolveOnFailure(run_id="r", call=call.to_wire())
+    back = codec.load(codec.dump(ask))
+    assert isinstance(back, EvolveOnFailure) and back.call == ask.call
+    assert "args" not in back.call and back.call["command"] == call.command  # too large to send
 
 
 _json = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=30),

@@ -18,13 +18,13 @@ TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 def test_a_successful_read_keeps_no_arguments_and_a_command_only_redacted(tmp_path: Path) -> None:
     ledger = session.ledger_path(tmp_path, "/repo", "sess/1:x")
     assert ledger.parent == tmp_path / session.LEDGER_DIR and "/" not in ledger.name[:-6]
-    session.append(ledger, session.call_entry(
+    session.append(ledger, session.call_fields(
         "Bash", "", json.dumps({"command": f"curl -H 'token {TOKEN}' x"}), f"curl -H 'token {TOKEN}' x",
         True, "", "", 1.0, edit=False))
-    session.append(ledger, session.call_entry(
+    session.append(ledger, session.call_fields(
         "Read", "a.py", json.dumps({"file_path": "a.py"}), "", True, "", "", 2.0, edit=False))
     heredoc = "cat <<'EOF' > x.py\n" + "print(1)\n" * 200 + "EOF"
-    session.append(ledger, session.call_entry(
+    session.append(ledger, session.call_fields(
         "Bash", "", json.dumps({"command": heredoc}), heredoc, True, "", "", 3.0, edit=False))
     command, read, long = session.read_ledger(ledger)
     # The command is kept (the fix a corrected command teaches), its secret never.
@@ -39,7 +39,7 @@ def test_a_successful_read_keeps_no_arguments_and_a_command_only_redacted(tmp_pa
 def test_failed_calls_and_edits_are_kept_redacted(tmp_path: Path) -> None:
     ledger = session.ledger_path(tmp_path, "/repo", "s")
     args = json.dumps({"file_path": "a.py", "old_string": f"KEY = '{TOKEN}'", "new_string": "KEY = env()"})
-    session.append(ledger, session.call_entry("Edit", "a.py", args, "", False, f"not found: {TOKEN}",
+    session.append(ledger, session.call_fields("Edit", "a.py", args, "", False, f"not found: {TOKEN}",
                                               "", 1.0, edit=True))
     [entry] = session.read_ledger(ledger)
     assert entry["path"] == "a.py" and "redacted" in entry["args"] and "redacted" in entry["error"]
@@ -51,7 +51,7 @@ def test_past_the_cap_calls_are_noted_without_arguments(tmp_path: Path,
     monkeypatch.setattr(session, "MAX_LEDGER_BYTES", 10)
     ledger = session.ledger_path(tmp_path, "/repo", "s")
     for _ in range(2):
-        session.append(ledger, session.call_entry("Edit", "a.py", '{"old_string":"x"}', "", True, "",
+        session.append(ledger, session.call_fields("Edit", "a.py", '{"old_string":"x"}', "", True, "",
                                                   "", 1.0, edit=True))
     session.append(ledger, session.prompt_entry("hello", 2.0))
     first, second = session.read_ledger(ledger)

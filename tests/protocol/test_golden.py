@@ -225,9 +225,19 @@ def _strategy_for(tp: Any) -> st.SearchStrategy[Any]:
     raise AssertionError(f"no strategy for {tp!r}")
 
 
+#: A tool call's map (`messages.CALL_FIELDS`): any of its fields, each of its type.
+_call_map = st.fixed_dictionaries({}, optional={
+    "tool": st.text(max_size=20).filter(lambda t: "\x00" not in t), "family": st.sampled_from(["edit", "shell", ""]),
+    "args": _map, "words": st.dictionaries(st.sampled_from(["path", "old_str"]), st.text(max_size=8).filter(lambda t: "\x00" not in t), max_size=2),
+    "command": _text, "paths": st.lists(_text, max_size=3), "ok": st.booleans(), "error": _text,
+    "exit_code": _int, "call_id": _text,
+})
+
+
 def _message_strategy(cls: type[Message]) -> st.SearchStrategy[Message]:
     hints = typing.get_type_hints(cls)
-    fields = {f.name: _strategy_for(hints[f.name]) for f in dataclasses.fields(cls)}
+    fields = {f.name: _call_map if f.name in cls.CALLS else _strategy_for(hints[f.name])
+              for f in dataclasses.fields(cls)}
     fields["id"] = st.text(max_size=codec.MAX_ID)
     return st.builds(cls, **fields)
 

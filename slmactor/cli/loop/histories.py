@@ -30,6 +30,7 @@ from typing import Any
 
 from slmactor.logic.evolve import typed_repairs as tr
 from slmactor.logic.evolve.rules import RuleBook
+from slmactor.logic.failures.call import ToolCall
 from slmactor.logic.failures.fingerprint import Fingerprint
 from slmactor.logic.loop.histories.engine import History, Step, Told, steps_of
 
@@ -55,9 +56,29 @@ def parse_args(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def call_of(tool: str, args: dict[str, Any]) -> tr.Call:
+    """A call as its harness's room reads it, in the shared words (a ledger's arguments are in
+    them already; a trajectory's are in its harness's keys)."""
+    return tr.Call.of(room_call(tool, args)) if tool else tr.Call(tool, args, "")
+
+
+def room_call(tool: str, args: Any, *, ok: bool = True, error: str = "") -> ToolCall:
+    """The `ToolCall` the room that has `tool` builds of `args` (the one record the rules
+    actor's answers read)."""
     from slmactor import harnesses
 
-    return tr.Call(tool, args, harnesses.tool_family(tool) or tool.lower())
+    return harnesses.tool_call(tool, dict(args), ok=ok, error=error)
+
+
+def told_call(call: ToolCall, reply: dict[str, Any]) -> tr.Call | None:
+    """The rewritten call of an answer (`new_input`, in the harness's keys; `new_tool`), in the
+    shared words the replay compares calls in; None when the answer rewrites nothing."""
+    from slmactor import harnesses
+
+    args = reply.get("new_input")
+    if not isinstance(args, dict):
+        return None
+    tool = str(reply.get("new_tool") or call.tool)
+    return tr.Call(tool, call.with_input(args).shared(), harnesses.tool_family(tool) or tool.lower())
 
 
 def root_name(cwd: str) -> str:
@@ -250,25 +271,23 @@ class ProductMemory:
     def fingerprint(self, step: Step) -> Fingerprint:
         from slmactor.actors.rules import analyze_call
 
-        return analyze_call(step.call.tool, step.error, "", "", _dumps(step.call.args))
+        return analyze_call(room_call(step.call.tool, step.call.args, ok=False, error=step.error))
 
     def before(self, state: Project, harness: str, call: tr.Call) -> Told | None:
-        from slmactor import harnesses
         from slmactor.logic.evolve.answer import preflight
 
         if call.command:
             pre = state.facts.preflight(_env_call(call))
             if pre is not None:
-                key = next((k for k in tr.COMMAND_KEYS if k in call.args), "command")
-                return Told(call_of(call.tool, {**pre.args, key: pre.command}),
+                return Told(call_of(call.tool, {**pre.args, tr.COMMAND_KEY: pre.command}),
                             by=FACT + pre.fact.id, learned=True)
-        reply = preflight(state.book, call.tool, _dumps(call.args), family=harnesses.tool_family)
+        asked = room_call(call.tool, call.args)
+        reply = preflight(state.book, asked)
         rule = state.book.get(str(reply.get("rule_id") or "")) if reply.get("found") else None
-        args = _loads(reply.get("new_args"))
-        if rule is None or args is None:
+        rewrite = told_call(asked, reply)
+        if rule is None or rewrite is None:
             return None
-        return Told(call_of(str(reply.get("new_tool") or call.tool), args), by=rule.id,
-                    learned=not rule.seeded)
+        return Told(rewrite, by=rule.id, learned=not rule.seeded)
 
     def after(self, state: Project, harness: str, fp: Fingerprint, step: Step,
               known_paths: Sequence[str], now: float) -> Told:
@@ -288,17 +307,12 @@ class ProductMemory:
                 said = salient_line(unwrap(step.error).text)
                 return Told(text=env.advice(relevant[0], _env_call(call, step.error), said),
                             by=FACT + relevant[0].id, learned=True)
-        answered = on_failure(state.book, fp, call.tool, step.error, _dumps(call.args), now,
-                              classes=self._classes, family=harnesses.tool_family,
-                              canonical=harnesses.canonical_args, localized=harnesses.localized_args,
-                              read_tool=read_tool_of(call.tool))
+        asked = room_call(call.tool, call.args, ok=False, error=step.error)
+        answered = on_failure(state.book, fp, asked, now, classes=self._classes,
+                              family=harnesses.tool_family, read_tool=read_tool_of(call.tool))
         advice = answered.advice
         text = advice_text(harness, call.tool, advice)
-        rewrite = None
-        if advice.get("apply") is True:
-            args = _loads(advice.get("new_args"))
-            if args is not None:
-                rewrite = call_of(str(advice.get("new_tool") or call.tool), args)
+        rewrite = told_call(asked, advice) if advice.get("apply") is True else None
         if rewrite is None and fp.cls in path_hints.MISSING_CLASSES and known_paths:
             missing = path_hints.missing_path(step.error, call.path)
             found = path_hints.hint(missing, known_paths) if missing else ""
@@ -316,7 +330,6 @@ class ProductMemory:
 
     def learn(self, state: Project, fp: Fingerprint, failed: Step, fix: Step | None, now: float,
               run: str) -> tuple[str, ...]:
-        from slmactor import harnesses
         from slmactor.logic.evolve.answer import learn_resolved
 
         if fix is None:
@@ -325,28 +338,24 @@ class ProductMemory:
             rule = tr.learn(state.book, fp, failed.call, None, now, run=run)
             return (rule.id,) if rule is not None else ()
         fact = state.facts.learn(fp.cls, _env_call(failed.call, failed.error), _env_call(fix.call), now)
-        _name, rule = learn_resolved(state.book, fp, failed.call.tool, _dumps(failed.call.args),
-                                     fix.call.tool, _dumps(fix.call.args), now, run,
-                                     family=harnesses.tool_family, canonical=harnesses.canonical_args)
+        _name, rule = learn_resolved(
+            state.book, fp, room_call(failed.call.tool, failed.call.args, ok=False, error=failed.error),
+            room_call(fix.call.tool, fix.call.args), now, run)
         return tuple(x for x in (rule.id if rule is not None else "",
                                  FACT + fact.id if fact is not None else "") if x)
 
     def read_tools(self, tool: str) -> list[str]:
         from slmactor import harnesses
 
-        room = next((h for h in harnesses.every() if tool in h.families), None)
-        names = [t for t, f in (room.families.items() if room else ()) if f == "read"]
+        names = [t for t, f in harnesses.room_of(tool).families.items() if f == "read"]
         return names or ["ws_read"]  # a tool no room has: slmcode's read tool, as trajectories name it
 
     def shipped_transform(self, failed: tr.Call, fix: tr.Call) -> str:
-        from slmactor import harnesses
-        from slmactor.logic.evolve.transforms import infer_transform
+        from slmactor.logic.evolve.transforms import infer_between
 
-        if failed.tool != fix.tool:
+        if failed.tool != fix.tool or not failed.args or not fix.args:
             return ""
-        name = infer_transform(harnesses.canonical_args(failed.tool, _dumps(failed.args)),
-                               harnesses.canonical_args(fix.tool, _dumps(fix.args)))
-        return name or ""
+        return infer_between(dict(failed.args), dict(fix.args)) or ""  # both in the shared words
 
     def named_paths(self, call: tr.Call) -> list[str]:
         return named_paths(call)
@@ -356,10 +365,6 @@ def _env_call(call: tr.Call, error: str = "") -> Any:
     from slmactor.logic.evolve import environment as env
 
     return env.Call(call.tool, call.command, dict(call.args), error=error)
-
-
-def _dumps(args: Any) -> str:
-    return json.dumps(dict(args), ensure_ascii=False) if args else ""
 
 
 def _loads(text: Any) -> dict[str, Any] | None:

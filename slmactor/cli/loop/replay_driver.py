@@ -22,7 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from slmactor.logic.evolve.transforms import infer_transform
+from slmactor import harnesses
+from slmactor.harnesses.base import shared_json
+from slmactor.logic.evolve.transforms import infer_between, infer_transform
+from slmactor.logic.failures.call import ToolCall
 from slmactor.logic.loop.replay import (
     Advice,
     LearningTally,
@@ -61,6 +64,16 @@ def parse_advice(result: Any) -> Advice:
     hit = bool(rule_id) or bool(result.get("found"))
     return Advice(hit=hit, apply=bool(result.get("apply")) and hit, rule_id=str(rule_id),
                   new_args=new_args, fingerprint=str(fingerprint))
+
+
+def _transform(failed: ToolCall, fixed: ToolCall) -> str | None:
+    """The named transform between a step's arguments and its recorded fix, in the shared
+    words (a text that never parsed: by `repair_json` only)."""
+    if failed.args and fixed.args:
+        return infer_between(failed.shared(), fixed.shared())
+    if failed.unparsed and fixed.args:
+        return infer_transform(failed.unparsed, json.dumps(dict(fixed.args)))  # both as sent
+    return None
 
 
 def _failure_class(reply: Any) -> str:
@@ -150,16 +163,18 @@ def learning_replay(client: Any, trajectories: list[Trajectory], label: str,
             if step.ok:
                 tally.tool(step, StepResult("ok"))
                 continue
+            # The step as its harness's room reads it: the one record a hook would send.
+            failed = harnesses.tool_call(step.tool, step.args, ok=False, error=step.error)
+            fixed = harnesses.tool_call(step.tool, step.fixed_args) if step.fixed_args else None
             reply = _ask(client, EvolveOnFailure(
-                run_id=run_id, tool=step.tool, message=step.error, language=traj.language,
-                model=traj.model, args=step.args))
+                run_id=run_id, call=failed.to_wire(), language=traj.language, model=traj.model))
             advice = parse_advice(reply)
             result = classify(step, advice)
             out.steps.append(StepOutcome(traj.id, position, advice.fingerprint, result.outcome,
                                          advice.apply and advice.new_args is not None,
                                          result.wrong_repair))
-            transform = infer_transform(step.args, step.fixed_args) if (
-                step.fixed_args and step.fixed_args != step.args) else None
+            transform = _transform(failed, fixed) if (
+                fixed is not None and step.fixed_args != step.args) else None
             out.tally.add(advice.fingerprint, result, bool(transform),
                           f"{_failure_class(reply)}:{transform}" if transform else "")
             if result.outcome in ("memory", "llm"):
@@ -168,9 +183,10 @@ def learning_replay(client: Any, trajectories: list[Trajectory], label: str,
                     run_id=run_id, fingerprint=advice.fingerprint,
                     rule_id=result.rule_id if from_memory else "",
                     resolution="repaired from memory" if from_memory else "model round trip",
-                    tool=step.tool, message=step.error, language=traj.language,
-                    model=traj.model, failed_args=step.args, fixed_args=step.fixed_args))
-            tally.tool(step, result)
+                    failed=failed.to_wire(), fixed=fixed.to_wire() if fixed is not None else {},
+                    language=traj.language, model=traj.model))
+            tally.tool(step, result, advice.fingerprint,
+                       (shared_json(failed), shared_json(fixed) if fixed is not None else ""))
         _ask(client, RunFinish(report=tally.report(run_id, label), wait=True),
              timeout=FINISH_TIMEOUT)
         out.tally.trajectories += 1

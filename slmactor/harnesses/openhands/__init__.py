@@ -36,6 +36,7 @@ from slmactor.harnesses.base import (
     READ,
     RECORD,
     SEARCH,
+    SHARED_ARG_WORDS,
     SHELL,
     STOP,
     TASK,
@@ -101,6 +102,8 @@ class OpenHands(Harness):
                   "execute_bash": SHELL}
     mode_editors = frozenset(SDK_EDITORS)
     edit_keys = {"file_editor": ("old_str", "new_str", ""), "str_replace_editor": ("old_str", "new_str", "")}
+    #: The editors' `create` takes the whole file as `file_text`.
+    arg_words = {**SHARED_ARG_WORDS, "file_text": "content"}
     read_tools = ("view",)
     edit_tools = ("edit_file",)
     shell_tools = ("execute_bash", "terminal", "cmd_run")

@@ -9,11 +9,12 @@ the very functions a harness's hook gets its answer from.
 learned argument transform that repairs this very call; else a learned typed repair whose
 precondition fits the call (the fix named in the calls' own words, the rewritten call when the
 repair is exact and proved: `typed_repairs.choose`); else any rule the lookup finds (its
-guidance; an unverified rule's labelled and never applied). Harness particulars come in as
-functions: `family` (tool → family), `canonical` / `localized` (a harness's argument names to
-the shared transforms' and back), `read_tool` (the harness's read tool, named in a read-first
-fix). Pure: no I/O; the book is changed only by adopting a proposed transfer (so its outcomes
-teach it), as the actor did.
+guidance; an unverified rule's labelled and never applied). The call is the `ToolCall` its
+harness's room built: its arguments are read in the shared words (`ToolCall.shared`) and a
+rewrite is given back in the harness's keys (`new_input`, a map; `new_args`, the same as JSON
+text). Harness particulars come in as values and functions: `family` (tool → family),
+`read_tool` (the harness's read tool, named in a read-first fix). Pure: no I/O; the book is
+changed only by adopting a proposed transfer (so its outcomes teach it), as the actor did.
 """
 
 from __future__ import annotations
@@ -24,9 +25,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from slmactor.logic.evolve.rules import Rule, RuleBook
+from slmactor.logic.evolve.typed_repairs import Call
+from slmactor.logic.failures.call import ToolCall
 from slmactor.logic.failures.fingerprint import Fingerprint
-
-ArgsMap = Callable[[str, str], str]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,33 +45,32 @@ def empty_advice(fp: Fingerprint) -> dict[str, Any]:
             "verified": True, "benign": fp.benign}
 
 
-def on_failure(book: RuleBook, fp: Fingerprint, tool: str, message: str, args: str, now: float, *,
-               classes: Any, family: Callable[[str], str], canonical: ArgsMap, localized: ArgsMap,
-               read_tool: str) -> Answered:
+def on_failure(book: RuleBook, fp: Fingerprint, call: ToolCall, now: float, *, classes: Any,
+               family: Callable[[str], str], read_tool: str) -> Answered:
     """Memory's answer to one failed call (see the module docstring)."""
     from slmactor.logic.evolve.repair_json import CUT_OFF_GUIDANCE, CUT_OFF_REASON, json_cut_off
     from slmactor.logic.evolve.suggest import lookup
-    from slmactor.logic.evolve.transforms import apply_transform
+    from slmactor.logic.evolve.transforms import apply_transform, transform
     from slmactor.logic.failures.fingerprint import describe
 
     advice = empty_advice(fp)
     if fp.benign:
         advice["reason"] = f"{describe(fp.cls)}: {fp.detail.replace('_', ' ')}"
         return Answered(advice, None)
-    if args and json_cut_off(args):
+    if call.unparsed and json_cut_off(call.unparsed):
         # A call cut off mid-string or mid-structure: closing it would apply a shortened
         # argument as if the model had meant it. Nothing can repair it; it must be resent.
         advice.update(reason=CUT_OFF_REASON, guidance=CUT_OFF_GUIDANCE)
         return Answered(advice, None)
-    # The shared transforms' words (Gemini's `allow_multiple` is `replace_all` to them).
-    shared = canonical(tool, args) if args else args
-    suggestion = lookup(book, fp, message, shared or None, classes, family=family)
+    # The arguments in the shared words the transforms speak (the room renamed its keys).
+    args: Any = call.shared() if call.args else (call.unparsed or None)
+    suggestion = lookup(book, fp, call.error, args, classes, family=family)
     # A transform that repairs this very call wins; otherwise a learned typed repair that
     # fits it names the fix with its content (before any generic guidance).
-    transform = (suggestion is not None and suggestion.apply and not suggestion.ambiguous
-                 and suggestion.rule.repair.kind == "transform_args")
-    if not transform:
-        typed = typed_advice(book, fp, tool, message, args, family=family, read_tool=read_tool)
+    transform_fits = (suggestion is not None and suggestion.apply and not suggestion.ambiguous
+                      and suggestion.rule.repair.kind == "transform_args")
+    if not transform_fits:
+        typed = typed_advice(book, fp, call, read_tool=read_tool)
         if typed is not None:
             advice.update(typed.advice)
             return Answered(advice, typed.rule)
@@ -91,37 +91,52 @@ def on_failure(book: RuleBook, fp: Fingerprint, tool: str, message: str, args: s
                   repair=rule.repair.to_dict(), reason=suggestion.reason(),
                   exact=suggestion.exact, confidence=round(suggestion.confidence, 4),
                   guidance=guidance, seeded=rule.seeded, outcomes=rule.samples)
-    if rule.repair.kind == "transform_args" and shared and not suggestion.ambiguous:
-        new_args, changed = apply_transform(rule.repair.transform, shared)
-        if changed:
-            advice["new_args"] = localized(tool, new_args)
+    if rule.repair.kind == "transform_args" and not suggestion.ambiguous:
+        if isinstance(args, dict):
+            new_args, changed = transform(rule.repair.transform, args)
+            if changed:
+                answer_call(advice, call, call.rewritten(new_args))
+        elif isinstance(args, str) and rule.repair.transform == "repair_json":
+            text, changed = apply_transform("repair_json", args)
+            if changed:
+                advice["new_args"] = text
     return Answered(advice, rule)
 
 
-def call_of(tool: str, args: str, family: Callable[[str], str]) -> Any:
-    """A typed-repair call of JSON arguments, or None when they are no JSON object."""
-    from slmactor.logic.evolve.typed_repairs import Call, parse_args
+def answer_call(out: dict[str, Any], failed: ToolCall, done: ToolCall) -> None:
+    """A rewritten call in an answer: `new_input` (its arguments as the harness's tool takes
+    them, a map), `new_args` (the same as JSON text, for clients that read text) and
+    `new_tool` when it is another tool."""
+    out["new_input"] = dict(done.args)
+    out["new_args"] = json.dumps(out["new_input"], ensure_ascii=False, separators=(",", ":"))
+    if done.tool != failed.tool or "new_tool" in out:
+        out["new_tool"] = done.tool
+
+
+def call_of(tool: str, args: str, family: Callable[[str], str]) -> Call | None:
+    """A typed-repair call of JSON arguments already in the shared words (a run report's), or
+    None when they are no JSON object."""
+    from slmactor.logic.evolve.typed_repairs import parse_args
 
     parsed = parse_args(args)
     return None if parsed is None else Call(tool, parsed, family(tool) or tool.lower())
 
 
-def typed_advice(book: RuleBook, fp: Fingerprint, tool: str, message: str, args: str, *,
-                 family: Callable[[str], str], read_tool: str) -> Answered | None:
+def typed_advice(book: RuleBook, fp: Fingerprint, call: ToolCall, *,
+                 read_tool: str) -> Answered | None:
     """Advice from a learned typed repair that fits the failed call: the fix named with its
     content, and the rewritten call when the repair is exact and never failed in >= 3 uses."""
-    from slmactor.logic.evolve.typed_repairs import choose, dump_call
+    from slmactor.logic.evolve.typed_repairs import choose
     from slmactor.logic.failures.fingerprint import salient_line
     from slmactor.logic.failures.unwrap import unwrap
     from slmactor.logic.text.redact import redact
 
-    failed = call_of(tool, args, family)
-    if failed is None:
+    if not call.args:
         return None
     # The error as the program said it (case and values kept, secrets redacted): the model
     # recognises its own error; the fingerprint's masked text is a key, not words for it.
-    said = redact(salient_line(unwrap(message).text))
-    picked = choose(book, fp, message, failed, error_head=said, read_tool=read_tool)
+    said = redact(salient_line(unwrap(call.error).text))
+    picked = choose(book, fp, call.error, Call.of(call), error_head=said, read_tool=read_tool)
     if picked is None:
         return None
     rule = picked.rule
@@ -134,8 +149,8 @@ def typed_advice(book: RuleBook, fp: Fingerprint, tool: str, message: str, args:
         "confidence": round(rule.confidence, 4), "guidance": picked.text,
         "seeded": rule.seeded, "outcomes": rule.samples}
     if picked.rewritten is not None:
-        advice["new_args"] = dump_call(picked.rewritten)
         advice["new_tool"] = picked.rewritten.tool
+        answer_call(advice, call, call.rewritten(picked.rewritten.args, picked.rewritten.tool))
     return Answered(advice, rule)
 
 
@@ -163,53 +178,57 @@ def withheld_repair(rule: Rule) -> dict[str, Any]:
     return shown
 
 
-def preflight(book: RuleBook, tool: str, args: str, *,
-              family: Callable[[str], str]) -> dict[str, Any]:
+def no_rewrite() -> dict[str, Any]:
+    """The `evolve.preflight` reply when memory would not rewrite the call."""
+    return {"found": False, "rule_id": "", "new_tool": "", "new_args": "",
+            "reason": "no learned rewrite for this call"}
+
+
+def preflight(book: RuleBook, call: ToolCall) -> dict[str, Any]:
     """The `evolve.preflight` reply: a call about to run, rewritten by a learned repair that
     always worked (`typed_repairs.preflight`), or `found: false`."""
-    from slmactor.logic.evolve.typed_repairs import dump_call
     from slmactor.logic.evolve.typed_repairs import preflight as typed_preflight
 
-    out: dict[str, Any] = {"found": False, "rule_id": "", "new_tool": "", "new_args": "",
-                           "reason": "no learned rewrite for this call"}
-    call = call_of(tool, args, family)
-    if call is None:
+    out = no_rewrite()
+    if not call.args:
         return out
-    picked = typed_preflight(book, call)
+    picked = typed_preflight(book, Call.of(call))
     if picked is None or picked.rewritten is None:
         return out
     rule = picked.rule
-    out.update(found=True, rule_id=rule.id, new_tool=picked.rewritten.tool,
-               new_args=dump_call(picked.rewritten),
+    out.update(found=True, rule_id=rule.id,
                reason=f"{picked.text}: worked {rule.successes} of {rule.samples} times")
+    answer_call(out, call, call.rewritten(picked.rewritten.args, picked.rewritten.tool))
     return out
 
 
-def learn_resolved(book: RuleBook, fp: Fingerprint, tool: str, failed_args: str, fixed_tool: str,
-                   fixed_args: str, now: float, run: str, *, family: Callable[[str], str],
-                   canonical: ArgsMap) -> tuple[str | None, Rule | None]:
+def transform_between(failed: ToolCall, fixed: ToolCall) -> str | None:
+    """The named transform between two calls' arguments, read in the shared words (a text that
+    never parsed only by `repair_json`)."""
+    from slmactor.logic.evolve.transforms import infer_between, infer_transform
+
+    if failed.args and fixed.args:
+        return infer_between(failed.shared(), fixed.shared())
+    if failed.unparsed and fixed.args:
+        return infer_transform(failed.unparsed, json.dumps(dict(fixed.args)))  # both as sent
+    return None
+
+
+def learn_resolved(book: RuleBook, fp: Fingerprint, failed: ToolCall, fixed: ToolCall,
+                   now: float, run: str) -> tuple[str | None, Rule | None]:
     """What `evolve.resolved` learns from a failure and the call that got past it: the named
     transform between their arguments (a rule that applies next time), else the typed repair
     between the calls. (transform name or None, the rule learned or None)."""
     from slmactor.logic.evolve.repairs import Repair
-    from slmactor.logic.evolve.transforms import infer_transform
     from slmactor.logic.evolve.typed_repairs import learn
     from slmactor.logic.failures.fingerprint import describe
 
-    same_tool = fixed_tool in ("", tool)
-    name = infer_transform(canonical(tool, failed_args), canonical(tool, fixed_args)) if same_tool else None
+    name = transform_between(failed, fixed) if fixed.tool == failed.tool else None
     if name:
         repair = Repair("transform_args", transform=name, retry=True,
                         guidance=f"{describe(fp.cls)}; the arguments were repaired with {name}")
         return name, book.learn(fp, repair, now, evidence=run, proven=True)
-    failed = call_of(tool, failed_args, family)
-    fix = call_of(fixed_tool or tool, fixed_args, family)
-    if failed is None or fix is None:
+    if not failed.args or not fixed.args:
         return None, None
-    rule: Rule | None = learn(book, fp, failed, fix, now, run=run)
+    rule: Rule | None = learn(book, fp, Call.of(failed), Call.of(fixed), now, run=run)
     return None, rule
-
-
-def dumps(args: Any) -> str:
-    """A call's arguments as the JSON text the asks carry."""
-    return args if isinstance(args, str) else json.dumps(args, ensure_ascii=False)

@@ -7,42 +7,33 @@ the candidate repairs — the arguments a learned rule produced, and the safe ge
 and picks one only when it is unambiguous:
 
 * exactly one distinct candidate occurs in the file, and it occurs exactly once (or as many times
-  as the call asks to replace: `replace_all`, Gemini's `expected_replacements`);
+  as the call asks to replace: `replace_all`, or the number it `expected`);
 * the original text does not occur (a call that would work is never touched);
 * otherwise nothing is rewritten and the reason says why (no candidate, several candidates,
   several places).
 
-Pure: the caller reads the file and asks the daemon; this module only compares strings.
-Codex edits are patches (`apply_patch`): `decide_patch` does the same for every hunk of a patch's
-`*** Update File:` sections, on the lines each hunk expects to find (context and removed lines).
+The arguments are a map in the shared words (`ToolCall.shared`: `old_str`, `new_str`,
+`replace_all`, `expected`, `patch`); the caller turns a chosen candidate back into its harness's
+keys (`ToolCall.localized`). Pure: the caller reads the file and asks the daemon; this module only
+compares strings. Patch edits (`*** Begin Patch` envelopes): `decide_patch` does the same for
+every hunk of a patch's `*** Update File:` sections, on the lines each hunk expects to find
+(context and removed lines).
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slmactor.logic.evolve.transforms import apply_transform, dump_args, strip_patch_gutter
+from slmactor.logic.evolve.transforms import strip_patch_gutter, transform
+from slmactor.logic.failures.call import EXPECTED, NEW, OLD, PATCH, REPLACE_ALL
 
 #: Generic transforms tried on every not-found edit, safest first.  Each is checked against the
 #: file, so a transform that is wrong for this call simply finds nothing.
 GENERIC_TRANSFORMS: tuple[str, ...] = ("strip_line_number_prefix", "trim_trailing_whitespace")
 #: Label of the file-aware line-ending repair (not a named transform: it depends on the file).
 CRLF = "line_endings"
-
-
-@dataclass(frozen=True, slots=True)
-class EditFields:
-    """Where a harness's edit tool keeps its fields."""
-
-    old: str = "old_string"
-    new: str = "new_string"
-    #: A boolean "replace every occurrence" flag ("" when the tool has none).
-    replace_all: str = "replace_all"
-    #: An integer "this many occurrences" field ("" when the tool has none).
-    expected: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,11 +58,11 @@ class Decision:
         return self.candidate is not None
 
 
-def _wanted(args: Mapping[str, Any], fields: EditFields) -> int:
+def _wanted(args: Mapping[str, Any]) -> int:
     """How many occurrences the call may replace (0 = any number ≥ 1)."""
-    if fields.replace_all and args.get(fields.replace_all) is True:
+    if args.get(REPLACE_ALL) is True:
         return 0
-    expected = args.get(fields.expected) if fields.expected else None
+    expected = args.get(EXPECTED)
     if isinstance(expected, int) and not isinstance(expected, bool) and expected > 0:
         return expected
     return 1
@@ -81,58 +72,45 @@ def _fits(count: int, wanted: int) -> bool:
     return count >= 1 if wanted == 0 else count == wanted
 
 
-def generic_candidates(args: Mapping[str, Any], text: str, fields: EditFields) -> list[Candidate]:
+def generic_candidates(args: Mapping[str, Any], text: str) -> list[Candidate]:
     """The safe generic repairs of `args` for a file whose content is `text`."""
     out: list[Candidate] = []
-    encoded = dump_args(_named(dict(args), fields, to_claude=True))
     for name in GENERIC_TRANSFORMS:
-        fixed, changed = apply_transform(name, encoded)
+        fixed, changed = transform(name, args)
         if changed:
-            out.append(Candidate(_named(json.loads(fixed), fields, to_claude=False), name))
-    old, new = args.get(fields.old), args.get(fields.new)
+            out.append(Candidate(fixed, name))
+    old, new = args.get(OLD), args.get(NEW)
     if isinstance(old, str) and "\n" in old:
         if "\r\n" in text and "\r\n" not in old:
-            swap = {fields.old: old.replace("\n", "\r\n")}
+            swap = {OLD: old.replace("\n", "\r\n")}
             if isinstance(new, str):
-                swap[fields.new] = new.replace("\r\n", "\n").replace("\n", "\r\n")
+                swap[NEW] = new.replace("\r\n", "\n").replace("\n", "\r\n")
             out.append(Candidate({**args, **swap}, CRLF))
         elif "\r\n" in old and "\r\n" not in text:
-            swap = {fields.old: old.replace("\r\n", "\n")}
+            swap = {OLD: old.replace("\r\n", "\n")}
             if isinstance(new, str):
-                swap[fields.new] = new.replace("\r\n", "\n")
+                swap[NEW] = new.replace("\r\n", "\n")
             out.append(Candidate({**args, **swap}, CRLF))
     return out
 
 
-def _named(args: dict[str, Any], fields: EditFields, *, to_claude: bool) -> dict[str, Any]:
-    """Rename the harness's old/new fields to the names the transforms know, and back."""
-    pairs = ((fields.old, "old_string"), (fields.new, "new_string"))
-    out = dict(args)
-    for theirs, ours in pairs:
-        src, dst = (theirs, ours) if to_claude else (ours, theirs)
-        if src != dst and src in out:
-            out[dst] = out.pop(src)
-    return out
-
-
-def decide(args: Mapping[str, Any], text: str, candidates: Sequence[Candidate],
-           fields: EditFields = EditFields()) -> Decision:
+def decide(args: Mapping[str, Any], text: str, candidates: Sequence[Candidate]) -> Decision:
     """Rewrite only when exactly one distinct candidate fits the file (see module docstring)."""
-    old = args.get(fields.old)
+    old = args.get(OLD)
     if not isinstance(old, str) or not old:
         return Decision("not a search/replace edit")
-    wanted = _wanted(args, fields)
+    wanted = _wanted(args)
     if old in text:
         return Decision("the text to replace is in the file")
     fitting: dict[tuple[str, str], Candidate] = {}
     crowded = 0
     for cand in candidates:
-        cand_old = cand.args.get(fields.old)
+        cand_old = cand.args.get(OLD)
         if not isinstance(cand_old, str) or not cand_old or cand_old == old:
             continue
         count = text.count(cand_old)
         if _fits(count, wanted):
-            key = (cand_old, str(cand.args.get(fields.new, "")))
+            key = (cand_old, str(cand.args.get(NEW, "")))
             # A learned rule and a generic transform that agree are one candidate; keep the rule.
             if key not in fitting or (cand.rule_id and not fitting[key].rule_id):
                 fitting[key] = cand
@@ -147,7 +125,7 @@ def decide(args: Mapping[str, Any], text: str, candidates: Sequence[Candidate],
     return Decision("no repair matches the file")
 
 
-# ---------------------------------------------------------------------------- apply_patch (Codex)
+# ------------------------------------------------------------------------- patch envelopes
 
 _UPDATE = "*** Update File: "
 
@@ -197,8 +175,8 @@ def _applies(patch: str, files: Mapping[str, str], *, once: bool) -> bool | None
 
 
 def decide_patch(patch: str, files: Mapping[str, str], candidates: Sequence[Candidate],
-                 key: str = "command") -> Decision:
-    """`decide` for a Codex `apply_patch` call: `files` maps each patched path to its text.
+                 key: str = PATCH) -> Decision:
+    """`decide` for a patch edit: `files` maps each patched path to its text.
 
     A candidate is taken only when every one of its hunks finds its expected text exactly once,
     while the original patch has a hunk that finds nothing; any unreadable file means no rewrite.
@@ -225,7 +203,7 @@ def decide_patch(patch: str, files: Mapping[str, str], candidates: Sequence[Cand
     return Decision("no repair makes every hunk match exactly once")
 
 
-def generic_patch_candidates(patch: str, key: str = "command") -> list[Candidate]:
+def generic_patch_candidates(patch: str, key: str = PATCH) -> list[Candidate]:
     """The safe generic repairs of a patch: its line-number gutters stripped."""
     fixed = strip_patch_gutter(patch)
     return [Candidate({key: fixed}, "strip_line_number_prefix")] if fixed is not None else []

@@ -19,6 +19,7 @@ Without arguments, transform rules are not tested (the seed's behaviour).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 
 from slmactor.logic.evolve import transfer
@@ -28,7 +29,14 @@ from slmactor.logic.evolve.rules import (
     Rule,
     RuleBook,
 )
-from slmactor.logic.evolve.transforms import apply_transform, fits, is_token_edit
+from slmactor.logic.evolve.transforms import (
+    CallArgs,
+    apply_transform,
+    as_call_args,
+    fits_call,
+    is_token_edit,
+    repaired,
+)
 from slmactor.logic.failures.fingerprint import Fingerprint, analyze
 from slmactor.logic.text.trust import UNVERIFIED_LABEL
 from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, ToolClasses
@@ -120,7 +128,7 @@ def _best(rules: list[Rule]) -> Rule:
 
 
 def lookup(book: RuleBook, fp: Fingerprint, message: str,
-           args: str | None = None, classes: ToolClasses = DEFAULT_TOOL_CLASSES,
+           args: CallArgs | None = None, classes: ToolClasses = DEFAULT_TOOL_CLASSES,
            family: transfer.Family | None = None) -> Suggestion | None:
     """The repair for one failed call (see the module docstring); `family` (else `classes`) says
     which tools are one family (the daemon passes `harnesses.tool_family`).
@@ -131,6 +139,8 @@ def lookup(book: RuleBook, fp: Fingerprint, message: str,
     """
     if fp.is_zero:
         return None
+    if args is not None:
+        args = as_call_args(args)  # a map in the shared words (a text only when it never parsed)
     rules = list(book.rules.values())
     known = {rule.id for rule in rules}
     own = _lookup([r for r in rules if r.verified], fp, message, args, classes, known, family)
@@ -154,7 +164,7 @@ def _same_family_advice(rule: Rule, fp: Fingerprint, message: str, classes: Tool
     return rule.trigger.matches(replace(fp, tool=want), message)
 
 
-def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
+def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: CallArgs | None,
             classes: ToolClasses, known: set[str] | None,
             family: transfer.Family | None = None) -> Suggestion | None:
     """`lookup` over `pool`; transfers are proposed only with the ids `known` to the book."""
@@ -172,8 +182,8 @@ def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
                                  or _same_family_advice(rule, fp, message, classes, family)):
             continue
         if args is not None and rule.repair.kind == "transform_args":
-            if not (fits(rule.repair.transform, args)
-                    and apply_transform(rule.repair.transform, args)[1]):
+            if not (fits_call(rule.repair.transform, args)
+                    and repaired(rule.repair.transform, args)[1]):
                 continue  # its precondition does not hold, or it would change nothing (H-S-25)
             fitting.setdefault(rule.repair.transform, []).append(rule)
         (exact if is_exact else pattern).append(rule)
@@ -181,11 +191,11 @@ def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: str | None,
     if args is not None and known is not None:
         for proposed, source in transfer.proposals(pool, fp, message, args, skip=fitting,
                                                     classes=classes, family=family):
-            if proposed.id in known or not apply_transform(proposed.repair.transform, args)[1]:
+            if proposed.id in known or not repaired(proposed.repair.transform, args)[1]:
                 continue  # proposed before: that rule answers for itself (or was retired)
             fitting[proposed.repair.transform] = [proposed]
             sources[proposed.id] = source
-    token = bool(args) and is_token_edit(args or "")
+    token = isinstance(args, Mapping) and is_token_edit(args)
     exact_ids = {rule.id for rule in exact}
     if len(fitting) > 1:
         best = _best([rule for group in fitting.values() for rule in group])

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 
 from slmactor.logic.evolve.rules import Rule, Trigger, rule_id
-from slmactor.logic.evolve.transforms import fits
+from slmactor.logic.evolve.transforms import CallArgs, fits_call
 from slmactor.logic.failures.fingerprint import Fingerprint
 from slmactor.logic.working.toolclasses import DEFAULT_TOOL_CLASSES, EDIT, MODE, ToolClasses
 
@@ -67,7 +67,7 @@ def _can_carry(rule: Rule, fp: Fingerprint, message: str, classes: ToolClasses,
             and rule.fingerprint != fp.id and not rule.trigger.matches(fp, message))
 
 
-def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: str,
+def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: CallArgs,
               skip: Iterable[str] = (),
               classes: ToolClasses = DEFAULT_TOOL_CLASSES,
               family: Family | None = None) -> list[tuple[Rule, Rule]]:
@@ -83,7 +83,8 @@ def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: str,
         held = best.get(name)
         if held is None or (-rule.confidence, rule.id) < (-held.confidence, held.id):
             best[name] = rule
-    return [(propose(best[name], fp), best[name]) for name in sorted(best) if fits(name, args)]
+    return [(propose(best[name], fp), best[name]) for name in sorted(best)
+            if fits_call(name, args)]
 
 
 def propose(source: Rule, fp: Fingerprint) -> Rule:

@@ -1,28 +1,30 @@
 """Named argument transforms: the deterministic repairs a rule can apply to a failed tool call
 (SPEC S-10.4), and `infer_transform`, which recognises one of them in a successful retry.
 
-`apply_transform(name, args)` takes the call's arguments as a JSON text and returns
-`(new_args, changed)`.  The arguments must parse as a JSON object (except for `repair_json`, whose
-job is to make them parse); an unknown transform, unparsable arguments or no change give
-`(args, False)`; otherwise the object is re-serialised compactly, keys in their original order.
+The transforms read and rewrite a call's arguments as a map in the shared words of
+`slmactor.logic.failures.call` (`old_str`, `new_str`, `replace_all`, `content`, `patch`, ...): the
+harness's room renamed its own keys (`ToolCall.shared`), so no transform knows a harness.
+`transform(name, args)` returns `(new_args, changed)` without parsing anything; `apply_transform`
+is the same over a JSON text (a stored report's arguments, and `repair_json`, whose job is to
+make a text parse): an unknown transform, unparsable arguments or no change give `(args,
+False)`; otherwise the object is re-serialised compactly, keys in their original order.
 
 Transforms:
 
 * `repair_json` — mechanical JSON repair of the whole argument text (`repair_json.py`).
 * `strip_line_number_prefix` — remove a read tool's line-number gutter from `old_str`, `patch`,
-  `diff`, `hunk`, in every format real read tools print (`strip_gutter`): `  42| code`, `42|code`
+  `hunk`, in every format real read tools print (`strip_gutter`): `  42| code`, `42|code`
   (slmcode), `12\\tcode` (Claude Code's Read), `    12→code` (its older versions), `     12\\tcode`
   (`cat -n`, `nl -ba`: six columns and a tab), `12:code` (`grep -n`) and `12: code`.  Only when
   every non-blank line carries the same format and the numbers count up by one — so code that
   merely contains `x | y` or `12: value` is never touched; text after a `12\\t` gutter keeps its own
   tabs.  From `new_str` only when `old_str` itself carried a gutter (the model mirrored it), and
   there only from the lines that carry one; never from `content`/`body`, so Markdown tables and
-  CSV with `|` survive (H-S-4).  A Codex `apply_patch` envelope (in `command`, `input` or
-  `patch`) has its gutters stripped after each hunk line's marker (`strip_patch_gutter`).
+  CSV with `|` survive (H-S-4).  A `*** Begin Patch` envelope (in `patch`) has its gutters stripped after each hunk line's marker (`strip_patch_gutter`).
 * `trim_trailing_whitespace` — right-trim spaces, tabs and `\\r` on every line of `old_str`, `new_str`.
 * `unfence_code` — a value that is exactly one ``` fence (optional language tag) becomes the
   fenced text; fields `old_str`, `new_str`, `content`, `body`, and a patch envelope fenced whole
-  in `command`, `input` or `patch` (the fenced text opens with `*** Begin Patch`: a patch tool
+  in `patch` (the fenced text opens with `*** Begin Patch`: a patch tool
   reads its first line as the envelope's, and a fenced shell command is not touched).
 * `shrink_old_str` — an `old_str` of more than 2 lines becomes its first non-blank line.
 * `set_replace_all` — set `replace_all: true` unless it already is.
@@ -33,16 +35,13 @@ counting a gutter); a value that is exactly one fence; JSON with a syntax slip, 
 off; an `old_str` that is one token (replacing every occurrence of a statement or a block is a
 guess: such an edit needs more context, never `replace_all`).  `repair_for(name, args)` gives the
 repaired arguments only when the precondition holds and the transform changes them.
-
-Claude Code's Edit tool names the fields `old_string` / `new_string`; they are treated exactly like
-`old_str` / `new_str` (an extension: the seed only knew its own tool's names).
 """
 
 from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from slmactor.logic.evolve.repair_json import json_cut_off, repair_json
@@ -53,8 +52,8 @@ TRANSFORMS: tuple[str, ...] = (
     "shrink_old_str", "set_replace_all",
 )
 
-_OLD = ("old_str", "old_string")
-_NEW = ("new_str", "new_string")
+_OLD = ("old_str",)
+_NEW = ("new_str",)
 #: Gutter formats, in the order they are tried on a block's first prefixed line.  Group 1 is the
 #: line number.  The tab and arrow formats consume exactly their separator, so indentation after
 #: it (tabs included) is the code's own.
@@ -119,7 +118,7 @@ def strip_gutter(text: str) -> str | None:
     return "\n".join(_strip_line(gutter, line) for line in lines)
 
 
-_GUTTERED = (*_OLD, "patch", "diff", "hunk")
+_GUTTERED = (*_OLD, "patch", "hunk")
 #: The first line of a Codex `apply_patch` envelope.
 PATCH_ENVELOPE = "*** Begin Patch"
 
@@ -151,13 +150,17 @@ def strip_patch_gutter(patch: str) -> str | None:
     return "\n".join(lines) if changed else None
 
 
+#: Where a patch envelope is passed whole (`_strip_gutters` reads the same fields).
+_ENVELOPED = ("patch",)
+
+
 def _is_unified_diff(text: str) -> bool:
     return any(line.startswith("@@") for line in text.split("\n"))
 
 
 def _strip_gutters(args: Args) -> None:
     mirrored: re.Pattern[str] | None = None
-    for key in ("command", "input", "patch"):
+    for key in _ENVELOPED:
         value = args.get(key)
         if isinstance(value, str) and value.lstrip().startswith(PATCH_ENVELOPE):
             stripped = strip_patch_gutter(value)
@@ -198,8 +201,6 @@ def _trim_trailing(args: Args) -> None:
 
 
 _FENCED = (*_OLD, *_NEW, "content", "body")
-#: Where a patch envelope is passed whole (`_strip_gutters` reads the same fields).
-_ENVELOPED = ("command", "input", "patch")
 
 
 def _fenced(key: str, value: object) -> str | None:
@@ -256,23 +257,30 @@ def _load_object(text: str) -> Args | None:
     return value if isinstance(value, dict) else None
 
 
+def transform(name: str, args: Mapping[str, Any]) -> tuple[dict[str, Any], bool]:
+    """Apply the named transform to a call's arguments (a map in the shared words); the new map
+    and whether it changed. `repair_json` needs the text: it never changes a map."""
+    step = _OBJECT_TRANSFORMS.get(name)
+    before, obj = dict(args), dict(args)
+    if step is None:
+        return obj, False
+    step(obj)  # each step replaces top-level values, never edits one in place
+    return obj, obj != before
+
+
 def apply_transform(name: str, args: str) -> tuple[str, bool]:
-    """Apply the named transform to a JSON-object argument text (S-10.4)."""
+    """`transform` over a JSON-object argument text (S-10.4)."""
     if name == "repair_json":
         if _load_object(args) is not None:
             return args, False
         repaired = repair_json(args)
         obj = _load_object(repaired) if repaired is not None else None
         return (dump_args(obj), True) if obj is not None else (args, False)
-    transform = _OBJECT_TRANSFORMS.get(name)
-    obj = _load_object(args) if transform else None
-    if transform is None or obj is None:
+    loaded = _load_object(args) if name in _OBJECT_TRANSFORMS else None
+    if loaded is None:
         return args, False
-    before = json.dumps(obj, sort_keys=True)
-    transform(obj)
-    if json.dumps(obj, sort_keys=True) == before:
-        return args, False
-    return dump_args(obj), True
+    new, changed = transform(name, loaded)
+    return (dump_args(new), True) if changed else (args, False)
 
 
 def same_json(a: str, b: str) -> bool:
@@ -283,36 +291,44 @@ def same_json(a: str, b: str) -> bool:
         return False
 
 
-def infer_transform(failed_args: str, fixed_args: str) -> str | None:
-    """The named transform that turns `failed_args` into `fixed_args` exactly, if there is one.
-
-    Each transform is tried on the failed arguments; the first whose result is semantically equal
-    (as JSON) to the fixed arguments is returned.  None when the arguments did not change, the
-    fixed arguments are not JSON, or no single transform explains the fix.
-    """
-    if _load_object(fixed_args) is None or same_json(failed_args, fixed_args):
+def infer_between(failed: Mapping[str, Any], fixed: Mapping[str, Any]) -> str | None:
+    """The named transform that turns the `failed` arguments into the `fixed` ones exactly (maps
+    in the shared words), if there is one; None when they are equal or no single transform
+    explains the fix."""
+    if failed == fixed:
         return None
     for name in TRANSFORMS:
-        new_args, changed = apply_transform(name, failed_args)
-        if changed and same_json(new_args, fixed_args):
+        new_args, changed = transform(name, failed)
+        if changed and new_args == fixed:
             return name
     return None
+
+
+def infer_transform(failed_args: str, fixed_args: str) -> str | None:
+    """`infer_between` over JSON texts (a report's arguments): also `repair_json`, which turns a
+    text that does not parse into the fixed arguments. None when the fixed arguments are not
+    JSON."""
+    fixed = _load_object(fixed_args)
+    if fixed is None or same_json(failed_args, fixed_args):
+        return None
+    failed = _load_object(failed_args)
+    if failed is not None:
+        return infer_between(failed, fixed)
+    new_args, changed = apply_transform("repair_json", failed_args)
+    return "repair_json" if changed and same_json(new_args, fixed_args) else None
 
 
 #: Longest `old_str` that still reads as one token (an identifier or a call site).
 TOKEN_EDIT_MAX = 80
 
 
-def is_token_edit(args: str) -> bool:
+def is_token_edit(args: Mapping[str, Any]) -> bool:
     """True when the edit replaces one whitespace-free token (`defaultRetries`, `print(`).
 
     Replacing every occurrence of such a token is what a rename or a call-site rewrite means;
     replacing every occurrence of a statement or a block rarely is.
     """
-    obj = _load_object(args)
-    if obj is None:
-        return False
-    old = next((obj[k] for k in _OLD if isinstance(obj.get(k), str)), None)
+    old = next((args[k] for k in _OLD if isinstance(args.get(k), str)), None)
     return isinstance(old, str) and 0 < len(old) <= TOKEN_EDIT_MAX and not any(
         ch.isspace() for ch in old
     )
@@ -321,16 +337,16 @@ def is_token_edit(args: str) -> bool:
 # --- preconditions --------------------------------------------------------------
 
 
-def _has_gutter(obj: Args) -> bool:
+def _has_gutter(obj: Mapping[str, Any]) -> bool:
     if any(isinstance(obj.get(k), str) and obj[k].lstrip().startswith(PATCH_ENVELOPE)
-           and strip_patch_gutter(obj[k]) is not None for k in ("command", "input", "patch")):
+           and strip_patch_gutter(obj[k]) is not None for k in _ENVELOPED):
         return True
     return any(isinstance(obj.get(k), str) and (
         strip_patch_gutter(obj[k]) is not None if k not in _OLD and _is_unified_diff(obj[k])
         else strip_gutter(obj[k]) is not None) for k in _GUTTERED)
 
 
-def _has_trailing_space(obj: Args) -> bool:
+def _has_trailing_space(obj: Mapping[str, Any]) -> bool:
     for key in _OLD:
         value = obj.get(key)
         if isinstance(value, str) and any(
@@ -341,31 +357,36 @@ def _has_trailing_space(obj: Args) -> bool:
     return False
 
 
-def _has_fence(obj: Args) -> bool:
+def _has_fence(obj: Mapping[str, Any]) -> bool:
     return any(_fenced(key, obj.get(key)) is not None for key in (*_FENCED, *_ENVELOPED))
 
 
-def _multi_line_old(obj: Args) -> bool:
+def _multi_line_old(obj: Mapping[str, Any]) -> bool:
     return any(isinstance(obj.get(k), str) and len(obj[k].split("\n")) > 2 for k in _OLD)
 
 
-_PRECONDITIONS: dict[str, Callable[[Args], bool]] = {
+_PRECONDITIONS: dict[str, Callable[[Mapping[str, Any]], bool]] = {
     "strip_line_number_prefix": _has_gutter,
     "trim_trailing_whitespace": _has_trailing_space,
     "unfence_code": _has_fence,
     "shrink_old_str": _multi_line_old,
-    "set_replace_all": lambda obj: obj.get("replace_all") is not True and is_token_edit(
-        dump_args(obj)),
+    "set_replace_all": lambda obj: obj.get("replace_all") is not True and is_token_edit(obj),
 }
 
 
+def fits_args(name: str, args: Mapping[str, Any]) -> bool:
+    """True when the failed call's arguments (a map in the shared words) show what transform
+    `name` repairs (see the module docstring); never `repair_json` (a map parsed already)."""
+    check = _PRECONDITIONS.get(name)
+    return check is not None and check(args)
+
+
 def fits(name: str, args: str) -> bool:
-    """True when the failed call shows what transform `name` repairs (see the module docstring)."""
+    """`fits_args` over a JSON text; `repair_json` when the text has a slip (not a cut-off)."""
     if name == "repair_json":
         return _load_object(args) is None and not json_cut_off(args) and repair_json(args) is not None
-    check = _PRECONDITIONS.get(name)
-    obj = _load_object(args) if check else None
-    return check is not None and obj is not None and check(obj)
+    obj = _load_object(args) if name in _PRECONDITIONS else None
+    return obj is not None and fits_args(name, obj)
 
 
 def repair_for(name: str, args: str) -> str | None:
@@ -374,3 +395,27 @@ def repair_for(name: str, args: str) -> str | None:
         return None
     new_args, changed = apply_transform(name, args)
     return new_args if changed else None
+
+
+#: A failed call's arguments as transforms take them: a map in the shared words, or the text
+#: of arguments that never parsed (only `repair_json` can do anything with those).
+CallArgs = Mapping[str, Any] | str
+
+
+def as_call_args(args: CallArgs) -> CallArgs:
+    """`args` as a map when it is a JSON object's text, else as given (parsed once, here)."""
+    if isinstance(args, str):
+        obj = _load_object(args)
+        return obj if obj is not None else args
+    return args
+
+
+def fits_call(name: str, args: CallArgs) -> bool:
+    """`fits_args` for a map, `fits` for a text."""
+    return fits(name, args) if isinstance(args, str) else fits_args(name, args)
+
+
+def repaired(name: str, args: CallArgs) -> tuple[CallArgs, bool]:
+    """`transform` for a map, `apply_transform` for a text."""
+    return apply_transform(name, args) if isinstance(args, str) else transform(name, args)
+

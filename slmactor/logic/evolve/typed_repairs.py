@@ -32,6 +32,7 @@ from typing import Any
 
 from slmactor.logic.evolve.repairs import Repair
 from slmactor.logic.evolve.rules import Rule, RuleBook
+from slmactor.logic.failures.call import COMMAND, CONTENT, NEW, OLD, PATCH, PATH, ToolCall
 from slmactor.logic.failures.fingerprint import Fingerprint
 from slmactor.logic.failures.verdict import command_heads
 from slmactor.logic.text.redact import redact
@@ -40,16 +41,15 @@ Args = Mapping[str, Any]
 #: Tool name → family (edit, read, shell, search, web, task); "" when unknown.
 FamilyOf = Callable[[str], str]
 
-#: Argument keys that name a call's file, and its shell command, in the harnesses' spellings.
-PATH_KEYS = ("file_path", "filePath", "absolute_path", "notebook_path", "path", "dir_path",
-             "directory", "target_file")
-COMMAND_KEYS = ("command", "cmd")
+#: The shared words (`logic.failures.call`) typed repairs read a call's arguments in: the room
+#: that built the call renamed its own keys to them (`ToolCall.shared`).
+PATH_KEY = PATH
+COMMAND_KEY = COMMAND
 URL_KEYS = ("url", "uri")
-#: Keys whose value is the content of an edit or a file: a change there is the model's work,
-#: not a repair a rule can learn.
-CONTENT_KEYS = frozenset({"old_string", "new_string", "old_str", "new_str", "content",
-                          "file_text", "diff", "patch", "input", "edits", "new_source",
-                          "text", "prompt", "query", "pattern", "todos", "command", "cmd"})
+#: Keys whose value is the content of an edit, a file or a request: a change there is the
+#: model's work, not a repair a rule can learn.
+CONTENT_KEYS = frozenset({OLD, NEW, CONTENT, PATCH, COMMAND, "text", "prompt", "query",
+                          "pattern"})
 #: A scalar argument longer than this is content, not a setting.
 MAX_SETTING = 40
 #: Shell words that bound output, read from the end of a fixing command.
@@ -64,38 +64,31 @@ _SPACE = re.compile(r"\s+")
 
 @dataclass(frozen=True, slots=True)
 class Call:
-    """One tool call: the harness's tool name, its arguments, its family."""
+    """One tool call as typed repairs read it: the harness's tool name, its arguments in the
+    shared words (`ToolCall.shared`), its family."""
 
     tool: str
     args: Args
     family: str = ""
 
+    @classmethod
+    def of(cls, call: ToolCall) -> Call:
+        """The call a room built, in the shared words."""
+        return cls(call.tool, call.shared(), call.family)
+
     @property
     def command(self) -> str:
-        for key in COMMAND_KEYS:
-            value = self.args.get(key)
-            if isinstance(value, str):
-                return value
-            if isinstance(value, list) and all(isinstance(v, str) for v in value):
-                words = [str(v) for v in value]
-                # Codex's `["bash", "-lc", "<line>"]`: the line is the command.
-                if len(words) == 3 and words[1] in ("-lc", "-c"):
-                    return words[2]
-                return " ".join(words)
-        return ""
+        value = self.args.get(COMMAND_KEY)
+        return value if isinstance(value, str) else ""
 
     @property
     def path(self) -> str:
-        for key in PATH_KEYS:
-            value = self.args.get(key)
-            if isinstance(value, str) and value:
-                return value
-        return ""
+        value = self.args.get(PATH_KEY)
+        return value if isinstance(value, str) else ""
 
     @property
     def path_key(self) -> str:
-        return next((k for k in PATH_KEYS if isinstance(self.args.get(k), str)
-                     and self.args.get(k)), "")
+        return PATH_KEY if self.path else ""
 
 
 def norm_command(command: str) -> str:
@@ -434,18 +427,21 @@ def rewrite(repair: Repair, failed: Call) -> Call | None:
         return None
     args = dict(failed.args)
     if repair.kind == "substitute_command":
-        key = next((k for k in COMMAND_KEYS if isinstance(args.get(k), str)), "")
+        key = COMMAND_KEY if isinstance(args.get(COMMAND_KEY), str) else ""
         if not key:
             return None
         rest = _words(norm_command(args[key]))[len(_words(str(what["from"]))):]
         args[key] = " ".join([str(what["to"]), *(shlex.quote(w) for w in rest)])
         return Call(failed.tool, args, failed.family)
     if repair.kind == "correct_path":
-        args[str(what["key"])] = what["to"]
+        # Learned before calls spoke the shared words, the key may be a harness's own: the path
+        # is the path, whatever it was called.
+        args.pop(str(what["key"]), None)
+        args[PATH_KEY] = what["to"]
         return Call(failed.tool, args, failed.family)
     if repair.kind in ("bound_output", "change_args"):
         if "append" in what:
-            key = next((k for k in COMMAND_KEYS if isinstance(args.get(k), str)), "")
+            key = COMMAND_KEY if isinstance(args.get(COMMAND_KEY), str) else ""
             if not key or _elsewhere(what, failed):
                 return None
             args[key] = f"{norm_command(args[key])} {what['append']}"
@@ -482,7 +478,7 @@ def named_fix(repair: Repair, failed: Call) -> str:
         return f"`{what['to']}` instead of `{what['from']}`" + (
             f" (`{norm_command(done.command)}`)" if done is not None else "")
     if repair.kind == "correct_path":
-        return f"{failed.tool} with `{what['key']}: {what['to']}`"
+        return f"{failed.tool} on `{what['to']}`"
     if repair.kind in ("bound_output", "change_args"):
         if "append" in what and _elsewhere(what, failed):
             return f"adding `{what['append']}` (as `{what['on']} {what['append']}`)"

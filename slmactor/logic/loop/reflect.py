@@ -32,6 +32,7 @@ from dataclasses import replace
 from typing import Any
 
 from slmactor.logic.evolve.transforms import infer_transform
+from slmactor.logic.failures.call import COMMAND, PATH
 from slmactor.logic.failures.fingerprint import analyze, describe, salient_line
 from slmactor.logic.failures.fingerprint import normalize as normalize_message
 from slmactor.logic.loop.metrics import Gate, Run, normalize
@@ -146,13 +147,12 @@ def _what_failed(event: FailureEvent) -> str:
         args = json.loads(event.failed_args) if event.failed_args else None
     except ValueError:
         args = None
-    if isinstance(args, dict):
-        for key in ("command", "cmd"):
-            if isinstance(args.get(key), str) and args[key].strip():
-                return f"`{clip_words(redact(' '.join(args[key].split())), 120)}`"
-        for key in ("file_path", "path", "absolute_path", "filePath"):
-            if isinstance(args.get(key), str) and args[key].strip():
-                return f"{event.tool.strip()} on `{clip(args[key], 200)}`"
+    if isinstance(args, dict):  # in the shared words (the ledger keeps them so)
+        command, path = args.get(COMMAND), args.get(PATH)
+        if isinstance(command, str) and command.strip():
+            return f"`{clip_words(redact(' '.join(command.split())), 120)}`"
+        if isinstance(path, str) and path.strip():
+            return f"{event.tool.strip()} on `{clip(path, 200)}`"
     return event.tool.strip() or "a tool call"
 
 

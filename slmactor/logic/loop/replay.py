@@ -183,7 +183,11 @@ class RunTally:
         self.tokens_in += step.tokens_in
         self.tokens_out += step.tokens_out
 
-    def tool(self, step: Step, result: StepResult) -> None:
+    def tool(self, step: Step, result: StepResult, fingerprint: str = "",
+             shared: tuple[str, str] | None = None) -> None:
+        """Count one tool step. For a failure: `fingerprint` is the id the daemon gave it (the
+        report carries it, so reflection never computes another), `shared` the failed and fixed
+        arguments in the shared words (its room's record), else the step's own."""
         self.tool_calls += 1
         signature = f"{step.tool}\x00{step.args}"
         if signature in self._seen:
@@ -220,9 +224,10 @@ class RunTally:
             # No resolution text: a replay knows the fixed arguments, not the model's reasoning,
             # so nothing but a transform reproducing them may be learned from it.
             "resolution": "",
-            "failed_args": step.args,
-            "fixed_args": step.fixed_args,
+            "failed_args": shared[0] if shared else step.args,
+            "fixed_args": shared[1] if shared else step.fixed_args,
             "attempts": 2 if result.wrong_repair else 1,
+            **({"fingerprint": fingerprint} if fingerprint else {}),
         })
 
     @property

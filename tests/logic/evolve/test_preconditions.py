@@ -16,7 +16,7 @@ _LINE = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters
 
 
 def edit(old: str, new: str = "y", **extra: object) -> str:
-    return json.dumps({"file_path": "/src/a", "old_string": old, "new_string": new, **extra})
+    return json.dumps({"path": "/src/a", "old_str": old, "new_str": new, **extra})
 
 
 @settings(derandomize=True, max_examples=200, deadline=None)
@@ -30,8 +30,8 @@ def test_lines_the_model_added_without_a_gutter_survive(old: list[str], added: l
                                                       "\n".join(numbered + added)))
     assert out is not None
     got = json.loads(out)
-    assert got["old_string"] == "\n".join(old)  # tab-indented code keeps its tabs
-    for line, result in zip(added, got["new_string"].split("\n")[len(old):], strict=True):
+    assert got["old_str"] == "\n".join(old)  # tab-indented code keeps its tabs
+    for line, result in zip(added, got["new_str"].split("\n")[len(old):], strict=True):
         if not line[:1].isdigit() and not line[:1].isspace():
             assert result == line
 

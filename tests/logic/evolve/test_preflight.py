@@ -1,5 +1,6 @@
 """Pre-flight repair of an edit: a rewrite only when exactly one candidate
-matches the file exactly once, never when it is ambiguous, never a call that would work."""
+matches the file exactly once, never when it is ambiguous, never a call that would work.
+Arguments are in the shared words a harness's room renamed its keys to (`ToolCall.shared`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,6 @@ from hypothesis import strategies as st
 
 from slmactor.logic.evolve.preflight import (
     Candidate,
-    EditFields,
     decide,
     decide_patch,
     generic_candidates,
@@ -16,17 +16,15 @@ from slmactor.logic.evolve.preflight import (
 )
 
 FILE = "def f(x):\n    y = x + 1\n    return y\n\n\ndef g():\n    return 2\n"
-CLAUDE = EditFields()
-GEMINI = EditFields(replace_all="allow_multiple", expected="expected_replacements")
 
 
 def _edit(old: str, new: str = "NEW", **extra: object) -> dict[str, object]:
-    return {"file_path": "/r/a.py", "old_string": old, "new_string": new, **extra}
+    return {"path": "/r/a.py", "old_str": old, "new_str": new, **extra}
 
 
-def _decide(args: dict[str, object], text: str = FILE, fields: EditFields = CLAUDE,
+def _decide(args: dict[str, object], text: str = FILE,
             learned: list[Candidate] | None = None) -> tuple[bool, str, dict[str, object] | None]:
-    decision = decide(args, text, [*(learned or []), *generic_candidates(args, text, fields)], fields)
+    decision = decide(args, text, [*(learned or []), *generic_candidates(args, text)])
     return decision.rewrite, decision.reason, decision.candidate.args if decision.candidate else None
 
 
@@ -37,7 +35,7 @@ def test_a_gutter_in_any_real_format_is_stripped_when_it_then_matches_once() -> 
                 "  2|     y = x + 1\n  3|     return y"):
         rewrite, _, args = _decide(_edit(old, "     2\t    y = x + 2"))
         assert rewrite and args is not None, old
-        assert args["old_string"] == "    y = x + 1\n    return y"
+        assert args["old_str"] == "    y = x + 1\n    return y"
 
 
 def test_no_rewrite_when_the_text_is_already_there_or_nothing_matches() -> None:
@@ -52,23 +50,23 @@ def test_no_rewrite_when_the_repair_matches_several_places() -> None:
     assert not rewrite and "several places" in reason
     # ... unless the call asks to replace every occurrence.
     assert _decide(_edit("     1\ta = 1", replace_all=True), text)[0]
-    assert _decide(_edit("     1\ta = 1", expected_replacements=2), text, GEMINI)[0]
-    assert not _decide(_edit("     1\ta = 1", expected_replacements=3), text, GEMINI)[0]
+    assert _decide(_edit("     1\ta = 1", expected=2), text)[0]
+    assert not _decide(_edit("     1\ta = 1", expected=3), text)[0]
 
 
 def test_two_different_matching_repairs_are_ambiguous() -> None:
     text = "alpha = 1\nbeta = 2\n"
     args = _edit("alpha = 1\nbeta = 2 # old")
-    first = Candidate({**args, "old_string": "alpha = 1"}, "shrink_old_str", "rule_1")
-    second = Candidate({**args, "old_string": "beta = 2"}, "other", "rule_2")
+    first = Candidate({**args, "old_str": "alpha = 1"}, "shrink_old_str", "rule_1")
+    second = Candidate({**args, "old_str": "beta = 2"}, "other", "rule_2")
     rewrite, reason, _ = _decide(args, text, learned=[first, second])
     assert not rewrite and "ambiguous" in reason
 
 
 def test_a_learned_rule_that_agrees_with_a_generic_repair_is_credited() -> None:
     args = _edit("     7\t    return 2")
-    learned = Candidate({**args, "old_string": "    return 2"}, "strip_line_number_prefix", "rule_x")
-    decision = decide(args, FILE, [*generic_candidates(args, FILE, EditFields()), learned])
+    learned = Candidate({**args, "old_str": "    return 2"}, "strip_line_number_prefix", "rule_x")
+    decision = decide(args, FILE, [*generic_candidates(args, FILE), learned])
     assert decision.candidate is not None and decision.candidate.rule_id == "rule_x"
 
 
@@ -77,27 +75,28 @@ def test_crlf_and_trailing_blanks() -> None:
     assert rewrite and args == _edit("    y = x + 1\n    return y", "a\nb")
     crlf_file = FILE.replace("\n", "\r\n")
     rewrite, _, args = _decide(_edit("    y = x + 1\n    return y", "a\nb"), crlf_file)
-    assert rewrite and args is not None and args["old_string"] == "    y = x + 1\r\n    return y"
+    assert rewrite and args is not None and args["old_str"] == "    y = x + 1\r\n    return y"
     rewrite, _, args = _decide(_edit("    y = x + 1   \n    return y"))
-    assert rewrite and args is not None and args["old_string"] == "    y = x + 1\n    return y"
+    assert rewrite and args is not None and args["old_str"] == "    y = x + 1\n    return y"
 
 
-def test_other_field_names_are_kept() -> None:
-    fields = EditFields(old="old_str", new="new_str")
-    args = {"path": "a.py", "old_str": "     3\t    return y", "new_str": "     3\t    return -y"}
-    decision = decide(args, FILE, generic_candidates(args, FILE, fields), fields)
+def test_other_arguments_are_kept() -> None:
+    args = {"path": "a.py", "old_str": "     3\t    return y", "new_str": "     3\t    return -y",
+            "timeout": 5}
+    decision = decide(args, FILE, generic_candidates(args, FILE))
     assert decision.candidate is not None
-    assert decision.candidate.args == {"path": "a.py", "old_str": "    return y", "new_str": "    return -y"}
+    assert decision.candidate.args == {"path": "a.py", "old_str": "    return y",
+                                       "new_str": "    return -y", "timeout": 5}
 
 
 @settings(derandomize=True, max_examples=200)
 @given(old=st.text(max_size=30), text=st.text(max_size=80))
 def test_a_rewrite_always_matches_the_file_as_the_call_asks(old: str, text: str) -> None:
     args = _edit(old)
-    decision = decide(args, text, generic_candidates(args, text, EditFields()))
+    decision = decide(args, text, generic_candidates(args, text))
     if decision.candidate is not None:
         assert old not in text or not old
-        assert text.count(str(decision.candidate.args["old_string"])) == 1
+        assert text.count(str(decision.candidate.args["old_str"])) == 1
 
 
 # ------------------------------------------------------------------------ Codex apply_patch
@@ -109,13 +108,13 @@ PATCH = ("*** Begin Patch\n*** Update File: a.py\n@@ def f(x):\n-     2\t    y =
 def test_a_patch_with_gutters_is_repaired_when_every_hunk_then_matches_once() -> None:
     decision = decide_patch(PATCH, {"a.py": FILE}, generic_patch_candidates(PATCH))
     assert decision.candidate is not None
-    assert decision.candidate.args["command"] == (
+    assert decision.candidate.args["patch"] == (
         "*** Begin Patch\n*** Update File: a.py\n@@ def f(x):\n-    y = x + 1\n+    y = x + 2\n"
         "     return y\n*** End Patch")
 
 
 def test_a_patch_is_left_alone_when_it_applies_a_file_is_unreadable_or_it_is_ambiguous() -> None:
-    clean = generic_patch_candidates(PATCH)[0].args["command"]
+    clean = generic_patch_candidates(PATCH)[0].args["patch"]
     assert decide_patch(clean, {"a.py": FILE}, generic_patch_candidates(clean)).candidate is None
     assert decide_patch(PATCH, {}, generic_patch_candidates(PATCH)).candidate is None
     twice = FILE + FILE

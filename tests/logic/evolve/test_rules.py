@@ -284,7 +284,7 @@ def test_an_ambiguous_statement_edit_is_never_repaired_with_replace_all() -> Non
                  "python")
     assert fp.cls == "edit_ambiguous"
     replace_all = Repair("transform_args", guidance="set replace_all", transform="set_replace_all")
-    args = '{"old_string": "    return None", "new_string": "    return 0"}'  # one statement of many
+    args = '{"old_str": "    return None", "new_str": "    return 0"}'  # one statement of many
     book = RuleBook()
     for rule in seed_rules():
         book.add(rule)
@@ -303,11 +303,11 @@ def test_learned_replace_all_applies_at_once_to_a_single_token_edit() -> None:
     replace_all = Repair("transform_args", guidance="set replace_all", transform="set_replace_all")
     book = RuleBook()
     book.learn(fp, replace_all, NOW, evidence="run-1", proven=True)
-    rename = lookup(book, fp, "found 4 times", '{"old_string": "defaultRetries", "new_string": "maxRetries"}')
+    rename = lookup(book, fp, "found 4 times", '{"old_str": "defaultRetries", "new_str": "maxRetries"}')
     assert rename is not None and rename.token_edit and rename.apply is True
-    statement = lookup(book, fp, "found 4 times", '{"old_string": "if err != nil {", "new_string": "x"}')
+    statement = lookup(book, fp, "found 4 times", '{"old_str": "if err != nil {", "new_str": "x"}')
     assert statement is None  # replace_all does not fit a statement: it needs more context
-    block = lookup(book, fp, "found 4 times", '{"old_string": "a\\nb", "new_string": "c"}')
+    block = lookup(book, fp, "found 4 times", '{"old_str": "a\\nb", "new_str": "c"}')
     assert block is None
     shrink = Repair("transform_args", guidance="shrink", transform="shrink_old_str")
     assert shrink.needs_intent and replace_all.needs_intent and not STRIP.needs_intent

@@ -25,7 +25,7 @@ def transform(name: str) -> Repair:
 
 
 def edit(old: str, new: str = "y", **extra: object) -> str:
-    return json.dumps({"file_path": "/src/a", "old_string": old, "new_string": new, **extra})
+    return json.dumps({"path": "/src/a", "old_str": old, "new_str": new, **extra})
 
 
 def book_with_seeds() -> RuleBook:
@@ -136,7 +136,7 @@ def test_proposed_repairs_change_the_arguments() -> None:
     pick = lookup(book, analyze("Edit", NOT_FOUND, "rust"), NOT_FOUND, args)
     assert pick is not None and pick.apply
     new_args, changed = apply_transform(pick.rule.repair.transform, args)
-    assert changed and json.loads(new_args)["old_string"] == "fn main() {\n    run();"
+    assert changed and json.loads(new_args)["old_str"] == "fn main() {\n    run();"
 
 
 def test_a_proposed_rule_survives_a_round_trip_through_rules_json() -> None:

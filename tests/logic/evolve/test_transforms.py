@@ -52,10 +52,10 @@ def test_strip_line_number_prefix_every_real_format(gutter: object) -> None:
     code = ["def f(x):", "\tif x:", "\t\treturn 1", "", "return 2"]
     numbered = "\n".join(gutter(12 + i) + line for i, line in enumerate(code))  # type: ignore[operator]
     out, changed = _apply("strip_line_number_prefix",
-                          {"old_string": numbered, "new_string": numbered.replace("2", "3")})
-    assert changed and out["old_string"] == "\n".join(code)
+                          {"old_str": numbered, "new_str": numbered.replace("2", "3")})
+    assert changed and out["old_str"] == "\n".join(code)
     # Tabs after a `12\t` gutter are the code's own indentation and stay.
-    assert "\n\t\treturn 1\n" in str(out["old_string"])
+    assert "\n\t\treturn 1\n" in str(out["old_str"])
 
 
 @pytest.mark.parametrize("text", [
@@ -67,7 +67,7 @@ def test_strip_line_number_prefix_every_real_format(gutter: object) -> None:
 ])
 def test_strip_line_number_prefix_leaves_text_without_a_consistent_gutter(text: str) -> None:
     assert strip_gutter(text) is None
-    args = json.dumps({"old_string": text})
+    args = json.dumps({"old_str": text})
     assert apply_transform("strip_line_number_prefix", args) == (args, False)
 
 
@@ -107,8 +107,8 @@ def test_strip_line_number_prefix_mirrors_new_str_only_with_a_gutter_h_s_4() -> 
     assert apply_transform("strip_line_number_prefix", json.dumps(table))[1] is False
     out, _ = _apply("strip_line_number_prefix", {"patch": "10|-x\n11|+y"})
     assert out["patch"] == "-x\n+y"
-    out, _ = _apply("strip_line_number_prefix", {"diff": " 4 | a", "hunk": "5| b"})
-    assert out == {"diff": "a", "hunk": "b"}
+    out, _ = _apply("strip_line_number_prefix", {"patch": " 4 | a", "hunk": "5| b"})
+    assert out == {"patch": "a", "hunk": "b"}
 
 
 def test_trim_trailing_whitespace() -> None:
@@ -134,17 +134,17 @@ ENVELOPE = ("*** Begin Patch\n*** Update File: app/cache.py\n@@\n def load(self)
 
 @pytest.mark.parametrize("tag", ["diff", "patch", ""])
 def test_unfence_code_takes_a_patch_envelope_out_of_its_fence(tag: str) -> None:
-    fenced = {"command": f"```{tag}\n{ENVELOPE}\n```"}
+    fenced = {"patch": f"```{tag}\n{ENVELOPE}\n```"}
     out, changed = _apply("unfence_code", fenced)
-    assert changed and out == {"command": ENVELOPE}
+    assert changed and out == {"patch": ENVELOPE}
     assert fits("unfence_code", json.dumps(fenced))
-    assert infer_transform(json.dumps(fenced), json.dumps({"command": ENVELOPE})) == "unfence_code"
+    assert infer_transform(json.dumps(fenced), json.dumps({"patch": ENVELOPE})) == "unfence_code"
 
 
 @pytest.mark.parametrize("args", [
     {"command": "```bash\npytest -q\n```"},  # a fenced shell command is the shell's business
-    {"command": ENVELOPE},
-    {"command": f"```diff\n{ENVELOPE}\n```\nand then\n```\nmore\n```"},
+    {"patch": ENVELOPE},
+    {"patch": f"```diff\n{ENVELOPE}\n```\nand then\n```\nmore\n```"},
     {"path": f"```\n{ENVELOPE}\n```"},
 ])
 def test_unfence_code_leaves_other_commands_and_fields_alone(args: dict[str, object]) -> None:
@@ -167,8 +167,8 @@ def test_set_replace_all() -> None:
 
 def test_claude_code_field_names_are_understood() -> None:
     out, changed = _apply("strip_line_number_prefix",
-                          {"old_string": "  5| x = 1", "new_string": "  5| x = 2"})
-    assert changed and out == {"old_string": "x = 1", "new_string": "x = 2"}
+                          {"old_str": "  5| x = 1", "new_str": "  5| x = 2"})
+    assert changed and out == {"old_str": "x = 1", "new_str": "x = 2"}
 
 
 def test_unknown_unparsable_or_non_object_args_are_unchanged() -> None:
@@ -209,7 +209,7 @@ def test_repair_json_gives_up_without_json() -> None:
 
 @pytest.mark.parametrize("text", [
     '{"path": "a.go", "old_str": "x',            # cut mid-string
-    '{"file_path": "a.py", "new_string": "de',   # cut mid-string (Claude Code's names)
+    '{"path": "a.py", "new_str": "de',   # cut mid-string (Claude Code's names)
     '{"a": [1, {"b": 2',                          # cut after a number (it may be cut too)
     '{"a": "x",',                                 # cut after a comma
     '{"a": "x", "b"',                             # cut after a key
@@ -308,21 +308,21 @@ def test_pathologically_deep_args_do_not_raise() -> None:
 def test_codex_read_file_gutter_is_stripped() -> None:
     # Codex's read_file numbers lines `L{n}: ` (openai/codex codex-rs/core/src/tools/handlers/
     # read_file.rs); a model that copies them into old_string misses the file.
-    args = json.dumps({"file_path": "a.py", "old_string": "L10: def f():\nL11:     return 1",
-                       "new_string": "def f():\n    return 2"})
+    args = json.dumps({"path": "a.py", "old_str": "L10: def f():\nL11:     return 1",
+                       "new_str": "def f():\n    return 2"})
     out, changed = apply_transform("strip_line_number_prefix", args)
-    assert changed and json.loads(out)["old_string"] == "def f():\n    return 1"
+    assert changed and json.loads(out)["old_str"] == "def f():\n    return 1"
     # `L` alone or a word starting with L is no gutter.
-    plain = json.dumps({"old_string": "Lines: 3\nLabel: x", "new_string": "y"})
+    plain = json.dumps({"old_str": "Lines: 3\nLabel: x", "new_str": "y"})
     assert apply_transform("strip_line_number_prefix", plain) == (plain, False)
 
 
 def test_gutters_inside_unified_diff_hunks_are_stripped() -> None:
     diff = ("--- a/x.py\n+++ b/x.py\n@@ -10,2 +10,2 @@\n"
             " 10\tdef f():\n-11\t    return 1\n+11\t    return 2")
-    out, changed = apply_transform("strip_line_number_prefix", json.dumps({"diff": diff}))
+    out, changed = apply_transform("strip_line_number_prefix", json.dumps({"patch": diff}))
     assert changed
-    assert json.loads(out)["diff"] == ("--- a/x.py\n+++ b/x.py\n@@ -10,2 +10,2 @@\n"
+    assert json.loads(out)["patch"] == ("--- a/x.py\n+++ b/x.py\n@@ -10,2 +10,2 @@\n"
                                        " def f():\n-    return 1\n+    return 2")
-    clean = json.dumps({"diff": "@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 3"})
+    clean = json.dumps({"patch": "@@ -1,2 +1,2 @@\n a = 1\n-b = 2\n+b = 3"})
     assert apply_transform("strip_line_number_prefix", clean)[1] is False

@@ -36,15 +36,15 @@ def test_interpreter_substitution_is_learned_and_rewrites_the_next_call() -> Non
 
 
 def test_read_limit_is_an_argument_of_the_read_tool_named_as_the_harness_spells_it() -> None:
-    failed = tr.Call("Read", {"file_path": "/p/big.md"}, "read")
-    repair = tr.infer(failed, tr.Call("Read", {"file_path": "/p/big.md", "limit": 200}, "read"),
+    failed = tr.Call("Read", {"path": "/p/big.md"}, "read")
+    repair = tr.infer(failed, tr.Call("Read", {"path": "/p/big.md", "limit": 200}, "read"),
                       "output_too_large")
     assert repair is not None and repair.kind == "bound_output"
     other = tr.Call("read_file", {"absolute_path": "/q/huge.md"}, "read")  # Gemini's tool
     assert tr.fits(repair, other)
     assert "`limit: 200`" in tr.advice(repair, other, "too large", 1, 1)
     # A call that already passes a limit is not one this repair can fix.
-    assert not tr.fits(repair, tr.Call("Read", {"file_path": "/x", "limit": 10}, "read"))
+    assert not tr.fits(repair, tr.Call("Read", {"path": "/x", "limit": 10}, "read"))
 
 
 def test_a_fix_that_also_changed_content_is_advice_never_a_rewrite() -> None:
@@ -55,7 +55,7 @@ def test_a_fix_that_also_changed_content_is_advice_never_a_rewrite() -> None:
 
 
 def test_same_call_resent_is_a_precondition_and_never_rewritten() -> None:
-    call = tr.Call("Edit", {"file_path": "/p/a.go", "old_string": "x", "new_string": "y"}, "edit")
+    call = tr.Call("Edit", {"path": "/p/a.go", "old_str": "x", "new_str": "y"}, "edit")
     repair = tr.infer(call, call, "tool_misuse", "other")
     assert repair is not None and repair.kind == "precondition"
     assert tr.rewrite(repair, call) is None
@@ -63,16 +63,16 @@ def test_same_call_resent_is_a_precondition_and_never_rewritten() -> None:
 
 
 def test_an_edit_resent_with_other_text_teaches_reading_the_file_first() -> None:
-    failed = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nold"}, "edit")
-    fixed = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nreal"}, "edit")
+    failed = tr.Call("replace_in_file", {"path": "src/a.js", "patch": "<<<<<<< SEARCH\nold"}, "edit")
+    fixed = tr.Call("replace_in_file", {"path": "src/a.js", "patch": "<<<<<<< SEARCH\nreal"}, "edit")
     repair = tr.infer(failed, fixed, "edit_not_found")
     assert repair is not None and repair.kind == "precondition" and tr.rewrite(repair, failed) is None
-    later = tr.Call("Edit", {"file_path": "b.py", "old_string": "x", "new_string": "y"}, "edit")
+    later = tr.Call("Edit", {"path": "b.py", "old_str": "x", "new_str": "y"}, "edit")
     text = tr.advice(repair, later, "String to replace not found in file.", 4, 4, read_tool="Read")
     assert "Read `b.py` first, then the Edit resent with its text copied from what it read" in text
     assert "4 of 4 times" in text and "same Edit call" not in text
     # Another file, or a setting changed too: not a read-again.
-    elsewhere = tr.Call("replace_in_file", {"path": "src/b.js", "diff": "x"}, "edit")
+    elsewhere = tr.Call("replace_in_file", {"path": "src/b.js", "patch": "x"}, "edit")
     assert getattr(tr.infer(failed, elsewhere, "edit_not_found"), "kind", None) != "precondition"
     # A misuse that reading does not fix (ambiguity) learns nothing from new text.
     assert tr.infer(failed, fixed, "edit_ambiguous") is None
@@ -92,13 +92,13 @@ def test_a_learned_repair_answers_only_where_its_precondition_holds() -> None:
 
 
 def test_tool_switch_path_correction_and_do_not_retry() -> None:
-    failed = tr.Call("Read", {"file_path": "/p/src"}, "read")
-    switch = tr.infer(failed, tr.Call("LS", {"file_path": "/p/src"}, "read"), "tool_misuse")
+    failed = tr.Call("Read", {"path": "/p/src"}, "read")
+    switch = tr.infer(failed, tr.Call("LS", {"path": "/p/src"}, "read"), "tool_misuse")
     assert switch is not None and switch.kind == "switch_tool" and switch.tool == "LS"
-    moved = tr.infer(tr.Call("Read", {"file_path": "/p/docs/a.md"}, "read"),
-                     tr.Call("Read", {"file_path": "/p/doc/a.md"}, "read"), "path_not_found")
+    moved = tr.infer(tr.Call("Read", {"path": "/p/docs/a.md"}, "read"),
+                     tr.Call("Read", {"path": "/p/doc/a.md"}, "read"), "path_not_found")
     assert moved is not None and moved.kind == "correct_path"
-    done = tr.rewrite(moved, tr.Call("Read", {"file_path": "/p/docs/a.md"}, "read"))
+    done = tr.rewrite(moved, tr.Call("Read", {"path": "/p/docs/a.md"}, "read"))
     assert done is not None and done.path == "/p/doc/a.md"
     stop = tr.infer(tr.Call("mcp__x__search", {"q": "a"}, ""), None, "service_exhausted")
     assert stop is not None and stop.kind == "do_not_retry" and not stop.retry
@@ -106,7 +106,7 @@ def test_tool_switch_path_correction_and_do_not_retry() -> None:
 
 
 def test_pair_finds_the_call_that_got_past_the_failure() -> None:
-    calls = [(shell("pytest -q"), True), (tr.Call("Read", {"file_path": "a"}, "read"), False),
+    calls = [(shell("pytest -q"), True), (tr.Call("Read", {"path": "a"}, "read"), False),
              (shell("ls"), False), (shell("uv run pytest -q"), False)]
     assert tr.pair(calls, 0) == 3
     assert tr.pair([(shell("pytest -q"), True), (shell("pytest -q"), True)], 0) is None
@@ -168,19 +168,19 @@ def test_a_rewrite_of_its_own_failure_is_the_fix_or_nothing(a: dict[str, object]
 def test_a_switch_to_a_tool_that_takes_content_never_carries_another_file_s_content() -> None:
     # Cline: a `replace_in_file` whose SEARCH block missed, got past by `write_to_file` of the
     # whole file. The switch is what memory knows; the new file's text is the model's work.
-    failed = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nx\n"}, "edit")
+    failed = tr.Call("replace_in_file", {"path": "src/a.js", "patch": "<<<<<<< SEARCH\nx\n"}, "edit")
     fix = tr.Call("write_to_file", {"path": "src/a.js", "content": "import React from 'react';\n"}, "edit")
     switch = tr.infer(failed, fix, "edit_not_found")
     assert switch is not None and switch.kind == "switch_tool"
     assert "content" not in json.dumps(json.loads(switch.spec)["what"].get("set"))
-    later = tr.Call("replace_in_file", {"path": "src/b.js", "diff": "<<<<<<< SEARCH\ny\n"}, "edit")
+    later = tr.Call("replace_in_file", {"path": "src/b.js", "patch": "<<<<<<< SEARCH\ny\n"}, "edit")
     assert tr.rewrite(switch, later) is None  # no rewrite: b.js would get a.js's text
     assert "`write_to_file` instead of `replace_in_file`" in tr.advice(switch, later, "", 3, 3)
 
 
 def test_a_switch_learned_with_content_in_its_settings_is_never_rewritten() -> None:
     # A rule stored before content was left to the model still holds the text it saw.
-    failed = tr.Call("replace_in_file", {"path": "a.js", "diff": "x"}, "edit")
+    failed = tr.Call("replace_in_file", {"path": "a.js", "patch": "x"}, "edit")
     stored = tr.infer(failed, tr.Call("write_to_file", {"path": "a.js", "mode": "w"}, "edit"),
                       "edit_not_found")
     assert stored is not None
@@ -188,7 +188,7 @@ def test_a_switch_learned_with_content_in_its_settings_is_never_rewritten() -> N
     spec["what"]["set"] = {"content": "import React from 'react';"}
     spec["what"].pop("partial", None)
     legacy = dataclasses.replace(stored, spec=json.dumps(spec))
-    assert tr.rewrite(legacy, tr.Call("replace_in_file", {"path": "b.js", "diff": "y"}, "edit")) is None
+    assert tr.rewrite(legacy, tr.Call("replace_in_file", {"path": "b.js", "patch": "y"}, "edit")) is None
 
 
 def test_advice_names_the_other_fix_that_also_worked_here() -> None:
@@ -196,8 +196,8 @@ def test_advice_names_the_other_fix_that_also_worked_here() -> None:
     error = ("[replace_in_file for 'src/a.js'] Result:\nThe tool execution failed with the following "
              "error:\n<error>\nThe SEARCH block:\nx\n...does not match anything in the file.\n</error>")
     fp = analyze("replace_in_file", error, family="edit")
-    failed = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nx\n"}, "edit")
-    resend = tr.Call("replace_in_file", {"path": "src/a.js", "diff": "<<<<<<< SEARCH\nz\n"}, "edit")
+    failed = tr.Call("replace_in_file", {"path": "src/a.js", "patch": "<<<<<<< SEARCH\nx\n"}, "edit")
+    resend = tr.Call("replace_in_file", {"path": "src/a.js", "patch": "<<<<<<< SEARCH\nz\n"}, "edit")
     rewrite_whole = tr.Call("write_to_file", {"path": "src/a.js", "content": "all of it"}, "edit")
     for n in range(3):
         assert tr.learn(book, fp, failed, resend, NOW + n, run=f"r{n}") is not None
@@ -241,8 +241,8 @@ def test_a_bounded_read_is_advice_the_model_picks_its_range() -> None:
     # The limit that worked last time is one range of many: named, not imposed.
     message = ("<tool_use_error>File content (14572 tokens) exceeds maximum allowed tokens (10000). "
                "Use offset and limit parameters to read specific portions of the file.</tool_use_error>")
-    failed = tr.Call("Read", {"file_path": "/p/spec.md"}, "read")
-    fix = tr.Call("Read", {"file_path": "/p/spec.md", "limit": 200}, "read")
+    failed = tr.Call("Read", {"path": "/p/spec.md"}, "read")
+    fix = tr.Call("Read", {"path": "/p/spec.md", "limit": 200}, "read")
     fp = analyze("Read", message, family="read")
     book = _book_with((failed, fix), fp, 4)
     picked = tr.choose(book, fp, message, failed)
@@ -259,7 +259,7 @@ def test_a_switch_of_a_call_carrying_content_is_never_a_rewrite() -> None:
     spec["when"] = {"family": "edit", "tool": "replace_in_file"}
     spec["what"] = {"keep": ["path"], "set": {}, "tool": "replace_in_file"}
     switch = dataclasses.replace(learned, spec=json.dumps(spec))
-    failed = tr.Call("replace_in_file", {"path": "c.py", "diff": "<<<<<<< SEARCH\nq\n"}, "edit")
+    failed = tr.Call("replace_in_file", {"path": "c.py", "patch": "<<<<<<< SEARCH\nq\n"}, "edit")
     assert tr.fits(switch, failed)
     assert tr.rewrite(switch, failed) is None
     # Without content to lose the same switch is a rewrite.

@@ -30,7 +30,7 @@ def shell(command: str, **more: Any) -> tr.Call:
 
 
 def read(path: str, **more: Any) -> tr.Call:
-    return tr.Call("Read", {"file_path": path, **more}, "read")
+    return tr.Call("Read", {"path": path, **more}, "read")  # the engine's calls speak the shared words
 
 
 READS = ["Read"]
@@ -42,8 +42,8 @@ def test_the_distinguishing_part_is_what_the_fix_changed() -> None:
     assert facets(shell("npm run dev"), shell("npm run dev", run_in_background=True), READS) == \
         [["`run_in_background", "run_in_background:", "run_in_background="]]
     assert facets(read("a/x.py"), read("a/b/x.py"), READS) == [["a/b/x.py", "a/b/x.py"]]
-    edit = tr.Call("Edit", {"file_path": "a.py", "old_string": "1\tx = 1", "new_string": "x = 2"}, "edit")
-    fixed = tr.Call("Edit", {"file_path": "a.py", "old_string": "x = 1", "new_string": "x = 2"}, "edit")
+    edit = tr.Call("Edit", {"path": "a.py", "old_str": "1\tx = 1", "new_str": "x = 2"}, "edit")
+    fixed = tr.Call("Edit", {"path": "a.py", "old_str": "x = 1", "new_str": "x = 2"}, "edit")
     assert facets(edit, fixed, READS) == [READS]  # read, then resend: the text is the model's
     bounded = facets(read("big.json"), read("big.json", offset=1, limit=400), READS)
     assert names_fix("Read it with `offset: 1` and `limit: 400`", bounded)

@@ -39,8 +39,9 @@ def call(tool: str, ok: bool, path: str = "", args: dict[str, Any] | None = None
     return entry
 
 
-BROKEN = {"file_path": "/r/a.py", "old_string": "     3\tx = 1", "new_string": "     3\tx = 2"}
-CLEAN = {"file_path": "/r/a.py", "old_string": "x = 1", "new_string": "x = 2"}
+# A ledger keeps a call's arguments in the shared words its room renamed them to.
+BROKEN = {"path": "/r/a.py", "old_str": "     3\tx = 1", "new_str": "     3\tx = 2"}
+CLEAN = {"path": "/r/a.py", "old_str": "x = 1", "new_str": "x = 2"}
 NOT_FOUND = "String to replace not found in file.\nString:      3\tx = 1"
 
 
@@ -247,7 +248,7 @@ def test_codex_rollout_gives_every_call_with_its_exit_code_and_model_use_after_a
     assert (stats.model, stats.llm_calls, stats.tokens_in, stats.tokens_out) == ("gpt-5-codex", 1, 100, 7)
     failed, applied, shell = stats.calls
     assert (failed["tool"], failed["path"], failed["ok"], failed["id"]) == ("apply_patch", "src/a.py", False, "c1")
-    assert json.loads(failed["args"]) == {"command": patch}
+    assert json.loads(failed["args"]) == {"patch": patch}  # the ledger's shared words
     assert (applied["ok"], applied["exit_code"]) == (True, 0)
     # A shell command's exit code is only in the rollout (its hook carries the raw output).
     assert (shell["tool"], shell["ok"], shell["exit_code"]) == ("Bash", False, 1)

@@ -66,7 +66,7 @@ def facets(failed: tr.Call, fix: tr.Call, read_tools: Sequence[str]) -> Facets:
             # The same command again: what it was sent with is what differs (a longer timeout,
             # a request to leave the sandbox, to run in the background); with nothing else
             # changed, a read before it (the precondition).
-            settings = [key for key, value in fix.args.items() if key not in tr.COMMAND_KEYS
+            settings = [key for key, value in fix.args.items() if key != tr.COMMAND_KEY
                         and (key not in failed.args or not tr._same(failed.args[key], value))]
             out.extend(_setting(key) for key in settings)
             if not settings:
@@ -82,9 +82,9 @@ def facets(failed: tr.Call, fix: tr.Call, read_tools: Sequence[str]) -> Facets:
     for key, value in fix.args.items():
         if key in failed.args and tr._same(failed.args[key], value):
             continue
-        if key == failed.path_key or key in tr.PATH_KEYS:
+        if key == tr.PATH_KEY:
             out.append([str(value).replace("\\", "/"), str(value)])
-        elif key in tr.COMMAND_KEYS and after and not before:
+        elif key == tr.COMMAND_KEY and after and not before:
             continue  # the action the fix took: its other facet is what differs
         elif key in tr.CONTENT_KEYS or not tr._scalar(value):
             if fix.tool != failed.tool:
