@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import anyio
 
+from slmactor.harnesses import tool_family
 from slmactor.logic.text.strings import hash_id
 from slmactor.logic.text.trust import UNVERIFIED_LABEL, WITHHELD
 from slmactor.protocol import ErrorCode, Message, RequestError
@@ -262,7 +263,7 @@ class ReflectorActor(Actor):
                 continue
             at = data.get("at")
             when = float(at) if isinstance(at, (int, float)) else self.now()
-            reflection = reflect(RunReport.from_dict(data["report"]), when)
+            reflection = reflect(RunReport.from_dict(data["report"]), when, tool_family)
             request_id = data.get("request_id")
             reflection = _name_episode(
                 reflection, request_id if isinstance(request_id, str) else ""
@@ -302,7 +303,7 @@ class ReflectorActor(Actor):
         self.stores.get(root)  # first use of the project: recover interrupted pipelines
         at = self.now()
         # Fingerprinting up to 500 failures is CPU work: off the actor's loop.
-        reflection = await self.run_sync(reflect, report, at)
+        reflection = await self.run_sync(reflect, report, at, tool_family)
         reflection = _name_episode(reflection, msg.id)
         document = cap_document(enrich(reflection.markdown, msg.summary))
         # Accepted = the report is durable; everything else happens in the pipeline.

@@ -321,14 +321,17 @@ def _wire_call(data: dict[str, Any], tool: str, args: str, message: str, *,
 
 
 def analyze_call(call: ToolCall | None, language: str = "", model: str = "") -> Fingerprint:
-    """The fingerprint every ask of this actor gives a failure: read with the call's command
-    and keyed by the tool's family, so the same failure in two harnesses is one id."""
-    from slmactor.logic.failures.fingerprint import ZERO, analyze
+    """The fingerprint every ask of this actor gives a failure: `fingerprint(call)`, the one
+    function every path uses (the language and model are its scope, not part of its id)."""
+    from dataclasses import replace
+
+    from slmactor.logic.failures.fingerprint import ZERO, fingerprint
 
     if call is None:
         return ZERO
-    return analyze(call.tool, call.error, language, model, command=call.command,
-                   family=call.family or tool_family(call.tool))
+    if not call.family:
+        call = replace(call, family=tool_family(call.tool))
+    return fingerprint(call, language, model)
 
 
 def _try_save(store: RuleStore) -> str:

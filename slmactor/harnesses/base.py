@@ -453,16 +453,19 @@ class Harness:
     # ---------------------------------------------------------------------------- a tool call
 
     def words(self, tool: str, tool_input: Mapping[str, Any]) -> dict[str, str]:
-        """Shared word → the key of `tool_input` that carries it, for a call of `tool` (its
-        `edit_keys` first — the key the tool takes, also where the call left it out — then
-        `tool_words`, then `arg_words`)."""
-        from slmactor.logic.failures.call import NEW, OLD, REPLACE_ALL
+        """Shared word → the key of `tool_input` that carries it, for a call of `tool`: the word
+        itself where the call has it, else its `edit_keys` (the key the tool takes, also where
+        the call left it out), then `tool_words`, then `arg_words`."""
+        from slmactor.logic.failures.call import NEW, OLD, REPLACE_ALL, SHARED
 
+        # A shared word the call spells itself carries its meaning (a library client naming the
+        # tool; and no key is ever renamed onto another that is there).
+        found = {word: word for word in SHARED if word in tool_input}
+        # The tool's own key, also where the call left it out (a repair may set it).
         edit = self.edit_keys.get(tool, ("", "", ""))
-        # The tool's own key, also where the call left it out (a repair may set it); the shared
-        # word itself where the caller spoke it (a library client naming the tool).
-        found = {word: key for word, key in zip((OLD, NEW, REPLACE_ALL), edit, strict=True)
-                 if key and (key in tool_input or word not in tool_input)}
+        for word, key in zip((OLD, NEW, REPLACE_ALL), edit, strict=True):
+            if key and word not in found:
+                found[word] = key
         for table in (self.tool_words.get(tool, {}), self.arg_words):
             for key, word in table.items():
                 if word not in found and key in tool_input:

@@ -229,10 +229,11 @@ def _learn_fix(hook: Any, call: ToolCall, path: str, before: list[dict[str, Any]
     if not open_failures:
         return  # most successful calls follow no failure: no repair logic to load (hook start-up)
     from slmactor.logic.evolve.typed_repairs import Call, same_target
+    from slmactor.logic.loop.session_report import ledger_call
 
     fix = Call.of(call)
     for entry in reversed(open_failures):
-        failed = ledger_call(entry)
+        failed = ledger_call(entry, harnesses.tool_family)
         if failed.family != fix.family or not same_target(Call.of(failed), fix):
             continue
         key = entry["key"]
@@ -242,27 +243,6 @@ def _learn_fix(hook: Any, call: ToolCall, path: str, before: list[dict[str, Any]
             "fixed": call.to_wire(),
             "resolution": f"the next {call.tool} call on the same target got past it"})
         return
-
-
-def ledger_call(entry: Mapping[str, Any]) -> ToolCall:
-    """The call a ledger `call` entry keeps: its arguments are in the shared words already, so
-    each names itself (`words` is the identity on the shared words it holds)."""
-    from slmactor.logic.evolve.typed_repairs import parse_args
-    from slmactor.logic.failures.call import COMMAND, PATH, SHARED
-
-    tool = str(entry.get("tool") or "")
-    args = parse_args(str(entry.get("args") or "")) or {}
-    command, path = str(entry.get("command") or ""), str(entry.get("path") or "")
-    if command and COMMAND not in args:
-        args[COMMAND] = command
-    if path and PATH not in args:
-        args[PATH] = path
-    family = entry.get("family")
-    return ToolCall(tool, family if isinstance(family, str) and family else
-                    harnesses.tool_family(tool) or tool.lower(),
-                    args=args, words={w: w for w in SHARED if w in args}, command=command,
-                    paths=(path,) if path else (), ok=entry.get("ok") is not False,
-                    error=str(entry.get("error") or ""))
 
 
 def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path, model: str,
@@ -291,6 +271,8 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
     outcome = run(hook.format, hook.tool_call, payload, project, advise, rewrite)
     if outcome.entry is not None:
         entry = outcome.entry
+        if foreseen:
+            entry = {**entry, "key": foreseen[0][0]}  # the failure avoided, by its one id
         note(ledger, {**entry, "at": time.time(), "path": relative(entry["path"], project)})
         warn(outcome.reason)
         for key, tool, message in foreseen:

@@ -142,7 +142,7 @@ def typed_advice(book: RuleBook, fp: Fingerprint, call: ToolCall, *,
     rule = picked.rule
     advice: dict[str, Any] = {
         "found": True, "rule_id": rule.id, "apply": picked.rewritten is not None,
-        "repair": rule.repair.to_dict(), "exact": rule.fingerprint == fp.id,
+        "repair": rule.repair.to_dict(), "exact": rule.exact_for(fp),
         "reason": f"learned from the call that got past this failure ({rule.repair.kind}); "
                   f"{rule.successes} of {rule.samples} outcomes good; rests on "
                   f"{', '.join(rule.evidence[-2:]) or rule.id}",

@@ -71,6 +71,13 @@ class Trigger:
             return all(needle.lower() in haystack for needle in self.message_contains)
         return True
 
+    def in_scope(self, fp: Fingerprint) -> bool:
+        """Whether `fp` is within the language and model family this trigger keeps (a wildcard
+        where it keeps none): an id says what failed, the trigger's scope whose failure it is."""
+        return all(not want or want.strip().lower() == have.strip().lower()
+                   for want, have in ((self.language, fp.language),
+                                      (self.model_family, fp.model_family)))
+
     @property
     def specificity(self) -> int:
         return (4 * bool(self.cls) + 3 * bool(self.tool) + 2 * bool(self.language)
@@ -130,6 +137,10 @@ class Rule:
     @property
     def samples(self) -> int:
         return self.successes + self.failures
+
+    def exact_for(self, fp: Fingerprint) -> bool:
+        """Learned on this very failure (its id) in the scope `fp` is in."""
+        return bool(self.fingerprint) and self.fingerprint == fp.id and self.trigger.in_scope(fp)
 
     @property
     def confidence(self) -> float:

@@ -177,7 +177,7 @@ def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: CallArgs | No
             # command): `typed_repairs.choose` answers with it where that holds, and nowhere
             # else — its words name another call's fix.
             continue
-        is_exact = bool(rule.fingerprint) and rule.fingerprint == fp.id
+        is_exact = rule.exact_for(fp)
         if not is_exact and not (rule.trigger.matches(fp, message)
                                  or _same_family_advice(rule, fp, message, classes, family)):
             continue

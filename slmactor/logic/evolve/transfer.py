@@ -64,7 +64,7 @@ def _can_carry(rule: Rule, fp: Fingerprint, message: str, classes: ToolClasses,
             and (fp.cls != "unknown" or rule.repair.transform in SELF_EVIDENT)
             and family_of(rule.trigger.tool or fp.tool, classes, family)
             == family_of(fp.tool, classes, family)
-            and rule.fingerprint != fp.id and not rule.trigger.matches(fp, message))
+            and not rule.exact_for(fp) and not rule.trigger.matches(fp, message))
 
 
 def proposals(rules: Iterable[Rule], fp: Fingerprint, message: str, args: CallArgs,

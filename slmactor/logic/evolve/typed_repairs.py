@@ -575,13 +575,13 @@ def choose(book: RuleBook, fp: Fingerprint, message: str, failed: Call, *,
     # A rule a repository brought unsigned is never named as what worked here (the rules
     # actor shows it labelled, its commands withheld, when nothing of the user's fits).
     typed = [r for r in book.rules.values()
-             if r.usable and r.verified and r.repair.spec and (r.fingerprint == fp.id
+             if r.usable and r.verified and r.repair.spec and (r.exact_for(fp)
                                                 or r.trigger.matches(fp, message))
              and fits(r.repair, failed)]
     if not typed:
         return None
     # The exact fingerprint first, then confidence, then successes.
-    ranked = sorted(typed, key=lambda r: (r.fingerprint == fp.id, r.confidence, r.successes, r.id),
+    ranked = sorted(typed, key=lambda r: (r.exact_for(fp), r.confidence, r.successes, r.id),
                     reverse=True)
     best = ranked[0]
     done = rewrite(best.repair, failed)

@@ -89,12 +89,9 @@ class ToolCall:
         """The arguments in the shared words: each key that carries a shared meaning renamed to
         it, the command as its text (an argv read as its script), every other key as it is."""
         renamed = {key: word for word, key in self.words.items()}
-        out: dict[str, Any] = {}
-        for key, value in self.args.items():
-            word = renamed.get(key, key)
-            if word in out and word not in renamed.values():
-                continue  # a harness key equal to a shared word another key already holds
-            out[word] = value
+        # The room gives a word to the key that spells it when there is one, so no key is
+        # renamed onto another: the map is the same size, and `localized` gives it back whole.
+        out = {renamed.get(key, key): value for key, value in self.args.items()}
         if self.command and COMMAND in self.words:
             out[COMMAND] = self.command
         return out

@@ -1,7 +1,12 @@
 """Failure fingerprints: any failure becomes a stable id (SPEC S-9, improved).
 
-`analyze(tool, message, language, model, model_family)` classifies the message, normalises it and
-hashes class + tool + language + model family + *salient text*:
+`fingerprint(call)` is the one way a failure gets its id: the `ToolCall` its harness's room
+built (`slmactor.logic.failures.call`) — its error, command, tool and family. The hook's
+`evolve.on_failure`, `run.finish` of the session, `import sessions` of its transcript and
+`metrics replay` all build that record through the room and call this, so one failure has one id
+whichever way it arrives (the id also travels in the session's ledger and its run report, so
+reflection reuses it rather than computing it again). It classifies the message, normalises it
+and hashes class + tool family (the tool's name when it has none) + *salient text*:
 
 * structural classes (S-9.6: edit_not_found, timeout, rate_limit, ...) hash no text at all, so
   every `old_str not found` of one tool, language and model family is one fingerprint;
@@ -9,6 +14,12 @@ hashes class + tool + language + model family + *salient text*:
   exception line of a traceback, a compiler's error lines without their locations, a pytest
   report's `E` lines and failing node ids.  `undefined: alpha` and `undefined: beta` stay apart,
   the same error in another directory, file or line collapses.
+
+The language and the model are not part of the id (version 4; the seed and versions 1-3 hashed
+both): a failure is what failed, whoever made it. A hook's payload names no model while the
+transcript does, and a replayed trajectory knows its language while a hook does not, so hashing
+them gave one failure two ids. They stay on the fingerprint as the scope a learned rule's trigger
+may keep (`language`, `model_family`).
 
 Versioned like Sentry's grouping configs: `FINGERPRINT_VERSION` is part of the hash and of every
 fingerprint, so a future algorithm can never silently regroup stored data — stored ids of an older
@@ -24,7 +35,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from slmactor.logic.failures.classify import BENIGN, CLASSES, CONTENT, STRUCTURAL, describe
 from slmactor.logic.failures.diagnose import MAX_KEY_LINES, Diagnosis, classify, diagnose_prepared
@@ -43,14 +54,18 @@ from slmactor.logic.text.models import model_family as fold_model_family
 from slmactor.logic.text.models import normalize_language
 from slmactor.logic.text.strings import hash_id
 
+if TYPE_CHECKING:
+    from slmactor.logic.failures.call import ToolCall
+
 __all__ = [
     "BENIGN", "CLASSES", "CONTENT", "FINGERPRINT_VERSION", "STRUCTURAL", "Fingerprint", "analyze",
-    "classify", "describe", "normalize", "salient_line", "salient_text",
+    "classify", "describe", "fingerprint", "normalize", "salient_line", "salient_text",
 ]
 
 #: Version of the grouping algorithm; part of every id.  1 = the seed's (fingerprint_seed.py);
-#: 3 reads through the harnesses' wrappers, knows the call's command and hashes the tool family.
-FINGERPRINT_VERSION = 3
+#: 3 reads through the harnesses' wrappers, knows the call's command and hashes the tool family;
+#: 4 hashes neither the language nor the model family (one failure, one id on every path).
+FINGERPRINT_VERSION = 4
 _VERSION_TAG = f"v{FINGERPRINT_VERSION}"  # hashed into every id
 #: Cap on the salient text in UTF-8 bytes.
 MAX_SALIENT_LEN = 300
@@ -162,17 +177,29 @@ def salient_text(diagnosis: Diagnosis, norm: str, source: str = "") -> str:
     return squash(" | ".join(parts), MAX_SALIENT_LEN) if parts else norm
 
 
+def fingerprint(call: ToolCall, language: str = "", model: str = "") -> Fingerprint:
+    """Fingerprint one failed call (S-9.7 with the fixes listed in the module docstring).
+
+    The error is read through its wrappers first (`unwrap`): the class, the norm and the
+    salient text come from what the program said, the exit code and signal from the frame.
+    The call's shell command tells a silent `which x` exiting 1 (no failure) from a test run
+    exiting 1 (a test failure); its family (edit, read, shell, search, web, task) is hashed in
+    place of the tool's name when it has one, so one failure is one fingerprint in every
+    harness's vocabulary. `language` and `model` (a model id) are recorded on the fingerprint as
+    its scope; the id does not depend on them.
+    """
+    return _analyze(call.tool, call.error, language, model, "", call.command, call.family)
+
+
 def analyze(tool: str, message: str, language: str = "", model: str = "",
             model_family: str = "", *, command: str = "", family: str = "") -> Fingerprint:
-    """Fingerprint one failure (S-9.7 with the fixes listed in the module docstring).
+    """`fingerprint` of a call given by its parts (the CLI's `evolve fingerprint`, the seed's
+    helpers, tests): the same id as the call with that tool, error, command and family."""
+    return _analyze(tool, message, language, model, model_family, command, family)
 
-    The message is read through its wrappers first (`unwrap`): the class, the norm and the
-    salient text come from what the program said, the exit code and signal from the frame.
-    `command` is the call's shell command when it has one (a silent `which x` exiting 1 is no
-    failure, a test run exiting 1 is a test failure); `family` is the tool's family (edit, read,
-    shell, search, web, task — `harnesses.tool_family`), hashed in place of the tool's name when
-    given, so one failure is one fingerprint in every harness's vocabulary.
-    """
+
+def _analyze(tool: str, message: str, language: str, model: str, model_family: str,
+             command: str, family: str) -> Fingerprint:
     tool = tool.strip().lower()
     lang = normalize_language(language)
     mfamily = model_family.strip().lower() or (_model_family(model) if model.strip() else "")
@@ -211,7 +238,7 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
     else:
         salient = norm
         explain = f"{reason}; salient text from the whole normalised message"
-    fid = hash_id("fp_", _VERSION_TAG, cls, family or tool, lang, mfamily, salient)
+    fid = hash_id("fp_", _VERSION_TAG, cls, family or tool, salient)
     return _fingerprint(fid, cls, tool, lang, mfamily, norm, salient, explain, detail)
 
 

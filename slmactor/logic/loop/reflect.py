@@ -27,13 +27,13 @@ out-learned by an exact-fingerprint one).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from slmactor.logic.evolve.transforms import infer_transform
-from slmactor.logic.failures.call import COMMAND, PATH
-from slmactor.logic.failures.fingerprint import analyze, describe, salient_line
+from slmactor.logic.failures.call import COMMAND, PATH, ToolCall
+from slmactor.logic.failures.fingerprint import describe, fingerprint, salient_line
 from slmactor.logic.failures.fingerprint import normalize as normalize_message
 from slmactor.logic.loop.metrics import Gate, Run, normalize
 from slmactor.logic.loop.reflect_md import render_markdown
@@ -46,6 +46,14 @@ from slmactor.logic.text.models import model_family
 from slmactor.logic.text.redact import redact
 from slmactor.logic.text.strings import clip, clip_words, first_line
 from slmactor.logic.text.timefmt import to_rfc3339
+
+#: Tool name → its family (edit, read, shell, search, web, task; "" when unknown).
+FamilyOf = Callable[[str], str]
+
+
+def _no_family(tool: str) -> str:
+    return ""
+
 
 MAX_NOTES = 12
 MAX_EPISODE_FAILURES = 8
@@ -100,8 +108,29 @@ def derive_repair(event: FailureEvent, cls: str) -> dict[str, Any] | None:
     return None
 
 
-def _note(event: FailureEvent) -> tuple[FailureNote, str]:
-    fp = analyze(event.tool, event.message, event.language, event.model, event.model_family)
+def failed_call(event: FailureEvent, family_of: FamilyOf = _no_family) -> ToolCall:
+    """The failed call a report's failure describes, as its harness's room built it: its tool,
+    family, shell command and error (the family from `family_of` where the report names none;
+    a shell call's command from its arguments where the report keeps it only there)."""
+    family = event.family or family_of(event.tool)
+    command = event.command
+    if not command and family == "shell" and '"command"' in event.failed_args:
+        import json
+
+        try:
+            args = json.loads(event.failed_args)
+        except ValueError:
+            args = None
+        value = args.get(COMMAND) if isinstance(args, dict) else None
+        command = value if isinstance(value, str) else ""
+    return ToolCall(event.tool, family, command=command, ok=False, error=event.message)
+
+
+def _note(event: FailureEvent, family_of: FamilyOf = _no_family) -> tuple[FailureNote, str]:
+    # The id the failure was given when it happened, where the report carries it; else the one
+    # its call gets (the same function, the same record: the same id).
+    fp = fingerprint(failed_call(event, family_of), event.language,
+                     event.model or event.model_family)
     message = clip(event.message, NOTE_MESSAGE)
     if len(event.message.strip().encode()) > NOTE_MESSAGE:
         message = clip(message, NOTE_MESSAGE - 3) + "…"
@@ -237,8 +266,10 @@ def metrics_for(report: RunReport, tally: Mapping[Source, int], at: float) -> Ru
     ))
 
 
-def reflect(report: RunReport, now: float) -> Reflection:
-    """Reflect on one finished run. Deterministic: the same report and `now` give the same output."""
+def reflect(report: RunReport, now: float, family_of: FamilyOf = _no_family) -> Reflection:
+    """Reflect on one finished run. Deterministic: the same report and `now` give the same output.
+    `family_of` names a tool's family where a failure of the report does not (the daemon passes
+    `harnesses.tool_family`), so its fingerprint is the one its call got when it happened."""
     at = report.ended_at if report.ended_at > 0 else now
     at_text = to_rfc3339(at)
     notes: list[FailureNote] = []
@@ -246,7 +277,7 @@ def reflect(report: RunReport, now: float) -> Reflection:
     checks: list[Check] = []
     rule_outcomes: dict[str, bool] = {}
     for event in report.failures:
-        note, cls = _note(event)
+        note, cls = _note(event, family_of)
         notes.append(note)
         if event.rule_id:
             ok = event.source == "memory" and note.rule_id == event.rule_id

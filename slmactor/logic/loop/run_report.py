@@ -106,9 +106,14 @@ class FailureEvent:
     #: happened; with a resolution it counts as a failure avoided.
     avoided: bool = False
     #: The fingerprint `evolve.on_failure` gave this failure, when the report knows it (a report
-    #: built from working memory does): reflection keys what it learns to it, because the
-    #: message a report carries may be shorter than the one that was fingerprinted.
+    #: built from working memory or from a hook session's ledger does): reflection keys what it
+    #: learns to it, because the message a report carries may be shorter than the one that was
+    #: fingerprinted.
     fingerprint: str = ""
+    #: The failed call's tool family and shell command, as its harness's room read them: what
+    #: reflection fingerprints a failure by when the report carries no id (`fingerprint(call)`).
+    family: str = ""
+    command: str = ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], language: str, model: str) -> FailureEvent:
@@ -131,6 +136,8 @@ class FailureEvent:
             fixed_args=_raw_text(data, "fixed_args"),
             avoided=data.get("avoided") is True,
             fingerprint=fingerprint_id(data.get("fingerprint")),
+            family=_text(data, "family", 32),
+            command=_raw_text(data, "command"),
         )
 
     @property

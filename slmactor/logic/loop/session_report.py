@@ -31,6 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from slmactor.logic.failures.call import COMMAND, PATH, SHARED, ToolCall
 from slmactor.logic.loop.transcripts import TranscriptStats, as_count
 
 if TYPE_CHECKING:
@@ -110,6 +111,10 @@ def _failure(open_: _Open, fix: Mapping[str, Any] | None) -> dict[str, Any]:
     call = open_.call
     out: dict[str, Any] = {"tool": _s(call, "tool"), "message": _s(call, "error"),
                            "attempts": open_.attempts}
+    # The hook's fingerprint of it, and what any other path fingerprints it by: one id.
+    for key, name in (("key", "fingerprint"), ("family", "family"), ("command", "command")):
+        if _s(call, key):
+            out[name] = _s(call, key)
     if _s(call, "args"):
         out["failed_args"] = _s(call, "args")
     if _s(call, "model"):
@@ -146,7 +151,7 @@ def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
     tool, the reading first — never "another call succeeded with other arguments"."""
     from slmactor.logic.evolve import typed_repairs
     from slmactor.logic.evolve.transforms import infer_transform
-    from slmactor.logic.failures.fingerprint import analyze
+    from slmactor.logic.failures.fingerprint import fingerprint
 
     tool, fix_tool = _s(call, "tool"), _s(fix, "tool")
     where = _s(call, "path") or _s(call, "command")
@@ -157,7 +162,7 @@ def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
     swap = (f"`{typed_repairs.norm_command(_s(fix, 'command'))}` instead of "
             f"`{typed_repairs.norm_command(_s(call, 'command'))}`")
     reread = f"reading {where} again, then {tool} again with its text copied from what it holds"
-    cls = analyze(tool, _s(call, "error")).cls
+    cls = fingerprint(ledger_call(call)).cls
     failed_args = typed_repairs.parse_args(_s(call, "args"))
     fixed_args = typed_repairs.parse_args(_s(fix, "args"))
     if failed_args is not None and fixed_args is not None:
@@ -186,6 +191,9 @@ def _avoided(pre: Mapping[str, Any], ok: bool) -> dict[str, Any]:
     out: dict[str, Any] = {"tool": _s(pre, "tool"), "message": _s(pre, "message"),
                            "failed_args": _s(pre, "failed_args"), "fixed_args": _s(pre, "fixed_args"),
                            "avoided": True}
+    for key, name in (("key", "fingerprint"), ("family", "family")):
+        if _s(pre, key):
+            out[name] = _s(pre, key)
     if _s(pre, "model"):
         out["model"] = _s(pre, "model")
     if rule:
@@ -236,6 +244,26 @@ def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     done.extend(_failure(o, None) for o in pending)
     done.extend(_avoided(p, ok=False) for p in rewritten if _s(p, "rule_id"))
     return done[:MAX_FAILURES]
+
+
+def ledger_call(entry: Mapping[str, Any], family_of: Callable[[str], str] | None = None) -> ToolCall:
+    """The call a ledger `call` entry keeps: its arguments are in the shared words already, so
+    each names itself (`words` is the identity on the shared words it holds). `family_of` names
+    the family of an entry written before entries kept it."""
+    from slmactor.logic.evolve.typed_repairs import parse_args
+
+    tool = _s(entry, "tool")
+    args = parse_args(_s(entry, "args")) or {}
+    command, path = _s(entry, "command"), _s(entry, "path")
+    if command and COMMAND not in args:
+        args[COMMAND] = command
+    if path and PATH not in args:
+        args[PATH] = path
+    family = _s(entry, "family") or (family_of(tool) if family_of is not None else "")
+    return ToolCall(tool, family or tool.lower(), args=args,
+                    words={w: w for w in SHARED if w in args}, command=command,
+                    paths=(path,) if path else (), ok=entry.get("ok") is not False,
+                    error=_s(entry, "error"), call_id=_s(entry, "id"))
 
 
 def _snapshot_list(snapshot: Mapping[str, Any] | None, key: str) -> list[Any]:

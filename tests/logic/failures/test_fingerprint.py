@@ -137,7 +137,7 @@ def test_model_family_is_lowercased_h_s_26() -> None:
     assert analyze("edit", "x", model="Qwen2.5-Coder:7B-instruct").model_family == "qwen2.5-coder"
 
 
-def test_structural_collapse_one_fingerprint_per_tool_language_family() -> None:
+def test_structural_collapse_one_fingerprint_per_tool_whatever_the_language_or_model() -> None:
     messages = [
         "old_str not found in /repo/a.py",
         "old_str not found in C:\\src\\b.py (closest text: 'def f')",
@@ -148,8 +148,12 @@ def test_structural_collapse_one_fingerprint_per_tool_language_family() -> None:
     fp = analyze("ws_edit", messages[0], "go", model="qwen2.5-coder:7b")
     assert fp.salient == "" and fp.structural and fp.cls == "edit_not_found"
     assert analyze("other_tool", messages[0], "go", model="qwen2.5-coder:7b").id != fp.id
-    assert analyze("ws_edit", messages[0], "python", model="qwen2.5-coder:7b").id != fp.id
-    assert analyze("ws_edit", messages[0], "go", model="llama3.1:8b").id != fp.id
+    # Version 4: the language and the model are the failure's scope, not its identity (a hook
+    # knows neither, a transcript names the model, a replay the language: one failure, one id).
+    python = analyze("ws_edit", messages[0], "python", model="qwen2.5-coder:7b")
+    llama = analyze("ws_edit", messages[0], "go", model="llama3.1:8b")
+    assert python.id == llama.id == fp.id
+    assert (python.language, llama.model_family) == ("python", "llama3.1")
 
 
 def test_content_separation_and_collapse() -> None:
