@@ -33,7 +33,7 @@ error (H-S-24); a traceback's error line is kept (the seed cut it away with the 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
@@ -48,7 +48,7 @@ from slmactor.logic.failures.normalize import (
     source_text,
     squash,
 )
-from slmactor.logic.failures.unwrap import unwrap
+from slmactor.logic.failures.unwrap import signal_of, unwrap
 from slmactor.logic.failures.verdict import fallback, read_call, search_diagnostics
 from slmactor.logic.text.models import model_family as fold_model_family
 from slmactor.logic.text.models import normalize_language
@@ -181,14 +181,16 @@ def fingerprint(call: ToolCall, language: str = "", model: str = "") -> Fingerpr
     """Fingerprint one failed call (S-9.7 with the fixes listed in the module docstring).
 
     The error is read through its wrappers first (`unwrap`): the class, the norm and the
-    salient text come from what the program said, the exit code and signal from the frame.
+    salient text come from what the program said, the exit code and signal from the frame (or
+    from the call's `exit_code` where the frame names none).
     The call's shell command tells a silent `which x` exiting 1 (no failure) from a test run
     exiting 1 (a test failure); its family (edit, read, shell, search, web, task) is hashed in
     place of the tool's name when it has one, so one failure is one fingerprint in every
     harness's vocabulary. `language` and `model` (a model id) are recorded on the fingerprint as
     its scope; the id does not depend on them.
     """
-    return _analyze(call.tool, call.error, language, model, "", call.command, call.family)
+    return _analyze(call.tool, call.error, language, model, "", call.command, call.family,
+                    call.exit_code)
 
 
 def analyze(tool: str, message: str, language: str = "", model: str = "",
@@ -199,12 +201,16 @@ def analyze(tool: str, message: str, language: str = "", model: str = "",
 
 
 def _analyze(tool: str, message: str, language: str, model: str, model_family: str,
-             command: str, family: str) -> Fingerprint:
+             command: str, family: str, exit_code: int | None = None) -> Fingerprint:
     tool = tool.strip().lower()
     lang = normalize_language(language)
     mfamily = model_family.strip().lower() or (_model_family(model) if model.strip() else "")
     family = family.strip().lower()
     inner = unwrap(message)
+    if inner.exit_code is None and exit_code is not None:
+        # The status a harness gave as a field where its text names none (a transcript keeps
+        # the output and the exit code apart; a hook's text may carry both): the same call.
+        inner = replace(inner, exit_code=exit_code, signal=inner.signal or signal_of(exit_code))
     prepared = prepare(inner.text)
     source = source_text(prepared)
     source_lower = source.lower()

@@ -123,7 +123,8 @@ def failed_call(event: FailureEvent, family_of: FamilyOf = _no_family) -> ToolCa
             args = None
         value = args.get(COMMAND) if isinstance(args, dict) else None
         command = value if isinstance(value, str) else ""
-    return ToolCall(event.tool, family, command=command, ok=False, error=event.message)
+    return ToolCall(event.tool, family, command=command, ok=False, error=event.message,
+                    exit_code=event.exit_code)
 
 
 def _note(event: FailureEvent, family_of: FamilyOf = _no_family) -> tuple[FailureNote, str]:

@@ -114,6 +114,7 @@ class FailureEvent:
     #: reflection fingerprints a failure by when the report carries no id (`fingerprint(call)`).
     family: str = ""
     command: str = ""
+    exit_code: int | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], language: str, model: str) -> FailureEvent:
@@ -138,6 +139,8 @@ class FailureEvent:
             fingerprint=fingerprint_id(data.get("fingerprint")),
             family=_text(data, "family", 32),
             command=_raw_text(data, "command"),
+            exit_code=code if isinstance(code := data.get("exit_code"), int)
+            and not isinstance(code, bool) else None,
         )
 
     @property

@@ -115,6 +115,9 @@ def _failure(open_: _Open, fix: Mapping[str, Any] | None) -> dict[str, Any]:
     for key, name in (("key", "fingerprint"), ("family", "family"), ("command", "command")):
         if _s(call, key):
             out[name] = _s(call, key)
+    code = call.get("exit_code")
+    if isinstance(code, int) and not isinstance(code, bool):
+        out["exit_code"] = code
     if _s(call, "args"):
         out["failed_args"] = _s(call, "args")
     if _s(call, "model"):
@@ -263,7 +266,9 @@ def ledger_call(entry: Mapping[str, Any], family_of: Callable[[str], str] | None
     return ToolCall(tool, family or tool.lower(), args=args,
                     words={w: w for w in SHARED if w in args}, command=command,
                     paths=(path,) if path else (), ok=entry.get("ok") is not False,
-                    error=_s(entry, "error"), call_id=_s(entry, "id"))
+                    error=_s(entry, "error"), call_id=_s(entry, "id"),
+                    exit_code=code if isinstance(code := entry.get("exit_code"), int)
+                    and not isinstance(code, bool) else None)
 
 
 def _snapshot_list(snapshot: Mapping[str, Any] | None, key: str) -> list[Any]:
