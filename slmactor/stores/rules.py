@@ -52,6 +52,34 @@ def _entries(data: Any) -> list[dict[str, Any]]:
     return [item for item in raw if isinstance(item, dict)]
 
 
+def rule_to_disk(record: dict[str, Any]) -> dict[str, Any]:
+    """A rule as rules.json keeps it: a typed repair's spec as one canonical JSON text (the form
+    files have always held, so older files and their signatures read as before). The one place
+    a `Spec` becomes text."""
+    repair = record.get("repair")
+    if isinstance(repair, dict) and isinstance(repair.get("spec"), dict):
+        from slmactor.logic.evolve.repairs import Spec
+
+        spec = Spec.from_dict(repair["spec"])
+        record = {**record, "repair": {**repair, "spec": spec.identity() if spec else ""}}
+    return record
+
+
+def rule_from_disk(item: dict[str, Any]) -> dict[str, Any]:
+    """`rule_to_disk` undone: the spec text read back as a map (unreadable: no spec, so the rule is
+    no valid typed repair and is never applied)."""
+    repair = item.get("repair")
+    if not (isinstance(repair, dict) and isinstance(repair.get("spec"), str)):
+        return item
+    import json
+
+    try:
+        spec = json.loads(repair["spec"]) if repair["spec"] else None
+    except ValueError:
+        spec = None
+    return {**item, "repair": {**repair, "spec": spec}}
+
+
 def _redacted(record: dict[str, Any]) -> dict[str, Any]:
     clean = redact_obj(record)
     return clean if isinstance(clean, dict) else record
@@ -150,7 +178,7 @@ class RuleStore:
                 continue
             for item in _entries(doc.load()):
                 trusted = scope == "user" or verified(self._key, item)
-                self._merge(book, seeds, item, scope, trusted=trusted)
+                self._merge(book, seeds, rule_from_disk(item), scope, trusted=trusted)
         book.dirty = False
         self.book = book
         self._user_sig = self._user_signature()
@@ -207,8 +235,8 @@ class RuleStore:
             return False
         ordered = sorted(rules, key=lambda r: (r.scope != "builtin", r.created_at, r.id))
         # Redacted before signing: the signature covers exactly the bytes that are stored.
-        entries = [signed(self._key, _redacted(r.to_dict())) if r.verified
-                   else unsigned(r.to_dict()) for r in ordered]
+        entries = [signed(self._key, _redacted(rule_to_disk(r.to_dict()))) if r.verified
+                   else unsigned(rule_to_disk(r.to_dict())) for r in ordered]
         doc.save({"version": VERSION, "updated": to_rfc3339(self._now()), "rules": entries})
         return True
 

@@ -46,6 +46,7 @@ from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.stores.base.fsutil import atomic_write_bytes, ensure_dir
 from slmactor.stores.base.jsondoc import encode_document
 from slmactor.stores.base.layout import STORE_DIR_NAME
+from slmactor.stores.rules import rule_from_disk, rule_to_disk
 
 BUNDLE_FORMAT = "slmactor-bundle"
 BUNDLE_VERSION = 1
@@ -78,7 +79,7 @@ class MergeConflict(Exception):
 def _rule(record: Mapping[str, Any]) -> Record | None:
     if "trigger" not in record or "repair" not in record:
         return dict(record) if record.get("id") else None  # a seed's state-only entry
-    return Rule.from_dict(dict(record)).to_dict()
+    return rule_to_disk(Rule.from_dict(rule_from_disk(dict(record))).to_dict())
 
 
 def _fact(record: Mapping[str, Any]) -> Record | None:

@@ -146,3 +146,25 @@ def test_read_only_store_never_writes(tmp_path: Path) -> None:
     store.book.learn(analyze("edit", "old_str not found", "go"), STRIP, NOW)
     assert store.save() is False
     assert not (tmp_path / "proj").exists()
+
+
+def test_a_typed_repair_spec_is_a_record_and_text_only_in_the_file(tmp_path: Path) -> None:
+    from slmactor.logic.evolve import typed_repairs as tr
+
+    store = open_store(tmp_path)
+    fp = analyze("Bash", "pytest: command not found", family="shell")
+    rule = tr.learn(store.book, fp, tr.Call("Bash", {"command": "pytest -q"}, "shell"),
+                    tr.Call("Bash", {"command": "uv run pytest -q"}, "shell"), NOW, run="r1")
+    assert rule is not None and rule.repair.spec is not None and store.save()
+    [stored] = json.loads((tmp_path / "proj/.slmcode/evolve/rules.json").read_text())["rules"]
+    # On disk the canonical text files have always held (old files and signatures read as
+    # before); everywhere else a record.
+    assert json.loads(stored["repair"]["spec"]) == rule.repair.spec.to_dict()
+    again = open_store(tmp_path).book.get(rule.id)
+    assert again == rule and again.repair.spec == rule.repair.spec
+    # A file written before specs were records: its rule keeps its id and its content.
+    legacy = {**stored, "repair": {**stored["repair"], "spec": json.dumps(
+        {"what": dict(rule.repair.spec.what), "when": dict(rule.repair.spec.when)})}}
+    (tmp_path / "proj/.slmcode/evolve/rules.json").write_text(json.dumps({"version": 1,
+                                                                          "rules": [legacy]}))
+    assert open_store(tmp_path).book.get(rule.id) == rule

@@ -10,6 +10,7 @@ still tell the model what to do.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from typing import Any
 
@@ -20,7 +21,7 @@ from slmactor.logic.evolve.transforms import TRANSFORMS
 INTENT_DEPENDENT_TRANSFORMS = frozenset({"set_replace_all", "shrink_old_str"})
 
 #: Typed repairs learned from the call that got past a failure (`typed_repairs.py`): their
-#: content is the JSON `spec` (a precondition on the failed call and what to change).
+#: content is a `Spec` (a precondition on the failed call and what to change).
 TYPED_KINDS: tuple[str, ...] = ("substitute_command", "change_args", "correct_path",
                                 "bound_output", "precondition", "do_not_retry")
 KINDS: tuple[str, ...] = ("guidance", "transform_args", "switch_tool", "edit_format", "config",
@@ -29,6 +30,35 @@ KINDS: tuple[str, ...] = ("guidance", "transform_args", "switch_tool", "edit_for
 ACTIONS: tuple[str, ...] = ("reread_file", "compact_context", "shorten_response",
                             "raise_max_tokens", "split_task", "force_different_action",
                             "escalate_model", "backoff_retry")
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """The content of a typed repair: `when`, the precondition on the failed call (its family,
+    and per kind what must hold: the command's leading words for a substitution, the path for
+    a correction, the keys a setting repairs), and `what` to change. Plain values only, read as
+    fields: the rules store is the one place it becomes JSON text (`rules.json`)."""
+
+    when: Mapping[str, Any]
+    what: Mapping[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"when": dict(self.when), "what": dict(self.what)}
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Spec | None:
+        """The spec a map holds (`{when, what}`, both maps); None for anything else."""
+        if not isinstance(data, Mapping):
+            return None
+        when, what = data.get("when"), data.get("what")
+        if not isinstance(when, Mapping) or not isinstance(what, Mapping):
+            return None
+        return cls(dict(when), dict(what))
+
+    def identity(self) -> str:
+        """The spec as a rule's id hashes it: one canonical text (sorted keys), the same a
+        rule learned before specs were records stored, so its id does not move."""
+        return json.dumps(self.to_dict(), sort_keys=True, ensure_ascii=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,9 +75,9 @@ class Repair:
     command: str = ""
     action: str = ""
     retry: bool = False
-    #: A typed repair's content, JSON `{"when": {...}, "what": {...}}` ("" for the other kinds;
-    #: a `switch_tool` learned from a fix carries one too).
-    spec: str = ""
+    #: A typed repair's content (None for the other kinds; a `switch_tool` learned from a fix
+    #: carries one too).
+    spec: Spec | None = None
 
     @property
     def deterministic(self) -> bool:
@@ -78,7 +108,7 @@ class Repair:
             "shell": (bool(self.command.strip()), "shell needs a command"),
             "action": (self.action in ACTIONS, f"unknown action {self.action!r}"),
         }
-        if self.kind in TYPED_KINDS and not _spec_ok(self.spec):
+        if self.kind in TYPED_KINDS and self.spec is None:
             return f"{self.kind} needs a spec with when and what"
         ok, why = checks.get(self.kind, (True, ""))
         return "" if ok else why
@@ -95,13 +125,16 @@ class Repair:
             "config": f"set {self.config_key}={self.config_value}",
             "shell": f"run: {self.command}",
             "action": f"action: {self.action}",
-            **{kind: f"{kind.replace('_', ' ')}: {self.spec}" for kind in TYPED_KINDS},
+            **{kind: f"{kind.replace('_', ' ')}: {self.spec.identity() if self.spec else ''}"
+               for kind in TYPED_KINDS},
         }.get(self.kind, "guidance")
 
     def to_dict(self) -> dict[str, Any]:
-        # `spec` only where there is one: the other kinds keep their shape on the wire.
-        return {f.name: getattr(self, f.name) for f in fields(self)
-                if f.name != "spec" or self.spec}
+        # `spec` only where there is one (a map): the other kinds keep their shape on the wire.
+        out = {f.name: getattr(self, f.name) for f in fields(self) if f.name != "spec"}
+        if self.spec is not None:
+            out["spec"] = self.spec.to_dict()
+        return out
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Repair:
@@ -113,13 +146,4 @@ class Repair:
                    tool=text("tool"), edit_format=text("edit_format"),
                    config_key=text("config_key"), config_value=text("config_value"),
                    command=text("command"), action=text("action"),
-                   retry=data.get("retry") is True, spec=text("spec"))
-
-
-def _spec_ok(spec: str) -> bool:
-    try:
-        data = json.loads(spec) if spec else None
-    except ValueError:
-        return False
-    return (isinstance(data, dict) and isinstance(data.get("when"), dict)
-            and isinstance(data.get("what"), dict))
+                   retry=data.get("retry") is True, spec=Spec.from_dict(data.get("spec")))

@@ -104,7 +104,7 @@ def rule_id(trigger: Trigger, repair: Repair) -> str:
     return hash_id("rule_", trigger.cls, trigger.tool, trigger.language, trigger.model_family,
                    ",".join(trigger.message_contains), repair.kind, repair.transform, repair.tool,
                    repair.edit_format, repair.config_key, repair.config_value, repair.command,
-                   repair.action, *((repair.spec,) if repair.spec else ()))
+                   repair.action, *((repair.spec.identity(),) if repair.spec else ()))
 
 
 @dataclass(frozen=True, slots=True)

@@ -30,7 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from slmactor.logic.evolve.repairs import Repair
+from slmactor.logic.evolve.repairs import Repair, Spec
 from slmactor.logic.evolve.rules import Rule, RuleBook
 from slmactor.logic.failures.call import COMMAND, CONTENT, NEW, OLD, PATCH, PATH, ToolCall
 from slmactor.logic.failures.fingerprint import Fingerprint
@@ -168,39 +168,6 @@ def _same(a: object, b: object) -> bool:
     return a == b
 
 
-@dataclass(frozen=True, slots=True)
-class Spec:
-    """The content of a typed repair (kept as JSON in `Repair.spec`).
-
-    `when` is the precondition on the failed call: its family, and per kind what must hold
-    (the command's leading words for a substitution, the path for a correction, the keys a
-    setting repairs).
-    """
-
-    kind: str
-    when: Mapping[str, Any]
-    what: Mapping[str, Any]
-
-    def dump(self) -> str:
-        return json.dumps({"when": dict(self.when), "what": dict(self.what)}, sort_keys=True,
-                          ensure_ascii=False)
-
-    @classmethod
-    def of(cls, repair: Repair) -> Spec | None:
-        if not repair.spec:
-            return None
-        try:
-            data = json.loads(repair.spec)
-        except ValueError:
-            return None
-        if not isinstance(data, dict):
-            return None
-        when, what = data.get("when"), data.get("what")
-        if not isinstance(when, dict) or not isinstance(what, dict):
-            return None
-        return cls(repair.kind, when, what)
-
-
 def evidence(call: Call) -> str:
     """The fixing call as evidence: redacted, clipped."""
     text = json.dumps({"tool": call.tool, "args": dict(call.args)}, ensure_ascii=False,
@@ -211,8 +178,8 @@ def evidence(call: Call) -> str:
 
 def _repair(kind: str, when: dict[str, Any], what: dict[str, Any], guidance: str,
             tool: str = "") -> Repair:
-    spec = Spec(kind, when, what)
-    return Repair(kind, guidance=guidance, tool=tool, spec=spec.dump(), retry=kind in RETRYABLE)
+    return Repair(kind, guidance=guidance, tool=tool, spec=Spec(when, what),
+                  retry=kind in RETRYABLE)
 
 
 #: Kinds a harness may apply without the model (`rewrite` answers a call for them).
@@ -391,7 +358,7 @@ def _args(failed: Call, fix: Call, family: str, cls: str, detail: str) -> Repair
 
 def fits(repair: Repair, failed: Call) -> bool:
     """Whether a learned typed repair's precondition holds on this failed call."""
-    spec = Spec.of(repair)
+    spec = repair.spec
     if spec is None:
         return False
     when = spec.when
@@ -419,7 +386,7 @@ def _starts(command: str, words: str) -> bool:
 
 def rewrite(repair: Repair, failed: Call) -> Call | None:
     """The repaired call, when the repair is exact on this call; None otherwise."""
-    spec = Spec.of(repair)
+    spec = repair.spec
     if spec is None or repair.kind not in RETRYABLE or not fits(repair, failed):
         return None
     what = spec.what
@@ -469,7 +436,7 @@ def rewrite(repair: Repair, failed: Call) -> Call | None:
 
 def named_fix(repair: Repair, failed: Call) -> str:
     """The fix in the calls' own words (tool and argument names as the harness spells them)."""
-    spec = Spec.of(repair)
+    spec = repair.spec
     if spec is None:
         return repair.guidance.strip()
     what = spec.what
@@ -519,7 +486,7 @@ def _fix_words(repair: Repair, failed: Call, read_tool: str) -> str:
     """`named_fix`, with a read-first precondition naming the harness's read tool."""
     fix = named_fix(repair, failed)
     if repair.kind == "precondition" and read_tool and "Read the file" in fix:
-        spec = Spec.of(repair)
+        spec = repair.spec
         reread = spec is not None and spec.what.get("resend") == "reread"
         then = (f"the {failed.tool} resent with its text copied from what it read" if reread
                 else f"the same {failed.tool} call")
@@ -630,11 +597,6 @@ def parse_args(args: str) -> dict[str, Any] | None:
     return value if isinstance(value, dict) else None
 
 
-def dump_call(call: Call) -> str:
-    """A call's arguments as the JSON text a harness resends."""
-    return json.dumps(dict(call.args), ensure_ascii=False)
-
-
 def preflight(book: RuleBook, call: Call) -> Choice | None:
     """A shell call rewritten *before* it runs: only by a learned command substitution that
     fits it, was learned on the same command head from a failure that is not the model's work
@@ -648,7 +610,7 @@ def preflight(book: RuleBook, call: Call) -> Choice | None:
         if not (rule.usable and rule.verified and rule.repair.kind == "substitute_command"
                 and may_apply(rule, rule.trigger.cls)):
             continue
-        spec = Spec.of(rule.repair)
+        spec = rule.repair.spec
         if spec is None or not head or spec.what.get("pre") != head or not fits(rule.repair, call):
             continue
         done = rewrite(rule.repair, call)

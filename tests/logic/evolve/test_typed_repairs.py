@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from slmactor.logic.evolve import typed_repairs as tr
+from slmactor.logic.evolve.repairs import Spec
 from slmactor.logic.evolve.rules import RuleBook
 from slmactor.logic.failures.fingerprint import Fingerprint, analyze
 
@@ -123,9 +124,9 @@ def test_a_typed_repair_is_a_rule_with_beta_confidence_and_evidence() -> None:
     assert rule is not None and rule.successes == 1 and rule.confidence == 0.5
     again = book.learn(fp, repair, NOW, evidence="run2 " + evidence, proven=True)
     assert again is not None and again.id == rule.id and again.successes == 2
-    assert json.loads(again.repair.spec)["what"] == {"from": "pytest", "to": "uv run pytest",
-                                                     "pre": "pytest"}
-    assert again.to_dict()["repair"]["spec"] == repair.spec
+    assert again.repair.spec is not None and again.repair.spec.what == {
+        "from": "pytest", "to": "uv run pytest", "pre": "pytest"}
+    assert again.to_dict()["repair"]["spec"] == repair.spec.to_dict()  # a map on the wire
 
 
 def test_evidence_is_redacted() -> None:
@@ -172,7 +173,7 @@ def test_a_switch_to_a_tool_that_takes_content_never_carries_another_file_s_cont
     fix = tr.Call("write_to_file", {"path": "src/a.js", "content": "import React from 'react';\n"}, "edit")
     switch = tr.infer(failed, fix, "edit_not_found")
     assert switch is not None and switch.kind == "switch_tool"
-    assert "content" not in json.dumps(json.loads(switch.spec)["what"].get("set"))
+    assert switch.spec is not None and "content" not in json.dumps(switch.spec.what.get("set"))
     later = tr.Call("replace_in_file", {"path": "src/b.js", "patch": "<<<<<<< SEARCH\ny\n"}, "edit")
     assert tr.rewrite(switch, later) is None  # no rewrite: b.js would get a.js's text
     assert "`write_to_file` instead of `replace_in_file`" in tr.advice(switch, later, "", 3, 3)
@@ -184,10 +185,10 @@ def test_a_switch_learned_with_content_in_its_settings_is_never_rewritten() -> N
     stored = tr.infer(failed, tr.Call("write_to_file", {"path": "a.js", "mode": "w"}, "edit"),
                       "edit_not_found")
     assert stored is not None
-    spec = json.loads(stored.spec)
-    spec["what"]["set"] = {"content": "import React from 'react';"}
-    spec["what"].pop("partial", None)
-    legacy = dataclasses.replace(stored, spec=json.dumps(spec))
+    assert stored.spec is not None
+    what = {k: v for k, v in stored.spec.what.items() if k != "partial"}
+    legacy = dataclasses.replace(stored, spec=Spec(stored.spec.when, {
+        **what, "set": {"content": "import React from 'react';"}}))
     assert tr.rewrite(legacy, tr.Call("replace_in_file", {"path": "b.js", "patch": "y"}, "edit")) is None
 
 
@@ -255,10 +256,9 @@ def test_a_switch_of_a_call_carrying_content_is_never_a_rewrite() -> None:
     learned = tr.infer(tr.Call("read_file", {"path": "a.py"}, "read"),
                        tr.Call("list_files", {"path": "a.py"}, "search"), "tool_misuse")
     assert learned is not None and learned.kind == "switch_tool"
-    spec = json.loads(learned.spec)
-    spec["when"] = {"family": "edit", "tool": "replace_in_file"}
-    spec["what"] = {"keep": ["path"], "set": {}, "tool": "replace_in_file"}
-    switch = dataclasses.replace(learned, spec=json.dumps(spec))
+    switch = dataclasses.replace(learned, spec=Spec({"family": "edit", "tool": "replace_in_file"},
+                                                    {"keep": ["path"], "set": {},
+                                                     "tool": "replace_in_file"}))
     failed = tr.Call("replace_in_file", {"path": "c.py", "patch": "<<<<<<< SEARCH\nq\n"}, "edit")
     assert tr.fits(switch, failed)
     assert tr.rewrite(switch, failed) is None
