@@ -72,7 +72,7 @@ def _in_process(project: Path, texts: list[str], rounds: int) -> dict[str, tuple
             builder = block_logic.BlockBuilder("worker", 1200)
             hits = store.recall(RecallQuery(text=q, n=block_logic.MAX_EPISODES), now)
             episodes = [h.entry.to_dict() for h in hits]
-            builder.add("episodic", block_logic.episodic_section(
+            builder.add("episodic", block_logic.episodic_items(
                 episodes, builder.allowance("episodic")))
             return builder.render()
 

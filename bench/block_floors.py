@@ -26,8 +26,9 @@ import msgpack
 import zmq
 
 from slmactor.logic.memory import block as block_logic
+from slmactor.logic.memory.block_items import BlockItem
+from slmactor.logic.memory.lesson_recall import items_within
 from slmactor.logic.memory.lesson_recall import recall as recall_lessons
-from slmactor.logic.memory.lesson_recall import render_within
 from slmactor.logic.recall.episode import Episode, IndexEntry
 from slmactor.logic.recall.index import RecallQuery
 from slmactor.runtime.daemon import tune_gc
@@ -105,13 +106,13 @@ class Replica:
             self.lessons.sync()
         allowance = builder.allowance("semantic")
         hits = recall_lessons(list(self.lessons.book.lessons), query, now, BLOCK_LESSONS)
-        lessons = ""
+        lessons: list[BlockItem] = []
         if hits and int(allowance * BLOCK_SHARE) > 0:
-            lessons, _ = render_within([s.lesson for s in hits], int(allowance * BLOCK_SHARE))
+            lessons, _ = items_within([s.lesson for s in hits], int(allowance * BLOCK_SHARE))
         semantic = block_logic.semantic_section(
-            lambda tokens: self.facts.book.render_for(query, tokens, now), lessons, allowance)
+            lambda tokens: self.facts.book.items_for(query, tokens, now), lessons, allowance)
         builder.add("semantic", semantic)
-        episodic = ""
+        episodic: list[BlockItem] = []
         if query.strip() and builder.allowance("episodic") > 0:
             found = self.episodes.recall(
                 RecallQuery(text=query, n=block_logic.RECALL_CANDIDATES), now)
@@ -120,13 +121,14 @@ class Replica:
                 {"id": hit.entry.id, "score": hit.score,
                  **({"episode": full[rank]} if rank < len(full) and full[rank] is not None else {})}
                 for rank, hit in enumerate(found)]}
-            episodic = block_logic.episodic_section(
+            episodic = block_logic.episodic_items(
                 block_logic.episodes_of(reply), builder.allowance("episodic"), shown=semantic)
         builder.add("episodic", episodic)
         self.procedures.sync()
         allowance = builder.allowance("procedural")
-        builder.add("procedural", self.procedures.book.render("", "", allowance) if allowance else "")
-        return block_logic.said_once(builder.render())
+        builder.add("procedural", self.procedures.book.render_items("", "", allowance)
+                    if allowance else [])
+        return block_logic.render(block_logic.said_once(builder.items()))
 
 
 def _serve(endpoint: str, answer: Any) -> None:

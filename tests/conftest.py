@@ -1,4 +1,5 @@
-"""Shared fixtures: the asyncio backend for anyio tests, and a real daemon per test."""
+"""Shared fixtures: the asyncio backend for anyio tests, and a real daemon per test; and the
+Hypothesis profile every property test runs under."""
 
 from __future__ import annotations
 
@@ -9,9 +10,17 @@ import tempfile
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from slmactor import locate
 from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
+
+# No wall-clock bound on a property test's example (Hypothesis' 200 ms deadline fails a test on a
+# busy machine, not a slow parser: speed is measured in bench/), and the health check that
+# times data generation likewise.
+settings.register_profile("slmactor", deadline=None,
+                          suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("slmactor")
 
 # The runtime dir comes from /run/user/<uid> before any variable, and a client finds a daemon of
 # its uid in /tmp/slmactor-<uid> too (slmactor.locate): a test that sets no SLMACTOR_RUNTIME_DIR

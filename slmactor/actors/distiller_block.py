@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from slmactor.logic.memory.block_items import BlockItem
 from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.logic.text.strings import count_tokens_chars
 from slmactor.protocol import ErrorCode, Message, RequestError
@@ -27,7 +28,7 @@ BLOCK_SHARE = 0.5
 
 class MemoryBlockMixin(Actor):
     """`memory.block`; the host actor provides `procedures`, `_project(msg)` and
-    `lessons_block_text` (the polar-lessons mixin)."""
+    `lessons_block_items` (the polar-lessons mixin)."""
 
     procedures: ProcedureStore
     #: The host actor's project lookup (its `_project` method).
@@ -37,10 +38,10 @@ class MemoryBlockMixin(Actor):
         """Ids of the lines the user retired from this project's blocks (the lines mixin's)."""
         return frozenset()
 
-    async def lessons_block_text(self, project: Any, query: str, run_id: str,
-                                 allowance: int) -> str:
+    async def lessons_block_items(self, project: Any, query: str, run_id: str,
+                                  allowance: int) -> list[BlockItem]:
         """The do/don't lessons of the semantic section (the polar-lessons mixin's)."""
-        return ""
+        return []
 
     @handles(MemoryBlock)
     async def block(self, msg: MemoryBlock) -> dict[str, Any]:
@@ -61,7 +62,9 @@ class MemoryBlockMixin(Actor):
                 WorkingRender(project=root, run_id=msg.run_id, budget=builder.allowance("working"))
             )
             working = reply.get("text", "") if isinstance(reply, dict) else ""
-        builder.add("working", working)
+        # Working memory's renderer writes lines of its own (the working actor's): taken as
+        # its lines, never compared with the other sections' wording.
+        builder.add("working", block_logic.lines_as_items("working", working))
         query_text, files = msg.query, list(msg.files)
         if msg.run_id.strip() and not (query_text.strip() or files or msg.tags):
             # S-7.3: without an explicit task, the run's own task and focus files condition
@@ -71,12 +74,12 @@ class MemoryBlockMixin(Actor):
         # The semantic section: facts, then the do/don't lessons for the task (at most half of
         # the section's allowance, whole lines; none → the facts alone, byte-identical).
         allowance = builder.allowance("semantic")
-        lessons = await self.lessons_block_text(
+        lessons = await self.lessons_block_items(
             project, query, msg.run_id, int(allowance * BLOCK_SHARE))
         semantic = block_logic.semantic_section(
-            lambda tokens: project.facts.book.render_for(query, tokens, now), lessons, allowance)
+            lambda tokens: project.facts.book.items_for(query, tokens, now), lessons, allowance)
         builder.add("semantic", semantic)
-        episodic = ""
+        episodic: list[BlockItem] = []
         if (query_text.strip() or files or msg.tags) and builder.allowance("episodic") > 0:
             reply = await self._quiet_ask(
                 MemoryRecall(
@@ -89,24 +92,28 @@ class MemoryBlockMixin(Actor):
                     n=block_logic.RECALL_CANDIDATES,
                 )
             )
-            episodic = block_logic.episodic_section(
+            episodic = block_logic.episodic_items(
                 block_logic.episodes_of(reply), builder.allowance("episodic"), shown=semantic
             )
         builder.add("episodic", episodic)
         family = model_family(msg.model) if msg.model.strip() else ""
         allowance = builder.allowance("procedural")
-        procedural = self.procedures.book.render(family, language, allowance) if allowance else ""
-        builder.add("procedural", procedural)
-        # Said once: a fix learned as a gotcha, a convention and a lesson is one line to read.
-        text = block_logic.said_once(builder.render())
+        builder.add("procedural", self.procedures.book.render_items(family, language, allowance)
+                    if allowance else [])
+        # Said once: a fix learned as a gotcha, a convention and a lesson is one line to read
+        # (their keys and fixes compared, as the renderers set them).
+        items = block_logic.said_once(builder.items())
         retired = self.retired_ids(project.root)
         if retired:  # lines the user took back (`memory.retire`) are not said again
             from slmactor.logic.memory.block_lines import without_retired
 
-            text = without_retired(text, retired)
+            items = without_retired(items, retired)
+        text = block_logic.render(items)
         self.ctx.stats.extra["blocks"] += 1
         return {
             "text": text,
+            # The block as items: a hook renders them for its harness and tells each key once.
+            "items": [item.to_dict() for item in items],
             "tokens": count_tokens_chars(text),
             "budget": budget,
             "role": msg.role,

@@ -39,6 +39,7 @@ from slmactor.stores.base.layout import ProjectLayout
 
 if TYPE_CHECKING:  # the lesson logic and stores load with the first lessons or block ask
     from slmactor.logic.memory import polar_lessons as polar
+    from slmactor.logic.memory.block_items import BlockItem
     from slmactor.logic.memory.lesson_recall import Scored
     from slmactor.logic.memory.lessons import Lesson
     from slmactor.stores.polar_lessons import PhaseBudgetStore, PolarLessonStore
@@ -177,18 +178,19 @@ class PolarLessonsMixin(Actor):
         self._remember_shown(project.root, run_id, (s.lesson for s in hits))
         return hits
 
-    async def lessons_block_text(self, project: Any, query: str, run_id: str, allowance: int) -> str:
+    async def lessons_block_items(self, project: Any, query: str, run_id: str,
+                                  allowance: int) -> list[BlockItem]:
         """Do/don't lessons for the memory block, within `allowance` tokens (whole lines)."""
-        from slmactor.logic.memory.lesson_recall import render_within
+        from slmactor.logic.memory.lesson_recall import items_within
 
         if allowance <= 0:
-            return ""
+            return []
         hits = await self._ranked(project, query, BLOCK_LESSONS)
         if not hits:
-            return ""
-        text, shown = render_within([s.lesson for s in hits], allowance)
+            return []
+        items, shown = items_within([s.lesson for s in hits], allowance)
         self._remember_shown(project.root, run_id, shown)
-        return text
+        return items
 
     # ---------------------------------------------------------------- asks
 

@@ -142,9 +142,29 @@ def _line_key(line: str) -> str:
     return _digest(html.unescape(line).strip())
 
 
-def told_entry(text: str, now: float) -> dict[str, Any]:
-    """A ledger entry naming every line of context this session was given (digests only)."""
-    return {"e": "told", "at": now, "lines": sorted({_line_key(line) for line in text.splitlines() if line.strip()})}
+def told_entry(text: str, now: float, keys: Sequence[str] = ()) -> dict[str, Any]:
+    """A ledger entry naming what this session was told: the keys of the block's items (what
+    the next block is compared by) and every line of the text (digests only: what a prompt
+    that echoes it back is stripped of)."""
+    entry: dict[str, Any] = {"e": "told", "at": now, "lines": sorted(
+        {_line_key(line) for line in text.splitlines() if line.strip()})}
+    if keys:
+        entry["keys"] = sorted({key_digest(k) for k in keys})
+    return entry
+
+
+def key_digest(key: str) -> str:
+    """A block item's key as the ledger keeps it (a digest: the ledger stays small)."""
+    return _digest(key)
+
+
+def told_keys(entries: Sequence[Mapping[str, Any]]) -> set[str]:
+    """The keys of every block item a session was told so far (as `told_entry` keeps them)."""
+    found: set[str] = set()
+    for entry in entries:
+        if entry.get("e") == "told" and isinstance(entry.get("keys"), list):
+            found.update(d for d in entry["keys"] if isinstance(d, str))
+    return found
 
 
 def told_lines(entries: Sequence[Mapping[str, Any]]) -> set[str]:
@@ -154,26 +174,6 @@ def told_lines(entries: Sequence[Mapping[str, Any]]) -> set[str]:
         if entry.get("e") == "told" and isinstance(entry.get("lines"), list):
             found.update(d for d in entry["lines"] if isinstance(d, str))
     return found
-
-
-def untold(block: str, told: set[str]) -> str:
-    """The part of a memory block the session was not given yet: each heading kept only over the
-    lines under it that are new ("" when nothing is)."""
-    out: list[str] = []
-    heading: str | None = None
-    for line in block.splitlines():
-        if line.startswith("#"):
-            heading = line
-            continue
-        if not line.strip() or _line_key(line) in told:
-            continue
-        if heading is not None:
-            if out:
-                out.append("")
-            out.append(heading)
-            heading = None
-        out.append(line)
-    return "\n".join(out) + "\n" if out else ""
 
 
 def without_injected(prompt: str, told: set[str]) -> str:

@@ -51,7 +51,9 @@ def _words_of_the_replay() -> set[str]:
 def test_the_demo_block_names_each_rule_and_task_once_and_cuts_no_word() -> None:
     block = _replayed_block()
     items = block_items(block)
-    assert len(items) >= 8, block
+    # 7 since one fingerprint per failure on every path: the demo's OpenHands editor failure
+    # is fixed from memory in its first pass (39 of 49, was 38), so it teaches no convention.
+    assert len(items) >= 7, block
     distinct, total = distinct_items(block)
     assert distinct == total, block
     rules = [rule for item in items for rule in re.findall(r"rule_[0-9a-f]{12}", item)]

@@ -46,6 +46,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
     from typing import Any
 
+    from slmactor.logic.memory.block_items import BlockItem
+
 #: Longest hook payload read from stdin (a tool response can be large; the rest is ignored).
 MAX_STDIN = 4 << 20
 #: Seconds a hook may take at most, stdin and daemon included (`--timeout` lowers it).
@@ -321,22 +323,26 @@ class HookRun:
         breaker.clear(self.runtime_dir)
         return result
 
-    def once(self, text: str) -> str:
-        """`text` without what this session was already given (kept in its ledger), and noted
-        as given: the session start gets the block, a later prompt only what is new."""
+    def once(self, items: list[BlockItem]) -> str:
+        """The block's items this session was not given yet (their keys are kept in its
+        ledger), rendered for the harness and noted as given: the session start gets the
+        block, a later prompt only what is new."""
         from pathlib import Path
 
         from slmactor.hooks import session
+        from slmactor.logic.memory.block_items import render, untold
 
         ledger = session.ledger_path(Path(self.runtime_dir), self.project, self.hook.run_id)
-        told = session.told_lines(session.read_ledger(ledger))
-        new = session.untold(text, told) if told else text
-        if new:
+        told = session.told_keys(session.read_ledger(ledger))
+        new = untold(items, told, session.key_digest) if told else items
+        text = render(new)
+        if text:
             try:
-                session.append(ledger, session.told_entry(new, time.time()))
+                session.append(ledger, session.told_entry(text, time.time(),
+                                                          keys=[i.key for i in new if i.key]))
             except OSError as exc:
                 warn(f"session ledger: {exc}")
-        return new
+        return text
 
     def close(self) -> None:
         if self._client is not None:
@@ -371,7 +377,14 @@ def context(run: HookRun) -> dict[str, Any]:
     text = result.get("text", "") if isinstance(result, dict) else ""
     if not isinstance(text, str) or not text:
         return {}
-    return {"context": run.once(text)} if text else {}
+    from slmactor.logic.memory import block_items
+
+    raw = result.get("items")
+    items = [i for i in (block_items.BlockItem.from_dict(d) for d in raw) if i is not None] \
+        if isinstance(raw, list) else []
+    # A daemon of before items answers text only: its lines are the items.
+    told = run.once(items or block_items.lines_as_items("", text))
+    return {"context": told} if told else {}
 
 
 #: action → handler. A handler returns `{"context": str, "updated_input": dict}` (either may be

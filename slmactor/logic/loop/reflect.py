@@ -190,12 +190,16 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
              at: str) -> list[Lesson]:
     out: list[Lesson] = []
     seen: set[str] = set()
+    fixes: set[tuple[str, str]] = set()
     for cand in candidates:
-        if cand.fingerprint in seen:
-            continue
-        seen.add(cand.fingerprint)
         how = str(cand.repair.get("transform") or cand.repair.get("guidance", ""))
         how = how.strip().removeprefix("fixed by ")  # a harness's resolution often says it already
+        # One fingerprint may hold several fixes (a gutter in one call, trailing blanks in the
+        # next): one lesson per fix of it, not per fingerprint.
+        if (cand.fingerprint, how) in fixes:
+            continue
+        fixes.add((cand.fingerprint, how))
+        seen.add(cand.fingerprint)
         where = f" ({cand.language})" if cand.language else ""
         out.append(Lesson(report.run_id, "convention",
                           f"{cand.tool}: {describe(cand.cls)}{where} — fixed by {how}", at))

@@ -10,15 +10,32 @@ used — so unused budget flows on to later sections, and no section ever exceed
 distiller actor asks the working and recall actors in between); `memory_block` is the one-call form.
 Blank sections are skipped, parts are joined by a blank line, and the whole block is fitted to the
 budget; the block is "" when nothing is known.
+
+The block is built from **items** (`BlockItem`: its section, its line, a key for "said once" and
+"not told yet", the fix it names, the records it rests on) made by each section's renderer, which
+knows what it wrote; it becomes text last (`items_text`). `said_once` and a hook's `untold`
+compare keys, never the wording: no renderer's arrow ("— fix:", "-> Do:", "→ fixed by") is read
+back.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from slmactor.logic.memory.block_items import (
+    SUBHEADING,
+    TITLE,
+    BlockItem,
+    bullet,
+    fit_items,
+    heading,
+    items_text,
+    lines_as_items,
+    plain,
+    render,
+)
 from slmactor.logic.memory.distill import fix_key, salient_of
 from slmactor.logic.memory.facts import item_meaning
 from slmactor.logic.text.strings import (
@@ -26,10 +43,11 @@ from slmactor.logic.text.strings import (
     clip_words,
     count_tokens_chars,
     first_line,
-    fit_lines,
-    fit_to_tokens,
 )
 from slmactor.logic.text.trust import UNVERIFIED_LABEL, as_data
+
+__all__ = ["SUBHEADING", "TITLE", "BlockBuilder", "BlockItem", "bullet", "heading",
+           "items_text", "lines_as_items", "plain", "render", "said_once"]
 
 SECTIONS = ("working", "semantic", "episodic", "procedural")
 DEFAULT_BUDGET = 1200
@@ -78,7 +96,7 @@ class BlockBuilder:
     counter: TokenCounter = count_tokens_chars
     _used: int = 0
     _next: int = 0
-    _parts: list[str] = field(default_factory=list)
+    _parts: list[list[BlockItem]] = field(default_factory=list)
     _sizes: dict[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -97,17 +115,20 @@ class BlockBuilder:
             allowed -= self.counter(_JOINT)  # the blank line joining it to the block
         return max(0, allowed)
 
-    def add(self, section: str, text: str) -> int:
-        """Add a rendered section (fitted to its allowance); returns the tokens it used."""
+    def add(self, section: str, items: Sequence[BlockItem] | str) -> int:
+        """Add a section's items (fitted to its allowance, whole items); returns the tokens it
+        used. Text is taken as its lines (`lines_as_items`)."""
         allowance = self.allowance(section)
         self._next = SECTIONS.index(section) + 1
-        body = text.strip("\n")
-        fitted = fit_lines(body, allowance, self.counter).strip("\n") if body.strip() else ""
-        if not fitted.strip():
+        if isinstance(items, str):
+            items = lines_as_items(section, items)
+        body = _trimmed(items)
+        fitted = _trimmed(fit_items(body, allowance, self.counter)) if body else []
+        if not fitted:
             self._sizes[section] = 0
             return 0
         self._parts.append(fitted)
-        total = self.counter(_JOINT.join(self._parts) + "\n")
+        total = self.counter(_JOINT.join(items_text(p) for p in self._parts) + "\n")
         used, self._used = total - self._used, total
         self._sizes[section] = used
         return used
@@ -117,23 +138,41 @@ class BlockBuilder:
         """Tokens used per section added so far (0 for a blank one)."""
         return dict(self._sizes)
 
+    def items(self) -> list[BlockItem]:
+        """The block's items, parts joined by a blank line, within the budget."""
+        out: list[BlockItem] = []
+        for part in self._parts:
+            if out:
+                out.append(plain(part[0].section, ""))
+            out.extend(part)
+        return _trimmed(fit_items(out, self.budget, lambda t: self.counter(t + "\n")))
+
     def render(self) -> str:
-        if not self._parts:
-            return ""
-        return fit_to_tokens(_JOINT.join(self._parts) + "\n", self.budget, self.counter)
+        return render(self.items())
+
+
+def _trimmed(items: Sequence[BlockItem]) -> list[BlockItem]:
+    """Without blank lines at either end."""
+    kept = list(items)
+    while kept and not kept[0].text.strip():
+        kept.pop(0)
+    while kept and not kept[-1].text.strip():
+        kept.pop()
+    return kept
 
 
 def memory_block(
     role: str,
     budget: int,
-    render: Callable[[str, int], str],
+    render_section: Callable[[str, int], str | Sequence[BlockItem]],
     counter: TokenCounter = count_tokens_chars,
 ) -> str:
-    """The whole block; `render(section, allowance)` produces one section within its allowance."""
+    """The whole block; `render_section(section, allowance)` makes one section within its
+    allowance (its items, or lines of text)."""
     builder = BlockBuilder(role, budget, counter)
     for section in SECTIONS:
         allowance = builder.allowance(section)
-        builder.add(section, render(section, allowance) if allowance > 0 else "")
+        builder.add(section, render_section(section, allowance) if allowance > 0 else [])
     return builder.render()
 
 
@@ -149,13 +188,17 @@ _HIT_MSG_BYTES = 100
 _HIT_FIX_BYTES = 80
 
 
-def semantic_section(facts: Callable[[int], str], lessons: str, allowance: int,
-                     counter: TokenCounter = count_tokens_chars) -> str:
-    """The semantic section: the facts (`facts(tokens)` renders them within `tokens`) in what
-    the do/don't `lessons` leave of `allowance`, then the lessons; no lessons → the facts alone."""
+def semantic_section(facts: Callable[[int], Sequence[BlockItem]], lessons: Sequence[BlockItem],
+                     allowance: int, counter: TokenCounter = count_tokens_chars) -> list[BlockItem]:
+    """The semantic section: the facts (`facts(tokens)` makes their items within `tokens`) in
+    what the do/don't `lessons` leave of `allowance`, then the lessons; no lessons → the facts
+    alone."""
     if lessons:
-        allowance -= counter(lessons + "\n\n")
-    return "\n\n".join(part for part in (facts(allowance), lessons) if part)
+        allowance -= counter(items_text(lessons) + "\n\n")
+    found = list(facts(allowance))
+    if found and lessons:
+        found.append(plain("semantic", ""))
+    return [*found, *lessons]
 
 
 def episodes_of(reply: object) -> list[Mapping[str, Any]]:
@@ -182,7 +225,7 @@ def _task_key(query: str) -> str:
     return " ".join(query.lower().split())
 
 
-def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -> list[str]:
+def _episode_items(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -> list[BlockItem]:
     query = ep.get("query")
     if not isinstance(query, str) or not query.strip():
         return []
@@ -190,13 +233,17 @@ def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
     if ep.get("verified") is False:
         # A repository's committed episode: not this user's work, so no outcome and no fix,
         # only the task as the recall actor quoted it (commands withheld), labelled.
-        return [f"- ({UNVERIFIED_LABEL}, not work done here) {task}"]
+        episode_id = ep.get("id")
+        return [bullet("episodic", f"- ({UNVERIFIED_LABEL}, not work done here) {task}",
+                       evidence=(episode_id,) if isinstance(episode_id, str) and episode_id else ())]
     ok = ep.get("success") is True
     line = f"- {'✓' if ok else '✗'} {as_data(task)}"
     files = [f for f in ep.get("files_changed", ep.get("files", [])) or [] if isinstance(f, str)]
     if files:
         line += " → touched " + ", ".join(f"`{f}`" for f in files[:_FILES_SHOWN])
-    lines = [line]
+    episode_id = ep.get("id")
+    source = (episode_id,) if isinstance(episode_id, str) and episode_id else ()
+    lines = [bullet("episodic", line, evidence=source)]
     shown: set[str] = set()
     for failure in ep.get("failures", []) if isinstance(ep.get("failures"), list) else []:
         if not isinstance(failure, Mapping):
@@ -217,27 +264,31 @@ def _episode_lines(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
         said = failure.get("said")  # the error as the program wrote it, where the episode has it
         msg = clip_words(said if isinstance(said, str) and said.strip() else salient_of(failure),
                          _HIT_MSG_BYTES)
-        fix = as_data(clip_words(first_line(fix, 4 * _HIT_FIX_BYTES), _HIT_FIX_BYTES))
-        hit = f"hit: {as_data(msg)} → fixed by {fix}"
+        shown_fix = as_data(clip_words(first_line(fix, 4 * _HIT_FIX_BYTES), _HIT_FIX_BYTES))
+        hit = f"hit: {as_data(msg)} → fixed by {shown_fix}"
         if msg and item_meaning(hit, numbers=False) not in known:
-            lines.append(f"  - {hit}")
+            fingerprint = failure.get("fingerprint")
+            lines.append(bullet("episodic", f"  - {hit}", fix=shown_fix, evidence=(
+                *source, *((fingerprint,) if isinstance(fingerprint, str) and fingerprint else ()))))
     return lines
 
 
-def episodic_section(
+def episodic_items(
     episodes: Sequence[Mapping[str, Any]],
     budget: int,
     counter: TokenCounter = count_tokens_chars,
-    shown: str = "",
-) -> str:
+    shown: Sequence[BlockItem] = (),
+) -> list[BlockItem]:
     """`## Similar work done before` with up to 3 episodes, dropped whole to fit `budget`.
 
     An episode of a task already shown (the same query) is skipped, and the next
     one takes its place: a repeated task tells the reader nothing new. Likewise a
-    failure fixed by a rule the block already names (`shown`: the sections before this one).
+    failure fixed by a rule the block already names (`shown`: the items of the sections before
+    this one).
     """
-    known = frozenset(item_meaning(item, numbers=False) for item in block_items(shown))
-    blocks: list[list[str]] = []
+    known = frozenset(item_meaning(item.text.strip()[2:], numbers=False)
+                      for item in shown if item.bullet)
+    blocks: list[list[BlockItem]] = []
     tasks: set[str] = set()
     for ep in episodes:
         if len(blocks) >= MAX_EPISODES:
@@ -247,75 +298,63 @@ def episodic_section(
         if not task or task in tasks:
             continue
         tasks.add(task)
-        block = _episode_lines(ep, known)
+        block = _episode_items(ep, known)
         if block:
             blocks.append(block)
     while blocks:
-        text = EPISODIC_HEADING + "\n" + "\n".join(line for b in blocks for line in b) + "\n"
-        if counter(text) <= budget:
-            return text
+        items = [heading("episodic", EPISODIC_HEADING, TITLE), *(i for b in blocks for i in b)]
+        if counter(items_text(items) + "\n") <= budget:
+            return items
         blocks.pop()
-    return ""
+    return []
+
+
+def episodic_section(episodes: Sequence[Mapping[str, Any]], budget: int,
+                     counter: TokenCounter = count_tokens_chars, shown: str = "") -> str:
+    """`episodic_items` as text (`shown`: the text of the sections before, as its lines)."""
+    return render(episodic_items(episodes, budget, counter, lines_as_items("semantic", shown)))
 
 
 # --- said once ------------------------------------------------------------------
 
-#: The fix a bullet names: a gotcha's "— fix: X", a convention's "— fixed by X", a lesson's
-#: "-> Do: X", an episode hit's "→ fixed by X" (a sighting count after it is not part of it).
-_FIX_OF = re.compile(r"(?:— fix: |— fixed by |-> Do: |→ fixed by )(.+?)(?:\s*\(seen \d+×\))?\s*$")
-#: Shorter fixes ("retry") name no content that could be repeated.
-_MIN_FIX_CHARS = 12
 
-
-def said_once(text: str) -> str:
-    """`text` with every bullet dropped that repeats a line, or a fix, an earlier bullet already
-    gave (the same fix learned as a gotcha, a convention and a lesson is one thing to read), and
-    every heading left without bullets dropped with it."""
-    seen_lines: set[str] = set()
+def said_once(items: Sequence[BlockItem]) -> list[BlockItem]:
+    """`items` without every bullet that repeats what, or the fix, an earlier bullet already
+    said (the same fix learned as a gotcha, a convention and a lesson is one thing to read),
+    and without every heading left with no bullet under it. Compares the items' keys and
+    fixes, as their renderers set them: no line is read back."""
+    seen_keys: set[str] = set()
     seen_fixes: set[str] = set()
-    kept: list[str] = []
-    lines = text.splitlines()
     # Headings that own bullets now: only those can be left empty by what is dropped (a
     # section of plain lines, such as working memory's, is never a candidate).
-    had_bullets = {line for i, line in enumerate(lines)
-                   if _is_heading(line) and _has_bullets(lines, i + 1, line.strip().startswith("## "))}
-    for line in lines:
-        stripped = line.strip()
-        if stripped.startswith("- "):
-            key = " ".join(stripped.lower().split())
-            match = _FIX_OF.search(stripped)
-            fix = " ".join(match.group(1).lower().split()) if match else ""
-            if key in seen_lines or (len(fix) >= _MIN_FIX_CHARS and fix in seen_fixes):
+    had_bullets = {id(item) for i, item in enumerate(items)
+                   if item.heading and _has_bullets(items, i + 1, item.heading)}
+    kept: list[BlockItem] = []
+    for item in items:
+        if item.bullet:
+            if item.key in seen_keys or (item.fix and item.fix in seen_fixes):
                 continue
-            seen_lines.add(key)
-            if len(fix) >= _MIN_FIX_CHARS:
-                seen_fixes.add(fix)
-        kept.append(line)
-    out: list[str] = []
-    for i, line in enumerate(kept):
-        if (line in had_bullets
-                and not _has_bullets(kept, i + 1, line.strip().startswith("## "))):
+            seen_keys.add(item.key)
+            if item.fix:
+                seen_fixes.add(item.fix)
+        kept.append(item)
+    out: list[BlockItem] = []
+    for i, item in enumerate(kept):
+        if id(item) in had_bullets and not _has_bullets(kept, i + 1, item.heading):
             continue
-        if not line.strip() and out and not out[-1].strip():
+        if not item.text.strip() and out and not out[-1].text.strip():
             continue  # one blank line between sections, however many were dropped
-        out.append(line)
-    return "\n".join(out) + ("\n" if text.endswith("\n") else "")
+        out.append(item)
+    return out
 
 
-def _is_heading(line: str) -> bool:
-    stripped = line.strip()
-    return stripped.startswith("## ") or (stripped.endswith(":") and not stripped.startswith("- ")
-                                          and len(stripped) < 80)
-
-
-def _has_bullets(lines: list[str], start: int, title: bool) -> bool:
-    """Whether a bullet follows before the heading's section ends: a `## ` title's at the next
-    title, a sub-heading's (`Gotchas:`) at the next heading of either kind."""
-    for line in lines[start:]:
-        stripped = line.strip()
-        if stripped.startswith("- "):
+def _has_bullets(items: Sequence[BlockItem], start: int, level: int) -> bool:
+    """Whether a bullet follows before the heading's part ends: a title's at the next title, a
+    sub-heading's at the next heading of either kind."""
+    for item in items[start:]:
+        if item.bullet:
             return True
-        if stripped.startswith("## ") or (not title and _is_heading(line)):
+        if item.heading and (item.heading >= level):
             return False
     return False
 

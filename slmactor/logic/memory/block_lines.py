@@ -13,11 +13,11 @@ the place of `BlockLine` field for field: id, section, text, evidence, verdict.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from slmactor.logic.memory.block import said_once
+from slmactor.logic.memory.block import BlockItem, said_once
 from slmactor.logic.text.strings import hash_id
 
 _DIGITS = re.compile(r"\d+")
@@ -79,12 +79,11 @@ def block_lines(text: str) -> list[BlockLine]:
     return walk.lines
 
 
-def without_retired(text: str, retired: Iterable[str]) -> str:
-    """`text` without the lines whose id is in `retired` (and the headings they leave empty)."""
+def without_retired(items: Sequence[BlockItem], retired: Iterable[str]) -> list[BlockItem]:
+    """`items` without the lines whose id is in `retired` (and the headings they leave empty)."""
     gone = set(retired)
     if not gone:
-        return text
-    kept = [raw for raw in text.splitlines()
-            if not (_is_line(raw.strip()) and not raw.strip().startswith("## ")
-                    and line_id(raw.strip()) in gone)]
-    return said_once("\n".join(kept) + ("\n" if text.endswith("\n") else ""))
+        return list(items)
+    kept = [item for item in items
+            if item.heading or not item.key or line_id(item.text.strip()) not in gone]
+    return said_once(kept)

@@ -19,7 +19,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from slmactor.logic.memory.facts import FactBook, Observation
+from slmactor.logic.memory.facts import GOTCHA_FIX, FactBook, Observation
 from slmactor.logic.text.strings import clip, clip_words, dedupe, first_line
 
 WINDOW = 120
@@ -218,7 +218,7 @@ def _gotchas(ep: Mapping[str, Any], ep_id: str, seen: Counter[str]) -> list[Obse
         said = _str(failure.get("said"))  # as the program wrote it, where the episode has it
         text = (
             f"{clip_words(said or salient_of(failure) or key, GOTCHA_MSG_BYTES)}"
-            f" — fix: {clip_words(first_line(fix, 400), GOTCHA_FIX_BYTES)} (seen {seen[key]}×)"
+            f"{GOTCHA_FIX}{clip_words(first_line(fix, 400), GOTCHA_FIX_BYTES)} (seen {seen[key]}×)"
         )
         found.append(Observation("gotcha", key, text, (ep_id,) if ep_id else ()))
     return found

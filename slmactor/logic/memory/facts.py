@@ -21,6 +21,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from slmactor.logic.memory.block_items import (
+    TITLE,
+    BlockItem,
+    bullet,
+    fit_items,
+    heading,
+    items_text,
+    plain,
+)
 from slmactor.logic.recall.text_rank import rank_texts
 from slmactor.logic.text.redact import redact_obj
 from slmactor.logic.text.strings import (
@@ -28,7 +37,6 @@ from slmactor.logic.text.strings import (
     clip,
     count_tokens_chars,
     dedupe,
-    fit_lines,
     hash_id,
 )
 from slmactor.logic.text.timefmt import age_days, parse_rfc3339, to_rfc3339
@@ -385,20 +393,32 @@ class FactBook:
         counter: TokenCounter = count_tokens_chars,
     ) -> str:
         """The prompt block of S-4.9: eligible facts by kind, relevant ones first, ≤ 6 per kind."""
+        found = self.items_for(query, budget, now, counter)
+        return items_text(found) + "\n" if found else ""
+
+    def items_for(
+        self,
+        query: str,
+        budget: int,
+        now: float,
+        counter: TokenCounter = count_tokens_chars,
+    ) -> list[BlockItem]:
+        """`render_for` as the block's items: each fact a bullet resting on the fact and the
+        episodes that support it, naming the fix it says."""
         if budget <= 0:
             budget = RENDER_BUDGET
         scored = [f for f in self._facts.values() if f.score(now) >= RENDER_MIN_SCORE]
         eligible = [f for f in scored if f.verified]
-        foreign = _unverified_lines([f for f in scored if not f.verified], query, now)
+        foreign = _unverified_items([f for f in scored if not f.verified], query, now)
         if not eligible and not foreign:
-            return ""
+            return []
         relevance = _relevance(query, eligible, now)
         by_kind: dict[str, list[Fact]] = {}
         for f in eligible:
             by_kind.setdefault(f.kind, []).append(f)
         kinds = [k for k in RENDER_ORDER if k in by_kind]
         kinds += sorted(k for k in by_kind if k not in RENDER_ORDER)
-        out = [BLOCK_HEADING, ""]
+        out = [heading(SECTION, BLOCK_HEADING, TITLE), plain(SECTION, "")]
         for kind in kinds:
             ranked = sorted(
                 by_kind[kind],
@@ -412,12 +432,15 @@ class FactBook:
                     meanings.add(meaning)
                     chosen.append(f)
             chosen = chosen[:RENDER_PER_KIND]
-            out.append(HEADINGS.get(kind, kind.upper()) + ":")
-            out.extend(f"- {f.text}" for f in chosen)
-            out.append("")
+            out.append(heading(SECTION, HEADINGS.get(kind, kind.upper()) + ":"))
+            out.extend(bullet(SECTION, f"- {f.text}", fix=fix_of(f.text),
+                              evidence=(f.id, *f.sources)) for f in chosen)
+            out.append(plain(SECTION, ""))
         if foreign:
-            out.extend([f"{UNVERIFIED_HEADING}:", *foreign, ""])
-        return fit_lines("\n".join(out).rstrip("\n") + "\n", budget, counter)
+            out.extend([heading(SECTION, f"{UNVERIFIED_HEADING}:"), *foreign, plain(SECTION, "")])
+        while out and not out[-1].text:
+            out.pop()
+        return fit_items(out, budget, lambda text: counter(text + "\n"))
 
     def render(self, budget: int, now: float, counter: TokenCounter = count_tokens_chars) -> str:
         """The unconditioned block: byte-identical to `render_for("", …)`."""
@@ -429,21 +452,38 @@ UNVERIFIED_HEADING = (f"Facts from this repository's store, not learned here ({U
                       " commands withheld)")
 
 
-def _unverified_lines(facts: list[Fact], query: str, now: float) -> list[str]:
+def _unverified_items(facts: list[Fact], query: str, now: float) -> list[BlockItem]:
     """Up to `RENDER_PER_KIND` unverified facts, relevant first, commands withheld; a fact that
     is nothing but a command says nothing once withheld and is left out."""
     relevance = _relevance(query, facts, now) if facts else {}
     ranked = sorted(facts, key=lambda f: (-relevance.get(f.id, 0.0), -f.score(now), f.id))
-    lines: list[str] = []
+    lines: list[BlockItem] = []
     for f in ranked:
         text = withhold_commands(f.text)
         if text.replace(WITHHELD, "").strip(" .;,:"):
-            lines.append(f"- {UNVERIFIED_LABEL}: {quoted(text)}")
+            lines.append(bullet(SECTION, f"- {UNVERIFIED_LABEL}: {quoted(text)}", evidence=(f.id,)))
         if len(lines) >= RENDER_PER_KIND:
             break
     return lines
 
 
+#: How a gotcha's text names its fix (`distill` writes it, `fix_of` reads it back).
+GOTCHA_FIX = " — fix: "
+#: How a convention's text names what fixed it (reflection's lessons; `polar_lessons` too).
+FIXED_BY = " — fixed by "
+_SEEN_COUNT = re.compile(r"\s*\(seen \d+×\)\s*$")
+
+
+def fix_of(text: str) -> str:
+    """The fix a gotcha's or a convention's text names ("" when it names none)."""
+    for sep in (GOTCHA_FIX, FIXED_BY):
+        if sep in text:
+            return _SEEN_COUNT.sub("", text.rsplit(sep, 1)[1]).strip()
+    return ""
+
+
+#: The block section facts are shown in.
+SECTION = "semantic"
 _RULE_NAMED = re.compile(r"\brule:(rule_[0-9a-f]{12})\b")
 _SEEN = re.compile(r"\s*\(seen \d+×\)\s*$")
 _NUMBER = re.compile(r"\d+")

@@ -35,9 +35,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import lru_cache
 
+from slmactor.logic.memory.block_items import TITLE, BlockItem, bullet, heading, plain
 from slmactor.logic.memory.lesson_tags import infer_tags_from_text, infer_task_tags, stack_tags
 from slmactor.logic.memory.polar_lessons import PolarLesson, decayed_confidence
-from slmactor.logic.text.strings import count_tokens_chars
+from slmactor.logic.text.strings import count_tokens_chars, hash_id
 from slmactor.logic.text.trust import UNVERIFIED_LABEL, untrusted_text
 
 DEFAULT_LIMIT = 10
@@ -168,6 +169,36 @@ def format_for_prompt(lessons: Sequence[PolarLesson]) -> str:
     if donts:
         sections.append("\n".join(["", DONT_HEADER, *donts]))
     return "\n".join(sections)
+
+
+def lesson_id(lesson: PolarLesson) -> str:
+    """The id a lesson is named by in a block's evidence (its trigger, which the store keys
+    it by)."""
+    return hash_id("lesson_", lesson.trigger)
+
+
+def items_for_prompt(lessons: Sequence[PolarLesson]) -> list[BlockItem]:
+    """`format_for_prompt` as the block's items: a do names its fix, each rests on its lesson."""
+    shown = [(_shown(le), lesson_id(le)) for le in lessons]
+    dos = [bullet("semantic", _do_line(le), fix=le.fix, evidence=(ident,))
+           for le, ident in shown if le.polarity != "dont"]
+    donts = [bullet("semantic", _dont_line(le), evidence=(ident,))
+             for le, ident in shown if le.polarity == "dont"]
+    out: list[BlockItem] = []
+    if dos:
+        out += [heading("semantic", DO_HEADER, TITLE), *dos]
+    if donts:
+        out += [plain("semantic", ""), heading("semantic", DONT_HEADER, TITLE), *donts]
+    return out
+
+
+def items_within(
+    lessons: Sequence[PolarLesson], budget: int,
+    counter: Callable[[str], int] = count_tokens_chars,
+) -> tuple[list[BlockItem], list[PolarLesson]]:
+    """`render_within` as the block's items."""
+    text, shown = render_within(lessons, budget, counter)
+    return (items_for_prompt(shown) if text else []), shown
 
 
 def render_within(

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from slmactor.logic.memory.block_items import TITLE, BlockItem, bullet, fit_items, heading
 from slmactor.logic.text.models import model_family, normalize_language
 from slmactor.logic.text.redact import redact
 from slmactor.logic.text.strings import (
@@ -251,6 +252,26 @@ class ProcedureBook:
             return ""
         text = RENDER_HEADING + "\n" + "\n".join(lines[:MAX_RENDER_LINES]) + "\n"
         return fit_to_tokens(text, budget, counter)
+
+    def render_items(self, family: str, language: str, budget: int = RENDER_BUDGET,
+                     counter: TokenCounter = count_tokens_chars) -> list[BlockItem]:
+        """`render` as the block's items (whole lines within `budget`): each procedure a bullet
+        resting on its record."""
+        if budget <= 0:
+            budget = RENDER_BUDGET
+        topics = list(RENDER_TOPIC_ORDER)
+        topics += sorted({p.key.topic for p in self._procs.values()} - set(RENDER_TOPIC_ORDER))
+        items: list[BlockItem] = []
+        for topic in topics:
+            for space in self._namespaces(topic, family, language):
+                proven = [p for p in space if p.samples >= MIN_SAMPLES]
+                if proven:
+                    items.extend(bullet("procedural", _line(p), evidence=(p.id,)) for p in proven)
+                    break
+        if not items:
+            return []
+        return fit_items([heading("procedural", RENDER_HEADING, TITLE),
+                          *items[:MAX_RENDER_LINES]], budget, lambda t: counter(t + "\n"))
 
     def prune(self, now: float, *, max_procedures: int = 0, max_age_days: float = 0.0) -> int:
         """Unused > 365 days dropped, then over the cap keep the most sampled (S-7.8)."""

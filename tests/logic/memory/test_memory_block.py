@@ -9,11 +9,18 @@ from hypothesis import strategies as st
 from slmactor.logic.memory.block import (
     DEFAULT_SHARES,
     SECTIONS,
+    TITLE,
     BlockBuilder,
+    BlockItem,
+    bullet,
     distinct_items,
     episodes_of,
+    episodic_items,
     episodic_section,
+    heading,
+    items_text,
     memory_block,
+    render,
     said_once,
     shares_for,
 )
@@ -195,8 +202,10 @@ def test_a_task_shown_once_and_a_rule_named_once() -> None:
     bare = {k: v for k, v in fixed.items() if k != "resolution"}
     assert "hit:" not in episodic_section([{"query": "q", "success": True, "failures": [bare]}], 500)
     # A fix the facts above already give is not given again under an episode (said once).
-    shown = "Gotchas:\n- ws_edit: … — fix: the same edit without the read tool's line-number gutter (seen 6×)\n"
-    text = said_once(shown + episodic_section([first, other], 500, shown=shown))
+    gotcha = "the same edit without the read tool's line-number gutter"
+    shown = [heading("semantic", "Gotchas:"),
+             bullet("semantic", f"- ws_edit: … — fix: {gotcha} (seen 6×)", fix=gotcha)]
+    text = render(said_once([*shown, *episodic_items([first, other], 500, shown=shown)]))
     assert text.count("line-number gutter") == 1 and "Port the parser" in text
     assert distinct_items(text) == (3, 3)
 
@@ -228,13 +237,14 @@ def test_the_semantic_section_gives_the_facts_what_the_lessons_leave() -> None:
 
     asked: list[int] = []
 
-    def facts(tokens: int) -> str:
+    def facts(tokens: int) -> list[BlockItem]:
         asked.append(tokens)
-        return "## What we know about this project\n- Run make test before pushing"
+        return [heading("semantic", "## What we know about this project", TITLE),
+                bullet("semantic", "- Run make test before pushing")]
 
-    lessons = "- DO: run the linter first"
-    text = semantic_section(facts, lessons, 100, counter=len)
-    assert asked == [100 - len(lessons + "\n\n")]
-    assert text.endswith("\n\n" + lessons) and text.startswith("## What we know")
-    assert semantic_section(facts, "", 100, counter=len) == facts(100)  # the facts alone
+    lessons = [bullet("semantic", "- DO: run the linter first")]
+    text = items_text(semantic_section(facts, lessons, 100, counter=len))
+    assert asked == [100 - len("- DO: run the linter first\n\n")]
+    assert text.endswith("\n\n- DO: run the linter first") and text.startswith("## What we know")
+    assert semantic_section(facts, [], 100, counter=len) == facts(100)  # the facts alone
     assert asked[-2:] == [100, 100]
