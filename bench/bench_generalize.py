@@ -31,10 +31,11 @@ VOCABULARIES = ("claude", "gemini", "bundled", "codex")
 
 def measure(client: Any, directory: Path, label: str) -> dict[str, Any]:
     """Replay the set in `directory` through `client`; the figures of the module docstring."""
+    from slmactor import harnesses
     from slmactor.cli.loop.replay_driver import learning_replay
     from slmactor.stores.trajectories import load_trajectories
 
-    trajectories, skipped = load_trajectories(directory)
+    trajectories, skipped = load_trajectories(directory, harnesses.read_trajectory)
     assert not skipped, skipped
     kinds: dict[tuple[str, int], str] = {}
     for path in sorted(directory.glob("*.json")):

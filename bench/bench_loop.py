@@ -130,10 +130,11 @@ def run(quick: bool) -> list[dict[str, Any]]:
 
 
 def _replay_rows(daemon: Any) -> list[dict[str, Any]]:
+    from slmactor import harnesses
     from slmactor.cli.loop.replay_driver import bundled_trajectories, learning_replay
     from slmactor.stores.trajectories import load_trajectories
 
-    trajectories, _ = load_trajectories(bundled_trajectories())
+    trajectories, _ = load_trajectories(bundled_trajectories(), harnesses.read_trajectory)
     sub = daemon.project / "replay"
     sub.mkdir()
     with daemon.client(project=sub, timeout=30) as client:

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
     from slmactor.harnesses.base import Harness
     from slmactor.logic.failures.call import ToolCall
+    from slmactor.logic.loop.replay import Trajectory
     from slmactor.logic.working.toolclasses import ToolClasses
+
 
 #: Built-in harness name → the module of its room (in the order listings show them).
 BUILTIN: dict[str, str] = {
@@ -192,7 +194,7 @@ def tool_call(tool: str, tool_input: Any, **outcome: Any) -> ToolCall:
     return room_of(tool).tool_call(tool, tool_input, **outcome)
 
 
-def read_trajectory(data: Any, default_id: str) -> Any:
+def read_trajectory(data: Any, default_id: str) -> Trajectory:
     """`data` (parsed JSON) as a replayable `Trajectory`: slmactor's own format, else the first
     room whose trajectory format it is; raises `UnknownTrajectoryFormat` when none is."""
     from slmactor.logic.loop.importers import own_trajectory, trajectory_format, unknown

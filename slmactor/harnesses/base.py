@@ -26,6 +26,10 @@ if TYPE_CHECKING:
     from typing import Any
 
     from slmactor.logic.failures.call import ToolCall
+    from slmactor.logic.loop.recorded import SessionRecord
+    from slmactor.logic.loop.replay import Trajectory
+    from slmactor.logic.loop.transcripts import TranscriptStats
+
 
 RECORD = "record"
 PREFLIGHT = "preflight"
@@ -356,6 +360,11 @@ class Harness:
     start_events: frozenset[str] = frozenset()
     #: Payload key of the event name (the command line names it too; this is the fallback).
     event_key = "hook_event_name"
+    #: The payload keys this room's methods read (the defaults read Claude-Code-like payloads):
+    #: no module outside the rooms uses one as a key (`tests/harnesses`).
+    payload_keys: frozenset[str] = frozenset({
+        "tool_use_id", "tool_name", "tool_input", "tool_response", "transcript_path",
+        "stop_hook_active", "hook_event_name"})
     #: Environment variable naming the project root, and the payload key that does otherwise.
     project_env = ""
     project_key = "cwd"
@@ -608,7 +617,7 @@ class Harness:
 
     # --------------------------------------------------------------------------- transcripts
 
-    def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> Any:
+    def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> TranscriptStats | None:
         """`TranscriptStats` of the session transcript at `path` (its lines given), of what
         happened after `since`; None when this harness writes none we read."""
         return None
@@ -636,7 +645,7 @@ class Harness:
             return SESSION
         return ""
 
-    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[SessionRecord]:
         """Every `SessionRecord` of the recorded session file at `path`; `lines()` opens it
         again (bounded) as lines with their line ends. Nothing for a file that is none."""
         if not self.trajectory_hints:
@@ -655,7 +664,7 @@ class Harness:
         """The name of this harness's trajectory format `data` is in, or ""."""
         return ""
 
-    def trajectory(self, data: Any, default_id: str) -> Any:
+    def trajectory(self, data: Any, default_id: str) -> Trajectory:
         """A replayable `Trajectory` of `data` (a format `trajectory_format` recognised)."""
         raise ValueError(f"{self.name} has no trajectory format")
 
@@ -763,7 +772,7 @@ def _blocked(root: Path, parts: tuple[str, ...]) -> bool:
     return False
 
 
-def trajectory_sessions(room: Harness, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+def trajectory_sessions(room: Harness, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[SessionRecord]:
     """The session of a trajectory file (one JSON document, or JSON lines of events): its steps
     as ledger calls. A trajectory names no directory: `cwd` is "" (the user's `--project`)."""
     import json
@@ -788,7 +797,7 @@ def trajectory_sessions(room: Harness, path: str, lines: Callable[[], Iterable[s
     yield trajectory_record(room, room.trajectory(data, stem), "")
 
 
-def trajectory_record(room: Harness, trajectory: Any, cwd: str) -> Any:
+def trajectory_record(room: Harness, trajectory: Trajectory, cwd: str) -> SessionRecord:
     """A replayable `Trajectory` as a `SessionRecord`: each tool step a ledger call."""
     from slmactor.logic.loop.recorded import SessionRecord
     from slmactor.logic.loop.transcripts import TranscriptStats

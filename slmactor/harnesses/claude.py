@@ -46,6 +46,10 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from slmactor.logic.loop.recorded import SessionRecord
+    from slmactor.logic.loop.transcripts import TranscriptStats
+
+
 #: Entry types a Claude Code transcript opens with (a session, a resumed one's summary, ...).
 _ENTRY_TYPES = frozenset({"user", "assistant", "system", "summary", "file-history-snapshot",
                           "progress", "queue-operation"})
@@ -180,7 +184,7 @@ class Claude(Harness):
     def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
         yield read_session(path, lines)
 
-    def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> Any:
+    def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> TranscriptStats | None:
         # The whole session is read once, at its end (no segments).
         return transcript_stats(lines) if not since else None
 
@@ -209,7 +213,7 @@ def _result_text(block: Mapping[str, Any]) -> str:
     return found.strip()
 
 
-def transcript_stats(lines: Iterable[str]) -> Any:
+def transcript_stats(lines: Iterable[str]) -> TranscriptStats:
     """Model, LLM calls, tokens and every tool call of a Claude Code JSONL transcript (a
     `TranscriptStats`).
 
@@ -287,7 +291,7 @@ def transcript_stats(lines: Iterable[str]) -> Any:
     )
 
 
-def read_session(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+def read_session(path: str, lines: Callable[[], Iterable[str]]) -> SessionRecord:
     """The `SessionRecord` of a transcript file: its `sessionId` and `cwd` (every entry carries
     them; the first that does counts), and `transcript_stats` of the whole file. A subagent's
     transcript (`agent-<id>.jsonl`, entries `isSidechain`) shares its parent's session id, so it

@@ -58,6 +58,9 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from slmactor.logic.loop.recorded import SessionRecord
+
+
 #: The VS Code extension's id (its globalStorage folder).
 EXTENSION_ID = "saoudrizwan.claude-dev"
 #: Files of a task directory read beside (or instead of being) its conversation.
@@ -96,6 +99,9 @@ class Cline(Harness):
     edit_keys = {"editor": ("old_text", "new_text", "")}
     #: `replace_in_file {path, diff}`: the SEARCH/REPLACE blocks are its patch.
     tool_words = {"replace_in_file": {"diff": "patch"}}
+    payload_keys = frozenset({"postToolUse", "preToolUse", "toolName", "parameters", "taskId",
+                              "workspaceRoots", "userPromptSubmit", "taskStart", "taskMetadata",
+                              "initialTask", "hookName"})
     read_tools = ("list_files", "search_files", "read_files")
     edit_tools = ("write_to_file", "replace_in_file", "editor")
     shell_tools = ("execute_command", "run_commands")
@@ -267,7 +273,7 @@ def _failed(result: str) -> bool:
     return head.startswith(FAILED_RESULTS) or FAILED_RESULTS[0] in head
 
 
-def _read_json(path: str) -> Any:
+def _read_json(path: str) -> object:
     import json
 
     try:
@@ -292,7 +298,7 @@ def _task_cwd(task_dir: str, task_id: str) -> str:
     return ""
 
 
-def read_task(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+def read_task(path: str, lines: Callable[[], Iterable[str]]) -> SessionRecord | None:
     """The `SessionRecord` of a Cline task's conversation (classic task directory, or an SDK
     session's messages file), None when the file is none."""
     import json

@@ -48,6 +48,10 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from slmactor.logic.loop.recorded import SessionRecord
+    from slmactor.logic.loop.transcripts import TranscriptStats
+
+
 #: `RolloutLine` types (codex-rs `protocol/src/protocol.rs` `RolloutItem`).
 _ROLLOUT_TYPES = ("session_meta", "response_item", "event_msg", "turn_context", "compacted")
 _EXIT_LINE = r"(?m)^(?:Exit code: |Process exited with code )(-?\d+)\s*$"
@@ -193,7 +197,7 @@ class Codex(Harness):
     def transcript_suffix(self) -> str:
         return ".jsonl"
 
-    def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> Any:
+    def transcript_stats(self, path: str, lines: Iterable[str], since: float) -> TranscriptStats | None:
         return rollout(lines, since)
 
     def session_roots(self, env: Mapping[str, str], home: Path) -> tuple[Path, ...]:
@@ -335,7 +339,7 @@ def _call(name: str, raw: Any) -> tuple[str, Any]:
     return "Bash", {"command": command} if command else args
 
 
-def rollout(lines: Iterable[str], since: float = 0.0) -> Any:
+def rollout(lines: Iterable[str], since: float = 0.0) -> TranscriptStats:
     """Model use and every tool call, with its exit code, of a Codex CLI rollout after `since`
     (a `TranscriptStats`).
 
@@ -413,7 +417,7 @@ def rollout(lines: Iterable[str], since: float = 0.0) -> Any:
     )
 
 
-def read_session(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+def read_session(path: str, lines: Callable[[], Iterable[str]]) -> SessionRecord:
     """The `SessionRecord` of a rollout file: the `session_meta` payload's `id` and `cwd` (a
     `turn_context`'s `cwd` when there is no meta line), the first user message, and
     `rollout` of the whole file."""

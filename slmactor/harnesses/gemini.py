@@ -67,6 +67,9 @@ if TYPE_CHECKING:
     from pathlib import Path
     from typing import Any
 
+    from slmactor.logic.loop.recorded import SessionRecord
+
+
 _EXIT = r"(?m)^(?:Exit Code: (-?\d+)|Signal: (\S+))\s*$"
 _STATUS = r"(?m)^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): "
 _UNTRUSTED = r"^\s*<untrusted_context>\n?|\n?</untrusted_context>\s*$"
@@ -94,6 +97,7 @@ class Gemini(Harness):
     arg_words = {"file_path": "path", "absolute_path": "path", **SHARED_ARG_WORDS,
                  "expected_replacements": "expected"}
     tool_words = {"list_directory": {"dir_path": "path"}}
+    payload_keys = Harness.payload_keys | {"llmContent", "returnDisplay"}
     preflight_edits = {"replace": EditTool(
         "Failed to edit, 0 occurrences found for old_string in {path}. Ensure you're not escaping "
         "content incorrectly and check whitespace, indentation, and context. Use read_file tool to "
@@ -339,7 +343,7 @@ def _records(lines: Iterable[str]) -> Iterator[dict[str, Any]]:
     yield from json_objects(it)
 
 
-def read_chat(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+def read_chat(path: str, lines: Callable[[], Iterable[str]]) -> SessionRecord | None:
     """The `SessionRecord` of a recorded chat (either writer), None when it is none. Every tool
     call that ran is kept once (by id, its last recorded state): a rewind or a context
     checkpoint changes what the model sees next, not what the tools did."""

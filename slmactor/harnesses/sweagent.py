@@ -18,6 +18,9 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from slmactor.logic.loop.replay import Trajectory
+
+
 #: Lower-case markers of a failed SWE-agent action in the first 400 characters of its
 #: observation (its tools print these).
 ERROR_MARKERS = (
@@ -61,7 +64,7 @@ class SweAgent(Harness):
             return "swe-agent"
         return ""
 
-    def trajectory(self, data: Any, default_id: str) -> Any:
+    def trajectory(self, data: Any, default_id: str) -> Trajectory:
         return _trajectory(data, default_id)
 
 
@@ -74,7 +77,7 @@ def failed(observation: str) -> bool:
     return any(marker in head for marker in ERROR_MARKERS)
 
 
-def _trajectory(data: Mapping[str, Any], default_id: str) -> Any:
+def _trajectory(data: Mapping[str, Any], default_id: str) -> Trajectory:
     import json
 
     from slmactor.logic.loop.importers import (

@@ -20,28 +20,28 @@ _WORD = re.compile(r"\b(ws_[a-z]+|old_str|new_str)\b")
 MAX_ADVICE = 1200
 
 
-def localize(fmt: str, text: str, tool: str = "") -> str:
+def localize(harness: str, text: str, tool: str = "") -> str:
     """`text` with slmcode's tool and field names replaced by the harness's own (those of the
     failed `tool`'s tool set, where the harness has more than one)."""
-    room = harnesses.find(fmt)
+    room = harnesses.find(harness)
     names = {**room.vocabulary, **room.tool_vocabulary.get(tool, {})} if room is not None else None
     if not names:
         return text
     return _WORD.sub(lambda m: names.get(m.group(1), m.group(1)), text)
 
 
-def shown_guidance(fmt: str, tool: str, cls: str, guidance: str, *, seeded: bool) -> str:
+def shown_guidance(harness: str, tool: str, cls: str, guidance: str, *, seeded: bool) -> str:
     """A rule's guidance as this harness's model should read it: in its own names; and for a
     shipped rule on a shell call its own sandbox refused, what the harness lets that call ask
     for instead (its room's `sandbox_escape`), when it has such a request. A learned rule's
     text names its own fix and stays as it is."""
     from slmactor.harnesses.base import SHELL
 
-    room = harnesses.find(fmt) if seeded else None
+    room = harnesses.find(harness) if seeded else None
     if (room is not None and room.sandbox_escape and cls == "permission_denied"
             and room.families.get(tool) == SHELL):
         return room.sandbox_escape
-    return localize(fmt, guidance, tool)
+    return localize(harness, guidance, tool)
 
 
 def _head(tool: str, advice: Mapping[str, Any]) -> str:
@@ -58,7 +58,7 @@ def _head(tool: str, advice: Mapping[str, Any]) -> str:
     return f"slmactor memory: {seen} with {tool}{worked}."
 
 
-def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
+def advice_text(harness: str, tool: str, advice: Mapping[str, Any]) -> str:
     """One short paragraph for the model, or "" when memory knows nothing useful."""
     if advice.get("found") is not True:
         return ""
@@ -85,7 +85,7 @@ def advice_text(fmt: str, tool: str, advice: Mapping[str, Any]) -> str:
     head = _head(tool, advice)
     fingerprint = advice.get("fingerprint")
     cls = fingerprint.get("class") if isinstance(fingerprint, Mapping) else ""
-    shown = shown_guidance(fmt, tool, str(cls), guidance, seeded=advice.get("seeded") is True)
+    shown = shown_guidance(harness, tool, str(cls), guidance, seeded=advice.get("seeded") is True)
     lines = [f"{head} {shown}"]
     if (advice.get("apply") is True and isinstance(repair, Mapping)
             and repair.get("kind") == "transform_args" and isinstance(new_args, str) and new_args):

@@ -10,23 +10,23 @@ follow); `slmactor/cli/hook/` does the talking.
 
 The normalised event, `HookInput` (a NamedTuple; every field always present):
 
-    format, event      the dialect and the event name as the harness spells it
+    harness, event     the harness (its room's name) and the event name as it spells it
     action             RECORD | PREFLIGHT | CONTEXT | STOP | END | IGNORE (the room's table)
     project_dir        the harness's project root (its env var first, else the payload's)
     run_id             the session; "default" when there is none
     tool_call          RECORD: the finished call; PREFLIGHT: the call about to run (ok=True);
                        else None — a `ToolCall` (below)
-    tool_input         PREFLIGHT/RECORD: the raw tool input as the harness sent it ({} if none)
+    raw_input          PREFLIGHT/RECORD: the tool input as the harness sent it ({} if none)
     query              CONTEXT: the user's prompt ("" when the event has none)
-    transcript_path    the session transcript the payload names ("" when absent)
+    transcript         the session transcript the payload names ("" when absent)
     call_id            PREFLIGHT/RECORD: the call's id as the transcript names it ("" if none)
 
 `ToolCall` is the house's one record of a call (`slmactor.logic.failures.call`), built by the
 room (`Harness.normalize`): tool, family, kind, arguments as a map (and which keys carry the
 shared words), command, paths, outcome, error, exit code and call id, clipped below the wire caps.
 
-`output(fmt, event, context, updated_input)` builds what
-the harness reads on stdout; `neutral(fmt)` is the "nothing to add" answer.
+`output(harness, event, context, updated_input)` builds what
+the harness reads on stdout; `neutral(harness)` is the "nothing to add" answer.
 """
 
 from __future__ import annotations
@@ -72,22 +72,22 @@ def __getattr__(name: str) -> Any:
     if name == "FORMATS":
         return formats()
     if name == "EVENTS":
-        return {fmt: dict(harnesses.get(fmt).events) for fmt in formats()}
+        return {harness: dict(harnesses.get(harness).events) for harness in formats()}
     raise AttributeError(name)
 
 
 class HookInput(NamedTuple):
     """One hook invocation, normalised (see the module docstring for each field)."""
 
-    format: str
+    harness: str
     event: str
     action: str
     project_dir: str
     run_id: str
     tool_call: ToolCall | None = None
-    tool_input: Mapping[str, Any] = {}
+    raw_input: Mapping[str, Any] = {}
     query: str = ""
-    transcript_path: str = ""
+    transcript: str = ""
     call_id: str = ""
 
     @property
@@ -108,21 +108,21 @@ def clip(text: str, limit: int) -> str:
     return cut_chars(text, limit - 1) + "…"
 
 
-def tool_kind(fmt: str, tool: str, tool_input: Mapping[str, Any]) -> str:
-    """EDIT / READ / SHELL / "" for a tool call of harness `fmt`."""
-    return harnesses.get(fmt).tool_kind(tool, tool_input)
+def tool_kind(harness: str, tool: str, tool_input: Mapping[str, Any]) -> str:
+    """EDIT / READ / SHELL / "" for a tool call of harness `harness`."""
+    return harnesses.get(harness).tool_kind(tool, tool_input)
 
 
-def event_name(fmt: str, given: str | None, payload: Mapping[str, Any]) -> str:
+def event_name(harness: str, given: str | None, payload: Mapping[str, Any]) -> str:
     """The event from the command line, else from the payload."""
-    return given or harnesses.get(fmt).event_of(payload)
+    return given or harnesses.get(harness).event_of(payload)
 
 
-def parse(fmt: str, event: str, payload: Mapping[str, Any], env: Mapping[str, str], cwd: str) -> HookInput:
+def parse(harness: str, event: str, payload: Mapping[str, Any], env: Mapping[str, str], cwd: str) -> HookInput:
     """Read one hook invocation. Never raises for odd payloads: unknown shapes ask for nothing."""
-    room = harnesses.find(fmt)
+    room = harnesses.find(harness)
     if room is None or not room.events:
-        raise ValueError(f"unknown hook format {fmt!r}")
+        raise ValueError(f"unknown hook format {harness!r}")
     action = room.events.get(event, IGNORE)
     project = room.project(payload, env, cwd)
     run_id = clip(room.run_id(payload, env).strip(), 200) or "default"
@@ -130,25 +130,25 @@ def parse(fmt: str, event: str, payload: Mapping[str, Any], env: Mapping[str, st
     if action in (RECORD, PREFLIGHT):
         _, _, tool_input = room.tool_fields(payload)
         call = room.normalize(event, payload)
-        return HookInput(fmt, event, action, project, run_id, tool_call=call, tool_input=tool_input,
-                         transcript_path=transcript, call_id=call.call_id if call else "")
+        return HookInput(harness, event, action, project, run_id, tool_call=call, raw_input=tool_input,
+                         transcript=transcript, call_id=call.call_id if call else "")
     query = clip(room.prompt(payload).strip(), MAX_QUERY) if action == CONTEXT else ""
-    return HookInput(fmt, event, action, project, run_id, query=query, transcript_path=transcript)
+    return HookInput(harness, event, action, project, run_id, query=query, transcript=transcript)
 
 
-def neutral(fmt: str) -> dict[str, Any]:
+def neutral(harness: str) -> dict[str, Any]:
     """The output that changes nothing."""
-    return harnesses.get(fmt).neutral()
+    return harnesses.get(harness).neutral()
 
 
-def output(fmt: str, event: str, context: str = "",
+def output(harness: str, event: str, context: str = "",
            updated_input: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The JSON the harness expects on stdout; `neutral(fmt)` when there is nothing to add.
+    """The JSON the harness expects on stdout; `neutral(harness)` when there is nothing to add.
 
     `context` goes where the event accepts model-facing text, `updated_input` where it accepts a
     rewritten tool input; either is dropped silently where the harness would reject it.
     """
-    room = harnesses.get(fmt)
+    room = harnesses.get(harness)
     text = context if context.strip() and event in room.context_events else ""
     new_input = updated_input if updated_input and event in room.input_events else None
     return room.output(event, text, new_input)

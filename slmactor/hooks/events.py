@@ -19,32 +19,32 @@ def formats() -> tuple[str, ...]:
     return harnesses.names(hooks_only=True)
 
 
-def is_format(fmt: str) -> bool:
-    """Whether `fmt` names a harness with hook events."""
-    found = harnesses.find(fmt)
+def is_format(harness: str) -> bool:
+    """Whether `harness` names a harness with hook events."""
+    found = harnesses.find(harness)
     return found is not None and bool(found.events)
 
 
-def neutral_json(fmt: str) -> str:
+def neutral_json(harness: str) -> str:
     """The output that changes nothing, as text ("{}" for a harness we do not know)."""
-    found = harnesses.find(fmt)
+    found = harnesses.find(harness)
     return found.neutral_json() if found is not None else "{}"
 
 
-def is_pre_tool(fmt: str, event: str) -> bool:
+def is_pre_tool(harness: str, event: str) -> bool:
     """Whether `event` is the harness's pre-tool event (or unnamed yet: decided later)."""
-    found = harnesses.find(fmt)
+    found = harnesses.find(harness)
     return found is not None and bool(event) and found.events.get(event) == PREFLIGHT
 
 
-def is_end(fmt: str, event: str) -> bool:
-    """Whether `event` ends a session of harness `fmt`."""
-    found = harnesses.find(fmt)
+def is_end(harness: str, event: str) -> bool:
+    """Whether `event` ends a session of harness `harness`."""
+    found = harnesses.find(harness)
     return found is not None and event in found.end_events
 
 
-def has_work(fmt: str, event: str) -> bool:
+def has_work(harness: str, event: str) -> bool:
     """Whether slmactor does anything for this event (else the hook answers neutrally at once,
     and `hook install` does not register it)."""
-    found = harnesses.find(fmt)
+    found = harnesses.find(harness)
     return found is not None and found.has_work(event)

@@ -40,12 +40,12 @@ def warn(text: str) -> None:
 
 
 def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Path,
-           ask: Ask, *, settle_until: float = 0.0, harness: int = 0) -> dict[str, Any] | None:
+           ask: Ask, *, settle_until: float = 0.0, harness_pid: int = 0) -> dict[str, Any] | None:
     """The harness JSON to print for this event, or None when the caller's usual path applies
     (context events, and events the loop has nothing to do with). `settle_until`: for an end
-    event reported by a detached child, how long (a `time.monotonic()` deadline) the `harness`
+    event reported by a detached child, how long (a `time.monotonic()` deadline) the `harness_pid`
     process may take to exit and its transcript to settle before it is read (`session.settle`)."""
-    room = harnesses.get(hook.format)
+    room = harnesses.get(hook.harness)
     event = hook.event
     pre = bool(room.pre_event) and room.pre_event == event
     pre_tool = hook.tool_call.tool if hook.tool_call is not None else None
@@ -73,7 +73,7 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
             session.recover(ask, ledger.parent, skip=ledger)  # sessions that ended unreported
         return None
     if ending:
-        if finish(hook, payload, ledger, ask, project, settle_until, harness):
+        if finish(hook, payload, ledger, ask, project, settle_until, harness_pid):
             session.recover(ask, ledger.parent, skip=ledger)
         return {}
     return tool_event(hook, project, ledger, model, ask)
@@ -90,8 +90,8 @@ def replay_spool(runtime_dir: Path, resolve_project: Callable[[str, str], Path])
 
     filed = 0
     for item in spool.take(str(runtime_dir)):
-        fmt, event = str(item.get("fmt", "")), str(item.get("event", ""))
-        room = harnesses.find(fmt)
+        harness, event = str(item.get("fmt", "")), str(item.get("event", ""))
+        room = harnesses.find(harness)
         if room is None:
             continue
         try:
@@ -100,9 +100,9 @@ def replay_spool(runtime_dir: Path, resolve_project: Callable[[str, str], Path])
             continue
         if not isinstance(payload, dict):
             continue
-        event = dialects.event_name(fmt, event, payload)
+        event = dialects.event_name(harness, event, payload)
         env = {room.project_env: str(item.get("project_env", ""))} if room.project_env else {}
-        hook = dialects.parse(fmt, event, payload, env, str(item.get("cwd", "")) or "/")
+        hook = dialects.parse(harness, event, payload, env, str(item.get("cwd", "")) or "/")
         project = resolve_project(str(item.get("project", "")), hook.project_dir)
         ledger = session.ledger_path(runtime_dir, str(project), hook.run_id)
         stamp = item.get("at")
@@ -114,7 +114,7 @@ def replay_spool(runtime_dir: Path, resolve_project: Callable[[str, str], Path])
         elif hook.action == "context" and hook.query:
             note(ledger, session.prompt_entry(hook.query, at))
         elif event in room.end_events:
-            session.mark_pending(ledger, fmt=fmt, event=event, payload=payload, run_id=hook.run_id,
+            session.mark_pending(ledger, harness=harness, event=event, payload=payload, run_id=hook.run_id,
                                  project=str(project))
         filed += 1
     return filed
@@ -146,7 +146,7 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
     from slmactor.hooks.advice import advice_text
     from slmactor.hooks.dialects import output
 
-    room = harnesses.get(hook.format)
+    room = harnesses.get(hook.harness)
     call = hook.tool_call
     path = relative(call.path, project)
     edit = call.kind == "edit" or room.is_preflight_tool(call.tool)
@@ -156,7 +156,7 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "call": call.to_wire(),
                                            "model": model})
         if isinstance(advice, dict):
-            text = advice_text(hook.format, call.tool, advice)
+            text = advice_text(hook.harness, call.tool, advice)
             fp = advice.get("fingerprint")
             # No failure at all (an empty search, a probe's "no"): nothing was opened to key.
             key = "" if advice.get("benign") is True or not isinstance(fp, dict) else str(
@@ -183,7 +183,7 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
         carried = room.failure_output(hook.event, call.error, text)
         if carried is not None:
             return carried
-    return output(hook.format, hook.event, text)
+    return output(hook.harness, hook.event, text)
 
 
 def _with_path_hint(text: str, call: Any, project: Path) -> str:
@@ -268,7 +268,7 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
         answer = ask("evolve.preflight", {"run_id": hook.run_id, "call": call.to_wire()})
         return answer if isinstance(answer, dict) else None
 
-    outcome = run(hook.format, hook.tool_call, payload, project, advise, rewrite)
+    outcome = run(hook.harness, hook.tool_call, payload, project, advise, rewrite)
     if outcome.entry is not None:
         entry = outcome.entry
         if foreseen:
@@ -285,12 +285,12 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
 
 
 def finish(hook: Any, payload: Mapping[str, Any], ledger: Path, ask: Ask, project: Path | None = None,
-           settle_until: float = 0.0, harness: int = 0) -> bool:
+           settle_until: float = 0.0, harness_pid: int = 0) -> bool:
     """The session's (or segment's) `run.finish`; kept for a later hook event if unsent.
     Whether the daemon took it."""
-    reply = session.finish(ask, fmt=hook.format, event=hook.event, payload=payload, path=ledger,
+    reply = session.finish(ask, harness=hook.harness, event=hook.event, payload=payload, path=ledger,
                            run_id=hook.run_id, project=str(project) if project is not None else "",
-                           settle_until=settle_until, harness=harness)
+                           settle_until=settle_until, harness_pid=harness_pid)
     if reply is None and ledger.exists():
         warn("the session was not reported (the daemon did not answer); a later hook event will")
     return reply is not None

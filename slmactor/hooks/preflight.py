@@ -90,11 +90,11 @@ def _learned(advice: Mapping[str, Any] | None, call: ToolCall, key: str | None =
     return [Candidate(shared, str(name) or "rule", rule_id)]
 
 
-def run(fmt: str, call: ToolCall | None, payload: Mapping[str, Any], base: Path, ask: AskAdvice,
+def run(harness: str, call: ToolCall | None, payload: Mapping[str, Any], base: Path, ask: AskAdvice,
         ask_rewrite: AskRewrite | None = None) -> Outcome:
     """Pre-flight for the call a pre-tool event is about to run; `{}` output unless the edit (or,
     where the room keeps the harness's permission rules, a shell command) is rewritten."""
-    room = harnesses.get(fmt)
+    room = harnesses.get(harness)
     if call is None or not isinstance(room.tool_fields(payload)[1], dict):
         return Outcome({}, "no tool input")
     tool = call.tool

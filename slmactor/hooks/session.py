@@ -284,16 +284,16 @@ def harness_pid() -> int:
         return 0
 
 
-def settle(path: str, until: float, harness: int = 0) -> None:
-    """Until `until` (`time.monotonic()`): wait for the `harness` process to exit, then for the
+def settle(path: str, until: float, harness_pid: int = 0) -> None:
+    """Until `until` (`time.monotonic()`): wait for the harness's process (`harness_pid`) to exit, then for the
     file at `path` to keep its size for one SETTLE_POLL_S. A harness ending its session may
     still be writing the transcript: Claude Code 2.1 in `-p` mode fires SessionEnd before the
     last tool result is in the file (its async PostToolUse is cancelled at exit as well), so
     that call reached neither a hook nor the report. A harness has written its transcript
     once it has exited."""
-    while harness and time.monotonic() + SETTLE_POLL_S <= until:
+    while harness_pid and time.monotonic() + SETTLE_POLL_S <= until:
         try:
-            os.kill(harness, 0)
+            os.kill(harness_pid, 0)
         except OSError:
             break  # gone (or not ours to signal: nothing to wait for)
         time.sleep(SETTLE_POLL_S)
@@ -313,14 +313,14 @@ def settle(path: str, until: float, harness: int = 0) -> None:
         before = now
 
 
-def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float,
-                     settle_until: float = 0.0, harness: int = 0) -> Any:
+def transcript_stats(harness: str, payload: Mapping[str, Any], since: float,
+                     settle_until: float = 0.0, harness_pid: int = 0) -> Any:
     """`TranscriptStats` of the transcript the payload names, read by the harness's room, of
     what happened after `since`; None when there is none it reads. With `settle_until`, read
     once the file stopped growing (`settle`)."""
     from slmactor import harnesses
 
-    room = harnesses.get(fmt)
+    room = harnesses.get(harness)
     name = room.transcript_path(payload)
     suffix = room.transcript_suffix()
     if not suffix or not name.endswith(suffix):
@@ -328,7 +328,7 @@ def transcript_stats(fmt: str, payload: Mapping[str, Any], since: float,
     from slmactor.harnesses.base import read_regular_file
 
     if settle_until:
-        settle(name, settle_until, harness)
+        settle(name, settle_until, harness_pid)
 
     data = read_regular_file(name, MAX_TRANSCRIPT_BYTES)
     if data is None:
@@ -392,18 +392,18 @@ def _when(entry: Mapping[str, Any]) -> float:
     return float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else 0.0
 
 
-def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
+def finish(ask: Callable[[str, dict[str, Any]], Any], *, harness: str, event: str,
            payload: Mapping[str, Any], path: Path, run_id: str, project: str = "",
-           settle_until: float = 0.0, harness: int = 0) -> dict[str, Any] | None:
+           settle_until: float = 0.0, harness_pid: int = 0) -> dict[str, Any] | None:
     """Build and send the session's (or segment's) `run.finish`; the daemon's reply, or None when
     there was nothing to report or no reply (then the ledger stays for the next end event).
     `ask(kind, fields)` returns the daemon's reply or None, and never raises. `settle_until`
-    and `harness`: as for `settle`."""
+    and `harness_pid`: as for `settle`."""
     from slmactor import harnesses
     from slmactor.logic.loop.session_report import session_report
     from slmactor.logic.working.toolclasses import EDIT
 
-    if harnesses.get(fmt).is_stop_rerun(event, payload):
+    if harnesses.get(harness).is_stop_rerun(event, payload):
         return None
     entries = read_ledger(path)
     recorded = len(entries)
@@ -412,7 +412,7 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
     done, since = _segment(path)
     # The transcript first: a session whose every call's hook was lost (cancelled when `-p`
     # exited, skipped while the daemon was wedged) is still a session the transcript recorded.
-    transcript = transcript_stats(fmt, payload, since, settle_until, harness)
+    transcript = transcript_stats(harness, payload, since, settle_until, harness_pid)
     classes = harnesses.tool_classes()
 
     def is_edit(tool: str) -> bool:
@@ -429,14 +429,14 @@ def finish(ask: Callable[[str, dict[str, Any]], Any], *, fmt: str, event: str,
         if isinstance(reply, dict) and isinstance(reply.get("snapshot"), dict):
             snapshot = reply["snapshot"]
     now = time.time()
-    report = session_report(report_id, fmt, entries, snapshot, transcript, now, is_edit,
+    report = session_report(report_id, harness, entries, snapshot, transcript, now, is_edit,
                             first_segment=done == 0, edit_format_of=harnesses.edit_format)
     # Answered once the report is journalled (durable; a daemon killed mid-pipeline replays it),
     # not after the pipeline: a turn's end may end every turn, and a pipeline slower than the
     # hook's deadline would read as a wedged daemon and open the hooks' breaker.
     reply = ask("run.finish", {"report": report})
     if not isinstance(reply, dict):
-        mark_pending(path, fmt=fmt, event=event, payload=payload, run_id=run_id, project=project)
+        mark_pending(path, harness=harness, event=event, payload=payload, run_id=run_id, project=project)
         return None
     drop(path, recorded)
     _mark_segment(path, done + 1, now)
@@ -455,13 +455,13 @@ MAX_PENDING_BYTES = 16 << 10
 RECOVER_PER_EVENT = 2
 
 
-def mark_pending(path: Path, *, fmt: str, event: str, payload: Mapping[str, Any], run_id: str,
+def mark_pending(path: Path, *, harness: str, event: str, payload: Mapping[str, Any], run_id: str,
                  project: str) -> None:
     """Note that the session of this ledger ended unreported, for `recover` to report later."""
-    data = json.dumps({"fmt": fmt, "event": event, "payload": dict(payload), "run_id": run_id,
+    data = json.dumps({"fmt": harness, "event": event, "payload": dict(payload), "run_id": run_id,
                        "project": project}, ensure_ascii=False, default=str)
     if len(data) > MAX_PENDING_BYTES:
-        data = json.dumps({"fmt": fmt, "event": event, "payload": {}, "run_id": run_id, "project": project})
+        data = json.dumps({"fmt": harness, "event": event, "payload": {}, "run_id": run_id, "project": project})
     with contextlib.suppress(OSError):
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         fd = os.open(path.with_suffix(PENDING_SUFFIX), os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -485,7 +485,7 @@ def recover(ask: Callable[[str, dict[str, Any]], Any], directory: Path, *, skip:
             continue
         try:
             note = json.loads(marker.read_text(encoding="utf-8"))
-            fmt, event, payload = str(note["fmt"]), str(note["event"]), note["payload"]
+            harness, event, payload = str(note["fmt"]), str(note["event"]), note["payload"]
             run_id, project = str(note["run_id"]), str(note.get("project", ""))
         except (OSError, ValueError, KeyError, TypeError):
             with contextlib.suppress(OSError):
@@ -495,7 +495,7 @@ def recover(ask: Callable[[str, dict[str, Any]], Any], directory: Path, *, skip:
             with contextlib.suppress(OSError):
                 marker.unlink()
             continue
-        if finish(ask, fmt=fmt, event=event, payload=payload if isinstance(payload, dict) else {},
+        if finish(ask, harness=harness, event=event, payload=payload if isinstance(payload, dict) else {},
                   path=ledger, run_id=run_id, project=project) is None:
             break  # the daemon still does not answer: try again at a later event
         reported += 1

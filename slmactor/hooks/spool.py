@@ -32,7 +32,7 @@ def path(runtime_dir: str) -> str:
     return os.path.join(runtime_dir, "hook-sessions", SPOOL)
 
 
-def append(runtime_dir: str, fmt: str, event: str, cwd: str, project_env: str, project: str, raw: bytes,
+def append(runtime_dir: str, harness: str, event: str, cwd: str, project_env: str, project: str, raw: bytes,
            now: float) -> bool:
     """Write one event down; False when the spool is full or cannot be written."""
     target = path(runtime_dir)
@@ -44,7 +44,7 @@ def append(runtime_dir: str, fmt: str, event: str, cwd: str, project_env: str, p
     try:
         if os.fstat(fd).st_size > MAX_SPOOL_BYTES:
             return False
-        header = "\0".join((fmt, event, cwd, project_env, project, repr(now))).encode("utf-8", "replace")
+        header = "\0".join((harness, event, cwd, project_env, project, repr(now))).encode("utf-8", "replace")
         record = b"%s %d %d\n%s%s\n" % (_MAGIC, len(header), len(raw), header, raw)
         os.write(fd, record)  # one write: records of concurrent hooks do not interleave
         return True

@@ -2,7 +2,8 @@
 
 `*.json`, `*.traj` and `*.jsonl` files sorted by name (or the one file given); each is read in
 whichever format it is — slmactor's own, or a harness's (mini-swe-agent, SWE-agent `.traj`,
-OpenHands events, OpenHands SDK events as JSON lines) — by `slmactor.harnesses.read_trajectory`.
+OpenHands events, OpenHands SDK events as JSON lines) — by the reader the caller hands it
+(`slmactor.harnesses.read_trajectory`: a store knows files, not harnesses).
 A file that cannot be read or parsed is skipped and named in the
 returned list of problems; so is a file of a directory that parses but is none of those formats
 (one foreign file never refuses the rest), while the one file a user names raises
@@ -13,9 +14,10 @@ memory.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
-from slmactor.harnesses import read_trajectory
 from slmactor.logic.loop.importers import UnknownTrajectoryFormat
 from slmactor.logic.loop.replay import Trajectory
 
@@ -28,7 +30,11 @@ class TrajectoryFormatError(ValueError):
     """A file parsed as JSON but is no trajectory format we read; the message names it."""
 
 
-def load_trajectories(path: Path) -> tuple[list[Trajectory], list[str]]:
+#: (parsed JSON, the file's stem) → its `Trajectory`; raises `UnknownTrajectoryFormat`.
+Reader = Callable[[Any, str], Trajectory]
+
+
+def load_trajectories(path: Path, read_trajectory: Reader) -> tuple[list[Trajectory], list[str]]:
     """Trajectories in file-name order, and one message per skipped file."""
     if path.is_file():
         files = [path]

@@ -203,7 +203,7 @@ _keys = st.sampled_from(["tool_name", "tool_input", "tool_response", "session_id
        payload=st.dictionaries(_keys, _json, max_size=8))
 def test_parse_never_raises_on_odd_payloads(fmt: str, event: str, payload: dict[str, Any]) -> None:
     hook = dialects.parse(fmt, event, payload, {}, "/")
-    out = dialects.output(fmt, event, hook.query, dict(hook.tool_input) or None)
+    out = dialects.output(fmt, event, hook.query, dict(hook.raw_input) or None)
     json.dumps(out)
     if hook.tool_call is not None:
         assert hook.tool_call.ok == (hook.tool_call.error == "")

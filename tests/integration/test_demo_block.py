@@ -16,11 +16,12 @@ from slmactor.testing import spawn_daemon, stop_quietly
 
 def _replayed_block() -> str:
     """Both passes of the learning replay, then the block a worker on the last task receives."""
+    from slmactor import harnesses
     from slmactor.cli.loop.replay_driver import learning_replay
     from slmactor.protocol.messages import MemoryBlock, MemoryDistill
     from slmactor.stores.trajectories import load_trajectories
 
-    trajectories, _skipped = load_trajectories(bundled_trajectories())
+    trajectories, _skipped = load_trajectories(bundled_trajectories(), harnesses.read_trajectory)
     daemon = spawn_daemon(debug_hooks=False)
     try:
         with daemon.client(timeout=30.0, retries=1) as client:

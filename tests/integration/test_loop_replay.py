@@ -64,10 +64,11 @@ def _write(directory: Path) -> Path:
 
 
 def _replay(daemon: DaemonProcess, directory: Path, label: str) -> dict[str, Any]:
+    from slmactor import harnesses
     from slmactor.cli.loop.replay_driver import learning_replay
     from slmactor.stores.trajectories import load_trajectories
 
-    trajectories, skipped = load_trajectories(directory)
+    trajectories, skipped = load_trajectories(directory, harnesses.read_trajectory)
     assert skipped == []
     with daemon.client(timeout=60) as client:
         result: dict[str, Any] = learning_replay(client, trajectories, label).to_dict()

@@ -19,7 +19,8 @@ FORBIDDEN = {
                  "harnesses"},
     # A harness's room knows the harness; it reaches the daemon only as a client does.
     "harnesses": {"runtime", "actors", "stores", "cli", "hooks", "testing", "config"},
-    "stores": {"actors", "runtime", "cli", "client", "testing"},
+    # A store keeps files; what a harness's file means, it is handed (a reader), never the rooms.
+    "stores": {"actors", "runtime", "cli", "client", "testing", "harnesses"},
     "runtime": {"actors", "cli"},
     "adapters": {"runtime", "actors", "stores", "cli"},
     # The page reads and acts only through the daemon's asks: never a store of its own.
@@ -180,3 +181,17 @@ def test_every_room_is_checked() -> None:
     # A new top-level package must be placed in the rules deliberately.
     rooms = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
     assert rooms - set(FORBIDDEN) <= {"actors", "cli", "demo_data", "hooks"}
+
+
+def test_the_rooms_say_what_they_return() -> None:
+    """No function of a harness's room returns `Any`: a transcript, a session, a trajectory, a
+    call are records with a type."""
+    offences = [
+        f"{path.relative_to(PACKAGE)}:{node.lineno} {node.name}"
+        for path in _modules("harnesses")
+        for node in ast.walk(ast.parse(path.read_text(), filename=str(path)))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.returns is not None
+        and ast.unparse(node.returns) in ("Any", "typing.Any")
+    ]
+    assert offences == []
+

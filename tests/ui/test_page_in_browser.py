@@ -80,11 +80,12 @@ def memory_daemon(tmp_path: Path) -> Iterator[DaemonProcess]:
         imported = _cli(proc, "--json", "import", "sessions", str(history))
         assert imported.returncode == 0, imported.stderr
         assert json.loads(imported.stdout)["new"] >= 7
+        from slmactor import harnesses
         from slmactor.cli.loop.replay_driver import learning_replay
         from slmactor.stores.trajectories import load_trajectories
 
         with proc.client(timeout=60) as replaying:  # a replay's runs, through the daemon's loop
-            learning_replay(replaying, load_trajectories(TRAJECTORIES)[0], "replay")
+            learning_replay(replaying, load_trajectories(TRAJECTORIES, harnesses.read_trajectory)[0], "replay")
         with proc.client() as client:
             wait_for(lambda: client.ask(EpisodeRecent(n=0, ids_only=True))["total"] >= 20,
                      "the imported and replayed sessions stored", timeout=120)

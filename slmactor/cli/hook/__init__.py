@@ -368,7 +368,7 @@ def context(run: HookRun) -> dict[str, Any]:
     """A session start or a prompt → the memory block, as the harness's additional context."""
     from slmactor import harnesses
 
-    if run.hook.event in harnesses.get(run.hook.format).start_events and not run.start_daemon():
+    if run.hook.event in harnesses.get(run.hook.harness).start_events and not run.start_daemon():
         return {}
     result = run.ask("memory.block", without_defaults({
         "role": run.opts.role, "budget": run.opts.budget, "query": run.hook.query,
@@ -403,10 +403,10 @@ def _say_text(text: str) -> None:
 def main(argv: Sequence[str]) -> int:
     """Run one hook event. Always returns 0 after printing one JSON document."""
     started = time.monotonic()
-    fmt = ""
+    harness = ""
     try:
         opts = parse_argv(argv)
-        fmt = opts.format
+        harness = opts.format
         for problem in opts.problems:
             warn(problem)
         deadline = started + opts.timeout
@@ -418,21 +418,21 @@ def main(argv: Sequence[str]) -> int:
             raw = strip_private_json_bytes(raw)
         from slmactor.hooks import events
 
-        if not events.is_format(fmt):
-            warn(f"unknown hook format {fmt!r} (one of {', '.join(events.formats())})")
+        if not events.is_format(harness):
+            warn(f"unknown hook format {harness!r} (one of {', '.join(events.formats())})")
             _say_text("{}")
             return 0
         # Decided before the payload is parsed (no json, no dialects, no typing): an event with
         # nothing to do, or a breaker left open by a timeout.
-        if opts.event and not events.has_work(fmt, opts.event):
-            _say_text(events.neutral_json(fmt))
+        if opts.event and not events.has_work(harness, opts.event):
+            _say_text(events.neutral_json(harness))
             return 0
-        detached, harness = False, 0
-        if opts.background and events.is_end(fmt, opts.event):
+        detached, pid = False, 0
+        if opts.background and events.is_end(harness, opts.event):
             from slmactor.hooks.session import harness_pid
 
-            harness = harness_pid()  # before the fork: the child is re-parented
-            where = _answered_detached(events.neutral_json(fmt))
+            pid = harness_pid()  # before the fork: the child is re-parented
+            where = _answered_detached(events.neutral_json(harness))
             if where == "parent":
                 return 0
             detached = where == "child"
@@ -442,26 +442,26 @@ def main(argv: Sequence[str]) -> int:
         problem = peer.runtime_dir_problem(rt)
         if problem:  # another user's directory: no ledger written there, nothing sent
             warn(problem)
-            _say_text(events.neutral_json(fmt))
+            _say_text(events.neutral_json(harness))
             return 0
         from slmactor.hooks import breaker
 
         # While the breaker is open the daemon is skipped, never the session's ledger (local,
         # cheap): the calls and the session's end are still written down, for the report a
         # later event sends. A pre-tool event has nothing to write: it answers at once.
-        if breaker.holds(rt, time.time()) and not events.is_end(fmt, opts.event):
+        if breaker.holds(rt, time.time()) and not events.is_end(harness, opts.event):
             warn("breaker open after a daemon timeout; not waiting (rm the hook-breaker file to retry now)")
-            if not events.is_pre_tool(fmt, opts.event) and not _names_excluded_raw(opts, raw):
-                _spool(fmt, opts, rt, raw)
-            _say_text(events.neutral_json(fmt))
+            if not events.is_pre_tool(harness, opts.event) and not _names_excluded_raw(opts, raw):
+                _spool(harness, opts, rt, raw)
+            _say_text(events.neutral_json(harness))
             return 0
         from slmactor.hooks import dialects
 
         payload = _payload(raw)
-        event = dialects.event_name(fmt, opts.event, payload)
-        hook = dialects.parse(fmt, event, payload, os.environ, os.getcwd())
-        if not events.has_work(fmt, event):
-            _say(dialects.neutral(fmt))
+        event = dialects.event_name(harness, opts.event, payload)
+        hook = dialects.parse(harness, event, payload, os.environ, os.getcwd())
+        if not events.has_work(harness, event):
+            _say(dialects.neutral(harness))
             return 0
         run = HookRun(opts, hook, rt, deadline)
         from slmactor import privacy
@@ -471,10 +471,10 @@ def main(argv: Sequence[str]) -> int:
             # A call on a path the project excludes is not recorded at all (what it read or
             # printed is that file); any other event goes on with the path replaced.
             if hook.action in (events.RECORD, events.PREFLIGHT):
-                _say(dialects.neutral(fmt))
+                _say(dialects.neutral(harness))
                 return 0
             payload = privacy.scrub(payload, excluder)
-            hook = dialects.parse(fmt, event, payload, os.environ, os.getcwd())
+            hook = dialects.parse(harness, event, payload, os.environ, os.getcwd())
             run.hook = hook
         # A session's end is tried even while the breaker is open: once per session, and the
         # reply that closes the breaker lets it report the sessions that ended meanwhile.
@@ -493,17 +493,17 @@ def main(argv: Sequence[str]) -> int:
                                                            - time.monotonic() - 0.5)) \
                 if detached else 0.0
             out = loop.handle(hook, payload, Path(run.project), Path(rt), run.ask,
-                              settle_until=settle_until, harness=harness)
+                              settle_until=settle_until, harness_pid=pid)
             if out is None:
                 handler = HANDLERS.get(hook.action)
                 answer = handler(run) if handler is not None else {}
-                out = dialects.output(fmt, event, answer.get("context", ""), answer.get("updated_input"))
+                out = dialects.output(harness, event, answer.get("context", ""), answer.get("updated_input"))
         finally:
             run.close()
-        _say(out or dialects.neutral(fmt))
+        _say(out or dialects.neutral(harness))
     except BaseException as exc:  # noqa: BLE001 - fail open, even on ^C: the harness must never be blocked
         warn(f"{type(exc).__name__}: {exc}")
-        _say_text(_neutral_after_error(fmt))
+        _say_text(_neutral_after_error(harness))
     return 0
 
 
@@ -557,14 +557,14 @@ def _answered_detached(neutral: str) -> str:
     return "child"
 
 
-def _spool(fmt: str, opts: Options, rt: str, raw: bytes) -> None:
+def _spool(harness: str, opts: Options, rt: str, raw: bytes) -> None:
     """Write the event down for the next hook that reaches the daemon (`hooks/spool.py`)."""
     from slmactor import harnesses
     from slmactor.hooks import spool
 
-    room = harnesses.get(fmt)
+    room = harnesses.get(harness)
     project_env = os.environ.get(room.project_env, "") if room.project_env else ""
-    if not spool.append(rt, fmt, opts.event, os.getcwd(), project_env, opts.project, raw, time.time()):
+    if not spool.append(rt, harness, opts.event, os.getcwd(), project_env, opts.project, raw, time.time()):
         warn("the hook spool is full or cannot be written; this event is not recorded")
 
 
@@ -577,12 +577,12 @@ def _project_root(given: str, directory: str) -> Any:
     return Path(given).resolve() if given else find_project_root(Path(directory or "/"))
 
 
-def _neutral_after_error(fmt: str) -> str:
+def _neutral_after_error(harness: str) -> str:
     """The neutral answer when something failed: the room's, or `{}` if even that fails."""
     try:
         from slmactor.hooks import events
 
-        return events.neutral_json(fmt)
+        return events.neutral_json(harness)
     except BaseException:  # noqa: BLE001 - fail open: the harness must get valid JSON
         return "{}"
 
@@ -596,9 +596,9 @@ def register(sub: Any) -> None:
     from . import install as hook_install
     from . import package as hook_package
 
-    for fmt in formats():
-        p = sub.add_parser(fmt, help=f"handle a {fmt} hook event (JSON on stdin, JSON on stdout)",
-                           description=f"Events: {', '.join(harnesses.get(fmt).events)}. Options may come anywhere "
+    for harness in formats():
+        p = sub.add_parser(harness, help=f"handle a {harness} hook event (JSON on stdin, JSON on stdout)",
+                           description=f"Events: {', '.join(harnesses.get(harness).events)}. Options may come anywhere "
                            "on the line; a hook always exits 0 with valid JSON.")
         p.add_argument("event", nargs="?", help="the hook event (default: read from the payload)")
         p.add_argument("--role", default="worker", help="memory block role (default: worker)")

@@ -116,18 +116,20 @@ def _call_words(call: Any) -> str:
     import json
 
     from slmactor.logic.evolve import typed_repairs as tr
+    from slmactor.logic.failures import call as words
 
-    quiet = {"description", "file_path", "path", "filePath", "command", "cmd", "new_string",
-             "old_string", "replace_all", "yield_time_ms"}
+    # The replay's calls speak the shared words (`logic/failures/call.SHARED`).
+    quiet = {"description", "yield_time_ms", words.PATH, words.COMMAND, words.NEW, words.OLD,
+             words.REPLACE_ALL}
     settings = ", ".join(f"{k}: {json.dumps(v)}" for k, v in call.args.items() if k not in quiet)
     if call.command:
         shown = f"`{tr.norm_command(call.command)}`"
     else:
         where = call.path.rsplit("/shop/", 1)[-1] if call.path else ""
         shown = f"{call.tool} {where}".strip()
-    old = call.args.get("old_string")
+    old = call.args.get(words.OLD)
     if isinstance(old, str):
-        shown += f" old_string {json.dumps(old if len(old) <= 48 else old[:47] + '…')}"
+        shown += f" replacing {json.dumps(old if len(old) <= 48 else old[:47] + '…')}"
     return shown + (f" ({settings})" if settings else "")
 
 

@@ -137,11 +137,12 @@ def cmd_replay(ctx: CliContext) -> int:
         return ctx.fail("metrics replay: --git and --html go with --learn")
     if len(ctx.args.paths) != 1:
         return ctx.fail("metrics replay: give one trajectory file or folder (several: with --learn)")
+    from slmactor import harnesses
     from slmactor.stores.trajectories import TrajectoryFormatError, load_trajectories
 
     path = ctx.args.paths[0]
     try:
-        trajectories, skipped = load_trajectories(path)
+        trajectories, skipped = load_trajectories(path, harnesses.read_trajectory)
     except (FileNotFoundError, TrajectoryFormatError) as exc:
         return ctx.fail(f"metrics replay: {exc}")
     if not trajectories:

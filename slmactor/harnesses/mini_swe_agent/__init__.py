@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
     from typing import Any
 
+    from slmactor.logic.loop.replay import Trajectory
+
 
 class MiniSweAgent(Harness):
     name = "mini_swe_agent"
@@ -39,7 +41,7 @@ class MiniSweAgent(Harness):
             return "mini-swe-agent"
         return ""
 
-    def trajectory(self, data: Any, default_id: str) -> Any:
+    def trajectory(self, data: Any, default_id: str) -> Trajectory:
         return _trajectory(data, default_id)
 
 
@@ -47,7 +49,7 @@ def _dict(value: Any) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
-def _trajectory(data: Mapping[str, Any], default_id: str) -> Any:
+def _trajectory(data: Mapping[str, Any], default_id: str) -> Trajectory:
     from slmactor.logic.loop.importers import ERROR_CHARS, QUERY_CHARS, message_text, pair_fixes
     from slmactor.logic.loop.replay import Step, Trajectory
 

@@ -53,6 +53,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
     from typing import Any
 
+    from slmactor.logic.loop.replay import Trajectory
+
 
 def _snake(event: str) -> str:
     """The SDK's field name for an event (`PreToolUse` → `pre_tool_use`)."""
@@ -104,6 +106,7 @@ class OpenHands(Harness):
     edit_keys = {"file_editor": ("old_str", "new_str", ""), "str_replace_editor": ("old_str", "new_str", "")}
     #: The editors' `create` takes the whole file as `file_text`.
     arg_words = {**SHARED_ARG_WORDS, "file_text": "content"}
+    payload_keys = Harness.payload_keys | {"event_type", "working_dir"}
     read_tools = ("view",)
     edit_tools = ("edit_file",)
     shell_tools = ("execute_bash", "terminal", "cmd_run")
@@ -213,7 +216,7 @@ class OpenHands(Harness):
     trajectory_hints = ("OpenHands events (action/observation)",
                         "OpenHands SDK events (kind: ActionEvent, ObservationEvent, ...)")
 
-    def trajectory(self, data: Any, default_id: str) -> Any:
+    def trajectory(self, data: Any, default_id: str) -> Trajectory:
         if self.trajectory_format(data) == "openhands-sdk":
             return _sdk_trajectory(data, default_id)
         return _trajectory(data if isinstance(data, list) else data["trajectory"], default_id)
@@ -246,7 +249,7 @@ def _args(action: Mapping[str, Any]) -> str:
     return json.dumps(kept, ensure_ascii=False, separators=(",", ":"), sort_keys=True, default=str)
 
 
-def _trajectory(events: Sequence[Any], default_id: str) -> Any:
+def _trajectory(events: Sequence[Any], default_id: str) -> Trajectory:
     from slmactor.logic.loop.importers import ERROR_CHARS, QUERY_CHARS, message_text, pair_fixes
     from slmactor.logic.loop.replay import Step, Trajectory
 
@@ -325,7 +328,7 @@ def sdk_outcome(observation: Mapping[str, Any]) -> tuple[bool, str]:
     return failed, sdk_text(observation.get("content"))
 
 
-def _sdk_trajectory(events: Sequence[Any], default_id: str) -> Any:
+def _sdk_trajectory(events: Sequence[Any], default_id: str) -> Trajectory:
     from slmactor.logic.loop.importers import ERROR_CHARS, QUERY_CHARS, pair_fixes
     from slmactor.logic.loop.replay import Step, Trajectory
 

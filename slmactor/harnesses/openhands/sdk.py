@@ -155,7 +155,7 @@ class MemoryCallback:
             self.block_text = ""
         return self.block_text
 
-    def agent_context(self, context: Any = None, budget: int = 0) -> Any:
+    def agent_context(self, context: Any = None, budget: int = 0) -> object:
         """An SDK `AgentContext` (a copy of `context` when given) whose system message suffix
         ends with the memory block for the task. Imports the SDK (Python ≥ 3.12)."""
         from openhands.sdk import AgentContext
@@ -170,7 +170,7 @@ class MemoryCallback:
         """Send advice to `conversation` (anything with `send_message(text, sender=...)`)."""
         self.attached = conversation
 
-    def conversation(self, agent: Any, **kwargs: Any) -> Any:
+    def conversation(self, agent: Any, **kwargs: Any) -> object:
         """`Conversation(agent, callbacks=[self, *callbacks], **kwargs)`, attached. Imports the
         SDK (Python ≥ 3.12)."""
         from openhands.sdk import Conversation
