@@ -294,7 +294,7 @@ class ReflectorActor(Actor):
         from slmactor.logic.loop.run_report import RunReport
 
         root = self.project_root(msg)
-        merged = await self._with_working_memory(root, msg)
+        merged = _in_shared_words(await self._with_working_memory(root, msg))
         report = RunReport.from_dict(merged)
         # A retry is known by its run id, or, without one, by the client's request id.
         key = (root, report.run_id or f"request:{msg.id}")
@@ -578,3 +578,34 @@ class ReflectorActor(Actor):
 def _withheld(command: str) -> str:
     """The command of an unverified check, as a listing shows it (`slmactor trust` shows it)."""
     return WITHHELD if command else ""
+
+
+def _in_shared_words(report: dict[str, Any]) -> dict[str, Any]:
+    """The report with each failure's arguments read by the room of its tool, in the shared
+    words reflection learns in (`ToolCall.shared`): a hook's or an import's report has them so
+    already (the ledger keeps them so; unchanged), a client's or the MCP server's may give a
+    harness's own keys. Arguments that are no JSON object are left as sent."""
+    import json
+
+    from slmactor import harnesses
+    from slmactor.harnesses.base import shared_json
+
+    failures = report.get("failures")
+    if not isinstance(failures, list):
+        return report
+    out = []
+    for failure in failures:
+        if isinstance(failure, dict) and isinstance(failure.get("tool"), str):
+            failure = dict(failure)
+            for key in ("failed_args", "fixed_args"):
+                text = failure.get(key)
+                if isinstance(text, str) and text.lstrip().startswith("{"):
+                    try:
+                        parsed = json.loads(text)
+                    except ValueError:
+                        continue
+                    if isinstance(parsed, dict):
+                        failure[key] = shared_json(harnesses.tool_call(failure["tool"], parsed))
+        out.append(failure)
+    return {**report, "failures": out}
+
