@@ -60,9 +60,12 @@ from slmactor.harnesses.base import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import sqlite3
     from collections.abc import Callable, Iterable, Iterator, Mapping
     from pathlib import Path
     from typing import Any
+
+    from slmactor.logic.loop.recorded import SessionRecord
 
 #: The database's first bytes (sqlite.org/fileformat.html: "SQLite format 3\000").
 SQLITE_MAGIC = "SQLite format 3\x00"
@@ -168,7 +171,7 @@ class OpenCode(Harness):
                 return SESSION  # `opencode export`
         return ""
 
-    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[Any]:
+    def read_sessions(self, path: str, lines: Callable[[], Iterable[str]]) -> Iterator[SessionRecord]:
         import os
 
         name = os.path.basename(path)
@@ -266,7 +269,7 @@ class _Session:
                                          exit_code=code if isinstance(code, int) and not isinstance(code, bool)
                                          else None))
 
-    def record(self) -> Any:
+    def record(self) -> SessionRecord:
         from slmactor.logic.loop.recorded import SessionRecord
         from slmactor.logic.loop.transcripts import TranscriptStats
 
@@ -277,7 +280,7 @@ class _Session:
         return SessionRecord(session_id=self.session_id, cwd=self.directory, stats=stats)
 
 
-def _loads(raw: Any) -> Any:
+def _loads(raw: Any) -> object:
     from slmactor.logic.loop.transcripts import parse_json
 
     if isinstance(raw, bytes):
@@ -285,7 +288,7 @@ def _loads(raw: Any) -> Any:
     return parse_json(raw)[0] if isinstance(raw, str) else None
 
 
-def _connect(path: str) -> Any:
+def _connect(path: str) -> sqlite3.Connection:
     """The database, read-only (immutable when its folder cannot take the lock files)."""
     import sqlite3
     from urllib.parse import quote
@@ -300,7 +303,7 @@ def _connect(path: str) -> Any:
     return conn
 
 
-def read_database(path: str) -> Iterator[Any]:
+def read_database(path: str) -> Iterator[SessionRecord]:
     """Every session of an `opencode.db`, one at a time (a sub-agent's session is its own)."""
     conn = _connect(path)
     try:
@@ -321,14 +324,14 @@ def read_database(path: str) -> Iterator[Any]:
         conn.close()
 
 
-def _json_file(path: str) -> Any:
+def _json_file(path: str) -> object:
     from slmactor.harnesses.base import read_regular_file
 
     data = read_regular_file(path, MAX_JSON_FILE)
     return _loads(data) if data is not None else None
 
 
-def read_stored(path: str) -> Any:
+def read_stored(path: str) -> SessionRecord | None:
     """The session of the JSON storage (before 1.2) whose session file is at `path`:
     `storage/session/<project>/<id>.json`, its messages and their parts beside it."""
     import os
@@ -362,7 +365,7 @@ def read_stored(path: str) -> Any:
     return one.record()
 
 
-def read_export(path: str, lines: Callable[[], Iterable[str]]) -> Any:
+def read_export(path: str, lines: Callable[[], Iterable[str]]) -> SessionRecord | None:
     """The session of an export: `{info, parts}` per line, or `opencode export`'s
     `{info, messages}` document (pretty-printed or not)."""
     from slmactor.logic.loop.transcripts import json_objects, parse_json

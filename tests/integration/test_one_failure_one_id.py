@@ -4,7 +4,7 @@ The same failed call — one per tool family a harness room has (shell, edit, re
 web) — is sent through every path that room offers, to one real daemon:
 
 * **hook**: the real `slmactor hook <room> <event>` command fed the failure event the harness
-  sends; its id is the key the daemon answered, which the hook keeps in the session's ledger;
+  sends (OpenCode's plugin: a bash call, whose exit code is the one failure it reports); its id is the key the daemon answered, which the hook keeps in the session's ledger;
 * **run.finish**: the session's end event through the same command (the report built from the
   ledger and the transcript it names); its id is the fingerprint of the failure in the episode
   the reflection writes;
@@ -14,10 +14,10 @@ web) — is sent through every path that room offers, to one real daemon:
   `evolve.on_failure` answered.
 
 A room without hooks (mini-swe-agent's is its in-process agent, through the client's
-`on_failure`; SWE-agent has none; opencode reaches the daemon only through a client) is sent
-through the paths it has. Codex's hooks fire for its shell and `apply_patch` only, and its
-rollout records a failure only by an exit code or a patch that did not apply, so its read,
-search and web calls go through replay and the client.
+`on_failure`; SWE-agent has none) is sent through the paths it has. Codex's hooks fire for its
+shell and `apply_patch` only, and its rollout records a failure only by an exit code or a patch
+that did not apply; OpenCode's plugin reports a failure only as a bash call's exit code: their
+other calls go through the import (OpenCode's export), replay and the client.
 
 Formats, per room (the rooms' docstrings and `tests/fixtures/hooks/<room>/` name the sources):
 Claude Code's `PostToolUseFailure{tool_name, tool_input, tool_use_id, error}` and its JSONL
@@ -30,7 +30,8 @@ and its chat file (`toolCalls[{status, result[{functionResponse{response}}]}]`);
 `PostToolUse{postToolUse{toolName, parameters, result, success}}` and its task's
 `api_conversation_history.json` (`tool_use` / `tool_result{is_error}`); OpenHands' SDK
 `PostToolUse{tool_response{content, is_error, exit_code}}`; mini-swe-agent's and SWE-agent's
-trajectory files (`tests/fixtures/sessions/*/SOURCE.md`).
+trajectory files (`tests/fixtures/sessions/*/SOURCE.md`); OpenCode's `tool.execute.after`
+as slmactor's plugin hands it on and its `{info, parts}` export (its room's docstring).
 """
 
 from __future__ import annotations
@@ -231,6 +232,16 @@ def _hook_openhands(f: Failure, base: dict[str, Any], call_id: str) -> tuple[str
                            "metadata": {}}
 
 
+def _hook_opencode(f: Failure, base: dict[str, Any], call_id: str) -> tuple[str, dict[str, Any]]:
+    # The plugin's `tool.execute.after` as slmactor's hook reads it (the room's docstring): a
+    # bash call completes whatever its exit; `metadata.exit` says it failed.
+    return "tool.execute.after", {**base, "hook_event_name": "tool.execute.after",
+                                  "tool_name": f.tool, "tool_input": f.args,
+                                  "tool_use_id": call_id, "tool_response": {
+                                      "title": f.command, "output": f.said,
+                                      "metadata": {"exit": f.exit_code, "output": f.said}}}
+
+
 HookWriter = Callable[[Failure, dict[str, Any], str], tuple[str, dict[str, Any]]]
 #: room → (its failure event writer, the common fields of its events, its end event).
 HOOKS: dict[str, tuple[HookWriter, Callable[[Path, str, str], dict[str, Any]], str]] = {
@@ -247,9 +258,11 @@ HOOKS: dict[str, tuple[HookWriter, Callable[[Path, str, str], dict[str, Any]], s
                                             "userId": "u-1"}, "TaskComplete"),
     "openhands": (_hook_openhands, lambda p, s, t: {"session_id": s, "working_dir": str(p)},
                   "SessionEnd"),
+    "opencode": (_hook_opencode, lambda p, s, t: {"session_id": s, "cwd": str(p)},
+                 "session.idle"),
 }
 #: The tools each room's hooks fire for (Codex CLI: its shell and `apply_patch`).
-HOOKED_TOOLS = {"codex": {"Bash", "apply_patch"}}
+HOOKED_TOOLS = {"codex": {"Bash", "apply_patch"}, "opencode": {"bash"}}
 
 
 # -------------------------------------------------------------------------------- transcripts
@@ -370,6 +383,29 @@ def _sweagent_trajectory(path: Path, repo: Path, sid: str, fails: list[Failure])
     return path
 
 
+def _opencode_export(path: Path, repo: Path, sid: str, fails: list[Failure]) -> Path:
+    # `{info, parts}` per line (session/message-v2.ts): a tool part's state `error` with its
+    # error, a bash call `completed` with `metadata.exit`.
+    start = int(time.time() * 1000) - 60_000
+    lines: list[dict[str, Any]] = [{"info": {"id": "msg_1", "sessionID": sid, "role": "user",
+                                             "time": {"created": start}},
+                                    "parts": [{"type": "text", "text": "migrate the database"}]}]
+    parts = []
+    for i, f in enumerate(fails, start=1):
+        span = {"start": start + i, "end": start + i + 1}
+        state: dict[str, Any] = ({"status": "completed", "input": f.args, "output": f.said,
+                                  "metadata": {"exit": f.exit_code, "output": f.said}, "time": span}
+                                 if f.tool == "bash" else
+                                 {"status": "error", "input": f.args, "error": f.said, "time": span})
+        parts.append({"type": "tool", "callID": f"call_{i}", "tool": f.tool, "state": state})
+    lines.append({"info": {"id": "msg_2", "sessionID": sid, "role": "assistant",
+                           "modelID": "claude-sonnet-4-5", "providerID": "anthropic",
+                           "path": {"cwd": str(repo), "root": str(repo)},
+                           "time": {"created": start + 1, "completed": start + 60}}, "parts": parts})
+    path.write_text("".join(_compact(line) + "\n" for line in lines))
+    return path
+
+
 #: room → (transcript writer, file name) for the rooms whose recorded sessions are imported.
 TRANSCRIPTS: dict[str, tuple[Callable[[Path, Path, str, list[Failure]], Path], str]] = {
     "claude": (_claude_transcript, "{sid}.jsonl"),
@@ -378,6 +414,7 @@ TRANSCRIPTS: dict[str, tuple[Callable[[Path, Path, str, list[Failure]], Path], s
     "cline": (_cline_transcript, "tasks"),
     "mini_swe_agent": (_mini_trajectory, "{sid}.traj.json"),
     "sweagent": (_sweagent_trajectory, "{sid}.traj"),
+    "opencode": (_opencode_export, "{sid}.jsonl"),
 }
 #: What the import reads of a room's session (Codex's rollout records no other failures).
 IMPORTED = {"codex": {"shell", "edit"}, "sweagent": {"shell", "edit"}}
@@ -499,7 +536,7 @@ def test_one_failure_gets_one_id_through_every_path(daemon: DaemonProcess, tmp_p
         folder.mkdir()
         paths["import"] = _through_import(daemon, repo, room, fails, folder)
         writer, name = TRANSCRIPTS[room]
-        if room in HOOKS and room != "cline":  # the end event reads the transcript it names
+        if room in HOOKS and room not in ("cline", "opencode"):  # the end event reads its transcript
             transcript = str(writer(tmp_path / name.format(sid=f"{room}-hook"), repo,
                                     f"{room}-hook-session", fails))
     if room in HOOKS:
