@@ -190,7 +190,7 @@ class WorkingActor(Actor):
 
     async def on_start(self) -> None:
         settings = self.ctx.settings
-        self._classes = self._load_tool_classes() or harness_tool_classes()
+        self._classes = await self._load_tool_classes() or harness_tool_classes()
         self.runs = WorkingRuns(max(settings.working_runs, 1), classes=self._classes)
         restored = 0
         for project, run_id, touched, state in await self.run_sync(self._checkpoint.load):
@@ -202,17 +202,20 @@ class WorkingActor(Actor):
         extra["runs_restored"] = restored
         self._publish_runs()
 
-    def _load_tool_classes(self) -> ToolClasses | None:
+    async def _load_tool_classes(self) -> ToolClasses | None:
         """Tool-name classes from `$SLMACTOR_TOOL_CLASSES`, else `tool_classes.toml` beside the
-        config file; None (the built-in defaults) when there is none or it is broken (warned)."""
+        config file; None (the built-in defaults) when there is none or it is broken (warned).
+        Read through aiofiles: the actor starts on the event loop."""
+        from slmactor.runtime.files import read_text
+
         override = os.environ.get(ENV_TOOL_CLASSES)
         path = Path(override) if override else default_config_path().parent / "tool_classes.toml"
-        if not path.is_file():
-            return None
         try:
-            return ToolClasses.from_config(tomllib.loads(path.read_text(encoding="utf-8")),
-                                           harness_tool_classes())
-        except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, ToolClassesConfigError) as exc:
+            text = await read_text(path)
+            if text is None:
+                return None
+            return ToolClasses.from_config(tomllib.loads(text), harness_tool_classes())
+        except (OSError, ValueError, tomllib.TOMLDecodeError, ToolClassesConfigError) as exc:
             self.warn(f"{path}: tool classes not loaded, using the defaults: {exc}")
             return None
 
