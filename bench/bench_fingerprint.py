@@ -8,6 +8,9 @@
 2. The same on the corpus's one-line messages only (< 400 characters).
 3. `evolve.on_failure` asked through the real daemon and client (fingerprint + rule lookup +
    transform of the arguments) p50/p99, vs a `ping` ask to the rules actor in the same run.
+4. The fast paths stay linear: the slowest of 8,000-character runs of path and file-name
+   characters (`c.` × 4000, `a.py` × 2000, ...: a walk per extension or slash was quadratic,
+   1.3 s on `c.` × 4000), against a quarter of its length — target ≤ 8× (linear: ~4×).
 
     .venv/bin/python -m bench fingerprint [--quick]
     .venv/bin/python bench/bench_fingerprint.py [--quick]   (one JSON row per line)
@@ -87,6 +90,25 @@ def bench_on_failure(n: int) -> dict[str, float]:
             "advice_p50": statistics.median(advice), "advice_p99": _percentile(advice, 0.99)}
 
 
+#: Runs of path and file-name characters the fast paths walk (each once).
+_RUNS = ("c.", ".c", "c.c-", "a.py", "x/", "/a", "1a", "0x", "req_", "http://")
+
+
+def _fast_paths(passes: int) -> tuple[float, float]:
+    """(seconds of the slowest 8,000-character run, seconds of the same at 2,000), best of
+    `passes` each."""
+    def best(message: str) -> float:
+        times = []
+        for _ in range(passes):
+            start = time.perf_counter()
+            analyze("tool", message, "python")
+            times.append(time.perf_counter() - start)
+        return min(times)
+
+    pairs = [(best(unit * (8000 // len(unit))), best(unit * (2000 // len(unit)))) for unit in _RUNS]
+    return max(pairs)
+
+
 def run(quick: bool) -> list[Row]:
     records = _load()
     passes = 3 if quick else 10
@@ -101,6 +123,9 @@ def run(quick: bool) -> list[Row]:
         _row(f"analyze, one-line messages ({len(short)} msgs)", ours_short,
              "msg/s", seed_short, "seed algorithm (S-9) on the same messages", "info"),
     ]
+    long, quarter = _fast_paths(passes)
+    rows.append(_row("analyze, slowest 8k-char path/name run (fast paths)", long * 1e3, "ms",
+                     quarter * 1e3, "the same run, a quarter as long", "≤ 8×"))
     ask = bench_on_failure(300 if quick else 3000)
     rows.append(_row("evolve.on_failure ask p50 (fingerprint+lookup+transform)", ask["advice_p50"],
                      "µs", ask["ping_p50"], "ping to the rules actor p50", "≤ 2× ping"))

@@ -1,5 +1,5 @@
 """`slmactor demo` on a clean machine: real harness formats imported and replayed, memory helps
-and never rewrites wrongly, < 30 s, nothing left behind. (Each claim it prints is checked
+and never rewrites wrongly, nothing left behind. (Each claim it prints is checked
 against the histories in tests/cli/test_demo_histories.py.)"""
 
 from __future__ import annotations
@@ -8,8 +8,9 @@ import json
 import os
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+from slmactor.testing import slack
 
 
 def _env(tmp_path: Path) -> dict[str, str]:
@@ -21,11 +22,9 @@ def _env(tmp_path: Path) -> dict[str, str]:
 
 
 def test_demo_replays_three_harnesses_histories_and_cleans_up(tmp_path: Path) -> None:
-    start = time.monotonic()
     done = subprocess.run([sys.executable, "-m", "slmactor", "demo"], check=False,
                           env=_env(tmp_path), cwd=tmp_path, capture_output=True, text=True,
-                          timeout=120)
-    seconds = time.monotonic() - start
+                          timeout=slack(60))  # a demo that hangs fails; its time is no claim here
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
     for harness in ("Claude Code", "Codex CLI", "Gemini CLI"):
@@ -35,7 +34,6 @@ def test_demo_replays_three_harnesses_histories_and_cleans_up(tmp_path: Path) ->
     assert "memory: rewritten before it ran → `npm run dev` (run_in_background: true)  ✓" in out
     verdict = [line for line in out.splitlines() if line.startswith("Verdict: ")][-1]
     assert verdict.startswith("Verdict: memory would have helped") and " 0 wrong rewrite(s)" in verdict
-    assert seconds < 30, f"demo took {seconds:.1f}s"
     # Its private workspace (named in the first line) is gone. Other demos may run meanwhile,
     # so check this run's own directory rather than a glob of /tmp.
     project = Path(out.splitlines()[0].rsplit("project ", 1)[1].strip())

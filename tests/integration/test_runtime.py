@@ -15,7 +15,7 @@ import pytest
 from slmactor.client import Client, DaemonUnavailable, RequestFailed
 from slmactor.protocol import ErrorCode
 from slmactor.protocol.messages import DaemonStop, DebugCrash, Ping, RecordTool
-from slmactor.testing import DaemonProcess, actor_row, spawn_daemon, stop_quietly, wait_for
+from slmactor.testing import DaemonProcess, actor_row, slack, spawn_daemon, stop_quietly, wait_for
 
 
 def test_ask_round_trip_and_tells_reach_the_events_actor(daemon: DaemonProcess) -> None:
@@ -50,7 +50,7 @@ def test_second_daemon_on_the_same_store_is_refused_quickly(daemon: DaemonProces
     elapsed = time.monotonic() - started
     assert second.returncode != 0
     assert f"already running as pid {daemon.pid}" in second.stderr
-    assert elapsed < 3.0  # Python start-up included; the lock check itself is immediate
+    assert elapsed < slack(3.0)  # start-up included; the lock check itself is immediate
     with daemon.client() as client:  # the first daemon still owns its sockets
         assert client.ping()["pong"] is True
 
@@ -150,7 +150,7 @@ def test_status_without_a_daemon_exits_1_quickly(tmp_path: Any) -> None:
     )
     assert result.returncode == 1
     assert "not running" in result.stdout
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < slack(3.0)
 
 
 def test_status_with_a_stale_socket_file_exits_1_within_3s(tmp_path: Any) -> None:
@@ -168,7 +168,7 @@ def test_status_with_a_stale_socket_file_exits_1_within_3s(tmp_path: Any) -> Non
     )
     assert result.returncode == 1
     assert '"running": false' in result.stdout
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < slack(3.0)
 
 
 def test_cli_status_json_all_nine_running(daemon: DaemonProcess) -> None:
@@ -192,11 +192,11 @@ def test_tells_never_block_or_raise_without_a_daemon(tmp_path: Any) -> None:
     client = Client(runtime, tell_hwm=100)
     started = time.monotonic()
     results = [client.record_tool("r", "Bash", command="ls") for _ in range(5000)]
-    assert time.monotonic() - started < 2.0
+    assert time.monotonic() - started < slack(2.0)
     assert results.count(False) == client.dropped > 0
     close_started = time.monotonic()
     client.close()
-    assert time.monotonic() - close_started < 1.0
+    assert time.monotonic() - close_started < slack(1.0)
 
 
 def test_ask_without_a_daemon_fails_fast_with_a_clear_error(tmp_path: Any) -> None:
@@ -266,7 +266,7 @@ def test_close_counts_tells_a_stalled_daemon_could_not_confirm(daemon: DaemonPro
             took = time.monotonic() - started
             assert sender.unconfirmed == sent
             assert sender.dropped == 1_000
-            assert took < 3.0, f"close() took {took:.1f} s"
+            assert took < slack(3.0), f"close() took {took:.1f} s"
         finally:
             client.ask(DebugCrash(actor="working", how="release"))
             holding.join(10)

@@ -21,7 +21,7 @@ import zmq
 from slmactor.client import Client, DaemonUnavailable
 from slmactor.protocol import MAX_TELL_BYTES, PROTOCOL_VERSION, ErrorCode, codec
 from slmactor.protocol.messages import CalibrationGet, MetricsShow, Ping, RunReset
-from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
+from slmactor.testing import DaemonProcess, slack, spawn_daemon, stop_quietly, wait_for
 
 pytestmark = pytest.mark.timeout(120)
 
@@ -220,7 +220,7 @@ def test_an_ask_to_a_stale_socket_fails_at_once(tmp_path: Any) -> None:
         started = time.monotonic()
         with pytest.raises(DaemonUnavailable, match="no daemon listening"):
             client.ask(RunReset(run_id="r"))
-        assert time.monotonic() - started < 1.0  # not 3 × 5 s
+        assert time.monotonic() - started < slack(1.0)  # not 3 retries × 5 s each, plus start-up
 
 
 def test_stored_records_no_reply_can_carry_are_quarantined_across_a_restart() -> None:

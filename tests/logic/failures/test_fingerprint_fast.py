@@ -302,16 +302,13 @@ def test_line_by_line_substitution_equals_the_whole_text_one(text: str) -> None:
     "c." * 4000, ".c" * 4000, "c.c-" * 2000, "a.py" * 2000, "x/" * 4000, "/a" * 4000,
     "a" * 8000 + "/", "1a" * 4000, "0x" * 4000, "req_" * 2000, "http://" * 1000,
 ])
-def test_fast_paths_stay_linear(message: str) -> None:
+def test_fast_paths_answer_long_runs_of_path_characters(message: str) -> None:
     # Each run of path or file-name characters is walked once (a walk per extension or slash
-    # was quadratic: 1.3 s on "c." * 4000).
-    import time
-
+    # was quadratic); how long it takes is `python -m bench fingerprint`'s "fast paths" row.
     from slmactor.logic.failures.fingerprint import analyze
 
-    start = time.perf_counter()
-    analyze("tool", message, "python")
-    assert time.perf_counter() - start < 0.5
+    fp = analyze("tool", message, "python")
+    assert fp.id.startswith("fp_") and len(fp.norm) <= 300
 
 
 # The noise-line alternation as first written (each form as it reads; `_NOISE_LINE` arranges the
