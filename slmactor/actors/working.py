@@ -206,7 +206,7 @@ class WorkingActor(Actor):
         """Tool-name classes from `$SLMACTOR_TOOL_CLASSES`, else `tool_classes.toml` beside the
         config file; None (the built-in defaults) when there is none or it is broken (warned).
         Read through aiofiles: the actor starts on the event loop."""
-        from slmactor.runtime.files import read_text
+        from slmactor.runtime.actor import read_text
 
         override = os.environ.get(ENV_TOOL_CLASSES)
         path = Path(override) if override else default_config_path().parent / "tool_classes.toml"

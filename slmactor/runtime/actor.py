@@ -30,6 +30,7 @@ import contextvars
 import inspect
 import itertools
 import os
+import stat
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass
 from pathlib import Path
@@ -331,3 +332,40 @@ class Actor:
         if not inspect.iscoroutinefunction(method):  # pragma: no cover - programming error
             raise TypeError(f"{type(self).__name__}.{attr} must be async")
         return method  # type: ignore[no-any-return]
+
+
+# ---------------------------------------------------------------- files read on the loop
+# A file an actor reads while it runs on the event loop (a configuration at start, a small
+# document) is read through aiofiles (the design card's choice): off the loop, bounded, and only
+# if it is a regular file (a FIFO or a device named by a setting must not hang the daemon).
+# Stores' multi-step writes (an atomic replace with fsync, a JSONL append) run in a worker thread
+# (`Actor.run_sync`) instead.
+
+#: Opened without following a final symlink's target's special file semantics: non-blocking, so
+#: opening a FIFO returns at once (and is then refused as no regular file).
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+
+
+def _opener(path: str, flags: int) -> int:
+    return os.open(path, _FLAGS)
+
+
+async def read_text(path: Path, limit: int = 1 << 20) -> str | None:
+    """The text of the regular file at `path` (UTF-8), None when there is none; ValueError when
+    it is no regular file, larger than `limit` bytes or not UTF-8; OSError otherwise."""
+    import aiofiles
+
+    try:
+        async with aiofiles.open(path, "rb", opener=_opener) as handle:
+            info = os.fstat(handle.fileno())
+            if not stat.S_ISREG(info.st_mode):
+                raise ValueError(f"{path} is not a regular file")
+            data = await handle.read(limit + 1)
+    except FileNotFoundError:
+        return None
+    if len(data) > limit:
+        raise ValueError(f"{path} is larger than {limit} bytes")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ValueError(f"{path} is not UTF-8 text: {exc}") from exc

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from slmactor import ledger as ledger_room
 from slmactor.hooks import session
 
 TOKEN = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
@@ -48,7 +49,7 @@ def test_failed_calls_and_edits_are_kept_redacted(tmp_path: Path) -> None:
 
 def test_past_the_cap_calls_are_noted_without_arguments(tmp_path: Path,
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(session, "MAX_LEDGER_BYTES", 10)
+    monkeypatch.setattr(ledger_room, "MAX_LEDGER_BYTES", 10)
     ledger = session.ledger_path(tmp_path, "/repo", "s")
     for _ in range(2):
         session.append(ledger, session.call_fields("Edit", "a.py", '{"old_string":"x"}', "", True, "",

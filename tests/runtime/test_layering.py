@@ -23,6 +23,8 @@ FORBIDDEN = {
     "stores": {"actors", "runtime", "cli", "client", "testing", "harnesses"},
     "runtime": {"actors", "cli"},
     "adapters": {"runtime", "actors", "stores", "cli"},
+    # The session ledger: the hooks and `import sessions` write it; it reads the rooms' records.
+    "ledger": {"runtime", "actors", "stores", "cli", "hooks", "testing"},
     # The page reads and acts only through the daemon's asks: never a store of its own.
     "ui": {"runtime", "actors", "stores", "harnesses", "hooks"},
 }

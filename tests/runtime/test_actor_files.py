@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from slmactor.runtime import files
+from slmactor.runtime import actor as files
 
 pytestmark = pytest.mark.anyio
 
