@@ -52,15 +52,12 @@ def project_vars() -> tuple[str, ...]:
     return tuple(dict.fromkeys(r.project_env for r in harnesses.every() if r.project_env))
 
 
-def gate_text(command: str, variables: tuple[str, ...] | None = None) -> str:
-    """The gate script, running `command` (this installation's `slmactor`) when a call passes;
-    `variables`: the environment variables by which harnesses name the project to their hooks
-    (the rooms' `project_env`, by default), tried before the working directory.
+def gate_text(command: str) -> str:
+    """The gate script, running `command` (this installation's `slmactor`) when a call passes.
 
     Arguments: FORMAT EVENT NEUTRAL [READ_KEY READ_LIMIT_BYTES]."""
-    names = tuple(v for v in (project_vars() if variables is None else variables)
-                  if v.replace("_", "").isalnum())
     # In an assignment nothing is split or globbed: no quotes needed around the expansions.
+    names = project_vars()
     project = "".join(f"${{{v}:-" for v in names) + "$PWD" + "}" * len(names)
     return (
         "#!/bin/sh\n"

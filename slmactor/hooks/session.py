@@ -32,12 +32,11 @@ from typing import Any
 
 # The ledger is its own room (`slmactor.ledger`), shared with `import sessions`; its names are
 # kept here for the callers that reach them through this module.
-from slmactor.ledger import (  # noqa: F401 - re-exported
+from slmactor.ledger import (
     LEDGER_DIR,
     MAX_LEDGER_BYTES,
     MAX_OK_COMMAND,
     MAX_PROMPT,
-    _read,
     _when,
     append,
     call_entry,
@@ -54,11 +53,24 @@ from slmactor.ledger import (  # noqa: F401 - re-exported
     without_injected,
 )
 
-__all__ = [
-    "LEDGER_DIR", "MAX_LEDGER_BYTES", "MAX_OK_COMMAND", "MAX_PROMPT", "append", "call_entry",
-    "call_fields", "drop", "finish", "harness_pid", "key_digest", "ledger_path", "mark_pending",
-    "merge_transcript", "prompt_entry", "prune", "read_ledger", "recover", "settle", "told_entry",
-    "told_keys", "told_lines", "transcript_stats", "without_injected",
+__all__ = [  # the ledger's names, re-exported
+    "LEDGER_DIR",
+    "MAX_LEDGER_BYTES",
+    "MAX_OK_COMMAND",
+    "MAX_PROMPT",
+    "append",
+    "call_entry",
+    "call_fields",
+    "drop",
+    "key_digest",
+    "ledger_path",
+    "merge_transcript",
+    "prompt_entry",
+    "read_ledger",
+    "told_entry",
+    "told_keys",
+    "told_lines",
+    "without_injected",
 ]
 
 #: Longest transcript read (a longer one is read up to this size).
