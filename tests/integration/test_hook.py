@@ -22,6 +22,7 @@ from typing import Any
 
 import pytest
 
+from bench.bench_hooks import WEDGE as _WEDGE  # the wedged daemon the bench measures against
 from slmactor.hooks import breaker, dialects
 from slmactor.protocol import codec
 from slmactor.protocol.messages import WorkingSnapshot
@@ -270,14 +271,6 @@ def test_daemon_down_every_format_exits_0_at_once(fmt: str, tmp_path: Path) -> N
         assert "not reachable" in err and elapsed < slack(10)
 
 
-_WEDGE = """
-import sys, time, zmq
-ctx = zmq.Context()
-sock = ctx.socket(zmq.ROUTER)
-sock.bind("ipc://" + sys.argv[1])
-print("bound", flush=True)
-time.sleep(600)  # holds ctl.sock, never answers
-"""
 
 
 def test_a_wedged_daemon_trips_the_breaker_and_later_hooks_return_at_once(tmp_path: Path) -> None:
