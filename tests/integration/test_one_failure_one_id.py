@@ -11,7 +11,10 @@ web) — is sent through every path that room offers, to one real daemon:
 * **import sessions**: the real `slmactor import sessions FILE` of the session's transcript (or
   trajectory) in the harness's own format; its id, again the episode's;
 * **replay**: `metrics replay`'s driver (`learning_replay`) with the failed step; its id is what
-  `evolve.on_failure` answered.
+  `evolve.on_failure` answered;
+* **metrics replay --learn**: the real `slmactor metrics replay --learn --json FILE` of the same
+  transcript (the replay of real histories, answered in its own process by the rules actor's
+  functions); its id is the one the replay's report gives the failure.
 
 A room without hooks (mini-swe-agent's is its in-process agent, through the client's
 `on_failure`; SWE-agent has none) is sent through the paths it has. Codex's hooks fire for its
@@ -484,7 +487,9 @@ def _through_hooks(daemon: DaemonProcess, repo: Path, room: str, fails: list[Fai
 
 
 def _through_import(daemon: DaemonProcess, repo: Path, room: str, fails: list[Failure],
-                    folder: Path) -> dict[str, str]:
+                    folder: Path) -> tuple[dict[str, str], dict[str, str]]:
+    """(tool → the id in the imported session's episode, tool → the id `metrics replay --learn`
+    of the same file gives)."""
     writer, name = TRANSCRIPTS[room]
     sid = f"{room}-import-session"
     imported = [f for f in fails if f.family in IMPORTED.get(room, {f.family})]
@@ -493,7 +498,12 @@ def _through_import(daemon: DaemonProcess, repo: Path, room: str, fails: list[Fa
                                "--harness", room, "--json", str(written)))
     assert out["new"] == 1 and out["failed_calls"] == len(imported), out
     _settle(daemon)
-    return _episode_ids(daemon, repo, f"import:{room}:")
+    replayed = json.loads(_slmactor(daemon, "--json", "metrics", "replay", "--learn", str(written)))
+    failures = replayed["failures"]
+    # The file's failed calls in its order (the room may name a tool otherwise than its hooks).
+    assert len(failures) == len(imported), (room, failures)
+    return (_episode_ids(daemon, repo, f"import:{room}:"),
+            {f.tool: got["fingerprint"] for f, got in zip(imported, failures, strict=True)})
 
 
 def _through_replay(daemon: DaemonProcess, repo: Path, room: str, fails: list[Failure]) -> dict[str, str]:
@@ -534,7 +544,8 @@ def test_one_failure_gets_one_id_through_every_path(daemon: DaemonProcess, tmp_p
     if room in TRANSCRIPTS:
         folder = tmp_path / "sessions"
         folder.mkdir()
-        paths["import"] = _through_import(daemon, repo, room, fails, folder)
+        paths["import"], paths["metrics replay --learn"] = _through_import(daemon, repo, room, fails,
+                                                                           folder)
         writer, name = TRANSCRIPTS[room]
         if room in HOOKS and room not in ("cline", "opencode"):  # the end event reads its transcript
             transcript = str(writer(tmp_path / name.format(sid=f"{room}-hook"), repo,

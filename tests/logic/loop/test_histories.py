@@ -163,3 +163,24 @@ def test_the_replay_depends_on_time_not_on_the_order_histories_are_given(order: 
     result = replay(order, Memory())
     assert [(f.session, f.answer, f.right) for f in result.failures] == [
         ("a", "nothing", False), ("b", ADVICE, True), ("c", BEFORE, True)]
+
+
+def test_a_step_keeps_the_exit_code_its_harness_reported_and_the_fingerprint_reads_it() -> None:
+    # A ledger call whose output says no status: the exit code the harness gave as a field is
+    # what tells a quiet `grep -q` finding nothing (no failure) from a failure — as the hook,
+    # which reads the same field, tells it. One failure, one id on both paths.
+    from slmactor import harnesses
+    from slmactor.actors.rules import analyze_call
+    from slmactor.cli.loop.histories import ProductMemory, call_of
+    from slmactor.logic.loop.histories.engine import steps_of
+
+    args = {"command": "grep -q TODO notes.txt"}
+    entry = {"e": "call", "tool": "Bash", "ok": False, "error": "", "exit_code": 1}
+    (step,) = steps_of([entry], lambda e: call_of(str(e["tool"]), dict(args)))
+    assert step.exit_code == 1
+    replayed = ProductMemory().fingerprint(step)
+    hooked = analyze_call(harnesses.get("claude").tool_call("Bash", args, ok=False, error="",
+                                                            exit_code=1))
+    assert replayed.id == hooked.id and replayed.benign
+    (silent,) = steps_of([{**entry, "exit_code": None}], lambda e: call_of("Bash", dict(args)))
+    assert silent.exit_code is None and not ProductMemory().fingerprint(silent).benign

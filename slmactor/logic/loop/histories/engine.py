@@ -59,12 +59,14 @@ STEP_SECONDS = 60.0
 @dataclass(frozen=True, slots=True)
 class Step:
     """One tool call of a history: the call, whether the harness said it failed, its error as
-    the harness showed it, when it ran (0: not recorded)."""
+    the harness showed it, when it ran (0: not recorded), the exit status the harness reported
+    as a field (None: none; the fingerprint reads it where the error text names none)."""
 
     call: tr.Call
     ok: bool
     error: str = ""
     at: float = 0.0
+    exit_code: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -377,7 +379,8 @@ def steps_of(entries: Iterable[dict[str, Any]], call_of: Callable[[dict[str, Any
     for entry in entries:
         if entry.get("e", "call") != "call":
             continue
-        at = entry.get("at")
+        at, code = entry.get("at"), entry.get("exit_code")
         out.append(Step(call_of(entry), entry.get("ok") is True, str(entry.get("error") or ""),
-                        float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else 0.0))
+                        float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else 0.0,
+                        code if isinstance(code, int) and not isinstance(code, bool) else None))
     return tuple(out)
