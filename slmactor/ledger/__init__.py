@@ -143,19 +143,20 @@ def key_digest(key: str) -> str:
 
 def told_keys(entries: Sequence[Mapping[str, Any]]) -> set[str]:
     """The keys of every block item a session was told so far (as `told_entry` keeps them)."""
-    found: set[str] = set()
-    for entry in entries:
-        if entry.get("e") == "told" and isinstance(entry.get("keys"), list):
-            found.update(d for d in entry["keys"] if isinstance(d, str))
-    return found
+    return _told(entries, "keys")
 
 
 def told_lines(entries: Sequence[Mapping[str, Any]]) -> set[str]:
     """The digests of every line of context a session was given so far."""
+    return _told(entries, "lines")
+
+
+def _told(entries: Sequence[Mapping[str, Any]], field: str) -> set[str]:
+    """Every digest the session's `told` entries list under `field`."""
     found: set[str] = set()
     for entry in entries:
-        if entry.get("e") == "told" and isinstance(entry.get("lines"), list):
-            found.update(d for d in entry["lines"] if isinstance(d, str))
+        if entry.get("e") == "told" and isinstance(entry.get(field), list):
+            found.update(d for d in entry[field] if isinstance(d, str))
     return found
 
 

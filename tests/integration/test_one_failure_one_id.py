@@ -43,7 +43,7 @@ import json
 import subprocess
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,7 +55,7 @@ from slmactor.cli.loop.replay_driver import learning_replay
 from slmactor.hooks import session
 from slmactor.logic.loop.replay import Step, Trajectory
 from slmactor.protocol.messages import EpisodeGet, EpisodeRecent, RunFinish
-from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly
+from slmactor.testing import DaemonProcess
 
 MODEL = "claude-sonnet-4-5-20250929"
 
@@ -424,15 +424,6 @@ IMPORTED = {"codex": {"shell", "edit"}, "sweagent": {"shell", "edit"}}
 
 
 # ---------------------------------------------------------------------------------- the paths
-
-
-@pytest.fixture(scope="module")
-def daemon() -> Iterator[DaemonProcess]:
-    proc = spawn_daemon()
-    try:
-        yield proc
-    finally:
-        stop_quietly(proc)
 
 
 def _slmactor(daemon: DaemonProcess, *argv: str, stdin: str = "") -> str:
