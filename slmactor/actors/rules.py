@@ -53,6 +53,8 @@ from slmactor.protocol.messages import (
     EvolveRetire,
     EvolveRules,
     EvolveTrust,
+    FactObserve,
+    FactRefute,
     Fail,
     Resolve,
 )
@@ -63,10 +65,13 @@ from slmactor.stores.base.layout import ProjectLayout, UserLayout
 from slmactor.stores.base.signing import signing_key
 
 if TYPE_CHECKING:  # the fingerprint and rule logic load with the first evolve ask
+    from slmactor.logic.evolve.environment import Call as EnvCall
+    from slmactor.logic.evolve.environment import EnvFact
     from slmactor.logic.evolve.rules import Rule
     from slmactor.logic.evolve.typed_repairs import Call
     from slmactor.logic.failures.call import ToolCall
     from slmactor.logic.failures.fingerprint import Fingerprint
+    from slmactor.stores.environment import EnvStore
     from slmactor.stores.rules import RuleStore
 
 #: Fingerprints of recent failures, so `evolve.resolved` can learn from an id alone.
@@ -84,12 +89,16 @@ class RulesActor(Actor):
             self.warn(fault)
         self.stores: ProjectCache[RuleStore] = ProjectCache(
             self._open, self._save_now, self.ctx.settings.max_open_projects)
+        #: Each project's environment facts (and the hook's pre-flight table they write).
+        self.envs: ProjectCache[EnvStore] = ProjectCache(
+            self._open_env, self._save_env_now, self.ctx.settings.max_open_projects)
         self._seen: OrderedDict[str, Fingerprint] = OrderedDict()
         for key in ("fingerprints", "advice_found", "advice_applied", "rules_learned"):
             self.ctx.stats.extra[key] = 0
 
     async def on_stop(self) -> None:
         self.stores.close_all()
+        self.envs.close_all()
 
     def _open(self, root: Path) -> RuleStore:
         from slmactor.stores.rules import RuleStore
@@ -118,6 +127,50 @@ class RulesActor(Actor):
     def _warn_unsaved(self, error: str) -> None:
         if error:
             self.warn(f"rules.json not saved: {error}")
+
+    def _open_env(self, root: Path) -> EnvStore:
+        from slmactor.stores.environment import EnvStore
+
+        return EnvStore(ProjectLayout(root).evolve_dir, self.warnings, key=self.key, now=self.now)
+
+    async def _save_env(self, store: EnvStore) -> None:
+        """Write the facts and the hook's table in a worker thread (as `_save`); a failed write
+        is a warning, never a failed ask: the facts stay in memory for the next one."""
+        error = await self.run_sync(_try_save_env, store)
+        if error:
+            self.warn(f"environment.json not saved: {error}")
+
+    def _save_env_now(self, store: EnvStore) -> None:
+        error = _try_save_env(store)
+        if error:
+            self.warn(f"environment.json not saved: {error}")
+
+    async def _learn_env(self, root: Path, cls: str, failed: ToolCall, fixed: ToolCall,
+                         run_id: str) -> EnvFact | None:
+        """An environment fact from a failed call and the call that got past it; saved (with
+        the hook's table), and told to semantic memory as a line of the project's toolchain."""
+        store = self.envs.get(root)
+        fact = store.book.learn(cls, _env_call(failed, run_id), _env_call(fixed, run_id),
+                                self.now())
+        if fact is None:
+            return None
+        await self._save_env(store)
+        self._tell_fact(root, fact, run_id)
+        return fact
+
+    def _tell_fact(self, root: Path, fact: EnvFact, run_id: str) -> None:
+        """What a session's start is told: the fact as a line of semantic memory (its
+        `Toolchain` section), with the sessions it rests on; a fact that failed is refuted."""
+        from slmactor.logic.evolve.environment import told_line
+
+        if fact.failures or fact.retired:
+            self.tell(FactRefute(project=str(root), kind="dependency",
+                                 subject=f"environment {fact.id}"))
+            return
+        sessions = list(dict.fromkeys(e.session for e in fact.evidence if e.session))[-5:]
+        self.tell(FactObserve(project=str(root), kind="dependency",
+                              subject=f"environment {fact.id}", text=told_line(fact),
+                              sources=sessions or ([run_id] if run_id else [])))
 
     def _store(self, root: Path) -> RuleStore:
         store = self.stores.get(root)
@@ -170,6 +223,16 @@ class RulesActor(Actor):
             self.tell(Fail(project=str(root), run_id=msg.run_id, key=fp.id, tool=call.tool,
                            message=call.error))
         book = self._store(root).book
+        if call.command:
+            from slmactor.logic.evolve.answer import empty_advice
+
+            # An environment fact that speaks of this shell call first: the project's own fix.
+            advice = empty_advice(fp)
+            if self._env_advice(root, fp, call, advice):
+                self._count("advice_found")
+                if advice["apply"]:
+                    self._count("advice_applied")
+                return advice
         answered = on_failure(book, fp, call, self.now(), classes=harness_tool_classes(),
                               family=tool_family, read_tool=read_tool_of(call.tool))
         if answered.advice.get("found"):
@@ -177,6 +240,41 @@ class RulesActor(Actor):
             if answered.advice.get("apply"):
                 self._count("advice_applied")
         return answered.advice
+
+    def _env_advice(self, root: Path, fp: Fingerprint, call: ToolCall,
+                    advice: dict[str, Any]) -> bool:
+        """Advice from an environment fact that speaks of this failed call: the fix in the
+        call's own words with its record, and the call rewritten when the fact may rewrite it
+        (exact or proven, and safe)."""
+        from slmactor.logic.evolve import environment as env
+        from slmactor.logic.failures.fingerprint import salient_line
+        from slmactor.logic.failures.unwrap import unwrap
+        from slmactor.logic.text.redact import redact
+
+        book = self.envs.get(root).book
+        ecall = _env_call(call)
+        found = book.relevant(fp.cls, ecall)
+        if not found:
+            return False
+        fact = found[0]
+        said = redact(salient_line(unwrap(call.error).text))
+        pre = book.preflight(ecall)
+        rewrites = pre is not None and fact in pre.facts
+        advice.update(found=True, rule_id=fact.id, apply=rewrites,
+                      repair={"kind": "environment", "topic": fact.topic,
+                              "spec": {"when": {"scope": list(fact.scope)},
+                                       "what": fact.shape.to_dict()}},
+                      exact=True, confidence=round(fact.confidence, 4),
+                      guidance=env.advice(fact, ecall, said), seeded=False,
+                      outcomes=fact.successes + fact.failures,
+                      reason=f"an environment fact of this project ({fact.topic}): "
+                             f"{fact.successes} of {fact.successes + fact.failures} outcomes "
+                             f"good; rests on {fact.sessions or 1} session(s)")
+        if pre is not None and rewrites:
+            from slmactor.logic.evolve.answer import answer_call
+
+            answer_call(advice, call, call.rewritten({**pre.args, "command": pre.command}))
+        return True
 
     def _failure(self, msg: EvolveResolved, failed: ToolCall | None) -> Fingerprint | None:
         if failed is not None and failed.error.strip():
@@ -212,6 +310,10 @@ class RulesActor(Actor):
             if rule is not None:
                 self._count("rules_learned")
                 out["learned"] = rule.to_dict()
+        if fp is not None and failed is not None and fixed is not None and failed.command:
+            fact = await self._learn_env(root, fp.cls, failed, fixed, msg.run_id)
+            if fact is not None:
+                out["environment"] = fact.to_dict()
         await self._save(store)
         return out
 
@@ -222,10 +324,32 @@ class RulesActor(Actor):
         call = _wire_call(msg.call, msg.tool, msg.args, "", ok=True)
         if call is None or not call.args:
             return no_rewrite()
-        return preflight(self._store(self.project_root(msg)).book, call)
+        root = self.project_root(msg)
+        if call.command:
+            from slmactor.logic.evolve.answer import answer_call
+            from slmactor.logic.evolve.environment import announce
+
+            pre = self.envs.get(root).book.preflight(_env_call(call, msg.run_id))
+            if pre is not None:
+                out = no_rewrite()
+                out.update(found=True, rule_id=pre.fact.id, facts=[f.id for f in pre.facts],
+                           reason=announce(pre, call.command))
+                answer_call(out, call, call.rewritten({**pre.args, "command": pre.command}))
+                return out
+        return preflight(self._store(root).book, call)
 
     @handles(EvolveObserve)
     async def observe(self, msg: EvolveObserve) -> dict[str, Any]:
+        if msg.rule_id.startswith("env_"):
+            # An environment fact's outcome (a rewrite before the call, or its advice).
+            root = self.project_root(msg)
+            envs = self.envs.get(root)
+            fact = envs.book.observe(msg.rule_id, msg.ok, self.now())
+            if fact is None:
+                raise RequestError(ErrorCode.NOT_FOUND, f"no environment fact {msg.rule_id!r}")
+            await self._save_env(envs)
+            self._tell_fact(root, fact, "")
+            return fact.to_dict()
         store = self._store(self.project_root(msg))
         rule = store.book.observe(msg.rule_id, msg.ok, self.now())
         if rule is None:
@@ -260,8 +384,10 @@ class RulesActor(Actor):
         from slmactor.logic.evolve.repairs import Repair
         from slmactor.logic.failures.fingerprint import describe
 
-        store = self._store(self.project_root(msg))
+        root = self.project_root(msg)
+        store = self._store(root)
         learned: list[str] = []
+        environment: list[str] = []
         rejected = 0
         for cand in msg.candidates:
             fp = _candidate_fingerprint(cand)
@@ -283,8 +409,29 @@ class RulesActor(Actor):
             else:
                 learned.append(rule.id)
                 self._count("rules_learned")
+            fact = self._learn_env_pair(root, fp, cand) if fp is not None else None
+            if fact is not None:
+                environment.append(fact.id)
+                self._tell_fact(root, fact, str(cand.get("evidence", "")))
         await self._save(store)
-        return {"learned": learned, "rejected": rejected}
+        if environment:
+            await self._save_env(self.envs.get(root))
+        return {"learned": learned, "rejected": rejected, "environment": environment}
+
+    def _learn_env_pair(self, root: Path, fp: Fingerprint, cand: dict[str, Any]) -> EnvFact | None:
+        """The environment fact a reflection candidate's failed and fixing commands teach (a
+        session reported at its end, or imported), or None."""
+        from slmactor.logic.evolve.environment import Call as EnvCall
+
+        tool = str(cand.get("tool", ""))
+        failed = _call(tool, str(cand.get("failed_args") or ""))
+        fixed = _call(tool, str(cand.get("fixed_args") or ""))
+        if failed is None or fixed is None or not failed.command:
+            return None
+        run = str(cand.get("evidence", ""))
+        return self.envs.get(root).book.learn(
+            fp.cls, EnvCall(tool, failed.command, dict(failed.args), session=run),
+            EnvCall(tool, fixed.command, dict(fixed.args), session=run), self.now())
 
     @handles(EvolveRetire)
     async def retire(self, msg: EvolveRetire) -> dict[str, Any]:
@@ -298,8 +445,10 @@ class RulesActor(Actor):
 
     @handles(EvolveForget)
     async def forget(self, msg: EvolveForget) -> dict[str, Any]:
-        store = self._store(self.project_root(msg))
+        root = self.project_root(msg)
+        store = self._store(root)
         dropped = store.forget()
+        self.envs.get(root).forget()
         for entry in self.stores.items():
             entry[1].refresh_user()  # the user file is gone for every project
         return {"ok": True, "dropped": dropped}
@@ -332,6 +481,23 @@ def analyze_call(call: ToolCall | None, language: str = "", model: str = "") -> 
     if not call.family:
         call = replace(call, family=tool_family(call.tool))
     return fingerprint(call, language, model)
+
+
+def _try_save_env(store: EnvStore) -> str:
+    try:
+        store.save()
+    except (OSError, StoreError) as exc:
+        return str(exc)
+    return ""
+
+
+def _env_call(call: ToolCall, run_id: str = "") -> EnvCall:
+    """What an environment fact reads of a call: its tool, command, arguments in the shared
+    words, where it was seen, its error."""
+    from slmactor.logic.evolve.environment import Call
+
+    return Call(call.tool, call.command, call.shared(), session=run_id, call_id=call.call_id,
+                error=call.error)
 
 
 def _try_save(store: RuleStore) -> str:

@@ -381,6 +381,16 @@ class Harness:
     #: Whether a shell call may be rewritten before it runs: only where `preflight_output` keeps
     #: the harness's own permission rules (no permission decision of ours).
     preflight_shell = False
+    #: Pre-flight of reads: the size (bytes) over which the harness refuses a whole-file read
+    #: (0: it reads any size, or cuts the read itself), and its read tool's path key.
+    read_limit = 0
+    read_path_key = ""
+    #: The tools whose calls pre-flight may rewrite (the pre-tool event's matcher): the shell
+    #: tools that run a command line, and the read tools bounded over `read_limit`.
+    preflight_shells: frozenset[str] = frozenset()
+    preflight_reads: frozenset[str] = frozenset()
+    #: The payload key naming the tool (what the pre-flight gate finds an edit by).
+    tool_name_key = "tool_name"
     #: The error a patch tool reports for a hunk not in the file (`{path}`, `{old}` filled in).
     patch_error = ""
     #: Advice for a shell call refused by the harness's own sandbox, where the harness lets a
@@ -578,6 +588,11 @@ class Harness:
         """Whether this call of an `edit_keys` tool is a string replacement."""
         return tool not in self.mode_editors or tool_input.get("command") == "str_replace"
 
+    def truncation(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
+        """The harness's own notice that it cut a successful call's output ("" when it did not):
+        the output was too large to show, and the call is recorded as such."""
+        return ""
+
     def output(self, event: str, context: str, new_input: Mapping[str, Any] | None) -> dict[str, Any]:
         """The JSON the harness reads on stdout; `context` and `new_input` are already limited to
         the events that take them."""
@@ -608,6 +623,28 @@ class Harness:
     def is_preflight_tool(self, tool: object) -> bool:
         """Whether pre-flight looks at calls of this tool (its edit and patch tools only)."""
         return isinstance(tool, str) and (tool in self.preflight_edits or tool in self.preflight_patches)
+
+    def preflight_tools(self) -> tuple[str, ...]:
+        """Every tool pre-flight looks at: edits and patches, shell tools where a shell call may
+        be rewritten, read tools where a read over the limit is bounded."""
+        tools = {*self.preflight_edits, *self.preflight_patches}
+        if self.preflight_shell:
+            tools |= self.preflight_shells
+        if self.read_limit:
+            tools |= self.preflight_reads
+        return tuple(sorted(tools))
+
+    def gate_always(self) -> tuple[str, ...]:
+        """The payload fragments that send a call through the pre-flight gate whatever the
+        project learned (an edit: pre-flight reads its file), as the harness writes its JSON."""
+        return tuple(f'"{self.tool_name_key}":{sep}"{tool}"'
+                     for tool in sorted({*self.preflight_edits, *self.preflight_patches})
+                     for sep in ("", " "))
+
+    def bounded_read(self, args: Mapping[str, Any], lines: int) -> dict[str, Any] | None:
+        """The read's arguments with the harness's own range set to the first `lines` lines
+        (None: the read already names a range, or the harness has none)."""
+        return None
 
     def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
                          reason: str) -> dict[str, Any]:

@@ -150,6 +150,17 @@ class Claude(Harness):
     #: `updatedInput` without a permission decision: Claude Code still applies its own
     #: permission rules to the rewritten command (an `ask` would be a denial in `-p` mode).
     preflight_shell = True
+    preflight_shells = frozenset({"Bash"})
+    preflight_reads = frozenset({"Read"})
+    #: Read refuses a file over 256 KB whole ("File content (…) exceeds maximum allowed size
+    #: (256KB). Please use offset and limit parameters …"), as the 2.1 bundle's size check does.
+    read_limit = 256 * 1024
+    read_path_key = "file_path"
+
+    def bounded_read(self, args: Mapping[str, Any], lines: int) -> dict[str, Any] | None:
+        if args.get("offset") is not None or args.get("limit") is not None or lines < 1:
+            return None
+        return {**args, "offset": 1, "limit": lines}
 
     def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
                          reason: str) -> dict[str, Any]:

@@ -91,6 +91,15 @@ class Cline(Harness):
         "PreToolUse": PREFLIGHT, "PostToolUse": RECORD, "TaskComplete": END, "TaskCancel": END,
     }
     context_events = frozenset(events)
+    #: Cline 3's `PreToolUse` (its `tool_call` hook) takes `overrideInput`, and the agent runs
+    #: the tool with it before its own approval and policy checks (`@cline/core` hook output
+    #: `overrideInput` → `input`; `@cline/agents` `beforeTool`: `if (c?.input !== void 0) n =
+    #: c.input`, then `requestToolApproval`): a shell call may be rewritten, permissions stay
+    #: Cline's.
+    input_events = frozenset({"PreToolUse"})
+    preflight_shell = True
+    preflight_shells = frozenset({"run_commands", "execute_command"})
+    tool_name_key = "toolName"
     end_events = frozenset({"TaskComplete", "TaskCancel"})
     start_events = frozenset({"TaskStart"})
     event_key = "hookName"
@@ -173,6 +182,20 @@ class Cline(Harness):
     def neutral_json(self) -> str:
         return '{"cancel": false}'
 
+    def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
+                         reason: str) -> dict[str, Any]:
+        # `run_commands` takes `commands` as a list (the hook saw it as a JSON text).
+        commands = updated.get("commands")
+        if isinstance(commands, str):
+            import json
+
+            try:
+                parsed = json.loads(commands)
+            except ValueError:
+                parsed = None
+            updated = {**updated, "commands": parsed if isinstance(parsed, list) else [commands]}
+        return {"cancel": False, "overrideInput": updated, "contextModification": reason}
+
     def neutral(self) -> dict[str, Any]:
         return {"cancel": False}
 
@@ -206,6 +229,16 @@ class Cline(Harness):
             return False, text(section.get("result")) or "the tool failed"
         return _result_verdict(text(section.get("result")))
 
+
+    def truncation(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
+        # read_files cuts a long file and says so ("[Showing lines 1-476 of 8000. Use
+        # start_line/end_line to read more.]"), seen from the real 3.0.65 binary.
+        import re
+
+        section = payload.get("postToolUse")
+        result = text(section.get("result")) if isinstance(section, dict) else ""
+        found = re.search(r"\[Showing lines \d+-\d+ of \d+[^\]]*\]", result[:200000])
+        return found.group(0) if found else ""
 
     def output(self, event: str, context: str, new_input: Mapping[str, Any] | None) -> dict[str, Any]:
         if not context:

@@ -82,6 +82,12 @@ class Codex(Harness):
     start_events = frozenset({"SessionStart"})
     tool_kinds = {"apply_patch": EDIT, "Bash": SHELL}
     preflight_patches = frozenset({"apply_patch"})
+    #: A shell call rewritten before it runs: Codex takes `updatedInput` only beside
+    #: `permissionDecision: "allow"`, and an `allow` without one is refused as unsupported
+    #: (`codex-rs/hooks/src/engine/output_parser.rs`, `parse_pre_tool_use`): the word is the
+    #: form of a rewrite, not an approval; the sandbox and the approval policy still decide.
+    preflight_shell = True
+    preflight_shells = frozenset({"Bash", "shell", "exec_command", "local_shell"})
     #: `read_file {file_path}`; `shell {command: argv}`, `exec_command {cmd}`; the patch of
     #: `apply_patch` (as a shell argv's script, or the freeform tool's `input`).
     arg_words = {"file_path": "path", **SHARED_ARG_WORDS}
@@ -193,6 +199,16 @@ class Codex(Harness):
             return True, ""
         output = _after_output(response).strip()
         return False, output or f"exit status {match.group(1)}"
+
+    def truncation(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
+        # The unified exec cuts what it shows the model to its token budget and says so in the
+        # output's first line (`codex-rs/core/src/unified_exec`, "Warning: truncated output
+        # (original token count: N)"), as seen from the real 0.169 binary.
+        response = payload.get("tool_response")
+        if not isinstance(response, str) or "Warning: truncated output" not in response[:2000]:
+            return ""
+        line = next((ln for ln in response.splitlines() if "Warning: truncated output" in ln), "")
+        return line.strip()
 
     def transcript_suffix(self) -> str:
         return ".jsonl"

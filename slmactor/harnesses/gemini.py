@@ -102,6 +102,10 @@ class Gemini(Harness):
         "Failed to edit, 0 occurrences found for old_string in {path}. Ensure you're not escaping "
         "content incorrectly and check whitespace, indentation, and context. Use read_file tool to "
         "verify.", replace_all="allow_multiple", expected="expected_replacements")}
+    #: `BeforeTool` `hookSpecificOutput.tool_input` is merged over the model's arguments and
+    #: carries no permission decision (`packages/core/src/hooks`): a shell call may be rewritten.
+    preflight_shell = True
+    preflight_shells = frozenset({"run_shell_command"})
     read_tools = ("read_file", "read_many_files", "list_directory", "search_file_content")
     edit_tools = ("write_file", "replace")
     shell_tools = ("run_shell_command",)
@@ -148,6 +152,20 @@ class Gemini(Harness):
         body = content[: m.start()] if (m := re.search(_STATUS, content)) else content
         output = body.removeprefix("Output: ").strip()
         return False, output if output and output != "(empty)" else match.group(0).strip()
+
+    def truncation(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
+        # read_file's own notice (`packages/core/src/tools/read-file.ts`: "IMPORTANT: The file
+        # content has been truncated. Status: Showing lines A-B of N total lines. Action: …").
+        response = payload.get("tool_response")
+        if not isinstance(response, dict):
+            return ""
+        content = content_text(response.get("llmContent"))
+        marker = "IMPORTANT: The file content has been truncated."
+        at = content.find(marker, 0, 4000)
+        if at < 0:
+            return ""
+        end = content.find("Action:", at)
+        return content[at: end if end > 0 else at + 200].strip()
 
     def output(self, event: str, context: str, new_input: Mapping[str, Any] | None) -> dict[str, Any]:
         if not context and new_input is None:

@@ -52,18 +52,22 @@ def project_vars() -> tuple[str, ...]:
     return tuple(dict.fromkeys(r.project_env for r in harnesses.every() if r.project_env))
 
 
-def gate_text(command: str) -> str:
-    """The gate script, running `command` (this installation's `slmactor`) when a call passes.
+def gate_text(command: str, variables: tuple[str, ...] | None = None) -> str:
+    """The gate script, running `command` (this installation's `slmactor`) when a call passes;
+    `variables`: the environment variables by which harnesses name the project to their hooks
+    (the rooms' `project_env`, by default), tried before the working directory.
 
-    Arguments: FORMAT EVENT NEUTRAL [READ_KEY READ_LIMIT_BYTES]."""
+    Arguments: FORMAT EVENT NEUTRAL [READ_KEY READ_LIMIT_BYTES [ALWAYS]]."""
+    names = tuple(v for v in (project_vars() if variables is None else variables)
+                  if v.replace("_", "").isalnum())
     # In an assignment nothing is split or globbed: no quotes needed around the expansions.
-    names = project_vars()
     project = "".join(f"${{{v}:-" for v in names) + "$PWD" + "}" * len(names)
     return (
         "#!/bin/sh\n"
         "# slmactor's pre-flight gate: Python runs only for a call a learned fix may speak of.\n"
-        "# Written by `slmactor hook install`; arguments: FORMAT EVENT NEUTRAL [READ_KEY BYTES].\n"
-        'fmt=$1 ev=$2 neutral=${3:-"{}"} rkey=$4 rmax=$5\n'
+        "# Written by `slmactor hook install`; arguments: FORMAT EVENT NEUTRAL [READ_KEY BYTES\n"
+        "# [ALWAYS]] (ALWAYS: payload fragments, `|` between them, that always pass: an edit).\n"
+        'fmt=$1 ev=$2 neutral=${3:-"{}"} rkey=$4 rmax=$5 always=$6\n'
         f"d={project}\n"
         "keys=\n"
         'while [ -n "$d" ]; do\n'
@@ -71,12 +75,17 @@ def gate_text(command: str) -> str:
         '  case $d in /|.) break ;; esac\n'
         '  d=${d%/*}; [ -n "$d" ] || d=/\n'
         "done\n"
-        'if [ -z "$keys" ] && [ -z "$rkey" ]; then\n'
+        'if [ -z "$keys" ] && [ -z "$rkey" ] && [ -z "$always" ]; then\n'
         "  cat >/dev/null; printf '%s\\n' \"$neutral\"; exit 0\n"
         "fi\n"
         "payload=$(cat)\n"
         "go=\n"
-        'if [ -n "$keys" ] && printf \'%s\' "$payload" | grep -qwF -f "$keys" 2>/dev/null; then go=1; fi\n'
+        'if [ -n "$always" ]; then\n'
+        "  set -f; saved=$IFS; IFS='|'\n"
+        '  for pat in $always; do case $payload in *"$pat"*) go=1 ;; esac; done\n'
+        "  IFS=$saved; set +f\n"
+        "fi\n"
+        'if [ -z "$go" ] && [ -n "$keys" ] && printf \'%s\' "$payload" | grep -qwF -f "$keys" 2>/dev/null; then go=1; fi\n'
         'if [ -z "$go" ] && [ -n "$rkey" ] && [ -n "$rmax" ]; then\n'
         '  p=${payload#*\\"$rkey\\":\\"}\n'
         '  [ "$p" = "$payload" ] && p=${payload#*\\"$rkey\\": \\"}\n'
@@ -93,11 +102,14 @@ def gate_text(command: str) -> str:
         "printf '%s\\n' \"$neutral\"\n")
 
 
-def gate_args(fmt: str, event: str, neutral: str, read_key: str = "", read_limit: int = 0) -> str:
+def gate_args(fmt: str, event: str, neutral: str, read_key: str = "", read_limit: int = 0,
+              always: tuple[str, ...] = ()) -> str:
     """The arguments of a harness's gate command line, quoted for a shell."""
     args = [fmt, event, neutral]
-    if read_key and read_limit > 0:
-        args += [read_key, str(read_limit)]
+    if (read_key and read_limit > 0) or always:
+        args += [read_key if read_limit > 0 else "", str(read_limit) if read_key else ""]
+    if always:
+        args.append("|".join(always))
     return " ".join(shlex.quote(a) for a in args)
 
 

@@ -72,12 +72,39 @@ def settings_path(harness: str, scope: str, project: Path, home: Path, env: Mapp
     return Path(_room(harness).settings_path(scope, project, home, env))
 
 
+def gate_line(harness: str) -> str:
+    """The command line of a harness's pre-tool event: the user's pre-flight gate
+    (`hooks/gate.py`, written by `write_gate` beside the entry point), which starts slmactor only
+    for a call pre-flight may change, and answers neutrally when the gate is not there."""
+    from slmactor.hooks.gate import GATE_POINT, gate_args
+
+    room = _room(harness)
+    args = gate_args(harness, room.pre_event, room.neutral_json(), room.read_path_key,
+                     room.read_limit, room.gate_always())
+    return f'g="$HOME/{GATE_POINT}"; [ -x "$g" ] && exec "$g" {args}; echo \'{room.neutral_json()}\''
+
+
+def write_gate(home: Path, command: str) -> Path:
+    """Write (or refresh) this user's pre-flight gate, running `command` (this installation)
+    for the calls it lets through."""
+    from slmactor.hooks.gate import GATE_POINT, gate_text
+
+    target = home / GATE_POINT
+    rooms = (harnesses.get(name) for name in harnesses.names())
+    text = gate_text(command, tuple(sorted({r.project_env for r in rooms if r.project_env})))
+    if not (target.exists() and target.read_text(errors="replace") == text):
+        write(target, text.encode(), 0o755)
+    return target
+
+
 def hook_line(harness: str, command: str, event: str) -> str:
     """The command line that runs `slmactor hook <harness> <event>`: this installation's
     (`command` an absolute command), or, for shared files (`command` is `SHARED`), each user's
     entry point when it is there and the neutral answer when it is not. `exec`: the hook is the
     process the harness waits on (a shell left as its parent costs Claude Code a second at exit)."""
     room = _room(harness)
+    if event == room.pre_event and (room.preflight_shell or room.read_limit):
+        return gate_line(harness)
     # An end event the harness only waits on is answered at once and reported from a detached
     # process (`--background`): the harness's exit does not wait for the session's report.
     args = f"hook {harness} {event}" + (" --background" if event in room.background_events else "")
@@ -124,10 +151,11 @@ def entries(harness: str, command: str, timeout_s: int = TIMEOUT_S) -> dict[str,
         if not room.has_work(event):
             continue  # a process per event for nothing (a turn's end where a session end reports, ...)
         group: dict[str, Any] = {}
-        pre_tools = sorted({*room.preflight_edits, *room.preflight_patches})
+        pre_tools = room.preflight_tools()
         if action == PREFLIGHT and pre_tools:
-            # Pre-flight looks at edit tools only: a hook process on every Bash or Read call
-            # would cost its whole run for nothing (matchers are regular expressions).
+            # Pre-flight looks at edits, and at shell and read calls where it may change them;
+            # those go through the gate, which starts Python only when the project's table (or
+            # a read's size) says the call may be changed (matchers are regular expressions).
             group["matcher"] = "|".join(pre_tools)
         elif action in (RECORD, PREFLIGHT) and room.tool_matcher:
             group["matcher"] = room.tool_matcher
@@ -155,6 +183,10 @@ def is_ours(handler: Any, harness: str) -> bool:
     except ValueError:
         return False
     shared = any(w.startswith("h=") and ENTRY_POINT in w for w in words)
+    gated = any(w.startswith("g=") and w.rstrip(";").endswith("slmactor-gate") for w in words)
+    for i in range(len(words) - 1):
+        if gated and words[i] == "$g" and words[i + 1] == harness:
+            return True  # the pre-flight gate of this harness
     for i in range(1, len(words) - 1):
         if words[i] == "hook" and words[i + 1] == harness and (
                 words[i - 1].rsplit("/", 1)[-1] == "slmactor" or (shared and words[i - 1] == "$h")):

@@ -50,8 +50,9 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
     pre = bool(room.pre_event) and room.pre_event == event
     pre_tool = hook.tool_call.tool if hook.tool_call is not None else None
     shell = room.preflight_shell and hook.tool_call is not None and hook.tool_call.family == "shell"
-    if pre and not room.is_preflight_tool(pre_tool) and not shell:
-        return {}  # pre-flight looks at edits (and shell calls where allowed) only
+    read = bool(room.read_limit) and pre_tool in room.preflight_reads
+    if pre and not room.is_preflight_tool(pre_tool) and not shell and not read:
+        return {}  # pre-flight looks at edits (and shell calls and reads where allowed) only
     ending = event in room.end_events
     wants_context = _wants_context(hook)
     # A pre-tool event also carries its tool call (not yet run): only a finished one is recorded.
@@ -76,7 +77,7 @@ def handle(hook: Any, payload: Mapping[str, Any], project: Path, runtime_dir: Pa
         if finish(hook, payload, ledger, ask, project, settle_until, harness_pid):
             session.recover(ask, ledger.parent, skip=ledger)
         return {}
-    return tool_event(hook, project, ledger, model, ask)
+    return tool_event(hook, payload, project, ledger, model, ask)
 
 
 def replay_spool(runtime_dir: Path, resolve_project: Callable[[str, str], Path]) -> int:
@@ -140,7 +141,8 @@ def relative(path: str, project: Path) -> str:
     return path
 
 
-def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> dict[str, Any]:
+def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path, model: str,
+               ask: Ask) -> dict[str, Any]:
     """Ledger, advice on a failure, `record_tool`; the harness JSON carrying the advice."""
     from slmactor.harnesses.base import MAX_CALL_ERROR, clip, shared_json
     from slmactor.hooks.advice import advice_text
@@ -151,10 +153,19 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
     path = relative(call.path, project)
     edit = call.kind == "edit" or room.is_preflight_tool(call.tool)
     text, key = "", ""
+    # A read the harness cut (its own notice): the call succeeded, its output was too large to
+    # show. It is recorded as that failure of the output (advice names the bounded read; the
+    # next bounded read of the same file is learned as its fix), never opened in working memory.
+    notice = room.truncation(call.tool, hook.event, payload) if call.ok else ""
+    recorded_ok = call.ok
+    if notice:
+        from dataclasses import replace
+
+        call = replace(call, ok=False, error=f"output too large: {notice}")
     if not call.ok:
         # The call crosses as the map its room built: the daemon parses none of it again.
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "call": call.to_wire(),
-                                           "model": model})
+                                           "model": model, **({"open": False} if notice else {})})
         if isinstance(advice, dict):
             text = advice_text(hook.harness, call.tool, advice)
             fp = advice.get("fingerprint")
@@ -176,10 +187,10 @@ def tool_event(hook: Any, project: Path, ledger: Path, model: str, ask: Ask) -> 
     # without the fields at their default, as the codec would send it.
     fields = {"run_id": hook.run_id, "tool": call.tool, "path": path,
               "args": clip(shared_json(call), MAX_CALL_ERROR), "command": call.command,
-              "error": call.error, "key": key}
+              "error": "" if recorded_ok else call.error, "key": "" if recorded_ok else key}
     ask("record_tool", {**{k: v for k, v in fields.items() if v},
-                        **({} if call.ok else {"ok": False})})
-    if not call.ok and text:
+                        **({} if recorded_ok else {"ok": False})})
+    if not call.ok and text and not notice:
         carried = room.failure_output(hook.event, call.error, text)
         if carried is not None:
             return carried

@@ -100,7 +100,9 @@ def run(harness: str, call: ToolCall | None, payload: Mapping[str, Any], base: P
     tool = call.tool
     if not room.is_preflight_tool(tool):
         if room.preflight_shell and ask_rewrite is not None and call.family == "shell":
-            return _shell(room, call, payload, ask_rewrite)
+            return _shell(room, call, payload, base, ask_rewrite)
+        if room.read_limit and tool in room.preflight_reads:
+            return _read(room, call, payload, base)
         return Outcome({}, f"{tool} is not an edit tool")
     cwd = room.project(payload, {}, "")
     base = Path(cwd) if cwd and os.path.isabs(cwd) else base
@@ -132,9 +134,15 @@ def _entry(call: ToolCall, updated: Mapping[str, Any], path: str, message: str, 
             "rule_id": rule_id, "model": model if isinstance(model, str) else ""}
 
 
-def _shell(room: Any, call: ToolCall, payload: Mapping[str, Any], ask: AskRewrite) -> Outcome:
-    """A shell command rewritten by a learned substitution that always worked (the daemon
-    decides: `evolve.preflight`); the same tool only, other input fields kept."""
+def _shell(room: Any, call: ToolCall, payload: Mapping[str, Any], base: Path,
+           ask: AskRewrite) -> Outcome:
+    """A shell command rewritten by what the project learned about its environment (the daemon
+    decides: `evolve.preflight`), asked only when a row of the project's pre-flight table speaks
+    of the command (`hooks/gate.py`); the same tool only, other input fields kept."""
+    from slmactor.hooks.gate import matching, read_rows
+
+    if not call.command or not matching(read_rows(str(base)), call.command, call.tool):
+        return Outcome({}, "nothing this project learned speaks of this command")
     answer = ask(call)
     if not answer or answer.get("found") is not True or answer.get("new_tool") != call.tool:
         return Outcome({}, "no learned rewrite for this command")
@@ -142,11 +150,71 @@ def _shell(room: Any, call: ToolCall, payload: Mapping[str, Any], ask: AskRewrit
     if not isinstance(new_args, dict) or not new_args:
         return Outcome({}, "the learned rewrite is not a map of arguments")
     updated = {**call.args, **new_args}
-    reason = f"slmactor: rewrote the {call.tool} call before it ran (a fix learned in this " \
-             f"project: {answer.get('reason')})."
+    said = str(answer.get("reason") or "")
+    reason = said if said.startswith("slmactor ") else \
+        f"slmactor: rewrote the {call.tool} call before it ran (a fix learned in this " \
+        f"project: {said})."
+    rule_id = str(answer.get("rule_id") or "")
     return Outcome(room.preflight_output(payload, updated, reason), reason,
-                   _entry(call, updated, "", "", "substitute_command",
-                          str(answer.get("rule_id") or ""), payload))
+                   _entry(call, updated, "", "", "environment" if rule_id.startswith("env_")
+                          else "substitute_command", rule_id, payload))
+
+
+#: Bytes of a file a bounded read's first lines may hold: well under the harness's own size
+#: limit, and under its limit on the tokens a read returns (Claude Code: 25,000).
+READ_BUDGET = 64 * 1024
+
+
+def _read(room: Any, call: ToolCall, payload: Mapping[str, Any], base: Path) -> Outcome:
+    """A read of a whole file over the harness's size limit, bounded to the harness's own range
+    (its first lines, as many as fit `READ_BUDGET`): the harness would refuse it whole. Decided
+    here, from the file on disk; the daemon is not asked."""
+    name = call.path
+    if not name:
+        return Outcome({}, "the read names no file")
+    path = _resolve(name, base)
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return Outcome({}, "the file could not be read")
+    if size <= room.read_limit:
+        return Outcome({}, "the file is within the harness's limit")
+    lines = _lines_within(path, READ_BUDGET)
+    updated = room.bounded_read(call.args, lines)
+    if updated is None:
+        return Outcome({}, "the read already names a range")
+    total = _count_lines(path)
+    reason = (f"slmactor: {name} is {size // 1024} KB, over {call.tool}'s "
+              f"{room.read_limit // 1024} KB limit for a whole file: read its lines 1-{lines} "
+              f"of {total} (read further with the same tool's range).")
+    return Outcome(room.preflight_output(payload, updated, reason), reason,
+                   _entry(call, updated, name, "", "bound_output", "", payload))
+
+
+def _lines_within(path: Path, budget: int) -> int:
+    """How many whole lines from the top of `path` fit in `budget` bytes (at least one)."""
+    used = count = 0
+    try:
+        with path.open("rb") as fh:
+            for line in fh:
+                used += len(line)
+                if used > budget:
+                    break
+                count += 1
+    except OSError:
+        return 1
+    return max(count, 1)
+
+
+def _count_lines(path: Path) -> int:
+    count = 0
+    try:
+        with path.open("rb") as fh:
+            for block in iter(lambda: fh.read(1 << 20), b""):
+                count += block.count(b"\n")
+    except OSError:
+        return 0
+    return count
 
 
 def _dump(args: Mapping[str, Any]) -> str:

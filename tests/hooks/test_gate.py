@@ -34,7 +34,7 @@ def _world(tmp_path: Path, keys: str | None = "npm\npython3\n") -> tuple[Path, P
                     "echo '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\"}}'\n")
     fake.chmod(0o755)
     gate = tmp_path / "slmactor-gate"
-    gate.write_text(gate_text(str(fake)))
+    gate.write_text(gate_text(str(fake), ("CLAUDE_PROJECT_DIR", "GEMINI_PROJECT_DIR")))
     gate.chmod(0o755)
     return gate, project, seen
 

@@ -12,7 +12,7 @@ import pytest
 
 from slmactor.hooks import breaker, install
 from slmactor.hooks.dialects import EVENTS
-from slmactor.hooks.install import entries, is_ours, settings_path, snippet
+from slmactor.hooks.install import entries, gate_line, is_ours, settings_path, snippet
 
 CMD = "/opt/venv/bin/slmactor"
 JSON_HARNESSES = ("claude", "codex", "gemini", "openhands")
@@ -138,8 +138,12 @@ def test_entries_per_harness() -> None:
     assert claude["PostToolUse"]["hooks"][0]["async"] is True  # a success: recorded, nothing returned
     assert "async" not in claude["PostToolUseFailure"]["hooks"][0]  # may carry a repair
     assert "async" not in claude["PreToolUse"]["hooks"][0]  # may rewrite the input
-    # Pre-flight acts on edit tools only; every call is recorded.
-    assert claude["PreToolUse"]["matcher"] == "Edit" and claude["PostToolUse"]["matcher"] == "*"
+    # Pre-flight looks at edits, shell commands and reads (through the gate); every call is
+    # recorded.
+    assert claude["PreToolUse"]["matcher"] == "Bash|Edit|Read"
+    assert claude["PostToolUse"]["matcher"] == "*"
+    assert claude["PreToolUse"]["hooks"][0]["command"] == gate_line("claude")
+    assert entries("gemini", CMD)["BeforeTool"]["matcher"] == "replace|run_shell_command"
     assert "matcher" not in claude["SessionStart"]
     assert all("async" not in g["hooks"][0] for g in entries("codex", CMD).values())  # Codex skips async hooks
     gemini = entries("gemini", CMD)
@@ -151,7 +155,9 @@ def test_entries_per_harness() -> None:
             # A session end the harness only waits on is answered at once (`--background`).
             background = " --background" if (harness, event) in (
                 ("claude", "SessionEnd"), ("gemini", "SessionEnd")) else ""
-            assert group["hooks"][0]["command"] == f"exec {CMD} hook {harness} {event}{background}"
+            line = gate_line(harness) if event in ("PreToolUse", "BeforeTool") else \
+                f"exec {CMD} hook {harness} {event}{background}"
+            assert group["hooks"][0]["command"] == line
 
 
 def test_settings_paths(tmp_path: Path) -> None:

@@ -116,13 +116,15 @@ def _report(ctx: CliContext, change: Any, verb: str, scope: str, where_note: str
 
 
 def cmd_install(ctx: CliContext) -> int:
-    from slmactor.hooks.install import SHARED, apply, write_entry_point
+    from slmactor.hooks.install import SHARED, apply, write_entry_point, write_gate
 
     try:
         scope = _scope(ctx)
         path, note = _target(ctx, scope)
         if not ctx.args.dry_run:
             write_entry_point(Path.home(), _command())
+            # The pre-tool event's gate runs this installation for the calls it lets through.
+            write_gate(Path.home(), _command())
         # Every file runs the user's entry point, never this installation's path: a clone that
         # moves (or a venv rebuilt elsewhere) is one file to refresh, not every harness's
         # settings, and a hook meanwhile still answers neutrally instead of failing.

@@ -44,11 +44,14 @@ def register(sub: Any) -> None:
 
 
 def _write_entry_point() -> Path:
-    from slmactor.hooks.install import write_entry_point
+    """This user's entry point, and the pre-flight gate beside it (packaged hooks run both)."""
+    from slmactor.hooks.install import write_entry_point, write_gate
 
     from ..service import shell_join, slmactor_command
 
-    return write_entry_point(Path.home(), shell_join(slmactor_command()))
+    command = shell_join(slmactor_command())
+    write_gate(Path.home(), command)
+    return write_entry_point(Path.home(), command)
 
 
 def cmd_package(ctx: CliContext) -> int:

@@ -126,7 +126,7 @@ def shape_of(failed: str, fixed: str) -> Shape | None:
     a, b = norm(failed), norm(fixed)
     if not a or not b or a == b:
         return None
-    if b.endswith(a):
+    if b.endswith(a) and b[len(b) - len(a) - 1: len(b) - len(a)].isspace():
         before = b[: len(b) - len(a)].rstrip()
         if before.endswith(("&&", ";")):
             first = _first(before)
@@ -142,7 +142,7 @@ def shape_of(failed: str, fixed: str) -> Shape | None:
             return Shape(WRAP, before)
         return None
     core = b.removeprefix("nohup ")
-    if core.startswith(a) and core != a:
+    if core.startswith(a) and core[len(a): len(a) + 1].isspace():
         tail = core[len(a):].strip()
         if _BACKGROUND_TAIL.match(tail):
             return Shape(BACKGROUND, tail=tail, nohup=core is not b)
@@ -218,16 +218,15 @@ def rewrite_safe(shape: Shape) -> bool:
 
 def scope_of(shape: Shape, failed: str) -> tuple[str, str]:
     """(scope kind, scope value): where a fix learned on `failed` applies. A runtime's
-    activation holds for its whole family (`nvm use 20 &&` before npm, pnpm, yarn, node); an
-    interpreter's substitute for the words it replaced; anything else for the command's head
-    (`npm start` in the background is not `npm test`)."""
+    activation holds for its whole family (`nvm use 20 &&` before npm, pnpm, yarn, node);
+    anything else for the command's head: an interpreter's substitute for the runs it was
+    learned on (`python -m pytest`, not `python script.py`; the substitute's words must lead the
+    command too), `npm start` in the background is not `npm test`."""
     heads = command_heads(failed)
     head = heads[0] if heads else _first(failed)
     family = head_family(head)
     if shape.kind in (PREFIX, WRAP) and family and _activates(shape):
         return "family", family
-    if shape.kind == SUBSTITUTE:
-        return "words", shape.was
     return "head", head
 
 

@@ -413,6 +413,10 @@ def advice(fact: EnvFact, call: Call, error_head: str = "") -> str:
     if fact.shape.kind == sh.ARGS:
         options = ", ".join(f"`{k}: {str(v).lower()}`" for k, v in fact.shape.args.items())
         how = f"the same {call.tool or 'call'} with {options}"
+    elif fact.shape.kind == sh.SUBSTITUTE:
+        how = f"`{fact.shape.words}` instead of `{fact.shape.was}` (`{fixed}`)"
+    elif fact.shape.kind in (sh.PREFIX, sh.WRAP):
+        how = f"`{fact.shape.words}` first (`{fixed}`)"
     else:
         how = f"`{fixed}`"
     record = f"{fact.successes} of {fact.successes + fact.failures} time" + (

@@ -1,4 +1,4 @@
-"""The 37 shipped repair rules (SPEC S-10.14): scope builtin, seeded, prior Beta(4,1).
+"""The 38 shipped repair rules (SPEC S-10.14): scope builtin, seeded, prior Beta(4,1).
 
 They encode failure modes that are already understood, so they are believed from day one.  To
 disable one, set `"retired": true` on it in rules.json; deleting it does not work — seeds are
@@ -141,6 +141,13 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
         guidance="The file is larger than ws_read returns at once: ws_read it in parts with "
                  "`offset` and `limit` (for example `offset: 1, limit: 200`), or ws_grep for the "
                  "lines you need.")),
+    # A read the harness cut itself and said so, naming its own range (Gemini CLI's read_file,
+    # Cline's read_files: "start_line"/"end_line").
+    (Trigger("output_too_large", message_contains=("start_line",)), Repair(
+        "guidance",
+        guidance="The file is longer than ws_read shows at once: what came back was cut. Read "
+                 "it in ranges (its `start_line` and `end_line`), or search it for the lines you "
+                 "need, instead of reading it whole.")),
     (Trigger("output_too_large"), Repair(
         "guidance",
         guidance="The output was too long: rerun the command bounded (append `| head -n 100`, "
@@ -187,6 +194,6 @@ _SEEDS: tuple[tuple[Trigger, Repair], ...] = (
 
 
 def seed_rules() -> list[Rule]:
-    """Fresh copies of the 37 shipped rules (zero samples)."""
+    """Fresh copies of the 38 shipped rules (zero samples)."""
     return [Rule(id=rule_id(trigger, repair), trigger=trigger, repair=repair, scope="builtin",
                  seeded=True, note="shipped with slmactor") for trigger, repair in _SEEDS]

@@ -34,7 +34,7 @@ def _learn(book: EnvBook, failed: str, fixed: str, cls: str = "runtime_version",
     ("pnpm install", ". ~/.nvm/nvm.sh && nvm use && pnpm install", sh.PREFIX, ("family", "node")),
     ("pytest -q", "source .venv/bin/activate && pytest -q", sh.PREFIX, ("family", "python")),
     ("pytest -q", "uv run pytest -q", sh.WRAP, ("family", "python")),
-    ("python3 app.py", ".venv/bin/python app.py", sh.SUBSTITUTE, ("words", "python3")),
+    ("python3 app.py", ".venv/bin/python app.py", sh.SUBSTITUTE, ("head", "python3 app.py")),
     ("npm start", "npm start > /tmp/server.log 2>&1 &", sh.BACKGROUND, ("head", "npm start")),
     ("npm run dev", "nohup npm run dev > dev.log 2>&1 &", sh.BACKGROUND, ("head", "npm dev")),
     ("npm test", "docker compose up -d db && npm test", sh.PREFIX, ("head", "npm test")),
@@ -214,3 +214,9 @@ def test_a_runtime_s_activation_and_a_server_s_background_make_one_rewrite() -> 
     assert set(pre.why) == {"exact", "proven"}
     text = announce(pre, "npm start")
     assert "`nvm use 20 &&` got past the same failure 3 of 3 times" in text
+
+
+def test_a_path_in_front_of_the_same_program_is_a_substitute_not_a_wrapper() -> None:
+    shape = sh.shape_of("python -m pytest tests/a.py", ".venv/bin/python -m pytest tests/a.py")
+    assert shape is not None and shape.kind == sh.SUBSTITUTE and shape.words == ".venv/bin/python"
+    assert sh.shape_of("npm start", "npm startx &") is None

@@ -238,7 +238,7 @@ def test_learn_backstop_prune() -> None:
 
 def test_the_shipped_seeds() -> None:
     seeds = seed_rules()
-    assert len(seeds) == 37 and len({r.id for r in seeds}) == 37
+    assert len(seeds) == 38 and len({r.id for r in seeds}) == 38
     for rule in seeds:
         assert rule.seeded and rule.scope == "builtin" and rule.repair.valid
         assert rule.confidence == pytest.approx(0.8) and rule.applicable
