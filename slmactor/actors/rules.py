@@ -331,9 +331,11 @@ class RulesActor(Actor):
 
             pre = self.envs.get(root).book.preflight(_env_call(call, msg.run_id))
             if pre is not None:
+                said = next((e.error for e in reversed(pre.fact.evidence) if e.error), "")
                 out = no_rewrite()
                 out.update(found=True, rule_id=pre.fact.id, facts=[f.id for f in pre.facts],
-                           reason=announce(pre, call.command))
+                           reason=announce(pre, call.command), message=said,
+                           new_command=pre.command)
                 answer_call(out, call, call.rewritten({**pre.args, "command": pre.command}))
                 return out
         return preflight(self._store(root).book, call)
@@ -424,8 +426,10 @@ class RulesActor(Actor):
         from slmactor.logic.evolve.environment import Call as EnvCall
 
         tool = str(cand.get("tool", ""))
-        failed = _call(tool, str(cand.get("failed_args") or ""))
-        fixed = _call(tool, str(cand.get("fixed_args") or ""))
+        # The calls as the room that has the tool builds them: its command from its own words
+        # (Cline's `commands` list, Codex's argv), not only a `command` key.
+        failed = _wire_call({}, tool, str(cand.get("failed_args") or ""), "")
+        fixed = _wire_call({}, tool, str(cand.get("fixed_args") or ""), "", ok=True)
         if failed is None or fixed is None or not failed.command:
             return None
         run = str(cand.get("evidence", ""))

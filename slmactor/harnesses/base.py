@@ -189,6 +189,18 @@ def command_of(tool_input: Mapping[str, Any]) -> str:
     return text(command) or text(commands)
 
 
+def serves(tool_input: Any, said: str) -> bool:
+    """Whether a shell call the harness kept running (it outlived its time limit) ran a server:
+    its command serves, or its output says it listens. A long build the harness kept running is
+    no failure; a server in the foreground did not return."""
+    from slmactor.logic.failures.runtimes import is_server_command, says_listening
+    from slmactor.logic.failures.verdict import command_heads
+
+    command = command_of(tool_input) if isinstance(tool_input, dict) else ""
+    return says_listening(said.lower()) or bool(command) and is_server_command(
+        command, command_heads(command))
+
+
 #: Longest error text a call keeps (the wire cap of `record_tool`).
 MAX_CALL_ERROR = 16_000
 #: Longest command a call keeps (the wire cap of `record_tool`'s command).
@@ -389,6 +401,9 @@ class Harness:
     #: tools that run a command line, and the read tools bounded over `read_limit`.
     preflight_shells: frozenset[str] = frozenset()
     preflight_reads: frozenset[str] = frozenset()
+    #: Whether the model reads a rewrite's announcement only after the call (the pre-tool
+    #: output cannot carry text to it): the post-tool event of the rewritten call says it.
+    says_rewrite_after = False
     #: The payload key naming the tool (what the pre-flight gate finds an edit by).
     tool_name_key = "tool_name"
     #: The error a patch tool reports for a hunk not in the file (`{path}`, `{old}` filled in).
@@ -593,6 +608,12 @@ class Harness:
         the output was too large to show, and the call is recorded as such."""
         return ""
 
+    def outlived(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
+        """The harness's own notice that a shell call outlived its time limit and the harness
+        kept it running in the background ("" when it did not), with the output it had printed:
+        the command did not return, and the call is recorded as such."""
+        return ""
+
     def output(self, event: str, context: str, new_input: Mapping[str, Any] | None) -> dict[str, Any]:
         """The JSON the harness reads on stdout; `context` and `new_input` are already limited to
         the events that take them."""
@@ -641,6 +662,35 @@ class Harness:
                      for tool in sorted({*self.preflight_edits, *self.preflight_patches})
                      for sep in ("", " "))
 
+    def with_command(self, args: Mapping[str, Any], command: str) -> dict[str, Any] | None:
+        """A shell tool's arguments running `command` instead, in the form its command had (text,
+        an argv, a one-command list); None when the call's form cannot say it (several commands
+        in a list: one rewrite of them all would change what runs)."""
+        for key in ("command", "cmd"):
+            before = args.get(key)
+            if isinstance(before, str):
+                return {**args, key: command}
+            if isinstance(before, list) and len(before) == 3 and before[1] in ("-c", "-lc"):
+                return {**args, key: [before[0], before[1], command]}  # an `sh -c` argv
+            if isinstance(before, list):
+                import shlex
+
+                try:
+                    return {**args, key: shlex.split(command)}
+                except ValueError:
+                    return None
+        listed = args.get("commands")
+        if isinstance(listed, str) and listed.startswith("["):
+            import json
+
+            try:
+                listed = json.loads(listed)
+            except ValueError:
+                return None
+        if isinstance(listed, list) and len(listed) == 1:
+            return {**args, "commands": [command]}
+        return None
+
     def bounded_read(self, args: Mapping[str, Any], lines: int) -> dict[str, Any] | None:
         """The read's arguments with the harness's own range set to the first `lines` lines
         (None: the read already names a range, or the harness has none)."""
@@ -649,8 +699,11 @@ class Harness:
     def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
                          reason: str) -> dict[str, Any]:
         """What the hook prints to run the call with `updated` as its input."""
+        # The reason beside an `allow` is the harness's to show (Codex: its event log); the
+        # model reads the rewrite as the hook's additional context.
         return {"hookSpecificOutput": {"hookEventName": self.pre_event, "permissionDecision": "allow",
-                                       "permissionDecisionReason": reason, "updatedInput": updated}}
+                                       "permissionDecisionReason": reason, "updatedInput": updated,
+                                       "additionalContext": reason}}
 
     # --------------------------------------------------------------------------- transcripts
 

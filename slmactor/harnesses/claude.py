@@ -162,6 +162,9 @@ class Claude(Harness):
             return None
         return {**args, "offset": 1, "limit": lines}
 
+    def outlived(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
+        return _moved(tool, payload.get("tool_response"))
+
     def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
                          reason: str) -> dict[str, Any]:
         return {"hookSpecificOutput": {"hookEventName": "PreToolUse", "updatedInput": updated,
@@ -214,6 +217,23 @@ def _prompt_text(message: Any) -> str:
 _ERROR_TAGS = ("<tool_use_error>", "</tool_use_error>")
 
 
+def _moved(tool: str, response: Any) -> str:
+    """Claude Code 2.1's word that a Bash command outlived its `timeout` and was moved to the
+    background ("Command did not complete within its 4s timeout and was moved to the
+    background"): its tool_response (the transcript's `toolUseResult`) carries
+    `timedOutAfterMs` and the `backgroundTaskId`; with the output it had printed. "" when the
+    command returned, or the model sent it to the background itself."""
+    if tool != "Bash" or not isinstance(response, dict):
+        return ""
+    after, task = response.get("timedOutAfterMs"), response.get("backgroundTaskId")
+    if not isinstance(after, (int, float)) or isinstance(after, bool) or not task:
+        return ""
+    said = text(response.get("stdout"))[:2000].strip()
+    notice = (f"Command did not complete within its {after / 1000:g}s timeout and was moved "
+              "to the background")
+    return f"{notice}\n{said}" if said else notice
+
+
 def _result_text(block: Mapping[str, Any]) -> str:
     """A `tool_result` block's text without Claude Code's `<tool_use_error>` wrapper."""
     from slmactor.harnesses.base import content_text
@@ -243,7 +263,7 @@ def transcript_stats(lines: Iterable[str]) -> TranscriptStats:
     file) reaches no hook at all — the transcript is the only witness: `is_error: true`, content
     `<tool_use_error>String to replace not found in file.…</tool_use_error>`.
     """
-    from slmactor.harnesses.base import call_entry
+    from slmactor.harnesses.base import call_entry, serves
     from slmactor.logic.loop.transcripts import TranscriptStats, as_count, json_objects
     from slmactor.logic.text.timefmt import parse_rfc3339
 
@@ -272,9 +292,15 @@ def transcript_stats(lines: Iterable[str]) -> TranscriptStats:
                 use = uses.pop(block["tool_use_id"], None)
                 if use is not None and use[1]:
                     failed = block.get("is_error") is True
+                    error = _result_text(block) if failed else ""
+                    moved = "" if failed else _moved(use[1], entry.get("toolUseResult"))
+                    if moved and serves(use[2], moved):
+                        # A server Claude Code moved to the background: it did not return
+                        # (what the hook records of it, had its PostToolUse run).
+                        failed, error = True, f"timed out: {moved}"
                     calls.append(call_entry(HARNESS, at=use[0] or at or 0.0, call_id=block["tool_use_id"],
                                             tool=use[1], tool_input=use[2], ok=not failed,
-                                            error=_result_text(block) if failed else ""))
+                                            error=error))
         if kind != "assistant" or not isinstance(message, dict):
             continue
         model = message.get("model")

@@ -210,6 +210,12 @@ class Codex(Harness):
         line = next((ln for ln in response.splitlines() if "Warning: truncated output" in ln), "")
         return line.strip()
 
+    def outlived(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
+        # 0.169 fires no PostToolUse for a command its unified exec yielded (seen from the real
+        # binary); a later one may: the rollout's reader says it either way (`_outlived`).
+        response = payload.get("tool_response")
+        return _outlived(response) if isinstance(response, str) else ""
+
     def transcript_suffix(self) -> str:
         return ".jsonl"
 
@@ -284,6 +290,23 @@ def _rollout_exit_code(path: str, call_id: str) -> int | None:
         if isinstance(code, int) and not isinstance(code, bool):
             return code
     return None
+
+
+def _outlived(output: str) -> str:
+    """The unified exec's word that a command was still running after its `yield_time_ms`, kept
+    as a session of its own ("Process running with session ID N", where an ended one says
+    "Process exited with code N": `codex-rs/core/src/unified_exec`, as the real 0.169 binary
+    answers), with the output it had printed; "" when it returned."""
+    import re
+
+    match = re.search(r"^Process running with session ID \d+", output[:400], re.MULTILINE)
+    if match is None:
+        return ""
+    wall = re.search(r"^Wall time: ([\d.]+) seconds", output[:400], re.MULTILINE)
+    said = _after_output(output).strip()[:2000]
+    notice = f"{match.group(0)}: the command had not returned after " \
+             f"{wall.group(1) if wall else 'its yield time'} seconds"
+    return f"{notice}\n{said}" if said else notice
 
 
 def _exit_code(output: Any) -> int | None:
@@ -372,7 +395,7 @@ def rollout(lines: Iterable[str], since: float = 0.0) -> TranscriptStats:
     output), a patch that did not apply (no `PostToolUse` at all), and a patch run through the
     shell (`apply_patch <<'EOF'`, which a hook sees as `Bash`; named `apply_patch` here).
     """
-    from slmactor.harnesses.base import call_entry
+    from slmactor.harnesses.base import call_entry, serves
     from slmactor.logic.loop.transcripts import TranscriptStats, as_count, json_objects
     from slmactor.logic.text.timefmt import parse_rfc3339
 
@@ -424,6 +447,11 @@ def rollout(lines: Iterable[str], since: float = 0.0) -> TranscriptStats:
             else:
                 ok = code is None or code == 0
                 error = "" if ok else _after_output(_output_text(output)).strip()
+                outlived = _outlived(_output_text(output)) if ok and code is None else ""
+                if outlived and serves(tool_input, outlived):
+                    # A server the exec kept running: it did not return (what the hook would
+                    # have recorded, had the harness fired one).
+                    ok, error = False, f"timed out: {outlived}"
             calls.append(call_entry(HARNESS, at=call[0] or at, call_id=call_id, tool=tool,
                                     tool_input=tool_input, ok=ok, error=error, exit_code=code))
     return TranscriptStats(

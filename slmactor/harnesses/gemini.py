@@ -106,6 +106,10 @@ class Gemini(Harness):
     #: carries no permission decision (`packages/core/src/hooks`): a shell call may be rewritten.
     preflight_shell = True
     preflight_shells = frozenset({"run_shell_command"})
+    #: `BeforeTool` has no text for the model: 0.61 appends "[System] Tool input parameters
+    #: (…) were modified by a hook before execution." to the result, and `AfterTool`'s
+    #: `additionalContext` (a successful call's) says what the rewrite was and why.
+    says_rewrite_after = True
     read_tools = ("read_file", "read_many_files", "list_directory", "search_file_content")
     edit_tools = ("write_file", "replace")
     shell_tools = ("run_shell_command",)
@@ -164,8 +168,10 @@ class Gemini(Harness):
         at = content.find(marker, 0, 4000)
         if at < 0:
             return ""
+        # Through its first Action sentence, which names the tool's own range words.
         end = content.find("Action:", at)
-        return content[at: end if end > 0 else at + 200].strip()
+        stop = content.find(". ", end) if end > 0 else -1
+        return " ".join(content[at: stop + 1 if stop > 0 else at + 300].split())
 
     def output(self, event: str, context: str, new_input: Mapping[str, Any] | None) -> dict[str, Any]:
         if not context and new_input is None:

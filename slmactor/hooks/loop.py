@@ -157,11 +157,16 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
     # show. It is recorded as that failure of the output (advice names the bounded read; the
     # next bounded read of the same file is learned as its fix), never opened in working memory.
     notice = room.truncation(call.tool, hook.event, payload) if call.ok else ""
+    # A command the harness moved to the background when it outlived its time limit: it did
+    # not return (a server in the foreground), recorded as that; the harness keeps it running.
+    outlived = room.outlived(call.tool, hook.event, payload) if call.ok and not notice else ""
     recorded_ok = call.ok
-    if notice:
+    if notice or outlived:
         from dataclasses import replace
 
-        call = replace(call, ok=False, error=f"output too large: {notice}")
+        call = replace(call, ok=False, error=f"output too large: {notice}" if notice else
+                       f"timed out: {outlived}")
+        notice = notice or outlived
     if not call.ok:
         # The call crosses as the map its room built: the daemon parses none of it again.
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "call": call.to_wire(),
@@ -176,11 +181,19 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
             # and the module (its patterns, dataclasses) costs ~20 ms of hook start-up.
             if isinstance(fp, dict) and fp.get("class") in ("file_not_found", "path_not_found"):
                 text = _with_path_hint(text, call, project)
-    else:
+            if outlived and (not isinstance(fp, dict) or fp.get("class") != "server_no_return"):
+                # A long build or test run the harness kept running is no failure: only a
+                # command that serves (its words, or its output saying it listens) is.
+                from dataclasses import replace
+
+                call, text, key = replace(call, ok=True, error=""), "", ""
+    if call.ok:
         before = session.read_ledger(ledger)  # read once: both look back at this session's calls
         if edit and path:
             _resolve_fixed(hook, call.tool, path, before, ask)
         _learn_fix(hook, call, path, before, ledger, ask)
+        if room.says_rewrite_after:
+            text = _rewrite_said(call, path, before)
     entry = session.call_entry(call, path, model, time.time(), edit=edit)
     note(ledger, {**entry, "key": key} if key else entry)
     # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
@@ -195,6 +208,17 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
         if carried is not None:
             return carried
     return output(hook.harness, hook.event, text)
+
+
+def _rewrite_said(call: ToolCall, path: str, before: list[dict[str, Any]]) -> str:
+    """The announcement of the pre-flight rewrite this call ran as ("" when it was none): the
+    session's last ledger entry, a rewrite into this very command (or read of this file)."""
+    pre = before[-1] if before else {}
+    if pre.get("e") != "preflight" or not isinstance(pre.get("said"), str):
+        return ""
+    if call.command and not path:
+        return pre["said"] if pre.get("cmd") == session.command_digest(call.command) else ""
+    return pre["said"] if path and pre.get("path") == path else ""
 
 
 def _with_path_hint(text: str, call: Any, project: Path) -> str:
@@ -284,7 +308,9 @@ def preflight(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Path
         entry = outcome.entry
         if foreseen:
             entry = {**entry, "key": foreseen[0][0]}  # the failure avoided, by its one id
-        note(ledger, {**entry, "at": time.time(), "path": relative(entry["path"], project)})
+        note(ledger, {**entry, "at": time.time(), "path": relative(entry["path"], project),
+                      **({"said": outcome.reason} if harnesses.get(hook.harness).says_rewrite_after
+                         else {})})
         warn(outcome.reason)
         for key, tool, message in foreseen:
             # The rewrite avoided it: working memory shows it as fixed before it happened.

@@ -128,10 +128,19 @@ def _entry(call: ToolCall, updated: Mapping[str, Any], path: str, message: str, 
            rule_id: str, payload: Mapping[str, Any]) -> dict[str, Any]:
     """The ledger's `preflight` entry of a rewrite: both calls' arguments in the shared words."""
     model = payload.get("model")
-    return {"e": "preflight", "tool": call.tool, "family": call.family, "path": path,
-            "message": message, "failed_args": _dump(call.shared()),
-            "fixed_args": _dump(call.with_input(updated).shared()), "transform": transform,
-            "rule_id": rule_id, "model": model if isinstance(model, str) else ""}
+    done = call.with_input(updated)
+    entry = {"e": "preflight", "tool": call.tool, "family": call.family, "path": path,
+             "message": message, "failed_args": _dump(call.shared()),
+             "fixed_args": _dump(done.shared()), "transform": transform,
+             "rule_id": rule_id, "model": model if isinstance(model, str) else ""}
+    if done.command and not path:
+        from slmactor.harnesses.base import command_of
+        from slmactor.hooks.session import command_digest
+
+        # The rewritten command's digest, as the ledger keys the call that then runs (read
+        # from the arguments: a list of commands is no shared word).
+        entry["cmd"] = command_digest(command_of(updated) or done.command)
+    return entry
 
 
 def _shell(room: Any, call: ToolCall, payload: Mapping[str, Any], base: Path,
@@ -150,13 +159,24 @@ def _shell(room: Any, call: ToolCall, payload: Mapping[str, Any], base: Path,
     if not isinstance(new_args, dict) or not new_args:
         return Outcome({}, "the learned rewrite is not a map of arguments")
     updated = {**call.args, **new_args}
+    new_command = answer.get("new_command")
+    if isinstance(new_command, str) and new_command:
+        # The command put back where the harness's tool keeps it (its form: text, argv, list).
+        put = room.with_command({**call.args, **{k: v for k, v in new_args.items()
+                                                 if k != "command" or "command" in call.args}},
+                                new_command)
+        if put is None:
+            return Outcome({}, "the call's form cannot say the learned rewrite")
+        updated = put
     said = str(answer.get("reason") or "")
     reason = said if said.startswith("slmactor ") else \
         f"slmactor: rewrote the {call.tool} call before it ran (a fix learned in this " \
         f"project: {said})."
     rule_id = str(answer.get("rule_id") or "")
+    # The error the original call met before (the fact's evidence): the avoided failure's class.
+    said_before = str(answer.get("message") or "")
     return Outcome(room.preflight_output(payload, updated, reason), reason,
-                   _entry(call, updated, "", "", "environment" if rule_id.startswith("env_")
+                   _entry(call, updated, "", said_before, "environment" if rule_id.startswith("env_")
                           else "substitute_command", rule_id, payload))
 
 

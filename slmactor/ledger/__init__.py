@@ -136,6 +136,12 @@ def told_entry(text: str, now: float, keys: Sequence[str] = ()) -> dict[str, Any
     return entry
 
 
+def command_digest(command: str) -> str:
+    """The digest the ledger keys a call's command by (`cmd`): a pre-flight rewrite's entry names
+    the command that then runs by it."""
+    return _digest(command)
+
+
 def key_digest(key: str) -> str:
     """A block item's key as the ledger keeps it (a digest: the ledger stays small)."""
     return _digest(key)

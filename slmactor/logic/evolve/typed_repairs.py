@@ -73,8 +73,12 @@ class Call:
 
     @classmethod
     def of(cls, call: ToolCall) -> Call:
-        """The call a room built, in the shared words."""
-        return cls(call.tool, call.shared(), call.family)
+        """The call a room built, in the shared words (its command among them even where the
+        tool keeps it in words of its own: Cline's `commands` list)."""
+        args = call.shared()
+        if call.command and COMMAND_KEY not in args:
+            args = {**args, COMMAND_KEY: call.command}
+        return cls(call.tool, args, call.family)
 
     @property
     def command(self) -> str:
@@ -128,7 +132,12 @@ def same_target(a: Call, b: Call) -> bool:
         # A wrapper or interpreter around the same program (`uv run pytest`, `.venv/bin/python
         # -m pytest` for `pytest`): the failed head's program is still a word of the fix.
         program = head_of(a.command).split(" ", 1)[0].rsplit("/", 1)[-1]
-        return bool(program) and program in {w.rsplit("/", 1)[-1] for w in _words(b.command)}
+        if program and program in {w.rsplit("/", 1)[-1] for w in _words(b.command)}:
+            return True
+        # Another program on the same arguments (`.venv/bin/python app.py` for `python3
+        # app.py`): an interpreter substituted.
+        wa, wb = _words(a.command), _words(b.command)
+        return len(wa) > 1 and wa[1:] == wb[1:]
     if a.path and b.path:
         pa, pb = a.path.replace("\\", "/").lower(), b.path.replace("\\", "/").lower()
         return _stem(pa) == _stem(pb) or pa.rsplit("/", 1)[0] == pb.rsplit("/", 1)[0]

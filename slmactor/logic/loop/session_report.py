@@ -66,6 +66,14 @@ def _same_call(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     return bool(_s(a, key)) and _s(a, key) == _s(b, key)
 
 
+def _rewritten_as(pre: Mapping[str, Any], call: Mapping[str, Any]) -> bool:
+    """Whether `call` is the call a pre-flight rewrite sent on: a rewritten command is known by
+    its digest (a shell call may name a file too), an edit by its tool and file."""
+    if _s(pre, "cmd"):
+        return _s(pre, "tool").lower() == _s(call, "tool").lower() and _s(pre, "cmd") == _s(call, "cmd")
+    return _same_call(pre, call)
+
+
 #: A corrected command fixes a failed one only among the calls that follow it this closely.
 FIX_WINDOW = 12
 
@@ -221,7 +229,7 @@ def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         if kind != "call":
             continue
         index += 1
-        pre = next((p for p in rewritten if _same_call(p, entry)), None)
+        pre = next((p for p in rewritten if _rewritten_as(p, entry)), None)
         if pre is not None:
             rewritten.remove(pre)
             if entry.get("ok") is True:
