@@ -100,6 +100,30 @@ def content_text(value: Any) -> str:
     return ""
 
 
+#: A read tool's range words (Claude Code's and older Gemini's `offset`/`limit`; Gemini 0.61's and
+#: Cline 3's `start_line`/`end_line`).
+RANGE_WORDS = ("offset", "limit", "start_line", "end_line")
+
+
+def asked_range(args: Any) -> bool:
+    """Whether a read's arguments name a range (at any depth: Cline's `files` entries; a value
+    given as JSON text, as Cline's `parameters` carry them): such a read got the part it asked
+    for, whatever the harness says of the rest of the file."""
+    if isinstance(args, str) and args.lstrip()[:1] in ("{", "["):
+        import json
+
+        try:
+            args = json.loads(args)
+        except ValueError:
+            return False
+    if isinstance(args, dict):
+        return any(args.get(k) is not None and k in RANGE_WORDS for k in args) or any(
+            asked_range(v) for v in args.values() if isinstance(v, (dict, list, str)))
+    if isinstance(args, list):
+        return any(asked_range(v) for v in args)
+    return False
+
+
 def error_text(value: Any) -> str:
     """The message of an error given as a string or as `{message|error|reason}`."""
     if isinstance(value, str):

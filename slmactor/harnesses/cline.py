@@ -49,6 +49,7 @@ from slmactor.harnesses.base import (
     WEB,
     Harness,
     ScriptPerEvent,
+    asked_range,
     text,
 )
 
@@ -237,6 +238,10 @@ class Cline(Harness):
 
         section = payload.get("postToolUse")
         result = text(section.get("result")) if isinstance(section, dict) else ""
+        done = payload.get("tool_result")
+        if asked_range(done.get("input") if isinstance(done, dict) else None) or asked_range(
+                section.get("parameters") if isinstance(section, dict) else None):
+            return ""  # a read of a range shows "lines A-B of N" too: it got what it asked
         found = re.search(r"\[Showing lines \d+-\d+ of \d+[^\]]*\]", result[:200000])
         return found.group(0) if found else ""
 

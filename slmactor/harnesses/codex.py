@@ -205,10 +205,7 @@ class Codex(Harness):
         # output's first line (`codex-rs/core/src/unified_exec`, "Warning: truncated output
         # (original token count: N)"), as seen from the real 0.169 binary.
         response = payload.get("tool_response")
-        if not isinstance(response, str) or "Warning: truncated output" not in response[:2000]:
-            return ""
-        line = next((ln for ln in response.splitlines() if "Warning: truncated output" in ln), "")
-        return line.strip()
+        return _cut(response) if isinstance(response, str) else ""
 
     def outlived(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
         # 0.169 fires no PostToolUse for a command its unified exec yielded (seen from the real
@@ -290,6 +287,15 @@ def _rollout_exit_code(path: str, call_id: str) -> int | None:
         if isinstance(code, int) and not isinstance(code, bool):
             return code
     return None
+
+
+def _cut(output: str) -> str:
+    """The unified exec's notice that it cut what the model sees ("Warning: truncated output
+    (original token count: N)" among the output's first lines), "" when it did not."""
+    head = output[:2000]
+    if "Warning: truncated output" not in head:
+        return ""
+    return next((ln for ln in head.splitlines() if "Warning: truncated output" in ln), "").strip()
 
 
 def _outlived(output: str) -> str:
@@ -448,10 +454,14 @@ def rollout(lines: Iterable[str], since: float = 0.0) -> TranscriptStats:
                 ok = code is None or code == 0
                 error = "" if ok else _after_output(_output_text(output)).strip()
                 outlived = _outlived(_output_text(output)) if ok and code is None else ""
+                cut = _cut(_output_text(output)) if ok else ""
                 if outlived and serves(tool_input, outlived):
                     # A server the exec kept running: it did not return (what the hook would
                     # have recorded, had the harness fired one).
                     ok, error = False, f"timed out: {outlived}"
+                elif cut:
+                    # Output cut to the model's budget: too large (as the hook records it).
+                    ok, error = False, f"output too large: {cut}"
             calls.append(call_entry(HARNESS, at=call[0] or at, call_id=call_id, tool=tool,
                                     tool_input=tool_input, ok=ok, error=error, exit_code=code))
     return TranscriptStats(

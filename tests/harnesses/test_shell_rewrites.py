@@ -96,3 +96,55 @@ def test_claude_code_transcript_records_a_server_it_moved_to_the_background() ->
     assert [(c["command"], c["ok"]) for c in stats.calls] == [
         ("python3 server.py", False), ("make all", True), ("python3 server.py &", True)]
     assert "moved to the background" in stats.calls[0]["error"]
+
+
+CUT = ("Chunk ID: 4a64de\nWall time: 0.0000 seconds\nProcess exited with code 0\nOriginal token "
+       "count: 109516\nOutput:\nWarning: truncated output (original token count: 109516)\nTotal "
+       "output lines: 8000\n\nline 00001\n")
+
+
+def test_a_read_the_harness_cut_is_output_too_large_unless_it_asked_a_range() -> None:
+    # The harnesses' own notices, as tests/realcli/test_truncated_reads.py sees them from the
+    # real binaries (Codex 0.169, Gemini 0.61, Cline 3.0.65).
+    codex = harnesses.get("codex")
+    assert codex.truncation("Bash", "PostToolUse", {"tool_response": CUT}).startswith(
+        "Warning: truncated output (original token count: 109516)")
+    assert codex.truncation("Bash", "PostToolUse", {"tool_response": EXITED}) == ""
+    gemini = harnesses.get("gemini")
+    cut = {"llmContent": "\nIMPORTANT: The file content has been truncated.\nStatus: Showing "
+                         "lines 1-2000 of 8000 total lines.\nAction: To read more of the file, "
+                         "you can use the 'start_line' and 'end_line' parameters in a subsequent "
+                         "'read_file' call. For example, ...\n"}
+    whole = {"tool_input": {"file_path": "/p/big.log"}, "tool_response": cut}
+    assert gemini.truncation("read_file", "AfterTool", whole).startswith(
+        "IMPORTANT: The file content has been truncated. Status: Showing lines 1-2000")
+    # A ranged read is told "truncated" of the rest of the file too: it got what it asked for.
+    ranged = {**whole, "tool_input": {"file_path": "/p/big.log", "start_line": 1,
+                                      "end_line": 100}}
+    assert gemini.truncation("read_file", "AfterTool", ranged) == ""
+    cline = harnesses.get("cline")
+
+    def cline_read(files: list[dict[str, object]], shown: str) -> dict[str, object]:
+        result = json.dumps([{"query": "big.log", "result": f"1 | line 00001\n\n{shown}",
+                              "success": True}])
+        return {"tool_result": {"name": "read_files", "input": {"files": files}},
+                "postToolUse": {"toolName": "read_files",
+                                "parameters": {"files": json.dumps(files)}, "result": result}}
+
+    notice = "[Showing lines 1-790 of 8000. Use start_line/end_line to read other sections.]"
+    assert cline.truncation("read_files", "PostToolUse",
+                            cline_read([{"path": "/p/big.log"}], notice)) == notice
+    assert cline.truncation("read_files", "PostToolUse", cline_read(
+        [{"path": "/p/big.log", "start_line": 1, "end_line": 100}],
+        notice.replace("1-790", "1-100"))) == ""
+
+
+def test_codex_rollout_records_a_cut_output_as_too_large() -> None:
+    stats = rollout([
+        _rollout_line("response_item", {"type": "function_call", "call_id": "c1",
+                                        "name": "exec_command",
+                                        "arguments": json.dumps({"cmd": "cat big.log"})}),
+        _rollout_line("response_item", {"type": "function_call_output", "call_id": "c1",
+                                        "output": CUT})])
+    assert stats.calls[0]["ok"] is False
+    assert stats.calls[0]["error"].startswith("output too large: Warning: truncated output")

@@ -152,8 +152,11 @@ def _turns(harness: str, scenario: Scenario) -> list[Turn]:
     return [Turn(calls=(call(scenario.wrong),)), Turn(calls=(call(scenario.right),))]
 
 
-def _run(world: World, harness: str, scenario: Scenario, label: str) -> tuple[int, ModelServer]:
-    turns = _turns(harness, scenario)
+def _run(world: World, harness: str, scenario: Scenario, label: str,
+         turns: list[Turn] | None = None) -> tuple[int, ModelServer]:
+    """One session of `harness` in the world's project, answered by `turns` (the scenario's
+    wrong then right command, by default); its exit code and the model server's log."""
+    turns = _turns(harness, scenario) if turns is None else turns
     prompt = "Run the project and tell me what happens."
     if harness == "claude":
         config = world.home / ".claude"

@@ -137,7 +137,12 @@ def same_target(a: Call, b: Call) -> bool:
         # Another program on the same arguments (`.venv/bin/python app.py` for `python3
         # app.py`): an interpreter substituted.
         wa, wb = _words(a.command), _words(b.command)
-        return len(wa) > 1 and wa[1:] == wb[1:]
+        if len(wa) > 1 and wa[1:] == wb[1:]:
+            return True
+        # The same file read bounded (`sed -n '1,100p' big.log`, `head -n 100 big.log` for `cat
+        # big.log`): a program that bounds output, on the failed command's last operand.
+        return (len(wa) > 1 and len(wb) > 1 and wa[-1] == wb[-1] and wa[0] != wb[0]
+                and wb[0] in _BOUNDERS and not wa[-1].startswith("-"))
     if a.path and b.path:
         pa, pb = a.path.replace("\\", "/").lower(), b.path.replace("\\", "/").lower()
         return _stem(pa) == _stem(pb) or pa.rsplit("/", 1)[0] == pb.rsplit("/", 1)[0]
@@ -326,8 +331,45 @@ def _precondition(failed: Call, family: str, cls: str, *, resend: str = "same") 
     return _repair("precondition", {"family": family, "cls": cls}, {"first": first}, what)
 
 
+#: A read's range words: a fix that sets one bounds the output.
+_RANGE_WORDS = frozenset({"limit", "offset", "start_line", "end_line"})
+
+
+def _single(value: Any) -> dict[str, Any] | None:
+    """The one map of a list of one (given as a list, or as its JSON text: Cline's hook
+    `parameters`), else None."""
+    if isinstance(value, str) and value.lstrip().startswith("["):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return None
+    if isinstance(value, list) and len(value) == 1 and isinstance(value[0], dict):
+        return value[0]
+    return None
+
+
+def _one_entry(a: Args, b: Args) -> tuple[str, Args, Args] | None:
+    """Where the only argument the two calls differ in is a list of one map in both (Cline's
+    `read_files {files: [{path, start_line, end_line}]}`): its key and the two maps, compared as
+    the calls' own arguments."""
+    keys = [k for k in {*a, *b} if not (k in a and k in b and _same(a[k], b[k]))]
+    if len(keys) != 1:
+        return None
+    x, y = _single(a.get(keys[0])), _single(b.get(keys[0]))
+    return (keys[0], x, y) if x is not None and y is not None else None
+
+
+def _entry_args(args: Args, within: Any) -> Args | None:
+    """The arguments a repair learned `within` one entry of a list speaks of (`args` when it
+    speaks of the call's own); None when the call has no such single entry."""
+    return _single(args.get(str(within))) if within else args
+
+
 def _args(failed: Call, fix: Call, family: str, cls: str, detail: str) -> Repair | None:
     a, b = failed.args, fix.args
+    one = _one_entry(a, b)
+    if one is not None:
+        _, a, b = one
     changed = {k: v for k, v in b.items() if k not in a or not _same(a[k], v)}
     removed = sorted(k for k in a if k not in b)
     if not changed and not removed:
@@ -337,20 +379,21 @@ def _args(failed: Call, fix: Call, family: str, cls: str, detail: str) -> Repair
             and target(failed) == target(fix)):
         # The same edit on the same file with other text: it was read again and resent.
         return _precondition(failed, family, cls, resend="reread")
-    if path_key and set(changed) == {path_key} and not removed:
+    if path_key and set(changed) == {path_key} and not removed and one is None:
         return _repair("correct_path", {"family": family, "path": failed.path},
                        {"key": path_key, "to": b[path_key]},
                        f"{failed.path} is not there; the file is {b[path_key]}.")
     settings = {k: v for k, v in changed.items() if k not in CONTENT_KEYS and _scalar(v)}
     if settings and all(k in settings or k in CONTENT_KEYS for k in changed):
-        kind = "bound_output" if {"limit", "offset"} & set(settings) else "change_args"
+        kind = "bound_output" if _RANGE_WORDS & set(settings) else "change_args"
         # The fix also changed content (the model's own work): the setting is what a rule can
         # say, but setting it alone does not make the fixing call, so it is never a rewrite.
         partial = any(k in CONTENT_KEYS for k in changed)
         return _repair(kind, {"family": family, "missing": sorted(k for k in settings
                                                                   if k not in a)},
                        {"set": settings, "unset": removed, **({"partial": True} if partial
-                                                               else {})},
+                                                               else {}),
+                        **({"within": one[0]} if one is not None else {})},
                        "Set " + ", ".join(f"`{k}: {json.dumps(v)}`" for k, v in settings.items())
                        + ".")
     # A required parameter the failed call lacked, given empty (`new_string: ""`).
@@ -385,7 +428,8 @@ def fits(repair: Repair, failed: Call) -> bool:
     if "head" in when and when["head"] and head_of(failed.command) != when["head"]:
         return False
     missing = when.get("missing")
-    return not (isinstance(missing, list) and any(k in failed.args for k in missing))
+    args = _entry_args(failed.args, spec.what.get("within"))
+    return args is not None and not (isinstance(missing, list) and any(k in args for k in missing))
 
 
 def _starts(command: str, words: str) -> bool:
@@ -423,11 +467,15 @@ def rewrite(repair: Repair, failed: Call) -> Call | None:
             args[key] = f"{norm_command(args[key])} {what['append']}"
             return Call(failed.tool, args, failed.family)
         settings = what.get("set")
-        if not isinstance(settings, dict):
+        entry = _entry_args(failed.args, what.get("within"))
+        if not isinstance(settings, dict) or entry is None:
             return None
-        args.update(settings)
-        for key in what.get("unset") or []:
-            args.pop(str(key), None)
+        entry = {k: v for k, v in {**entry, **settings}.items()
+                 if k not in {str(u) for u in what.get("unset") or []}}
+        if what.get("within"):
+            args[str(what["within"])] = [entry]
+        else:
+            args = entry
         return Call(failed.tool, args, failed.family)
     if repair.kind == "switch_tool":
         if any(k in CONTENT_KEYS for k in args):

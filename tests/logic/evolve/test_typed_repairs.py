@@ -304,3 +304,33 @@ def test_an_added_selector_is_shown_with_the_command_it_worked_on_and_not_rewrit
     # A path is not an option, however short (`.`).
     here = tr.infer(shell("pytest -x"), shell("pytest -x ."), "timeout")
     assert here is not None and tr.rewrite(here, shell("pytest -x -q")) is None
+
+
+def test_a_range_set_inside_a_read_s_one_file_entry_is_a_bounded_read() -> None:
+    # Cline 3's `read_files {files: [{path, start_line, end_line}]}`, as its hook's `parameters`
+    # carry it (the list as JSON text) and as its tool takes it (a list).
+    for files in ('[{"path": "/p/big.log"}]', [{"path": "/p/big.log"}]):
+        failed = tr.Call("read_files", {"files": files}, "read")
+        fix = tr.Call("read_files", {"files": [{"path": "/p/big.log", "start_line": 1,
+                                                "end_line": 100}]}, "read")
+        repair = tr.infer(failed, fix, "output_too_large")
+        assert repair is not None and repair.kind == "bound_output"
+        assert tr.named_fix(repair, failed) == "read_files with `start_line: 1`, `end_line: 100`"
+        done = tr.rewrite(repair, tr.Call("read_files", {"files": [{"path": "/p/other.log"}]},
+                                          "read"))
+        assert done is not None and done.args == {
+            "files": [{"path": "/p/other.log", "start_line": 1, "end_line": 100}]}
+    # An entry that names its range already, or several files: not this repair's to change.
+    assert not tr.fits(repair, tr.Call("read_files", {"files": [{"path": "/x", "end_line": 9}]},
+                                       "read"))
+    assert not tr.fits(repair, tr.Call("read_files", {"files": [{"path": "/x"}, {"path": "/y"}]},
+                                       "read"))
+
+
+def test_the_same_file_read_bounded_by_another_program_got_past_a_cut_read() -> None:
+    # Codex's unified exec cut `cat big.log`; `sed -n '1,100p' big.log` got past it.
+    assert tr.same_target(shell("cat big.log"), shell("sed -n '1,100p' big.log"))
+    assert tr.same_target(shell("cat logs/app.log"), shell("head -n 50 logs/app.log"))
+    # Another file, or a program that bounds nothing on other arguments: not the same target.
+    assert not tr.same_target(shell("cat a.log"), shell("head -n 5 b.log"))
+    assert not tr.same_target(shell("cat -A a.log"), shell("python3 show.py a.log"))
