@@ -67,6 +67,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from slmactor.logic.text.lazy_pattern import lazy
 from slmactor.logic.text.secret_carriers import carrier_spans
 from slmactor.logic.text.secret_forms import NEEDS_RANDOM, TOKEN_FORMS
 
@@ -120,9 +121,9 @@ def _merged_passes() -> list[tuple[re.Pattern[str], tuple[str, ...]]]:
         if _mergeable(pattern):
             by_first.setdefault(pattern[0], []).append(f"(?P<{name}>{pattern[1:]})")
         else:
-            passes.append((re.compile(f"(?P<{name}>{pattern})"), needles))
+            passes.append((lazy(f"(?P<{name}>{pattern})"), needles))
     merged = [
-        (re.compile(re.escape(first) + "(?:" + "|".join(rests) + ")"), ())
+        (lazy(re.escape(first) + "(?:" + "|".join(rests) + ")"), ())
         for first, rests in by_first.items()
     ]
     return merged + passes
@@ -160,7 +161,7 @@ def _trigger() -> re.Pattern[str]:
     for _kind, pattern, needles in TOKEN_FORMS:
         for needle in needles or (_leading_literal(pattern),):
             by_first.setdefault(needle[0], set()).add(re.escape(needle[1:]))
-    return re.compile("|".join(
+    return lazy("|".join(
         re.escape(first) + "(?:" + "|".join(sorted(rests, key=lambda r: (-len(r), r))) + ")"
         for first, rests in sorted(by_first.items())
     ))  # fmt: skip
@@ -173,7 +174,7 @@ _TOKEN_TRIGGER_MAX_LEN = 256
 _HEADER_NEEDLES = ("authorization", "bearer")
 _ASSIGNMENT_NEEDLES = ("key", "secret", "token", "pass", "pwd", "credential", "auth", "signature")
 # One C-level search decides whether any word-based pass can apply.
-_WORD_TRIGGER = re.compile("|".join(_HEADER_NEEDLES + _ASSIGNMENT_NEEDLES))
+_WORD_TRIGGER = lazy("|".join(_HEADER_NEEDLES + _ASSIGNMENT_NEEDLES))
 #: Nothing shorter can hold a recognised secret (`pwd=12345678` is the shortest assignment).
 _MIN_TEXT_LEN = 12
 #: Above this length the word trigger is skipped: an alternation of literals scans slower than
@@ -182,17 +183,17 @@ _TRIGGER_MAX_LEN = 4096
 
 # Credentials in HTTP headers (curl -H, JSON, logs): only the credential is replaced. These two
 # run on the lowercased text (`_lower`), so they are written in lower case.
-_AUTHORIZATION = re.compile(
+_AUTHORIZATION = lazy(
     r"authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?(?:bearer|basic|token|digest)[ \t]{1,8}"
     r"([a-z0-9._~+/=-]{8,4096})"
 )
-_BEARER = re.compile(r"bearer[ \t]{1,8}([a-z0-9._~+/-]{16,4096}=*)")
+_BEARER = lazy(r"bearer[ \t]{1,8}([a-z0-9._~+/-]{16,4096}=*)")
 
 # NAME = value, NAME: value, "name": "value" (quoted values may hold spaces). The search starts
 # at the last word of NAME; `_replace_assignments` then checks the whole name.
 # JSON quoted inside a string (`{\"password\": \"…\"}`, a tool's arguments) counts as quoted,
 # its escapes included (a `\\` in the value is the backslash the value held).
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy(
     r"(key|secret|token|pass(?:w(?:or)?d|phrase)?|pwd|credentials?)(?![a-z0-9_])"
     r"\\{0,7}[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
     r"(?:\"((?:[^\"\\\r\n]|\\[^\r\n]){1,1024}|[^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'"
@@ -215,20 +216,20 @@ _SECRET_WORD = (
     r"|account[_-]?key|shared[_-]?access[_-]?key|accesskey|secretkey|apitoken|authtoken)"
 )
 # A password word needs no separator before it: PGPASSWORD, dbpassword, MYSQLPASSWD.
-_SECRET_KEY_NAME = re.compile(
+_SECRET_KEY_NAME = lazy(
     r"(?i)(?:(?:[A-Za-z0-9_.-]{0,64}[_.-])?" + _SECRET_WORD + r"|[A-Za-z0-9_.-]{0,64}passw(?:or)?d)"
 )
 
 #: camelCase word boundaries (`clientSecret` → `client_Secret`), so a name is read by its words.
-_CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
+_CAMEL = lazy(r"(?<=[a-z0-9])(?=[A-Z])")
 #: A token or secret word glued to the end of a name (`identitytoken`, `clientsecret`).
-_GLUED_SECRET = re.compile(r"(?i)[A-Za-z0-9]{0,40}(?:token|secret)")
+_GLUED_SECRET = lazy(r"(?i)[A-Za-z0-9]{0,40}(?:token|secret)")
 #: Words that make a name a likely secret's wherever they stand in it (`secret_key_base`,
 #: `APP_KEY`, `X-Amz-Signature`): such a name's value counts only when it looks random.
 _SECRET_PARTS = frozenset({"password", "passwd", "pwd", "pass", "passphrase", "secret", "token",
                            "key", "apikey", "credential", "credentials", "auth", "signature",
                            "privatekey", "accesskey", "secretkey"})
-_NAME_SPLIT = re.compile(r"[_.\-]+")
+_NAME_SPLIT = lazy(r"[_.\-]+")
 #: Values of such names shorter than this are not taken without a secret word at the end.
 _MIN_PART_VALUE = 16
 
@@ -263,13 +264,13 @@ def random_value(value: str) -> bool:
 
 # Templates stand for a secret wherever they appear: `$VAR`, `${VAR}`, `%(name)s`, `{{ x }}`,
 # `<token>`, `{name}`, `***`, and environment lookups.
-_TEMPLATE = re.compile(
+_TEMPLATE = lazy(
     r"^(?:\$|%\(|\{\{|<|\{)|os\.environ|os\.getenv|process\.env|getenv\(|ENV\[|^\*+$"
 )
 # Code that computes a secret rather than holding one, recognised only in an unquoted value: a
 # call or subscript (`getpass()`, `config["token"]`) or a dotted name (`settings.api_key`).
 _CODE_NAME = r"(?:[a-z_][a-z0-9_.]{0,64}|[A-Za-z_][A-Za-z_.]{0,64})"  # `get_v2`, `SecretStr`
-_CODE_REFERENCE = re.compile(
+_CODE_REFERENCE = lazy(
     r"^" + _CODE_NAME + r"(?:\([\w\s,.'\"=:/-]{0,256}\)"
     r"|\[(?:[\"'][^\"'\n]{0,256}[\"']|[0-9]{1,12}|[A-Za-z_][\w.]{0,64})\]"
     r"|\((?:[\"'][^()\n]{0,256})?)[,;)]*$"
@@ -289,36 +290,36 @@ _PATH_VARIABLES = frozenset({"pwd", "oldpwd"})
 # (`_COMMAND_PATTERNS`), and where it can, it starts with a literal so the engine skips ahead
 # (a lookbehind written after the literal keeps that fast path).
 #: `scheme://user:password@host`: the password of a URL's user-info.
-_URL_USERINFO = re.compile(r"://[^\s:/?#@'\"<>«]{0,256}:([^\s/?#@'\"<>]{1,256})@")
+_URL_USERINFO = lazy(r"://[^\s:/?#@'\"<>«]{0,256}:([^\s/?#@'\"<>]{1,256})@")
 #: `--password pw`, `--password=pw`, `--db-password pw`, `--token pw`, `--api-key pw`, ...
-_OPTION_VALUE = re.compile(
+_OPTION_VALUE = lazy(
     r"(?i)--(?<![\w-]--)(?:[a-z0-9]{1,20}-){0,3}(?:password|passwd|pass|passphrase|token|secret"
     r"|api-?key)(?:=|[ \t]{1,8})(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'`;|&]{1,256})"
 )
 #: `mysql -ppw` (the MySQL clients take the password glued to `-p`), `sshpass -p pw`,
 #: `redis-cli -a pw`: the option of a program known to take a password that way.
-_PROGRAM_PASSWORD = re.compile(
+_PROGRAM_PASSWORD = lazy(
     r"(?<![\w-])(?:(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlcheck|mysqlshow|mariadb"
     r"|mariadb-dump)(?![\w-])[^\n|;&]{0,256}?[ \t]-p|(?:sshpass)(?![\w-])[^\n|;&]{0,64}?[ \t]-p"
     r"[ \t]{0,8}|redis-cli(?![\w-])[^\n|;&]{0,256}?[ \t]-a[ \t]{1,8})"
     r"(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|[^\s\"'`;|&]{1,256})"
 )
 #: `curl -u user:pw`, `curl --user user:pw` (`wget --password pw` is _OPTION_VALUE's).
-_USER_COLON_PASSWORD = re.compile(
+_USER_COLON_PASSWORD = lazy(
     r"(?i)(?<![\w-])(?:curl|wget)(?![\w-])[^\n|;&]{0,512}?[ \t]"
     r"(?:-u|-U|--user|--proxy-user)(?:=|[ \t]{0,8})[\"']?[^\s:\"'«]{1,256}:([^\s\"']{1,256})"
 )
 #: `.netrc`: `machine host login user password pw`.
-_NETRC = re.compile(
+_NETRC = lazy(
     r"(?i)login(?<![\w-]login)[ \t]{1,8}\S{1,256}[ \t]{1,8}password[ \t]{1,8}(\S{1,256})"
 )
 #: `aws_secret_access_key <value>` (`aws configure set`, config dumps): a compound secret name
 #: and a random-looking value separated by blanks only.
-_BLANK_SEPARATED = re.compile(
+_BLANK_SEPARATED = lazy(
     r"(key|secret|token|passw(?:or)?d)[ \t]{1,8}([a-z0-9/+=_.~-]{16,256})(?![^\s,;\"'\\\]})])"
 )
 #: The whole name before a blank-separated value: a compound identifier (`aws_secret_access_key`).
-_COMPOUND_NAME = re.compile(r"(?:[a-z0-9]{1,20}[_-]){1,4}(?:key|secret|token|passw(?:or)?d)")
+_COMPOUND_NAME = lazy(r"(?:[a-z0-9]{1,20}[_-]){1,4}(?:key|secret|token|passw(?:or)?d)")
 _COMMAND_NEEDLES = ("://", "--", "mysql", "mariadb", "sshpass", "redis-cli", "curl", "wget",
                     "login", "key", "secret", "token", "passw")
 #: Each command pattern with the lowercase literals a text must hold (all of the first tuple's
@@ -335,30 +336,30 @@ _COMMAND_PATTERNS: tuple[tuple[re.Pattern[str], tuple[tuple[str, ...], ...]], ..
 # Forms recognised by their context rather than a prefix or a secret-named assignment; each is
 # tried only when its lowercase literal is in the text.
 #: An Azure shared access signature in a URL or connection string: `…&sig=<base64, %-escaped>`.
-_SAS_SIGNATURE = re.compile(r"sig=(?<=[?&;]sig=)([A-Za-z0-9%+/=]{16,512})")
+_SAS_SIGNATURE = lazy(r"sig=(?<=[?&;]sig=)([A-Za-z0-9%+/=]{16,512})")
 #: An XML setting (`<add key="ClearTextPassword" value="…"/>`, NuGet.Config, .NET appSettings):
 #: the value of a key whose name is a secret name.
-_XML_KEY_VALUE = re.compile(
+_XML_KEY_VALUE = lazy(
     r"key=\\{0,3}\"([A-Za-z0-9_.:-]{1,64})\\{0,3}\"[ \t]{1,8}value=\\{0,3}\""
     r"((?:[^\"\\\n]|\\(?!\"))(?:[^\"\\\n]|\\(?!\")){0,1023})"
 )
 #: A base64 `user:password` pair under an `auth` key: Docker's config.json (`"auth": "…"`) and
 #: npm's `_auth=` in .npmrc. Whether the value decodes to `user:password` is checked after.
-_BASIC_AUTH_VALUE = re.compile(
+_BASIC_AUTH_VALUE = lazy(
     r"auth(?<![A-Za-z0-9]auth)\\{0,7}[\"']?[ \t]{0,8}[:=][ \t]{0,8}\\{0,7}[\"']?"
     r"([A-Za-z0-9+/]{8,4096}={0,2})(?![A-Za-z0-9+/=])"
 )
 #: A Discord bot token: base64 of the bot's id (24 to 28 characters, from `M`, `N` or `O`), a
 #: 6-character timestamp and a 27-to-40-character HMAC, dot-separated. The search starts at the
 #: first dot (a literal, so the engine skips ahead); the id part is looked back at.
-_DISCORD_TAIL = re.compile(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
-_DISCORD_ID = re.compile(r"[MNO][A-Za-z0-9_-]{23,27}")
+_DISCORD_TAIL = lazy(r"\.[A-Za-z0-9_-]{6,7}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])")
+_DISCORD_ID = lazy(r"[MNO][A-Za-z0-9_-]{23,27}")
 #: A Telegram bot token, `<bot id>:<secret>`: the secret is `A` and 34 more base64url characters
 #: (the Bot API docs' own example has 33), the id 5 to 16 digits. Found from the colon.
 #: A Mailchimp API key: 32 hex digits, `-us` and the data centre number. Found from the literal
 #: `-us` (a lookbehind after it keeps that fast path); the key starts 32 characters before.
-_MAILCHIMP_TAIL = re.compile(r"-(?<=[0-9a-f]{32}-)us[0-9]{1,2}(?![A-Za-z0-9])")
-_TELEGRAM_TAIL = re.compile(r":A[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])")
+_MAILCHIMP_TAIL = lazy(r"-(?<=[0-9a-f]{32}-)us[0-9]{1,2}(?![A-Za-z0-9])")
+_TELEGRAM_TAIL = lazy(r":A[A-Za-z0-9_-]{32,34}(?![A-Za-z0-9_-])")
 _DISCORD_MIN_LEN = 24 + 1 + 6 + 1 + 27
 #: A dotted token is taken for a Discord bot token only near one of these words (as gitleaks'
 #: Discord rules ask for `discord`): three dotted base64url parts alone are too common a shape.
@@ -421,7 +422,7 @@ def _starts_word(text: str, pos: int) -> bool:
     return pos == 0 or not text[pos - 1].isalnum()
 
 
-_BASE64_ONLY = re.compile(r"[A-Za-z0-9+/=]*")
+_BASE64_ONLY = lazy(r"[A-Za-z0-9+/=]*")
 
 
 def _inside_base64(text: str, start: int, end: int) -> bool:
@@ -648,7 +649,7 @@ def _redact_assignments(text: str) -> str:
 
 #: `NAME<sep>value` where a secret word stands anywhere in NAME (`secret_key_base: …`,
 #: `APP_KEY=base64:…`); only random-looking values of 16+ characters count (`random_value`).
-_PART_ASSIGNMENT = re.compile(
+_PART_ASSIGNMENT = lazy(
     r"((?:key|secret|token|passw(?:or)?d|pwd|auth|signature|credentials?)[a-z0-9_.-]{0,40})"
     r"\\{0,7}[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
     r"(?:\"([^\"\\\r\n]{16,1024})\"|'([^'\r\n]{16,1024})'|([^\s\"'`]{16,4096}))"
@@ -807,7 +808,7 @@ def redact_obj(
 
 
 _PEM_WORDS = "«redacted:private_key»"
-_PEM_END = re.compile(r"-{4,5} ?END[A-Z0-9 _-]{0,40}PRIVATE KEY")
+_PEM_END = lazy(r"-{4,5} ?END[A-Z0-9 _-]{0,40}PRIVATE KEY")
 
 
 def _redact_pem_lines(items: list[object]) -> list[object]:

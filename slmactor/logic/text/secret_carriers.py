@@ -24,8 +24,10 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
+from slmactor.logic.text.lazy_pattern import lazy
+
 #: Single-dash options whose value is a password (the name, then a blank, `=` or `:`).
-_DASH_OPTION = re.compile(
+_DASH_OPTION = lazy(
     r"(?<![\w-])-(?:src|dest|new|old|key)?(?:storepass(?:word)?|keypass(?:word)?|passout|passin"
     r"|password|passwd|passphrase|pass|secret|token|apikey)(?:=|:|[ \t]{1,8})"
     r"(\"(?:[^\"\\\n]|\\.){1,256}\"|'[^'\n]{1,256}'|[^\s\"'`|&;]{1,256})",
@@ -38,7 +40,7 @@ _OPENSSL_PASS = "pass:"
 #: Programs whose short flag takes a password: (program names, the flag, glued allowed).
 _VALUE = r"(\"(?:[^\"\\\n]|\\.){1,256}\"|'[^'\n]{1,256}'|[^\s\"'`|&;]{1,256})"
 _PROGRAM_FLAGS = tuple(
-    (re.compile(r"(?<![\w./-])(?:" + programs + r")(?![\w-])[^\n|;&]{0,256}?[ \t]" + flag
+    (lazy(r"(?<![\w./-])(?:" + programs + r")(?![\w-])[^\n|;&]{0,256}?[ \t]" + flag
                 + (r"[ \t]{0,8}" if glued else r"[ \t]{1,8}") + _VALUE), needles)
     for programs, flag, glued, needles in (
         ("sqlcmd|bcp|osql|isql|sqsh", "-P", True, ("sqlcmd", "bcp", "osql", "isql", "sqsh")),
@@ -54,44 +56,44 @@ _PROGRAM_FLAGS = tuple(
     )
 )
 #: `smbclient -U user%password` (Samba's user%password).
-_SAMBA = re.compile(
+_SAMBA = lazy(
     r"(?<![\w-])(?:smbclient|rpcclient|smbmap|smbget|smbcacls|net|mount\.cifs|crackmapexec|nxc)"
     r"(?![\w-])[^\n|;&]{0,256}?(?:[ \t]-U|--user(?:name)?=|user(?:name)?=)[ \t]{0,8}[\"']?"
     r"[^\s%\"']{1,128}%([^\s\"']{1,256})"
 )
 #: `htpasswd -b[other flags] FILE USER PASSWORD` (batch mode takes the password last).
-_HTPASSWD = re.compile(
+_HTPASSWD = lazy(
     r"(?<![\w-])htpasswd(?![\w-])(?:[ \t]{1,8}-[a-zA-Z]{1,8})*?[ \t]{1,8}-[a-zA-Z]{0,6}b[a-zA-Z]{0,6}"
     r"(?:[ \t]{1,8}-[a-zA-Z]{1,8})*[ \t]{1,8}\S{1,256}[ \t]{1,8}\S{1,128}[ \t]{1,8}"
     r"(\"[^\"\n]{1,256}\"|'[^'\n]{1,256}'|\S{1,256})"
 )
 #: Oracle's `sqlplus user/password@db` (and `user/password` alone).
-_SQLPLUS = re.compile(r"(?<![\w-])sqlplus(?![\w-])(?:[ \t]{1,8}-[A-Za-z]{1,10})*[ \t]{1,8}"
+_SQLPLUS = lazy(r"(?<![\w-])sqlplus(?![\w-])(?:[ \t]{1,8}-[A-Za-z]{1,10})*[ \t]{1,8}"
                       r"[\"']?[^\s/\"'@]{1,128}/([^\s@\"']{1,256})")
 
 #: An element named like a secret: `<password>…</password>`, `<ns:clientSecret attr>…</…>`.
-_ELEMENT = re.compile(
+_ELEMENT = lazy(
     r"<([A-Za-z_][A-Za-z0-9_.:-]{0,63})(?:[ \t][^<>\n]{0,256})?>([^<\n]{1,1024})</\1>"
 )
 
 #: `Authorization: <scheme> <credentials>` for any scheme (run on the lowercased text).
-_AUTH_ANY_SCHEME = re.compile(
+_AUTH_ANY_SCHEME = lazy(
     r"authorization[\"']?[ \t]{0,8}[:=][ \t]{0,8}[\"']?([a-z][a-z0-9_-]{1,30})[ \t]{1,8}"
     r"([^\s\"'<>]{8,4096})"
 )
 
 #: A URL user-info whose password holds `#`, `?`, `@` or `/` raw: the password runs to the last
 #: `@` that is followed by a host.
-_URL_RAW_PASSWORD = re.compile(
+_URL_RAW_PASSWORD = lazy(
     r"://([^\s:/?#@'\"<>«\[\]]{1,256}):([^\s'\"<>«]{1,256})@(?=[A-Za-z0-9\[][A-Za-z0-9.\-\[\]]{0,253}"
     r"(?:[:/?#\s'\"<>]|$))"
 )
-_PORT_AND_PATH = re.compile(r"[0-9]{1,5}(?:/.*)?")
+_PORT_AND_PATH = lazy(r"[0-9]{1,5}(?:/.*)?")
 
 #: `.pgpass`: `hostname:port:database:username:password` (port a number or `*`).
 #: Found anywhere a word starts (a line of the file, or one quoted in a command or a JSON
 #: string): the password runs to the end of its word.
-_PGPASS = re.compile(
+_PGPASS = lazy(
     r"(?:^|(?<=[\s\"'`=]))(?:[A-Za-z*][A-Za-z0-9.*_-]{0,253}|[0-9]{1,3}(?:\.[0-9]{1,3}){3}):"
     r"(?:[0-9]{2,5}|\*):[^\s:\"']{1,256}:[^\s:\"']{1,256}:([^\s\"'`]{1,256})"
 )
