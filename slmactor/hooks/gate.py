@@ -85,7 +85,15 @@ def gate_text(command: str, variables: tuple[str, ...] | None = None) -> str:
         '  for pat in $always; do case $payload in *"$pat"*) go=1 ;; esac; done\n'
         "  IFS=$saved; set +f\n"
         "fi\n"
-        'if [ -z "$go" ] && [ -n "$keys" ] && printf \'%s\' "$payload" | grep -qwF -f "$keys" 2>/dev/null; then go=1; fi\n'
+        # A word of the table anywhere in the payload, by the shell alone (no process), then
+        # as a whole word by grep: most calls name none, and pay no fork.
+        'if [ -z "$go" ] && [ -n "$keys" ]; then\n'
+        "  hit=\n"
+        '  while IFS= read -r k || [ -n "$k" ]; do\n'
+        '    case $k in "") ;; *) case $payload in *"$k"*) hit=1; break ;; esac ;; esac\n'
+        '  done <"$keys"\n'
+        '  if [ -n "$hit" ] && printf \'%s\' "$payload" | grep -qwF -f "$keys" 2>/dev/null; then go=1; fi\n'
+        "fi\n"
         'if [ -z "$go" ] && [ -n "$rkey" ] && [ -n "$rmax" ]; then\n'
         '  p=${payload#*\\"$rkey\\":\\"}\n'
         '  [ "$p" = "$payload" ] && p=${payload#*\\"$rkey\\": \\"}\n'
