@@ -149,6 +149,22 @@ def stop_quietly(daemon: DaemonProcess) -> None:
         daemon.cleanup()
 
 
+def run_hook(daemon: DaemonProcess, harness: str, event: str, payload: Any) -> dict[str, Any]:
+    """Run `slmactor hook HARNESS EVENT` against `daemon` as a harness would (the payload as JSON
+    on stdin) and return the JSON it printed; a hook that exits non-zero fails the caller."""
+    import json
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "hook",
+         harness, event], input=json.dumps(payload).encode(), capture_output=True,
+        timeout=slack(6), env=daemon.env, check=False)
+    if proc.returncode != 0:
+        raise AssertionError(f"hook {harness} {event} exited {proc.returncode}: "
+                             f"{proc.stderr.decode(errors='replace')}")
+    out: dict[str, Any] = json.loads(proc.stdout)
+    return out
+
+
 #: How much slower than a quiet machine a test may find this one: the load of a CI box or of
 #: several test runs sharing two cores. A test bounds what it waits for (a deadline honoured, a
 #: process that returns rather than hangs) by `slack(seconds)`; how fast is `bench/`'s.

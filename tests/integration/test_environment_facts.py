@@ -14,14 +14,13 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from slmactor.testing import DaemonProcess, spawn_daemon, stop_quietly, wait_for
+from slmactor.testing import DaemonProcess, run_hook, spawn_daemon, stop_quietly, wait_for
 from tests.fixtures.hooks import load
 
 PNPM_ENGINE = (" ERR_PNPM_UNSUPPORTED_ENGINE  Unsupported environment (bad pnpm and/or Node.js "
@@ -39,16 +38,6 @@ def daemon() -> Iterator[DaemonProcess]:
         stop_quietly(proc)
 
 
-def hook(daemon: DaemonProcess, harness: str, event: str, payload: dict[str, Any]) -> dict[str, Any]:
-    proc = subprocess.run(
-        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "hook",
-         harness, event], input=json.dumps(payload).encode(), capture_output=True, timeout=60,
-        env=daemon.env, check=False)
-    assert proc.returncode == 0, proc.stderr
-    out: dict[str, Any] = json.loads(proc.stdout)
-    return out
-
-
 def _repo(daemon: DaemonProcess, name: str) -> Path:
     repo = daemon.base / name
     repo.mkdir()
@@ -64,7 +53,7 @@ def _claude(repo: Path, session: str, name: str, **fields: Any) -> dict[str, Any
 
 def _failed(daemon: DaemonProcess, repo: Path, session: str, command: str, error: str,
             n: int) -> str:
-    out = hook(daemon, "claude", "PostToolUseFailure", _claude(
+    out = run_hook(daemon, "claude", "PostToolUseFailure", _claude(
         repo, session, "PostToolUseFailure-Bash", tool_input={"command": command},
         tool_use_id=f"toolu_f{n}", error=error))
     return str(out.get("hookSpecificOutput", {}).get("additionalContext", ""))
@@ -72,14 +61,14 @@ def _failed(daemon: DaemonProcess, repo: Path, session: str, command: str, error
 
 def _ran(daemon: DaemonProcess, repo: Path, session: str, command: str, n: int,
          **extra: Any) -> None:
-    hook(daemon, "claude", "PostToolUse", _claude(
+    run_hook(daemon, "claude", "PostToolUse", _claude(
         repo, session, "PostToolUse-Bash", tool_input={"command": command, **extra},
         tool_use_id=f"toolu_s{n}",
         tool_response={"stdout": "done", "stderr": "", "interrupted": False, "isImage": False}))
 
 
 def _pre(daemon: DaemonProcess, repo: Path, session: str, command: str, n: int) -> dict[str, Any]:
-    return hook(daemon, "claude", "PreToolUse", _claude(
+    return run_hook(daemon, "claude", "PreToolUse", _claude(
         repo, session, "PreToolUse-Edit", hook_event_name="PreToolUse", tool_name="Bash",
         tool_input={"command": command, "description": "d"}, tool_use_id=f"toolu_p{n}"))
 
@@ -117,7 +106,7 @@ def test_the_next_session_start_is_told_the_project_s_toolchain(daemon: DaemonPr
     _ran(daemon, repo, "t1", f"{ACTIVATE} pnpm install", 1)
 
     def block() -> str:
-        out = hook(daemon, "claude", "SessionStart", _claude(repo, "t2", "SessionStart"))
+        out = run_hook(daemon, "claude", "SessionStart", _claude(repo, "t2", "SessionStart"))
         return str(out.get("hookSpecificOutput", {}).get("additionalContext", ""))
 
     text = wait_for(lambda: (t := block()) and ACTIVATE in t and t, "the toolchain line",
@@ -154,7 +143,7 @@ def test_a_read_gemini_cut_is_recorded_too_large_and_teaches_a_ranged_read(
                    "tool_input": {"file_path": str(repo / "big.log"), **args},
                    "tool_response": {"llmContent": notice if cut else "x\n",
                                      "returnDisplay": "read"}}
-        return hook(daemon, "gemini", "AfterTool", payload)
+        return run_hook(daemon, "gemini", "AfterTool", payload)
 
     first = read("g1", {}, cut=True)
     context = json.dumps(first)
@@ -169,7 +158,7 @@ def test_a_server_claude_code_moved_to_the_background_is_started_there_next_time
     repo = _repo(daemon, "claude-server")
     # Claude Code 2.1.328's PostToolUse of a Bash command that outlived its `timeout`: it kept
     # the command running in the background and said so (`timedOutAfterMs`, the task's id).
-    out = hook(daemon, "claude", "PostToolUse", _claude(
+    out = run_hook(daemon, "claude", "PostToolUse", _claude(
         repo, "w1", "PostToolUse-Bash", tool_input={"command": "python3 server.py", "timeout": 4000},
         tool_use_id="toolu_w1", tool_response={
             "stdout": "Serving HTTP on 127.0.0.1 port 8000", "stderr": "", "interrupted": False,
@@ -180,7 +169,7 @@ def test_a_server_claude_code_moved_to_the_background_is_started_there_next_time
     assert spec["updatedInput"]["command"] == "python3 server.py > server.log 2>&1 &"
 
     # A long build the harness kept running is no failure: nothing is learned of it.
-    hook(daemon, "claude", "PostToolUse", _claude(
+    run_hook(daemon, "claude", "PostToolUse", _claude(
         repo, "w3", "PostToolUse-Bash", tool_input={"command": "make all"},
         tool_use_id="toolu_w3", tool_response={
             "stdout": "cc -c a.c", "stderr": "", "interrupted": False, "isImage": False,
@@ -215,11 +204,11 @@ def test_cline_s_run_commands_is_rewritten_in_its_own_form(daemon: DaemonProcess
     repo = _repo(daemon, "cline-node")
     engine = ("[Command exited with code 1]\n\n[stderr]\nnpm error code EBADENGINE\nnpm error "
               "engine Unsupported engine\nnpm error notsup Required: {\"node\":\">=99\"}")
-    hook(daemon, "cline", "PostToolUse",
+    run_hook(daemon, "cline", "PostToolUse",
          _cline(repo, "k1", "PostToolUse", ["npm install"], engine, ok=False))
-    hook(daemon, "cline", "PostToolUse",
+    run_hook(daemon, "cline", "PostToolUse",
          _cline(repo, "k1", "PostToolUse", [f"{ACTIVATE} npm install"], "up to date"))
-    out = hook(daemon, "cline", "PreToolUse", _cline(repo, "k2", "PreToolUse", ["npm install"]))
+    out = run_hook(daemon, "cline", "PreToolUse", _cline(repo, "k2", "PreToolUse", ["npm install"]))
     # Cline 3's `overrideInput` replaces the tool's input before it runs: `commands` a list.
     assert out["overrideInput"] == {"commands": [f"{ACTIVATE} npm install"]}, out
     assert out["cancel"] is False and "slmactor ran" in out["contextModification"]
@@ -238,7 +227,7 @@ def test_gemini_is_told_the_rewrite_after_the_call(daemon: DaemonProcess) -> Non
         else:
             payload["tool_response"] = {"llmContent": f"<untrusted_context>\nOutput: {said}\n"
                                                       "</untrusted_context>", "returnDisplay": said}
-        return hook(daemon, "gemini", name, payload)
+        return run_hook(daemon, "gemini", name, payload)
 
     event("AfterTool", "m1", "pnpm install", PNPM_ENGINE + "\nExit Code: 1")
     event("AfterTool", "m1", f"{ACTIVATE} pnpm install", "Done")

@@ -27,15 +27,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.realcli.harness import World, binary, private_world
+from tests.realcli.audit import our_text
+from tests.realcli.harness import binary, private_world
 from tests.realcli.models import Call, ModelServer, Turn
-from tests.realcli.test_environment_scenarios import SCENARIOS, _run
+from tests.realcli.test_environment_scenarios import SCENARIOS, Sessions, _run
 
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 
@@ -72,14 +72,6 @@ FIX = {"codex": f"sed -n 1,{RANGE}p", "gemini": f"end_line: {RANGE}",
        "cline": f"end_line: {RANGE}"}
 
 
-@dataclass
-class Sessions:
-    world: World
-    first: ModelServer
-    second: ModelServer
-    codes: tuple[int, int]
-
-
 @pytest.fixture(scope="module", params=("codex", "gemini", "cline", "claude"))
 def sessions(request: pytest.FixtureRequest) -> Iterator[Sessions]:
     harness = request.param
@@ -96,28 +88,10 @@ def sessions(request: pytest.FixtureRequest) -> Iterator[Sessions]:
         yield Sessions(world, first[1], second[1], (first[0], second[0]))
 
 
-def _strings(value: Any) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for v in value.values():
-            yield from _strings(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _strings(v)
-
-
 def _slmactor_said(server: ModelServer) -> list[str]:
-    """What slmactor told the model in the session (each text of a request after the first that
-    speaks as slmactor, however the harness carried it: a system or developer message, a
-    tool result's hook context)."""
-    said: list[str] = []
-    for entry in server.main_requests()[1:]:
-        for text in _strings(entry.body):
-            at = text.find("slmactor")
-            if at >= 0 and text[at:] not in said:
-                said.append(text[at:])
-    return said
+    """Each piece of text slmactor put in the session's requests after the first (however the
+    harness carried it: a system or developer message, a tool result's hook context)."""
+    return [piece for entry in server.main_requests()[1:] for piece in our_text(entry.body)]
 
 
 def test_both_sessions_ran(sessions: Sessions) -> None:
