@@ -43,6 +43,7 @@ from typing import Any
 
 import pytest
 
+from slmactor.testing import wait_for
 from tests.realcli.harness import (
     World,
     binary,
@@ -228,6 +229,12 @@ def sessions(request: pytest.FixtureRequest) -> Iterator[Sessions]:
         world.install_hooks(harness)
         first = _run(world, harness, scenario, f"{harness}-{name}-1")
         world.wait_episodes(1)
+        # What session 1 taught may reach the store after its episode: a harness that cancels
+        # the last call's hook at exit (Claude Code's async PostToolUse) is learned from at the
+        # session's end, from its transcript. Session 2 starts once the table is written.
+        keys = world.project / ".slmcode" / "evolve" / "preflight.keys"
+        wait_for(lambda: keys.exists() and keys.read_text().strip(), "the pre-flight table",
+                 timeout=12, pause=0.2)
         second = _run(world, harness, scenario, f"{harness}-{name}-2")
         world.wait_episodes(2)
         yield Sessions(world, first[1], second[1], (first[0], second[0]))
