@@ -2,9 +2,10 @@
 the checks on what the model of each session received.
 
 Session 1 runs `WRONG` (the project has no `.venv`: the shell says "No such file or directory",
-exit 127), then `RIGHT`, which works; session 2 makes the same mistake. The request the model
-gets right after the failure must name the command that worked in session 2, and not in
-session 1 (nothing was learned yet).
+exit 127), then `RIGHT`, which works; session 2 makes the same mistake. The mistake fails once:
+in session 2 the command is rewritten to the one that worked right after this very failure
+before it runs (pre-flight), and the model is told so in the harness's words; in session 1 no
+advice named it (nothing was learned yet).
 """
 
 from __future__ import annotations
@@ -13,7 +14,9 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from slmactor.testing import wait_for
 from tests.realcli.audit import dump, problems
+from tests.realcli.harness import World
 from tests.realcli.models import ModelServer
 
 WRONG = ".venv/bin/python greet.py"
@@ -37,16 +40,35 @@ def after_failure(server: ModelServer) -> str:
     return json.dumps(requests[index].body)
 
 
-def assert_both_ran(*servers: ModelServer) -> None:
-    for server in servers:
-        results = server.results_sent()
-        assert any(_missing(r) for r in results), results
-        assert any("hello from greet" in r for r in results), results
+def assert_both_ran(first: ModelServer, second: ModelServer, *, rewritten: bool = True) -> None:
+    """Session 1 failed, then ran the fix; session 2 ran the fix without failing first
+    (`rewritten`), or, in a harness whose hooks cannot rewrite a call, failed and ran it."""
+    results = first.results_sent()
+    assert any(_missing(r) for r in results), results
+    assert any("hello from greet" in r for r in results), results
+    results = second.results_sent()
+    assert any(_missing(r) for r in results) is not rewritten, results
+    assert any("hello from greet" in r for r in results), results
+
+
+def wait_learned(world: World) -> None:
+    """Until what session 1 taught is in the project's pre-flight table: a harness that cancels
+    the last call's hook at exit (Claude Code's async PostToolUse) is learned from at the
+    session's end, from its transcript, after the episode is stored."""
+    keys = world.project / ".slmcode" / "evolve" / "preflight.keys"
+    wait_for(lambda: keys.exists() and keys.read_text().strip(), "the pre-flight table",
+             timeout=12, pause=0.2)
+
+
+#: How pre-flight announces the rewrite (`logic/evolve/environment.announce`).
+ANNOUNCED = f"slmactor ran `{RIGHT}` instead of `{WRONG}`"
 
 
 def assert_second_told(first: ModelServer, second: ModelServer) -> None:
-    told = after_failure(second)
-    assert NAMED_FIX in told, told[-3000:]
+    """Session 2's model reads that the command was rewritten, and why; session 1's was told
+    no fix after its failure."""
+    bodies = [json.dumps(e.body) for e in second.main_requests()[1:]]
+    assert any(ANNOUNCED in b for b in bodies), bodies[-1][-3000:]
     assert "instead of `.venv/bin/python`" not in after_failure(first)
 
 

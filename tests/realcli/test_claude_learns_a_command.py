@@ -1,11 +1,11 @@
 """The real Claude Code CLI (pinned in pins.txt), two sessions in one project, against a scripted
 Anthropic Messages server and a real daemon, offline: a shell command that failed and was
-corrected in the first session is named, corrected, when it fails again in the second.
+corrected in the first session is rewritten before it runs in the second (it fails once).
 
 Session 1 runs `.venv/bin/python greet.py` (the project has no `.venv`: the shell says "No such
 file or directory", exit 127), then `python3 greet.py`, which works. Session 2 makes the same
-mistake. What the model of session 2 receives after its failure (the request log of the
-scripted server) must name the command that worked, not a generic hint.
+mistake: the command that worked runs instead, and the model of session 2 is told so (the
+request log of the scripted server).
 """
 
 from __future__ import annotations
@@ -27,6 +27,7 @@ from tests.realcli.learning import (
     assert_audit,
     assert_both_ran,
     assert_second_told,
+    wait_learned,
 )
 from tests.realcli.models import Call, ModelServer, Turn, serving
 
@@ -76,6 +77,7 @@ def sessions(request: pytest.FixtureRequest) -> Iterator[Sessions]:
         world.install_hooks("claude")
         first_code, first = run_claude(world, claude, steps(WRONG, RIGHT), "claude-1", shell)
         world.wait_episodes(1)
+        wait_learned(world)
         second_code, second = run_claude(world, claude, steps(WRONG, RIGHT), "claude-2", shell)
         world.wait_episodes(2)
         yield Sessions(world, first, second, (first_code, second_code),

@@ -1,7 +1,7 @@
 """The real Codex CLI (pinned in pins.txt), two sessions in one project, against a scripted OpenAI
 Responses server and a real daemon, offline: a shell command that failed and was corrected in the
-first session is named, corrected, when it fails again in the second — in the request the model
-gets right after the failure. (Codex's shell `PostToolUse` carries no exit code; the failure is
+first session is rewritten before it runs in the second (it fails once), and the model is told
+so. (Codex's shell `PostToolUse` carries no exit code; the failure is
 read from the output and the rollout.)
 """
 
@@ -21,6 +21,7 @@ from tests.realcli.learning import (
     assert_audit,
     assert_both_ran,
     assert_second_told,
+    wait_learned,
 )
 from tests.realcli.models import ModelServer, Turn
 from tests.realcli.test_codex_smoke import LOCAL_MODEL, run_codex, shell
@@ -47,6 +48,7 @@ def sessions() -> Iterator[Sessions]:
         world.install_hooks("codex")
         first = run_codex(world, codex, LOCAL_MODEL, STEPS)
         world.wait_episodes(1)
+        wait_learned(world)
         second = run_codex(world, codex, LOCAL_MODEL, STEPS)
         episodes = world.wait_episodes(2)
         yield Sessions(world, first.server, second.server, (first.returncode, second.returncode),

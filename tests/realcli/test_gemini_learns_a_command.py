@@ -1,9 +1,8 @@
 """The real Gemini CLI (pinned in pins.txt), two headless sessions in one trusted project, against
 a scripted Gemini API server and a real daemon, offline: a shell command that failed and was
-corrected in the first session is named, corrected, when it fails again in the second — in the
-request the model gets right after the failure (Gemini gives a failed call's response as
-`{error: …}`, without the context a hook adds to a successful one: the advice must come through
-the channel that still reaches the model).
+corrected in the first session is rewritten before it runs in the second (it fails once); the
+model reads so in the rewritten call's `AfterTool` context, beside Gemini's own "Tool input
+parameters … were modified by a hook".
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from tests.realcli.learning import (
     assert_audit,
     assert_both_ran,
     assert_second_told,
+    wait_learned,
 )
 from tests.realcli.models import Call, ModelServer, Turn, serving
 
@@ -65,6 +65,7 @@ def sessions() -> Iterator[Sessions]:
         gemini_settings(config)
         first_code, first = run_gemini(world, gemini, "gemini-1")
         world.wait_episodes(1)
+        wait_learned(world)
         second_code, second = run_gemini(world, gemini, "gemini-2")
         episodes = world.wait_episodes(2)
         yield Sessions(world, first, second, (first_code, second_code), episodes)
