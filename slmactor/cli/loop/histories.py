@@ -61,13 +61,12 @@ def call_of(tool: str, args: dict[str, Any]) -> tr.Call:
     return tr.Call.of(room_call(tool, args)) if tool else tr.Call(tool, args, "")
 
 
-def room_call(tool: str, args: Any, *, ok: bool = True, error: str = "",
-              exit_code: int | None = None) -> ToolCall:
+def room_call(tool: str, args: Any, *, ok: bool = True, error: str = "") -> ToolCall:
     """The `ToolCall` the room that has `tool` builds of `args` (the one record the rules
-    actor's answers and the fingerprint read)."""
+    actor's answers read)."""
     from slmactor import harnesses
 
-    return harnesses.tool_call(tool, dict(args), ok=ok, error=error, exit_code=exit_code)
+    return harnesses.tool_call(tool, dict(args), ok=ok, error=error)
 
 
 def told_call(call: ToolCall, reply: dict[str, Any]) -> tr.Call | None:
@@ -272,8 +271,9 @@ class ProductMemory:
     def fingerprint(self, step: Step) -> Fingerprint:
         from slmactor.actors.rules import analyze_call
 
-        return analyze_call(room_call(step.call.tool, step.call.args, ok=False, error=step.error,
-                                      exit_code=step.exit_code))
+        if step.record is not None:  # as `import sessions` reads the session's record
+            return analyze_call(step.record)
+        return analyze_call(room_call(step.call.tool, step.call.args, ok=False, error=step.error))
 
     def before(self, state: Project, harness: str, call: tr.Call) -> Told | None:
         from slmactor.logic.evolve.answer import preflight

@@ -115,6 +115,22 @@ class ToolCall:
 
         return replace(self.with_input(self.localized(shared)), tool=tool or self.tool)
 
+    @classmethod
+    def in_shared_words(cls, tool: str, family: str, args: Mapping[str, Any], *, command: str = "",
+                        path: str = "", ok: bool = True, error: str = "",
+                        exit_code: int | None = None, call_id: str = "") -> ToolCall:
+        """A call whose arguments are in the shared words already (a session ledger keeps them
+        so): each shared word names itself; the command and the file are the ones the record
+        names (a mode editor's `command: view` is no shell command)."""
+        args = dict(args)
+        if command and COMMAND not in args:
+            args[COMMAND] = command
+        if path and PATH not in args:
+            args[PATH] = path
+        return cls(tool, family, args=args, words={w: w for w in SHARED if w in args},
+                   command=command, paths=(path,) if path else (), ok=ok, error=error,
+                   exit_code=exit_code, call_id=call_id)
+
     def with_input(self, args: Mapping[str, Any]) -> ToolCall:
         """This call with `args` (in its harness's keys) as its arguments: its shared words
         still name the same keys, its command is read again."""

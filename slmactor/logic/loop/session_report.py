@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from slmactor.logic.failures.call import COMMAND, PATH, SHARED, ToolCall
+from slmactor.logic.failures.call import ToolCall
 from slmactor.logic.loop.transcripts import TranscriptStats, as_count
 
 if TYPE_CHECKING:
@@ -264,19 +264,13 @@ def ledger_call(entry: Mapping[str, Any], family_of: Callable[[str], str] | None
     from slmactor.logic.evolve.typed_repairs import parse_args
 
     tool = _s(entry, "tool")
-    args = parse_args(_s(entry, "args")) or {}
-    command, path = _s(entry, "command"), _s(entry, "path")
-    if command and COMMAND not in args:
-        args[COMMAND] = command
-    if path and PATH not in args:
-        args[PATH] = path
     family = _s(entry, "family") or (family_of(tool) if family_of is not None else "")
-    return ToolCall(tool, family or tool.lower(), args=args,
-                    words={w: w for w in SHARED if w in args}, command=command,
-                    paths=(path,) if path else (), ok=entry.get("ok") is not False,
-                    error=_s(entry, "error"), call_id=_s(entry, "id"),
-                    exit_code=code if isinstance(code := entry.get("exit_code"), int)
-                    and not isinstance(code, bool) else None)
+    code = entry.get("exit_code")
+    return ToolCall.in_shared_words(
+        tool, family or tool.lower(), parse_args(_s(entry, "args")) or {},
+        command=_s(entry, "command"), path=_s(entry, "path"), ok=entry.get("ok") is not False,
+        error=_s(entry, "error"), call_id=_s(entry, "id"),
+        exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None)
 
 
 def _snapshot_list(snapshot: Mapping[str, Any] | None, key: str) -> list[Any]:

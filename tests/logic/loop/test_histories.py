@@ -175,12 +175,37 @@ def test_a_step_keeps_the_exit_code_its_harness_reported_and_the_fingerprint_rea
     from slmactor.logic.loop.histories.engine import steps_of
 
     args = {"command": "grep -q TODO notes.txt"}
-    entry = {"e": "call", "tool": "Bash", "ok": False, "error": "", "exit_code": 1}
+    entry = {"e": "call", "tool": "Bash", "family": "shell", "ok": False, "error": "",
+             "exit_code": 1, "command": args["command"]}
     (step,) = steps_of([entry], lambda e: call_of(str(e["tool"]), dict(args)))
-    assert step.exit_code == 1
+    assert step.record is not None and step.record.exit_code == 1
     replayed = ProductMemory().fingerprint(step)
     hooked = analyze_call(harnesses.get("claude").tool_call("Bash", args, ok=False, error="",
                                                             exit_code=1))
     assert replayed.id == hooked.id and replayed.benign
     (silent,) = steps_of([{**entry, "exit_code": None}], lambda e: call_of("Bash", dict(args)))
-    assert silent.exit_code is None and not ProductMemory().fingerprint(silent).benign
+    assert not ProductMemory().fingerprint(silent).benign
+
+
+def test_a_replayed_step_is_fingerprinted_as_the_import_reads_its_record() -> None:
+    # A SWE-agent action names its program as the tool (`cd`), which no room's table has: the
+    # ledger keeps its command, and reflection over an imported session reads the failure with
+    # it (a reproduction script's traceback is no failure). The replay reads the same record.
+    from slmactor import harnesses
+    from slmactor.cli.loop.histories import ProductMemory, call_of
+    from slmactor.logic.failures.fingerprint import fingerprint
+    from slmactor.logic.loop.histories.engine import steps_of
+    from slmactor.logic.loop.reflect import failed_call
+    from slmactor.logic.loop.run_report import FailureEvent
+
+    action = "cd /testbed && python reproduce_error.py"
+    # (The observation as the trajectory cut it, in the fetched corpus's SWE-agent sessions.)
+    error = ('Traceback (most recent call last):\r\n  File "/testbed/reproduce_error.py", line 6, '
+             "in <module>\r\n    from django.contrib.m")
+    entry = {"e": "call", "tool": "cd", "ok": False, "error": error, "args": action, "command": action}
+    (step,) = steps_of([entry], lambda e: call_of("cd", {"command": action}))
+    imported = fingerprint(failed_call(FailureEvent.from_dict(
+        {"tool": "cd", "message": error, "failed_args": action, "command": action}, "", ""),
+        harnesses.tool_family))
+    replayed = ProductMemory().fingerprint(step)
+    assert replayed.id == imported.id and replayed.benign and imported.benign

@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from slmactor.logic.evolve import typed_repairs as tr
+from slmactor.logic.failures.call import ToolCall
 from slmactor.logic.failures.fingerprint import Fingerprint
 from slmactor.logic.loop.histories.facets import (
     Facets,
@@ -59,14 +60,16 @@ STEP_SECONDS = 60.0
 @dataclass(frozen=True, slots=True)
 class Step:
     """One tool call of a history: the call, whether the harness said it failed, its error as
-    the harness showed it, when it ran (0: not recorded), the exit status the harness reported
-    as a field (None: none; the fingerprint reads it where the error text names none)."""
+    the harness showed it, when it ran (0: not recorded)."""
 
     call: tr.Call
     ok: bool
     error: str = ""
     at: float = 0.0
-    exit_code: int | None = None
+    #: The call as its session's record keeps it (a ledger entry: `session_report.ledger_call`,
+    #: with its command and the exit code the harness reported as a field): what the fingerprint
+    #: reads, as `import sessions` reads it; None (a trajectory's step): built from `call`.
+    record: ToolCall | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -375,12 +378,14 @@ class _Project:
 
 def steps_of(entries: Iterable[dict[str, Any]], call_of: Callable[[dict[str, Any]], tr.Call]) -> tuple[Step, ...]:
     """A session's ledger `call` entries (what every room's reader gives) as steps."""
+    from slmactor.logic.loop.session_report import ledger_call
+
     out = []
     for entry in entries:
         if entry.get("e", "call") != "call":
             continue
-        at, code = entry.get("at"), entry.get("exit_code")
+        at = entry.get("at")
         out.append(Step(call_of(entry), entry.get("ok") is True, str(entry.get("error") or ""),
                         float(at) if isinstance(at, (int, float)) and not isinstance(at, bool) else 0.0,
-                        code if isinstance(code, int) and not isinstance(code, bool) else None))
+                        ledger_call(entry)))
     return tuple(out)
