@@ -236,6 +236,8 @@ class Cline(Harness):
         # start_line/end_line to read more.]"), seen from the real 3.0.65 binary.
         import re
 
+        if tool not in self.read_tools:
+            return ""  # a command's output that quotes such a line is no cut read
         section = payload.get("postToolUse")
         result = text(section.get("result")) if isinstance(section, dict) else ""
         done = payload.get("tool_result")

@@ -162,7 +162,8 @@ class Gemini(Harness):
         # read_file's own notice (`packages/core/src/tools/read-file.ts`: "IMPORTANT: The file
         # content has been truncated. Status: Showing lines A-B of N total lines. Action: …").
         response = payload.get("tool_response")
-        if not isinstance(response, dict) or asked_range(payload.get("tool_input")):
+        if tool not in self.read_tools or not isinstance(response, dict) or asked_range(
+                payload.get("tool_input")):
             return ""  # a read of a range says "truncated" of the rest too: it got what it asked
         content = content_text(response.get("llmContent"))
         marker = "IMPORTANT: The file content has been truncated."

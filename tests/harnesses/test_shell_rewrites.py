@@ -134,6 +134,10 @@ def test_a_read_the_harness_cut_is_output_too_large_unless_it_asked_a_range() ->
     notice = "[Showing lines 1-790 of 8000. Use start_line/end_line to read other sections.]"
     assert cline.truncation("read_files", "PostToolUse",
                             cline_read([{"path": "/p/big.log"}], notice)) == notice
+    # A command whose output quotes such a line (`cat` of a saved transcript) cut nothing.
+    assert cline.truncation("run_commands", "PostToolUse",
+                            cline_read([{"path": "/p/big.log"}], notice)) == ""
+    assert gemini.truncation("run_shell_command", "AfterTool", whole) == ""
     assert cline.truncation("read_files", "PostToolUse", cline_read(
         [{"path": "/p/big.log", "start_line": 1, "end_line": 100}],
         notice.replace("1-790", "1-100"))) == ""
