@@ -58,9 +58,11 @@ _NEW = ("new_str",)
 #: line number.  The tab and arrow formats consume exactly their separator, so indentation after
 #: it (tabs included) is the code's own.
 _GUTTERS: tuple[re.Pattern[str], ...] = (
+    # Before the `|` gutter: Claude Code's Read numbers a Markdown table row `    12\t| a | b |`,
+    # and the row's own `|` is code, not a second gutter.
+    re.compile(r"[ \t]*(\d+)\t"),  # `12\tcode`, `     12\tcode`
     re.compile(r"[ \t]*(\d+)[ \t]*\| ?"),  # `  42| code`, `42|code`, `\t7 | code`
     re.compile(r"[ \t]*(\d+)\u2192"),  # `    12→code`
-    re.compile(r"[ \t]*(\d+)\t"),  # `12\tcode`, `     12\tcode`
     # `L42: code`: Codex's `read_file` (openai/codex codex-rs/core/src/tools/handlers/
     # read_file.rs numbers lines `L{n}: `) and Gemini CLI's search output.
     re.compile(r"[ \t]*L(\d+): ?"),

@@ -36,6 +36,12 @@ def test_lines_the_model_added_without_a_gutter_survive(old: list[str], added: l
             assert result == line
 
 
+def test_a_markdown_table_read_by_claude_code_keeps_its_pipes() -> None:
+    # Claude Code's Read numbers each line `N\t`; a table row's own `|` follows the tab.
+    numbered = "    12\t| name | size |\n    13\t|------|------|\n    14\t| a    | 1    |"
+    assert strip_gutter(numbered) == "| name | size |\n|------|------|\n| a    | 1    |"
+
+
 @pytest.mark.parametrize("text", ["42", "7\n8", "x = 1\n  12| y = 2", "  12| a\n  14| b"])
 def test_numbers_alone_or_a_broken_listing_are_no_gutter(text: str) -> None:
     assert strip_gutter(text) is None
