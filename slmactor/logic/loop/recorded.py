@@ -75,6 +75,10 @@ def import_report(harness: str, record: SessionRecord, project: str, *,
     report = session_report(name if part <= 1 else f"{name}#{part}", harness, entries, None, stats,
                             now, is_edit, edit_format_of=edit_format_of, first_segment=part <= 1)
     report["tags"] = ["import", harness]
+    # A transcript records what was done, never whether the task was: no verdict is claimed.
+    report.pop("planned_tasks", None)
+    report.pop("completed_tasks", None)
+    report["verdict"] = "unknown"
     if stats.ended_at:
         report["ended_at"] = max(stats.ended_at, report.get("started_at") or 0.0)
     return report

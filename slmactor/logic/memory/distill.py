@@ -31,7 +31,8 @@ MAX_COMMAND_TOKENS = 6
 MAX_COMMAND_BYTES = 120
 GOTCHA_KEY_BYTES = 90
 GOTCHA_MSG_BYTES = 100
-GOTCHA_FIX_BYTES = 90
+#: A fix longer than this is not shown as a gotcha (it is told whole or not at all).
+GOTCHA_FIX_MAX = 240
 _DIGITS = re.compile(r"\d+")
 
 
@@ -75,11 +76,12 @@ class Tally:
 
     def __init__(self) -> None:
         self.seen = 0
-        self.gotchas: list[Observation] = []
-        self._gotcha_seen: Counter[str] = Counter()
+        self._gotchas: dict[str, _Gotcha] = {}
         self._cmd_runs: Counter[str] = Counter()
         self._cmd_ok: Counter[str] = Counter()
         self._cmd_sources: dict[str, list[str]] = {}
+        #: Keys some run was itself (nothing dropped): only these are shown as commands.
+        self._cmd_exact: set[str] = set()
         self._dirs: Counter[str] = Counter()
         self._files: Counter[str] = Counter()
         self._fmt_ok: Counter[str] = Counter()
@@ -92,16 +94,25 @@ class Tally:
             return False
         self.seen += 1
         ep_id = _str(ep.get("id"))
-        self.gotchas.extend(_gotchas(ep, ep_id, self._gotcha_seen))
-        for cmd in _list(ep.get("commands")):
-            if not isinstance(cmd, Mapping):
+        _gotchas(ep, ep_id, self._gotchas)
+        counts = _list(ep.get("command_counts"))
+        for row in counts or _list(ep.get("commands")):
+            if not isinstance(row, Mapping):
                 continue
-            norm = normalize_command(_str(cmd.get("cmd")))
+            if counts:  # every command of the run, by key
+                norm, runs, ok = _str(row.get("key")), _count(row.get("runs")), _count(
+                    row.get("ok"))
+                if row.get("exact") is True:
+                    self._cmd_exact.add(norm)
+            else:  # an older episode: its last commands as they ran
+                norm = normalize_command(_str(row.get("cmd")))
+                runs, ok = 1, int(row.get("ok") is True)
+                if norm and " ".join(_str(row.get("cmd")).split()) == norm:
+                    self._cmd_exact.add(norm)
             if not norm:
                 continue
-            self._cmd_runs[norm] += 1
-            if cmd.get("ok") is True:
-                self._cmd_ok[norm] += 1
+            self._cmd_runs[norm] += runs
+            self._cmd_ok[norm] += ok
             sources = self._cmd_sources.setdefault(norm, [])
             if ep_id and len(sources) < MAX_SOURCES and ep_id not in sources:
                 sources.append(ep_id)
@@ -123,10 +134,11 @@ class Tally:
         """Everything counted, in the emission order of S-5.8."""
         if not self.seen:
             return []
-        out = list(self.gotchas)
+        out = [g.observation() for g in self._gotchas.values()]
         for cmd in sorted(self._cmd_runs):
             runs, ok = self._cmd_runs[cmd], self._cmd_ok[cmd]
-            if runs >= MIN_OBSERVATIONS and ok >= 1:
+            if runs >= MIN_OBSERVATIONS and ok >= 1 and cmd in self._cmd_exact \
+                    and project_command(cmd):
                 out.append(
                     Observation(
                         "command",
@@ -166,6 +178,24 @@ class Tally:
         return out
 
 
+#: Programs that work the same in every repository: run without an operand they say nothing
+#: of this project (`git status`, `ls`); the sub-command of a task runner does (`npm test`).
+_NEUTRAL = frozenset({"git", "gh", "ls", "pwd", "whoami", "date", "echo", "cat", "which", "env",
+                      "clear", "history", "id", "uname", "hostname", "true", "sleep"})
+
+
+def project_command(command: str) -> bool:
+    """Whether a command that works is a fact of this project: it runs as a step that does
+    something (not only `cd`, `export`, `mkdir` …: one shell's state) and names something of
+    the project (an operand, or a task runner's sub-command)."""
+    from slmactor.logic.text.shell import acting, only_shell_state
+
+    found = acting(command)
+    if not found or only_shell_state(command):
+        return False
+    return any(step.program not in _NEUTRAL or step.operands for step in found)
+
+
 def distill(episodes: Iterable[Mapping[str, Any]]) -> list[Observation]:
     """Facts supported by the newest `WINDOW` episodes (given newest first)."""
     tally = Tally()
@@ -198,30 +228,44 @@ def salient_of(failure: Mapping[str, Any]) -> str:
     return _str(failure.get("salient")) or first_line(_str(failure.get("message")), 400)
 
 
-def _gotchas(ep: Mapping[str, Any], ep_id: str, seen: Counter[str]) -> list[Observation]:
-    """One observation per resolved failure occurrence; "seen N×" grows as the scan goes."""
-    found: list[Observation] = []
+def _said(failure: Mapping[str, Any]) -> str:
+    """What a gotcha shows of a failure: its line as the program wrote it, else its salient."""
+    return _str(failure.get("said")) or salient_of(failure)
+
+
+def _gotchas(ep: Mapping[str, Any], ep_id: str, gotchas: dict[str, _Gotcha]) -> None:
+    """Fold one episode's failures into the gotchas (newest episode first): a failure to repair
+    whose fix held and is told whole; the newest fix of a failure is the one shown."""
+    said_here: set[str] = set()
     for failure in _list(ep.get("failures")):
-        if not isinstance(failure, Mapping):
-            continue
-        resolved_by = _str(failure.get("resolved_by"))
-        if not resolved_by:
-            continue
+        if not isinstance(failure, Mapping) or _str(failure.get("kind")):
+            continue  # a refusal, a policy, a call that never ran, no failure: nothing to fix
+        said = _said(failure)
+        if said and said not in said_here:
+            said_here.add(said)
+            for gotcha in gotchas.values():
+                if gotcha.said == said:
+                    gotcha.episodes += 1
         key = gotcha_key(failure)
-        if not key:
-            continue
-        # What fixed it, in words: who fixed it ("llm", "rule:<id>") is no fix a model can use.
-        fix = _str(failure.get("resolution")) or (resolved_by if resolved_by == "retry" else "")
-        if not fix.strip() or fix.lower() == "unknown":
-            continue
-        seen[key] += 1
-        said = _str(failure.get("said"))  # as the program wrote it, where the episode has it
-        text = (
-            f"{clip_words(said or salient_of(failure) or key, GOTCHA_MSG_BYTES)}"
-            f"{GOTCHA_FIX}{clip_words(first_line(fix, 400), GOTCHA_FIX_BYTES)} (seen {seen[key]}×)"
-        )
-        found.append(Observation("gotcha", key, text, (ep_id,) if ep_id else ()))
-    return found
+        fix = _str(failure.get("resolution"))
+        if (not key or key in gotchas or not _str(failure.get("resolved_by")) or not fix
+                or failure.get("held") is False or "\n" in fix or len(fix) > GOTCHA_FIX_MAX):
+            continue  # who fixed it ("llm", "retry") is no fix; a fix is told whole or not at all
+        gotchas[key] = _Gotcha(key, said or key, fix, 1, ep_id)
+
+
+class _Gotcha:
+    """A failure with a fix, and in how many of the counted episodes it was met."""
+
+    __slots__ = ("episodes", "fix", "key", "said", "source")
+
+    def __init__(self, key: str, said: str, fix: str, episodes: int, source: str) -> None:
+        self.key, self.said, self.fix, self.episodes, self.source = key, said, fix, episodes, source
+
+    def observation(self) -> Observation:
+        text = (f"{clip_words(self.said, GOTCHA_MSG_BYTES)}{GOTCHA_FIX}{self.fix}"
+                f" (seen {self.episodes}×)")
+        return Observation("gotcha", self.key, text, (self.source,) if self.source else ())
 
 
 def apply(book: FactBook, observations: Sequence[Observation], now: float) -> int:

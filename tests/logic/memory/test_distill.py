@@ -63,25 +63,29 @@ def test_files_changed_at_least_twice_top_eight() -> None:
     assert files[0].text == "`f0.py` changed in 2 recent runs"
 
 
-def test_gotchas_per_resolved_occurrence_with_growing_count() -> None:
+def test_a_gotcha_is_a_failure_with_its_newest_fix_counted_over_every_episode_that_met_it() -> None:
     failure = {"fingerprint": "fp_1", "message": "old_str not found\nmore", "resolution": "re-read"}
-    episodes = [
+    episodes = [  # newest first
         ep(1, failures=[{**failure, "resolved_by": "rule:r1"}]),
-        ep(2, failures=[{**failure, "resolved_by": ""}]),  # unresolved: skipped
-        ep(3, failures=[{**failure, "resolved_by": "llm"}]),
-        ep(4, failures=[{"message": "boom", "resolved_by": "unknown"}]),  # fix unknown: skipped
-        ep(5, failures=[{"message": "flaky net", "resolved_by": "retry"}]),
+        ep(2, failures=[{**failure, "resolved_by": ""}]),  # unresolved: still met
+        ep(3, failures=[{**failure, "resolved_by": "llm", "resolution": "an older fix"}]),
+        ep(4, failures=[{"message": "boom", "resolved_by": "unknown"}]),  # no fix told
+        ep(5, failures=[{"message": "flaky net", "resolved_by": "retry"}]),  # retry is no fix
+        ep(6, failures=[{**failure, "resolved_by": "llm", "kind": "refusal"}]),  # not a failure
+        ep(7, failures=[{"message": "x", "resolved_by": "llm", "resolution": "y" * 300}]),
     ]
     gotchas = [o for o in distill(episodes) if o.kind == "gotcha"]
+    # The count is every counted episode that met the failure (resolved or not), the fix the
+    # newest one's, told whole: a fix too long to tell whole is not told.
     assert gotchas == [
-        Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 1×)", ("ep1",)),
-        Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 2×)", ("ep3",)),
-        Observation("gotcha", "flaky net", "flaky net — fix: retry (seen 1×)", ("ep5",)),
+        Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 3×)", ("ep1",)),
     ]
     book = FactBook()
     apply(book, gotchas, NOW)
+    apply(book, [Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 4×)")], NOW)
     fact = book.get("gotcha", "fp_1")
     assert fact is not None and fact.support == 2  # "seen N×" is numeric drift, not contradiction
+    assert fact.text.endswith("(seen 4×)")  # the count of the records now
 
 
 def test_edit_format_convention() -> None:
@@ -132,7 +136,8 @@ def test_emission_order_and_window() -> None:
     first_non_gotcha = next(i for i, k in enumerate(kinds) if k != "gotcha")
     assert set(kinds[:first_non_gotcha]) == {"gotcha"}
     assert kinds[first_non_gotcha:] == ["command", "layout", "file", "convention", "dependency"]
-    assert kinds.count("gotcha") == WINDOW  # only the newest 120 are read
+    assert kinds.count("gotcha") == 1  # one failure, one gotcha
+    assert obs[0].text.endswith(f"(seen {WINDOW}×)")  # only the newest 120 are read
     assert obs[-1].text == f"Primary language is python ({WINDOW}/{WINDOW} recent runs)"
 
 
