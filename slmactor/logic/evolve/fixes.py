@@ -255,6 +255,8 @@ def _differs(calls: Sequence[ToolCall], failed: ToolCall, fixed: ToolCall,
     edited = _edited(calls, between)
     if failed.command and edited:
         return None  # the code changed too: which of the two got past it, the calls cannot say
+    if failed.command and not _same_preparation(failed.command, fixed.command):
+        return None  # other steps before the goal: one session's shell state, never a repair
     if failed.path and any(tg.same_path(p, failed.path) for p in edited):
         return None  # the file changed under it
     a, b = typed_repairs.Call.of(failed), typed_repairs.Call.of(fixed)
@@ -286,6 +288,22 @@ def _differs(calls: Sequence[ToolCall], failed: ToolCall, fixed: ToolCall,
     commands = (_command(fixed),) if fixed.command else ()
     files = (str(b.args.get(typed_repairs.PATH_KEY)),) if repair.kind == "correct_path" else ()
     return Fix("typed", text, repair=repair, commands=commands, files=files)
+
+
+def _same_preparation(failed: str, fixed: str) -> bool:
+    """Whether two shell lines prepare their goal alike: the same steps before it (a `cd` aside),
+    or the fixed line only adds steps before it that are not a shell's passing state (a step
+    run first, `npm ci && npm test`)."""
+    def prep(command: str) -> list[str]:
+        steps = [s for s in tg.steps(command) if s.program and s.program not in ("cd", "pushd")]
+        return [" ".join(tg.words_of(s.text)) for s in steps[:-1]]
+
+    a, b = prep(failed), prep(fixed)
+    if a == b:
+        return True
+    added = [s for s in b if s not in a]
+    return len(a) < len(b) and all(s in b for s in a) and not any(
+        tg.only_shell_state(step) for step in added)
 
 
 def _content_only(failed: ToolCall, fixed: ToolCall) -> bool:
@@ -344,6 +362,10 @@ def _backfire(calls: Sequence[ToolCall], i: int, j: int) -> int | None:
     return None
 
 
+def _redacted(text: str) -> bool:
+    return "REDACTED" in text or "«redacted" in text
+
+
 # --------------------------------------------------------------------------------- the walk
 
 def outcomes(calls: Sequence[ToolCall],
@@ -384,8 +406,8 @@ def _outcome(calls: Sequence[ToolCall], i: int, fp: Fingerprint,
         if resolved_at is None and reaches(failed, call, fp):
             resolved_at = j
         if (same_call(failed, call) or does_what(failed, call)
-                or (call.tool.lower() != failed.tool.lower() and failed.path
-                    and call.path and tg.same_path(call.path, failed.path))):
+                or (call.tool.lower() != failed.tool.lower() and failed.path and call.path
+                    and call.family == failed.family and tg.same_path(call.path, failed.path))):
             fixed_at = j
             break
     if fixed_at is None or kind != FAILURE:
@@ -398,6 +420,8 @@ def _outcome(calls: Sequence[ToolCall], i: int, fp: Fingerprint,
         fix = _differs(calls, failed, fixed, between, fp)
     held: bool | None = None
     backfire = None
+    if fix is not None and any(_redacted(p) for p in (*fix.files, *fix.commands)):
+        fix = None  # what the fix names was redacted: it cannot be told or checked
     if fix is not None:
         backfire = _backfire(calls, i, fixed_at)
         held = False if backfire is not None else None

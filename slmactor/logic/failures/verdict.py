@@ -88,6 +88,9 @@ _SIBLING = _patterns(r"sibling tool call errored", r"cancelled: parallel tool ca
 # parser and workspace check, Codex's sandbox and approval policy): read at the head only.
 _POLICY = _patterns(
     r"command rejected because it could not be parsed safely", r"permission for this tool use",
+    # Claude Code's auto mode: "Permission for this action was denied by the Claude Code auto
+    # mode classifier."
+    r"permission for this action was denied", r"denied by (?:the )?[\w ]{0,40}classifier",
     r"^blocked:", r"\bwas blocked\b", r"has been denied", r"denied by (?:the )?(?:permission|policy|sandbox)",
     r"must be within one of the workspace directories", r"requires approval",
     r"pretooluse:\S+ hook", r"hook error", r"sandbox denied", r"approval policy",

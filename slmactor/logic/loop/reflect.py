@@ -236,8 +236,14 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
         fixes.add((cand.fingerprint, how))
         seen.add(cand.fingerprint)
         where = f" ({cand.language})" if cand.language else ""
+        # The class in words, or (for a failure no class names) the error itself: "an
+        # unrecognised failure" tells nothing of what failed.
+        what = describe(cand.cls) if cand.cls != "unknown" else clip_words(
+            redact(" ".join(salient_line(cand.message).split())), 120)
+        if not what:
+            continue
         out.append(Lesson(report.run_id, "convention",
-                          f"{cand.tool}: {describe(cand.cls)}{where} — fixed by {how}", at))
+                          f"{cand.tool}: {what}{where} — fixed by {how}", at))
     for note, event in zip(notes, report.failures, strict=False):
         if note.source != "unresolved" or note.fingerprint in seen or not event.to_repair:
             continue

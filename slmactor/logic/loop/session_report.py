@@ -209,7 +209,7 @@ def command_counts(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every command of the session counted by its key (the seed's S-5.2: first line, flags
     dropped, six words): runs, successes, and whether a run was the key itself (`exact`: the key
     can be shown as a command that runs as shown)."""
-    from slmactor.logic.memory.distill import normalize_command
+    from slmactor.logic.memory.distill import normalize_command, project_command
 
     counts: dict[str, dict[str, Any]] = {}
     for call in calls:
@@ -222,7 +222,10 @@ def command_counts(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         row["ok"] += call.get("ok") is True
         if " ".join(command.split()) == key:
             row["exact"] = True
-    return list(counts.values())[:MAX_LIST]
+    # Only a command that can be shown as it ran, and says something of this project, is ever
+    # told: the others are not kept.
+    return [row for row in counts.values()
+            if row.get("exact") and project_command(row["key"])][:MAX_LIST]
 
 
 def deleted_paths(calls: Sequence[Mapping[str, Any]]) -> list[str]:
