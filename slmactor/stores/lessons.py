@@ -29,6 +29,7 @@ from slmactor.logic.memory.lessons import (
     PROJECT_HEADER,
     Lesson,
     adopt_lines,
+    fold_into,
     foreign_lines,
     forget_own_bullets,
     global_block,
@@ -195,7 +196,17 @@ class LessonStore:
         can be told from lines a repository brought); returns what was written."""
         clean = _redacted(lessons)
         if self.project is not None and clean:
-            self.project.append(render_markdown(clean, self.signing_key))
+            # One line per lesson signature, with its count: a lesson learned again (the same
+            # failure in the next session) counts on its line instead of repeating it.
+            text = self.project.read()
+            # A file holding bytes that are not text is only appended to: a rewrite would not
+            # give them back byte for byte.
+            key = self.signing_key if "\ufffd" not in text else None
+            text, new, changed = fold_into(text, clean, key)
+            if changed:
+                self.project.rewrite(text)
+            if new:
+                self.project.append(render_markdown(new, self.signing_key))
         return clean
 
     def foreign(self) -> list[tuple[str, str]]:
