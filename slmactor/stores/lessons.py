@@ -36,6 +36,7 @@ from slmactor.logic.memory.lessons import (
     join_memory_texts,
     render_markdown,
     trim_oldest_bullets,
+    without_lines,
 )
 from slmactor.logic.text.redact import redact
 from slmactor.stores.base.errors import StoreWriteError
@@ -208,6 +209,20 @@ class LessonStore:
             if new:
                 self.project.append(render_markdown(new, self.signing_key))
         return clean
+
+    def remove_own(self, lines: set[str]) -> set[str]:
+        """Take these lines (this daemon's bullets, as read) out of the project's MEMORY.md:
+        a claim check found them false or stale. The lines removed; everything else is kept
+        (atomic rewrite). Raises StoreWriteError."""
+        if self.project is None or not lines:
+            return set()
+        text = self.project.read()
+        if "\ufffd" in text:
+            return set()  # bytes that are not text could not be given back byte for byte
+        kept, found = without_lines(text, lines)
+        if found:
+            self.project.rewrite(kept)
+        return found
 
     def foreign(self) -> list[tuple[str, str]]:
         """(id, text) of the project MEMORY.md lines this user's key did not sign."""

@@ -19,7 +19,9 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from slmactor.logic.memory.claims import PathEvents
 from slmactor.logic.memory.facts import GOTCHA_FIX, FactBook, Observation
+from slmactor.logic.text.timefmt import parse_rfc3339
 from slmactor.logic.text.strings import clip, clip_words, dedupe, first_line
 
 WINDOW = 120
@@ -87,6 +89,10 @@ class Tally:
         self._fmt_ok: Counter[str] = Counter()
         self._fmt_fail: Counter[str] = Counter()
         self._languages: Counter[str] = Counter()
+        #: The episodes each kind of count came from (the evidence of its fact).
+        self._seen_in: dict[str, list[str]] = {}
+        #: Paths deleted and written, by run and time: what makes a claim naming them stale.
+        self.paths = PathEvents()
 
     def add(self, ep: Mapping[str, Any]) -> bool:
         """Count one episode; False (and nothing counted) once the window of 120 is full."""
@@ -117,6 +123,16 @@ class Tally:
             if ep_id and len(sources) < MAX_SOURCES and ep_id not in sources:
                 sources.append(ep_id)
         files = dedupe((_str(f) for f in _list(ep.get("files_changed"))), 10_000)
+        at = parse_rfc3339(_str(ep.get("at"))) or 0.0
+        self.paths.add_run(ep_id or _str(ep.get("run_id")), at,
+                           (_str(p) for p in _list(ep.get("deleted"))), files)
+        keys = [*(f"file:{f}" for f in files),
+                *(f"dir:{f.rsplit('/', 1)[0]}" for f in files if "/" in f.strip("/")),
+                f"fmt:{_str(ep.get('edit_format'))}", f"lang:{_str(ep.get('language')).lower()}"]
+        for key in dict.fromkeys(keys):
+            seen_in = self._seen_in.setdefault(key, [])
+            if ep_id and len(seen_in) < MAX_SOURCES:
+                seen_in.append(ep_id)
         self._files.update(files)
         self._dirs.update({f.rsplit("/", 1)[0] for f in files if "/" in f.strip("/")})
         fmt = _str(ep.get("edit_format"))
@@ -150,10 +166,14 @@ class Tally:
         hot = [(d, n) for d, n in _top(self._dirs, TOP_DIRS) if n >= MIN_OBSERVATIONS]
         if hot:
             listing = ", ".join(f"`{d}` ({n})" for d, n in hot)
-            out.append(Observation("layout", "hot-directories", f"Most work happens in: {listing}"))
+            sources = dedupe((e for d, _ in hot for e in self._seen_in.get(f"dir:{d}", ())),
+                             MAX_SOURCES)
+            out.append(Observation("layout", "hot-directories", f"Most work happens in: {listing}",
+                                   tuple(sources)))
         for path, n in _top(self._files, TOP_FILES):
             if n >= MIN_OBSERVATIONS:
-                out.append(Observation("file", path, f"`{path}` changed in {n} recent runs"))
+                out.append(Observation("file", path, f"`{path}` changed in {n} recent runs",
+                                       tuple(self._seen_in.get(f"file:{path}", ()))))
         for fmt in sorted(set(self._fmt_ok) | set(self._fmt_fail)):
             ok, total = self._fmt_ok[fmt], self._fmt_ok[fmt] + self._fmt_fail[fmt]
             if total >= MIN_OBSERVATIONS:
@@ -163,6 +183,7 @@ class Tally:
                         f"edit-format:{fmt}",
                         f"Edit format `{fmt}` applies {ok * 100 // total}% of the time here"
                         f" ({ok}/{total} hunks)",
+                        tuple(self._seen_in.get(f"fmt:{fmt}", ())),
                     )
                 )
         if self._languages:
@@ -173,6 +194,7 @@ class Tally:
                         "dependency",
                         "primary-language",
                         f"Primary language is {lang} ({n}/{self.seen} recent runs)",
+                        tuple(self._seen_in.get(f"lang:{lang}", ())),
                     )
                 )
         return out

@@ -499,6 +499,36 @@ def fold_into(markdown: str, lessons: Sequence[Lesson], key: bytes | None
     return "".join(out), order, changed
 
 
+def own_bullets(markdown: str, key: bytes | None) -> list[tuple[str, Lesson]]:
+    """(line, lesson) of each bullet of `markdown` this user's daemon wrote (signed with `key`,
+    not adopted from a repository): the lines a claim check may retire."""
+    if key is None:
+        return []
+    out = []
+    for raw in markdown.splitlines():
+        stripped = raw.strip()
+        body, fields = _split_marker(stripped)
+        if fields is None or fields.get("adopted") or _foreign(key, body, fields):
+            continue
+        lesson = parse_bullet(stripped)
+        if lesson is not None:
+            out.append((raw, lesson))
+    return out
+
+
+def without_lines(markdown: str, lines: set[str]) -> tuple[str, set[str]]:
+    """`markdown` without the lines in `lines` (whole lines, as read), and which were found."""
+    kept: list[str] = []
+    found: set[str] = set()
+    for raw in markdown.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        if line in lines:
+            found.add(line)
+            continue
+        kept.append(raw)
+    return "".join(kept), found
+
+
 def _count(value: str) -> int:
     """A bullet's `n=` (how often its lesson was learned): 1 when it has none."""
     return int(value) if value.isdigit() and 0 < int(value) < 10**9 else 1

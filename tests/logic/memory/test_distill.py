@@ -51,6 +51,7 @@ def test_layout_lists_hot_directories_top_five() -> None:
             "layout",
             "hot-directories",
             "Most work happens in: `a` (3), `b` (3), `c/d` (3), `f` (2), `g` (2)",
+            ("ep0", "ep1", "ep2", "ep9", "ep10"),  # the runs that worked there: its evidence
         )
     ]
 
@@ -101,6 +102,7 @@ def test_edit_format_convention() -> None:
             "convention",
             "edit-format:diff",
             "Edit format `diff` applies 85% of the time here (6/7 hunks)",
+            ("ep1", "ep2"),
         )
     ]
 
@@ -115,7 +117,8 @@ def test_primary_language_ties_alphabetical() -> None:
     ]
     dep = [o for o in distill(episodes) if o.kind == "dependency"]
     assert dep == [
-        Observation("dependency", "primary-language", "Primary language is go (2/5 recent runs)")
+        Observation("dependency", "primary-language", "Primary language is go (2/5 recent runs)",
+                    ("ep1", "ep3"))
     ]
 
 
