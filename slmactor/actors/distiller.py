@@ -78,8 +78,8 @@ from slmactor.stores.lessons import LessonStore, global_read_paths
 from slmactor.stores.procedures import LatencyStore, ProcedureStore
 
 from .acks import FlushAcks
-from .distiller_claims import ClaimsMixin
 from .distiller_block import MemoryBlockMixin
+from .distiller_claims import ClaimsMixin
 from .distiller_lessons import PolarLessonsMixin
 from .distiller_lines import BlockLinesMixin
 

@@ -70,7 +70,7 @@ class ProjectRecords:
         run = self.paths.deleted_by(p)
         if run:
             return f"was deleted by a later run ({run})"
-        if p.startswith("~") or p.startswith("$"):
+        if p.startswith(("~", "$")):
             return "is outside the project"
         root = str(self.root)
         if p.startswith("/") or _WINDOWS.match(p):
@@ -153,6 +153,7 @@ class ClaimsMixin(Actor):
             rows.append(_row("memory_md", lesson_line_id(line), claim, verdict))
             if not verdict.passes:
                 failing_lines.append((line, verdict))
+        told = await self._told(project, records, rows)
         retired: list[dict[str, str]] = []
         if msg.fix and (failing_facts or failing_lines):
             retired = await self._retire(project, failing_facts, failing_lines)
@@ -160,7 +161,50 @@ class ClaimsMixin(Actor):
         for row in rows:
             counts[row["verdict"]] = counts.get(row["verdict"], 0) + 1
         return {"claims": rows, "counts": counts, "retired": retired,
-                "passing": counts.get(TRUE, 0), "total": len(rows)}
+                "passing": counts.get(TRUE, 0), "total": len(rows), "told": told}
+
+    async def _told(self, project: Any, records: ProjectRecords,
+                    rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """What the recorded runs' models were told, line by line, each judged now: a line that
+        is one of the claims above gets that claim's verdict, any other line its own check
+        (the records it named when it was told, the paths its fix presents)."""
+        from slmactor.logic.memory.block_lines import line_meaning
+        from slmactor.protocol.messages import EpisodeGet, EpisodeRecent
+
+        by_meaning = {line_meaning(str(r["says"])): r for r in rows}
+        try:
+            reply = await self.ask(EpisodeRecent(project=str(project.root), n=120, ids_only=True))
+        except Exception as exc:  # noqa: BLE001 - recall down: the audit still lists the claims
+            self.ctx.stats.record_error(f"memory.audit: {exc}")
+            return []
+        ids = reply.get("ids") if isinstance(reply, dict) else None
+        out: list[dict[str, Any]] = []
+        for episode_id in ids if isinstance(ids, list) else []:
+            try:
+                episode = await self.ask(EpisodeGet(project=str(project.root),
+                                                    episode_id=str(episode_id)))
+            except Exception:  # noqa: BLE001, S112 - pruned meanwhile: nothing to check
+                continue
+            told = episode.get("told") if isinstance(episode, dict) else None
+            for line in told if isinstance(told, list) else []:
+                if not isinstance(line, dict) or not isinstance(line.get("text"), str):
+                    continue
+                text = line["text"].strip()
+                known = by_meaning.get(line_meaning(text.removeprefix("- ")))
+                verdict: dict[str, str]
+                if known is not None:
+                    verdict = {k: str(known[k]) for k in ("verdict", "why") if k in known}
+                    evidence = known.get("evidence", [])
+                else:
+                    evidence = [str(episode.get("run_id", "")), *(
+                        e for e in line.get("evidence") or [] if isinstance(e, str))]
+                    claim = Claim("told", text, tuple(e for e in evidence if e),
+                                  uses=told_uses(text, str(line.get("channel", ""))),
+                                  free=line.get("channel") == "block")
+                    verdict = check(claim, records).to_dict()
+                out.append({"run_id": episode.get("run_id", ""), "channel": line.get("channel"),
+                            "says": text, "evidence": evidence, **verdict})
+        return out
 
     async def _retire(self, project: Any, facts: Iterable[tuple[Fact, Verdict]],
                       lines: Sequence[tuple[str, Verdict]]) -> list[dict[str, str]]:
@@ -209,6 +253,14 @@ def lesson_claim(lesson: Any) -> Claim:
 
     evidence = (lesson.task_id,) if lesson.task_id else ()
     return Claim("lesson", lesson.text, evidence, uses=fix_of(lesson.text))
+
+
+def told_uses(text: str, channel: str) -> str:
+    """What a told line presents as there to use: of failure advice ("`X` failed here with …;
+    FIX worked …"), its fix; of a block line, nothing beyond its claim (matched above)."""
+    if channel != "advice":
+        return ""
+    return text.split("; ", 1)[1] if " failed here" in text and "; " in text else text
 
 
 def lesson_line_id(line: str) -> str:

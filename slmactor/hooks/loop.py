@@ -167,6 +167,7 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
         call = replace(call, ok=False, error=f"output too large: {notice}" if notice else
                        f"timed out: {outlived}")
         notice = notice or outlived
+    advice: Any = None
     if not call.ok:
         # The call crosses as the map its room built: the daemon parses none of it again.
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "call": call.to_wire(),
@@ -196,6 +197,11 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
             text = _rewrite_said(call, path, before)
     entry = session.call_entry(call, path, model, time.time(), edit=edit)
     note(ledger, {**entry, "key": key} if key else entry)
+    if text:
+        # What reached the model, with the records it rests on: `memory audit` checks it.
+        rule = advice.get("rule_id", "") if isinstance(advice, dict) else ""
+        note(ledger, session.told_entry(text, time.time(), channel="advice", evidence=[
+            e for e in (str(rule or ""), key) if e]))
     # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
     # without the fields at their default, as the codec would send it.
     fields = {"run_id": hook.run_id, "tool": call.tool, "path": path,

@@ -33,10 +33,10 @@ from dataclasses import dataclass
 from slmactor.logic.evolve import typed_repairs
 from slmactor.logic.evolve.repairs import Repair
 from slmactor.logic.evolve.transforms import infer_transform
-from slmactor.logic.text import shell as tg
 from slmactor.logic.failures.call import NEW, OLD, PATCH, ToolCall
 from slmactor.logic.failures.fingerprint import Fingerprint, fingerprint
 from slmactor.logic.failures.verdict import command_heads, is_test_run
+from slmactor.logic.text import shell as tg
 
 FAILURE, REFUSAL, POLICY, NOT_RUN, BENIGN = "failure", "refusal", "policy", "not_run", "benign"
 #: Arguments that describe a call to a person and change nothing it does.
@@ -158,6 +158,8 @@ def does_what(failed: ToolCall, other: ToolCall) -> bool:
         return tg.does_what(failed.command, other.command)
     if failed.command or other.command:
         return False
+    if failed.family and other.family and failed.family != other.family:
+        return False  # a read does not do what an edit tried, on the same file or not
     if failed.path and other.path:
         return tg.same_path(failed.path, other.path)
     if failed.path or other.path:
@@ -366,6 +368,10 @@ def _redacted(text: str) -> bool:
     return "REDACTED" in text or "«redacted" in text
 
 
+#: Classes of a call that named a path that is not there: a near spelling of it got past.
+_MISSING = frozenset({"path_not_found", "file_not_found"})
+
+
 # --------------------------------------------------------------------------------- the walk
 
 def outcomes(calls: Sequence[ToolCall],
@@ -407,7 +413,9 @@ def _outcome(calls: Sequence[ToolCall], i: int, fp: Fingerprint,
             resolved_at = j
         if (same_call(failed, call) or does_what(failed, call)
                 or (call.tool.lower() != failed.tool.lower() and failed.path and call.path
-                    and call.family == failed.family and tg.same_path(call.path, failed.path))):
+                    and call.family == failed.family and tg.same_path(call.path, failed.path))
+                or (fp.cls in _MISSING and call.tool == failed.tool and failed.path
+                    and call.path and tg.near_spelling(failed.path, call.path))):
             fixed_at = j
             break
     if fixed_at is None or kind != FAILURE:

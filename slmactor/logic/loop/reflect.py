@@ -283,6 +283,8 @@ def _episode(report: RunReport, notes: list[FailureNote], at: float) -> dict[str
         "command_counts": [{"key": k, "runs": n, "ok": ok, "exact": exact}
                            for k, n, ok, exact in report.command_counts],
         "deleted": list(report.deleted),
+        "told": [{"text": text, "channel": channel, "evidence": list(evidence)}
+                 for text, channel, evidence in report.told],
         # Failures to repair first: what is kept of a long session is what can teach.
         "failures": [n.to_dict() for n in sorted(notes, key=lambda n: bool(n.kind))[
             :MAX_EPISODE_FAILURES]],

@@ -74,6 +74,10 @@ def _strings(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
     return tuple(clip(v, 400) for v in value[:MAX_LIST] if isinstance(v, str) and v.strip())
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
 def _maps(data: Mapping[str, Any], key: str, limit: int) -> list[Mapping[str, Any]]:
     value = data.get(key)
     if not isinstance(value, list):
@@ -256,6 +260,8 @@ class RunReport:
     command_counts: tuple[tuple[str, int, int, bool], ...] = ()
     #: Paths the run deleted and did not create again.
     deleted: tuple[str, ...] = ()
+    #: What the run's model was told by memory, line by line: (text, channel, evidence ids).
+    told: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunReport:
@@ -315,9 +321,11 @@ class RunReport:
             command_counts=tuple(
                 (_text(c, "key", 400), _int(c, "runs"), _int(c, "ok"), c.get("exact") is True)
                 for c in _maps(data, "command_counts", MAX_COMMAND_KEYS) if _text(c, "key", 400)),
-            deleted=tuple(p for p in (_text({"p": v}, "p", 512) for v in (
-                data.get("deleted") if isinstance(data.get("deleted"), list) else [])[:MAX_LIST])
-                if p),
+            told=tuple((_text(t, "text", 600), _text(t, "channel", 32) or "block",
+                        _strings(t, "evidence")) for t in _maps(data, "told", MAX_LIST)
+                       if _text(t, "text", 600)),
+            deleted=tuple(clip(v, 512) for v in _list(data.get("deleted"))[:MAX_LIST]
+                          if isinstance(v, str) and v.strip()),
         )
 
     @property

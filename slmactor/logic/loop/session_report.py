@@ -199,10 +199,24 @@ def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         from slmactor.logic.evolve import fixes  # only a session with a failure needs it
 
         records = [ledger_call(c) for c in calls]
-        for outcome in fixes.outcomes(records):
-            done.append(_failure(calls, outcome, rule_of.get(outcome.index, "")))
+        done.extend(_failure(calls, outcome, rule_of.get(outcome.index, ""))
+                    for outcome in fixes.outcomes(records))
     done.extend(_avoided(p, ok=False) for p in rewritten if _s(p, "rule_id"))
     return done[:MAX_FAILURES]
+
+
+def told_lines(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What the session's model was told, line by line, with the records each rests on (the
+    ledger's `told` entries): kept with the episode, so `memory audit` can check it later."""
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        if entry.get("e") != "told" or not isinstance(entry.get("said"), list):
+            continue
+        evidence = [e for e in entry.get("evidence") or [] if isinstance(e, str)]
+        out.extend({"text": line, "channel": _s(entry, "channel") or "block",
+                    "evidence": evidence[:8]}
+                   for line in entry["said"] if isinstance(line, str) and line.strip())
+    return out[:MAX_LIST]
 
 
 def command_counts(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
@@ -332,6 +346,7 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         "edits_first_attempt": max(0, edits_ok - failed_edits),
         "failures": failures,
         "command_counts": command_counts(calls),
+        "told": told_lines(entries),
         "deleted": deleted_paths(calls),
         "tags": ["hook", harness] if harness else ["hook"],
         # A hook session is one task: done when it did something (a call that worked) and left

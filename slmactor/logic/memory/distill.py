@@ -21,8 +21,8 @@ from typing import Any
 
 from slmactor.logic.memory.claims import PathEvents
 from slmactor.logic.memory.facts import GOTCHA_FIX, FactBook, Observation
-from slmactor.logic.text.timefmt import parse_rfc3339
 from slmactor.logic.text.strings import clip, clip_words, dedupe, first_line
+from slmactor.logic.text.timefmt import parse_rfc3339
 
 WINDOW = 120
 MIN_OBSERVATIONS = 2

@@ -463,7 +463,7 @@ def fold_into(markdown: str, lessons: Sequence[Lesson], key: bytes | None
     if key is None or not markdown:
         return markdown, list(lessons), False
     todo: dict[str, list[Lesson]] = {}
-    order: list[Lesson] = []
+    order: list[Lesson] = []  # the lessons still to append, in their order
     for lesson in lessons:
         sig = lesson_signature(" ".join(lesson.text.split()))
         todo.setdefault(sig, []).append(lesson)
@@ -474,8 +474,8 @@ def fold_into(markdown: str, lessons: Sequence[Lesson], key: bytes | None
         ending = raw[len(line):]
         stripped = line.strip()
         body, fields = _split_marker(stripped)
-        lesson = parse_bullet(stripped)
-        text = lesson.text if lesson is not None else ""
+        parsed = parse_bullet(stripped)
+        text = parsed.text if parsed is not None else ""
         sig = lesson_signature(text)
         if not text or fields is None or sig not in todo or _foreign(key, body, fields) \
                 or fields.get("adopted"):
@@ -494,8 +494,7 @@ def fold_into(markdown: str, lessons: Sequence[Lesson], key: bytes | None
         indent = line[: len(line) - len(line.lstrip())]
         out.append(f"{indent}{body.strip()} {MARKER_OPEN}{marker}{MARKER_CLOSE}{ending}")
         changed = True
-    for met in todo.values():
-        order.append(met[0])
+    order.extend(met[0] for met in todo.values())
     return "".join(out), order, changed
 
 

@@ -30,6 +30,8 @@ RESOLUTION_CAP = 600
 #: Command keys (`distill.normalize_command`) counted per episode, paths it deleted, evidence
 #: ids and paths a failure's fix names.
 COMMAND_KEYS_CAP, DELETED_CAP, IDS_CAP = 64, 64, 8
+#: Lines of what a run was told kept with its episode, and their length.
+TOLD_LINES_CAP, TOLD_CAP = 32, 600
 GATES_CAP, GATE_DETAIL_CAP = 8, 200
 COMMANDS_CAP, COMMAND_CAP = 8, 160
 # Not in the seed: bounds on the short fields, so a normalised episode always fits one 32 KiB line.
@@ -166,6 +168,24 @@ class FailureNote:
 
 
 @dataclass(frozen=True, slots=True)
+class Told:
+    """One line memory told a run's model: the text, where (`block`, `advice`), and the ids of
+    the records it rested on."""
+
+    text: str
+    channel: str = "block"
+    evidence: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "channel": self.channel, "evidence": list(self.evidence)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Told:
+        return cls(_str(data.get("text")), _str(data.get("channel")) or "block",
+                   _strs(data.get("evidence")))
+
+
+@dataclass(frozen=True, slots=True)
 class CommandCount:
     """How often a session ran one command (keyed as the seed's S-5.2 names commands) and how
     often it exited 0; `exact` when some run's text was the key itself (nothing dropped), so the
@@ -226,6 +246,8 @@ class Episode:
     command_counts: tuple[CommandCount, ...] = ()
     #: Paths the run deleted and did not create again (what makes a claim naming them stale).
     deleted: tuple[str, ...] = ()
+    #: What memory told the run's model, line by line (`Told`; what `memory audit` checks).
+    told: tuple[Told, ...] = ()
     edit_format: str = ""
     edits_attempted: int = 0
     edits_applied: int = 0
@@ -259,6 +281,7 @@ class Episode:
             **({"command_counts": [c.to_dict() for c in self.command_counts]}
                if self.command_counts else {}),
             **({"deleted": list(self.deleted)} if self.deleted else {}),
+            **({"told": [t.to_dict() for t in self.told]} if self.told else {}),
             "edit_format": self.edit_format,
             "edits_attempted": self.edits_attempted,
             "edits_applied": self.edits_applied,
@@ -300,6 +323,7 @@ class Episode:
             command_counts=tuple(CommandCount.from_dict(m)
                                  for m in _maps(data.get("command_counts"))),
             deleted=_strs(data.get("deleted")),
+            told=tuple(Told.from_dict(m) for m in _maps(data.get("told"))),
             edit_format=_str(data.get("edit_format")),
             edits_attempted=_int(data.get("edits_attempted")),
             edits_applied=_int(data.get("edits_applied")),
@@ -400,6 +424,9 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
         gates=gates,
         command_counts=counts,
         deleted=deleted,
+        told=tuple(Told(clip(t.text, TOLD_CAP), clip(t.channel, NAME_CAP),
+                        tuple(clip(e, NAME_CAP) for e in t.evidence[:IDS_CAP]))
+                   for t in episode.told if t.text.strip())[:TOLD_LINES_CAP],
         tags=tuple(dedupe((clip(t, NAME_CAP) for t in episode.tags), TAGS_CAP)),
         edit_format=clip(episode.edit_format, NAME_CAP),
         verdict=clip(verdict, NAME_CAP),

@@ -24,7 +24,6 @@ import re
 import shlex
 from dataclasses import dataclass
 
-
 #: Steps that do nothing to a target (left out when reading what a command works on).
 _NO_TARGET = frozenset({"echo", "printf", "sleep", "true", ":", "pwd", "export", "source", ".",
                         "cd", "pushd", "popd", "set", "unset", "alias", "clear", "wait", "exit"})
@@ -133,8 +132,7 @@ def program_name(word: str) -> str:
     `/opt/homebrew/bin/gh` → gh; a project's own script keeps its path (`./run.sh`)."""
     low = word.strip().lower()
     base = low.replace("\\", "/").rsplit("/", 1)[-1]
-    if base.endswith(".exe"):
-        base = base[:-4]
+    base = base.removesuffix(".exe")
     if _PYTHON.match(base):
         return "python"
     if low.startswith((".", "/")) and "/bin/" not in low and "node_modules" not in low:
@@ -238,10 +236,7 @@ def steps(command: str) -> list[Step]:
     """The steps of a shell line, in order: split at `&&`, `||`, `;` and line ends outside quotes
     (a here-document's body is not a step); of a pipeline only its first stage (the later stages
     read what it wrote)."""
-    out: list[Step] = []
-    for part in _stages(command):
-        out.append(read_step(part))
-    return out
+    return [read_step(part) for part in _stages(command)]
 
 
 def _stages(command: str) -> list[str]:
@@ -367,8 +362,8 @@ def created_paths(command: str) -> list[str]:
         elif step.program in ("cp", "mv", "ln") or step.head in ("git mv",):
             words = [w for w in step.operands if "=" not in w]
             out.extend(_clean_path(w) for w in words[-1:])
-    for match in re.finditer(r"(?<![<>&\d])>>?\s*([^\s;&|<>]+)", command):
-        out.append(_clean_path(match.group(1)))
+    out.extend(_clean_path(m.group(1))
+               for m in re.finditer(r"(?<![<>&\d])>>?\s*([^\s;&|<>]+)", command))
     return [p for p in out if p]
 
 
