@@ -405,7 +405,8 @@ class RulesActor(Actor):
             if rule is None and fp is not None and repair is not None:
                 rule = store.book.learn(fp, repair, self.now(), scope=str(cand.get("scope", "")),
                                         evidence=str(cand.get("evidence", "")),
-                                        proven=cand.get("proven") is True)
+                                        proven=cand.get("proven") is True,
+                                        held=cand.get("held") is not False)
             if rule is None:
                 rejected += 1
             else:
@@ -557,7 +558,8 @@ def _learn_pair(book: Any, fp: Fingerprint, cand: dict[str, Any], now: float) ->
     failed, fix = _call(tool, failed_args), _call(tool, fixed_args)
     if failed is None or fix is None:
         return None
-    rule: Rule | None = learn(book, fp, failed, fix, now, run=str(cand.get("evidence", "")))
+    rule: Rule | None = learn(book, fp, failed, fix, now, run=str(cand.get("evidence", "")),
+                              held=cand.get("held") is not False)
     return rule
 
 

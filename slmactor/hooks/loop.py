@@ -210,7 +210,7 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
     ask("record_tool", {**{k: v for k, v in fields.items() if v},
                         **({} if recorded_ok else {"ok": False})})
     if not call.ok and text and not notice:
-        carried = room.failure_output(hook.event, call.error, text)
+        carried = room.failure_output(hook.event, call.error, text, hook.payload)
         if carried is not None:
             return carried
     return output(hook.harness, hook.event, text)

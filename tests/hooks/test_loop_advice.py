@@ -64,6 +64,27 @@ def test_gemini_gets_advice_after_a_failure_where_it_reaches_the_model() -> None
     assert harnesses.get("claude").failure_output("PostToolUseFailure", "boom", "advice") is None
 
 
+def test_gemini_shell_advice_keeps_the_exit_code_and_the_output_inside_its_wrapper() -> None:
+    # A failed run_shell_command's result is its llmContent: the output wrapped in
+    # <untrusted_context> with its `Exit Code:` line. The blocking reason gives it back whole
+    # (the command's output stays marked untrusted), memory's advice after it.
+    import json
+    from pathlib import Path
+
+    from slmactor import harnesses
+
+    fixture = Path(__file__).parents[1] / "fixtures/hooks/gemini/AfterTool-run_shell_command-failed.json"
+    payload = json.loads(fixture.read_text())["payload"]
+    out = harnesses.get("gemini").failure_output("AfterTool", "AssertionError", "slmactor memory: x",
+                                                 payload)
+    assert out is not None
+    reason = out["reason"]
+    content = payload["tool_response"]["llmContent"]
+    assert reason.startswith(content.strip()) and reason.endswith("\n\nslmactor memory: x")
+    assert "Exit Code: 1" in reason.split("</untrusted_context>")[0]
+    assert "slmactor memory" not in reason.split("</untrusted_context>")[0]
+
+
 def test_a_codex_command_its_sandbox_refused_is_told_to_ask_for_escalation() -> None:
     # The shipped permission advice ("do not retry the blocked command") is the wrong one under
     # Codex, whose own instructions say to rerun with `sandbox_permissions: "require_escalated"`

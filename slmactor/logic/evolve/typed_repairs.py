@@ -630,7 +630,7 @@ def _runner_up(ranked: list[Rule], failed: Call, read_tool: str) -> str:
 
 
 def learn(book: RuleBook, fp: Fingerprint, failed: Call, fix: Call | None, now: float, *,
-          run: str = "") -> Rule | None:
+          run: str = "", held: bool = True) -> Rule | None:
     """Learn the typed repair from a failure and the call that got past it (None: nothing to
     learn). The rule's trigger names no tool — the precondition holds the family — so a repair
     learned on one harness's tool serves another's of that family; its evidence is the fixing
@@ -642,7 +642,7 @@ def learn(book: RuleBook, fp: Fingerprint, failed: Call, fix: Call | None, now: 
         return None
     proof = f"{run} {evidence(fix)}".strip() if fix is not None else run
     return book.learn(dataclasses.replace(fp, tool=""), repair, now, evidence=proof,
-                      proven=fix is not None)
+                      proven=fix is not None, held=held)
 
 
 def parse_args(args: str) -> dict[str, Any] | None:

@@ -227,6 +227,8 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
     seen: set[str] = set()
     fixes: set[tuple[str, str]] = set()
     for cand in candidates:
+        if not cand.held:
+            continue  # a fix that did not hold is no lesson
         how = str(cand.repair.get("transform") or cand.repair.get("guidance", ""))
         how = how.strip().removeprefix("fixed by ")  # a harness's resolution often says it already
         # One fingerprint may hold several fixes (a gutter in one call, trailing blanks in the
@@ -344,13 +346,15 @@ def reflect(report: RunReport, now: float, family_of: FamilyOf = _no_family) -> 
         if event.source == "memory" and event.held is False:
             rule_outcomes[note.rule_id] = False  # the repair from memory did not hold
         if (note.source not in ("unresolved", "memory") and note.fingerprint and event.to_repair
-                and _learnable(event) and event.held is not False):
+                and _learnable(event)):
             repair = derive_repair(event, cls)
             if repair is not None:
+                # A fix that did not hold teaches no rule; a rule that holds it counts a failure.
                 candidates.append(Candidate(note.fingerprint, cls, note.tool, event.language,
                                             event.model, clip(event.message, 300), repair,
                                             report.run_id, failed_args=event.failed_args,
-                                            fixed_args=event.fixed_args))
+                                            fixed_args=event.fixed_args,
+                                            held=event.held is not False))
         check = _check_for(event, note, at)
         if check is not None and all(c.id != check.id for c in checks):
             checks.append(check)

@@ -92,11 +92,14 @@ class Candidate:
     #: rules actor learns a typed repair from the pair where one fits (a corrected command).
     failed_args: str = ""
     fixed_args: str = ""
+    #: False when the fix was followed by evidence against it: no rule is made of it, and a
+    #: rule that holds it counts a failure (the second seed's backfire).
+    held: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         pair = ({"failed_args": self.failed_args, "fixed_args": self.fixed_args}
                 if self.failed_args and self.fixed_args else {})
-        return {**pair,
+        return {**pair, **({} if self.held else {"held": False}),
             "fingerprint": self.fingerprint,
             "class": self.cls,
             "tool": self.tool,
