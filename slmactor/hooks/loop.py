@@ -258,10 +258,12 @@ FIX_WINDOW = 12
 
 def _learn_fix(hook: Any, call: ToolCall, path: str, before: list[dict[str, Any]], ledger: Path,
                ask: Ask) -> None:
-    """A successful call of the same tool family on the same target (file, command head, URL)
-    as a recent failure got past it: `evolve.resolved` with both calls, so the rules actor
-    learns the typed repair between them (once per failure: a `learned` entry marks it).
-    `before`: the session's ledger before this call."""
+    """A successful call that got past a recent failure by an exact typed difference on the
+    same target (`logic.evolve.fixes`: what a fix is) — `evolve.resolved` with both calls, so
+    the rules actor learns the repair between them (once per failure: a `learned` entry marks
+    it). The same call run again, another target, other content: nothing is learned here (the
+    session's report says what happened between). `before`: the session's ledger before this
+    call."""
     entries = [e for e in before if e.get("e") in ("call", "learned")]
     learned = {e.get("key") for e in entries if e.get("e") == "learned"}
     calls = [e for e in entries if e.get("e") == "call"][-FIX_WINDOW:]
@@ -269,20 +271,24 @@ def _learn_fix(hook: Any, call: ToolCall, path: str, before: list[dict[str, Any]
                      and e["key"] and e["key"] not in learned]
     if not open_failures:
         return  # most successful calls follow no failure: no repair logic to load (hook start-up)
-    from slmactor.logic.evolve.typed_repairs import Call, same_target
+    from slmactor.logic.evolve import fixes
     from slmactor.logic.loop.session_report import ledger_call
 
-    fix = Call.of(call)
-    for entry in reversed(open_failures):
-        failed = ledger_call(entry, harnesses.tool_family)
-        if failed.family != fix.family or not same_target(Call.of(failed), fix):
+    records = [ledger_call(e, harnesses.tool_family) for e in calls]
+    records.append(call)
+    last = len(records) - 1
+    for outcome in reversed(fixes.outcomes(records)):
+        entry = calls[outcome.index]
+        key = entry.get("key")
+        if outcome.fixed_at != last or not isinstance(key, str) or key not in {
+                e["key"] for e in open_failures}:
             continue
-        key = entry["key"]
         note(ledger, {"e": "learned", "key": key, "at": time.time()})
+        if outcome.fix is None or outcome.fix.kind not in ("typed", "transform", "switch"):
+            return  # resolved, but no repair in the difference
         ask("evolve.resolved", {
-            "run_id": hook.run_id, "fingerprint": key, "failed": failed.to_wire(),
-            "fixed": call.to_wire(),
-            "resolution": f"the next {call.tool} call on the same target got past it"})
+            "run_id": hook.run_id, "fingerprint": key, "failed": records[outcome.index].to_wire(),
+            "fixed": call.to_wire(), "resolution": outcome.fix.text})
         return
 
 
