@@ -13,6 +13,11 @@ def test_tool_names_are_the_harness_own() -> None:
     assert localize("claude", SEED_GUIDANCE).startswith("old_string did not match. Read the file")
     assert "read_file the file" in localize("gemini", SEED_GUIDANCE)
     assert "ws_" not in localize("codex", SEED_GUIDANCE)
+    # Two of slmcode's tools that are one tool of the harness are named once, not `(Glob / Glob)`.
+    listing = "List the directory (ws_glob / ws_list) before guessing paths."
+    assert localize("claude", listing) == "List the directory (Glob) before guessing paths."
+    assert localize("gemini", listing) == ("List the directory (glob / list_directory) before "
+                                           "guessing paths.")
     assert localize("claude", "ws_readme and old_strings stay") == "ws_readme and old_strings stay"
 
 

@@ -289,7 +289,7 @@ def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
     j = 0
     while j < min(len(a), len(b)) and a[j] == b[j]:
         j += 1
-    if j and j == len(a) and len(b) - j <= MAX_PREFIX:
+    if j and j == len(a) and 0 < len(b) - j <= MAX_PREFIX:  # nothing added: no change
         extra = " ".join(b[j:])
         # `on`: the command it was learned on. Options alone (`-q`, `--timeout 600`) carry over
         # to another command of the same head; a selector's value (`-k test_name`) names

@@ -58,6 +58,8 @@ def _no_family(tool: str) -> str:
 MAX_NOTES = 12
 #: Longest fix a note keeps (a longer one is not kept: never told clipped).
 MAX_RESOLUTION = 600
+#: Longest fix a rule's guidance holds (a longer one teaches no guidance: never told clipped).
+MAX_GUIDANCE = 300
 #: Fixes a rule can be learned from: the fixing call's difference, or a step before the same
 #: call. "It passed after editing `x`" is the model's work: remembered, never a rule.
 LEARNABLE_FIXES = frozenset({"typed", "transform", "reread", "switch", "after_command",
@@ -109,8 +111,10 @@ def derive_repair(event: FailureEvent, cls: str) -> dict[str, Any] | None:
             }
     if event.repair is not None and valid_repair(event.repair):
         return dict(event.repair)
-    if event.source in ("llm", "human", "other") and event.resolution.strip():
-        return {"kind": "guidance", "guidance": clip(event.resolution, 300)}
+    resolution = event.resolution.strip()
+    if event.source in ("llm", "human", "other") and resolution and len(resolution) <= MAX_GUIDANCE:
+        # Told whole or not at all: a fix clipped mid-command is not runnable as shown.
+        return {"kind": "guidance", "guidance": resolution}
     return None
 
 
@@ -285,6 +289,8 @@ def _episode(report: RunReport, notes: list[FailureNote], at: float) -> dict[str
         "command_counts": [{"key": k, "runs": n, "ok": ok, "exact": exact}
                            for k, n, ok, exact in report.command_counts],
         "deleted": list(report.deleted),
+        "edit_formats": [{"format": f, "attempted": n, "applied": ok}
+                         for f, n, ok in report.edit_formats],
         "told": [{"text": text, "channel": channel, "evidence": list(evidence)}
                  for text, channel, evidence in report.told],
         # Failures to repair first: what is kept of a long session is what can teach.

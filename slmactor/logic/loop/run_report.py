@@ -260,6 +260,8 @@ class RunReport:
     command_counts: tuple[tuple[str, int, int, bool], ...] = ()
     #: Paths the run deleted and did not create again.
     deleted: tuple[str, ...] = ()
+    #: Edit calls by edit format: (format, attempted, applied).
+    edit_formats: tuple[tuple[str, int, int], ...] = ()
     #: What the run's model was told by memory, line by line: (text, channel, evidence ids).
     told: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
@@ -321,6 +323,9 @@ class RunReport:
             command_counts=tuple(
                 (_text(c, "key", 400), _int(c, "runs"), _int(c, "ok"), c.get("exact") is True)
                 for c in _maps(data, "command_counts", MAX_COMMAND_KEYS) if _text(c, "key", 400)),
+            edit_formats=tuple(
+                (_text(f, "format", 100), _int(f, "attempted"), _int(f, "applied"))
+                for f in _maps(data, "edit_formats", 8) if _text(f, "format", 100)),
             told=tuple((_text(t, "text", 600), _text(t, "channel", 32) or "block",
                         _strings(t, "evidence")) for t in _maps(data, "told", MAX_LIST)
                        if _text(t, "text", 600)),

@@ -308,6 +308,20 @@ def _edit_format(edits: Sequence[Mapping[str, Any]], format_of: Callable[[str], 
     return max(sorted(counts), key=lambda f: counts[f]) if counts else ""
 
 
+def _edits_by_format(edits: Sequence[Mapping[str, Any]],
+                     format_of: Callable[[str], str]) -> list[dict[str, Any]]:
+    """Each edit format's calls in the session, attempted and applied (what "a/b hunks" of an
+    edit format counts: the calls of its tools, not every edit of a session it led)."""
+    counts: dict[str, list[int]] = {}
+    for call in edits:
+        fmt = format_of(_s(call, "tool"))
+        if fmt:
+            row = counts.setdefault(fmt, [0, 0])
+            row[0] += 1
+            row[1] += call.get("ok") is True
+    return [{"format": f, "attempted": n, "applied": ok} for f, (n, ok) in sorted(counts.items())]
+
+
 def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any]],
                    snapshot: Mapping[str, Any] | None, transcript: TranscriptStats | None,
                    now: float, is_edit: Callable[[str], bool], *,
@@ -357,6 +371,9 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
                                            for f in failures)),
     }
     edit_format = _edit_format(edits, edit_format_of)
+    formats = _edits_by_format(edits, edit_format_of)
+    if formats:
+        report["edit_formats"] = formats
     if edit_format:
         # The edit format the harness's tools imply, and how it fared: procedures learn which
         # format applies for this model, the bandit's posterior for the arm moves.

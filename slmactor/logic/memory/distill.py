@@ -79,6 +79,8 @@ class Tally:
     def __init__(self) -> None:
         self.seen = 0
         self._gotchas: dict[str, _Gotcha] = {}
+        #: In how many counted episodes each failure line was met (a gotcha's "seen N×").
+        self._said_in: Counter[str] = Counter()
         self._cmd_runs: Counter[str] = Counter()
         self._cmd_ok: Counter[str] = Counter()
         self._cmd_sources: dict[str, list[str]] = {}
@@ -100,7 +102,7 @@ class Tally:
             return False
         self.seen += 1
         ep_id = _str(ep.get("id"))
-        _gotchas(ep, ep_id, self._gotchas)
+        _gotchas(ep, ep_id, self._gotchas, self._said_in)
         counts = _list(ep.get("command_counts"))
         for row in counts or _list(ep.get("commands")):
             if not isinstance(row, Mapping):
@@ -126,21 +128,26 @@ class Tally:
         at = parse_rfc3339(_str(ep.get("at"))) or 0.0
         self.paths.add_run(ep_id or _str(ep.get("run_id")), at,
                            (_str(p) for p in _list(ep.get("deleted"))), files)
+        by_format = [(_str(f.get("format")), _count(f.get("attempted")), _count(f.get("applied")))
+                     for f in _list(ep.get("edit_formats")) if isinstance(f, Mapping)]
+        if not by_format:  # an older episode: every edit under the format it used most
+            by_format = [(_str(ep.get("edit_format")), _count(ep.get("edits_attempted")),
+                          _count(ep.get("edits_applied")))]
         keys = [*(f"file:{f}" for f in files),
                 *(f"dir:{f.rsplit('/', 1)[0]}" for f in files if "/" in f.strip("/")),
-                f"fmt:{_str(ep.get('edit_format'))}", f"lang:{_str(ep.get('language')).lower()}"]
+                *(f"fmt:{fmt}" for fmt, attempted, _ in by_format if fmt and attempted > 0),
+                f"lang:{_str(ep.get('language')).lower()}"]
         for key in dict.fromkeys(keys):
             seen_in = self._seen_in.setdefault(key, [])
             if ep_id and len(seen_in) < MAX_SOURCES:
                 seen_in.append(ep_id)
         self._files.update(files)
         self._dirs.update({f.rsplit("/", 1)[0] for f in files if "/" in f.strip("/")})
-        fmt = _str(ep.get("edit_format"))
-        attempted = _count(ep.get("edits_attempted"))
-        if fmt and attempted > 0:
-            applied = min(_count(ep.get("edits_applied")), attempted)
-            self._fmt_ok[fmt] += applied
-            self._fmt_fail[fmt] += attempted - applied
+        for fmt, attempted, applied in by_format:
+            if fmt and attempted > 0:
+                applied = min(applied, attempted)
+                self._fmt_ok[fmt] += applied
+                self._fmt_fail[fmt] += attempted - applied
         lang = _str(ep.get("language")).lower()
         if lang:
             self._languages[lang] += 1
@@ -150,7 +157,7 @@ class Tally:
         """Everything counted, in the emission order of S-5.8."""
         if not self.seen:
             return []
-        out = [g.observation() for g in self._gotchas.values()]
+        out = [g.observation(self._said_in[g.said]) for g in self._gotchas.values()]
         for cmd in sorted(self._cmd_runs):
             runs, ok = self._cmd_runs[cmd], self._cmd_ok[cmd]
             if runs >= MIN_OBSERVATIONS and ok >= 1 and cmd in self._cmd_exact \
@@ -255,38 +262,39 @@ def _said(failure: Mapping[str, Any]) -> str:
     return _str(failure.get("said")) or salient_of(failure)
 
 
-def _gotchas(ep: Mapping[str, Any], ep_id: str, gotchas: dict[str, _Gotcha]) -> None:
+def _gotchas(ep: Mapping[str, Any], ep_id: str, gotchas: dict[str, _Gotcha],
+             said_in: Counter[str]) -> None:
     """Fold one episode's failures into the gotchas (newest episode first): a failure to repair
-    whose fix held and is told whole; the newest fix of a failure is the one shown."""
+    whose fix held and is told whole; the newest fix of a failure is the one shown. `said_in`
+    counts the episodes each failure line was met in, with a fix or not, older or newer."""
     said_here: set[str] = set()
     for failure in _list(ep.get("failures")):
         if not isinstance(failure, Mapping) or _str(failure.get("kind")):
             continue  # a refusal, a policy, a call that never ran, no failure: nothing to fix
-        said = _said(failure)
+        key = gotcha_key(failure)
+        said = _said(failure) or key
         if said and said not in said_here:
             said_here.add(said)
-            for gotcha in gotchas.values():
-                if gotcha.said == said:
-                    gotcha.episodes += 1
-        key = gotcha_key(failure)
+            said_in[said] += 1
         fix = _str(failure.get("resolution"))
         if (not key or key in gotchas or not _str(failure.get("resolved_by")) or not fix
                 or failure.get("held") is False or "\n" in fix or len(fix) > GOTCHA_FIX_MAX):
             continue  # who fixed it ("llm", "retry") is no fix; a fix is told whole or not at all
-        gotchas[key] = _Gotcha(key, said or key, fix, 1, ep_id)
+        gotchas[key] = _Gotcha(key, said, fix, ep_id)
 
 
 class _Gotcha:
-    """A failure with a fix, and in how many of the counted episodes it was met."""
+    """A failure with a fix: its line, its fix, the episode the fix was seen in."""
 
-    __slots__ = ("episodes", "fix", "key", "said", "source")
+    __slots__ = ("fix", "key", "said", "source")
 
-    def __init__(self, key: str, said: str, fix: str, episodes: int, source: str) -> None:
-        self.key, self.said, self.fix, self.episodes, self.source = key, said, fix, episodes, source
+    def __init__(self, key: str, said: str, fix: str, source: str) -> None:
+        self.key, self.said, self.fix, self.source = key, said, fix, source
 
-    def observation(self) -> Observation:
+    def observation(self, episodes: int) -> Observation:
+        """The gotcha as a fact, with the episodes of the window it was met in."""
         text = (f"{clip_words(self.said, GOTCHA_MSG_BYTES)}{GOTCHA_FIX}{self.fix}"
-                f" (seen {self.episodes}×)")
+                f" (seen {max(1, episodes)}×)")
         return Observation("gotcha", self.key, text, (self.source,) if self.source else ())
 
 

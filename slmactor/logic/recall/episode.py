@@ -29,7 +29,7 @@ FAILURES_CAP, FAILURE_TEXT_CAP = 16, 240
 RESOLUTION_CAP = 600
 #: Command keys (`distill.normalize_command`) counted per episode, paths it deleted, evidence
 #: ids and paths a failure's fix names.
-COMMAND_KEYS_CAP, DELETED_CAP, IDS_CAP = 64, 64, 8
+COMMAND_KEYS_CAP, DELETED_CAP, IDS_CAP, FORMATS_CAP = 64, 64, 8, 8
 #: Lines of what a run was told kept with its episode, and their length.
 TOLD_LINES_CAP, TOLD_CAP = 32, 600
 GATES_CAP, GATE_DETAIL_CAP = 8, 200
@@ -207,6 +207,24 @@ class CommandCount:
 
 
 @dataclass(frozen=True, slots=True)
+class EditCount:
+    """How many edit calls of one edit format a session made, and how many applied."""
+
+    format: str
+    attempted: int = 0
+    applied: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": self.format, "attempted": self.attempted, "applied": self.applied}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EditCount:
+        attempted = max(0, _int(data.get("attempted")))
+        return cls(_str(data.get("format")), attempted,
+                   min(attempted, max(0, _int(data.get("applied")))))
+
+
+@dataclass(frozen=True, slots=True)
 class GateResult:
     """One verification gate (tests, lint, build) and its outcome."""
 
@@ -251,6 +269,8 @@ class Episode:
     edit_format: str = ""
     edits_attempted: int = 0
     edits_applied: int = 0
+    #: Edit calls by edit format (`EditCount`; empty in older episodes).
+    edit_formats: tuple[EditCount, ...] = ()
     llm_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -285,6 +305,8 @@ class Episode:
             "edit_format": self.edit_format,
             "edits_attempted": self.edits_attempted,
             "edits_applied": self.edits_applied,
+            **({"edit_formats": [f.to_dict() for f in self.edit_formats]}
+               if self.edit_formats else {}),
             "llm_calls": self.llm_calls,
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
@@ -327,6 +349,7 @@ class Episode:
             edit_format=_str(data.get("edit_format")),
             edits_attempted=_int(data.get("edits_attempted")),
             edits_applied=_int(data.get("edits_applied")),
+            edit_formats=tuple(EditCount.from_dict(m) for m in _maps(data.get("edit_formats"))),
             llm_calls=_int(data.get("llm_calls")),
             tokens_in=_int(data.get("tokens_in")),
             tokens_out=_int(data.get("tokens_out")),
@@ -429,6 +452,8 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
                    for t in episode.told if t.text.strip())[:TOLD_LINES_CAP],
         tags=tuple(dedupe((clip(t, NAME_CAP) for t in episode.tags), TAGS_CAP)),
         edit_format=clip(episode.edit_format, NAME_CAP),
+        edit_formats=tuple(replace(f, format=clip(f.format, NAME_CAP))
+                           for f in episode.edit_formats if f.format.strip())[:FORMATS_CAP],
         verdict=clip(verdict, NAME_CAP),
     )
 

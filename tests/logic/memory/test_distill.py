@@ -67,6 +67,7 @@ def test_files_changed_at_least_twice_top_eight() -> None:
 def test_a_gotcha_is_a_failure_with_its_newest_fix_counted_over_every_episode_that_met_it() -> None:
     failure = {"fingerprint": "fp_1", "message": "old_str not found\nmore", "resolution": "re-read"}
     episodes = [  # newest first
+        ep(0, failures=[{**failure, "resolved_by": ""}]),  # met before any fix is known: counted
         ep(1, failures=[{**failure, "resolved_by": "rule:r1"}]),
         ep(2, failures=[{**failure, "resolved_by": ""}]),  # unresolved: still met
         ep(3, failures=[{**failure, "resolved_by": "llm", "resolution": "an older fix"}]),
@@ -79,7 +80,7 @@ def test_a_gotcha_is_a_failure_with_its_newest_fix_counted_over_every_episode_th
     # The count is every counted episode that met the failure (resolved or not), the fix the
     # newest one's, told whole: a fix too long to tell whole is not told.
     assert gotchas == [
-        Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 3×)", ("ep1",)),
+        Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 4×)", ("ep1",)),
     ]
     book = FactBook()
     apply(book, gotchas, NOW)
@@ -105,6 +106,24 @@ def test_edit_format_convention() -> None:
             ("ep1", "ep2"),
         )
     ]
+
+
+def test_an_edit_format_counts_the_calls_of_its_tools_in_every_session() -> None:
+    # A session that edits mostly with search/replace also wrote whole files: those count under
+    # whole_file, not under the format that led the session.
+    episodes = [
+        ep(1, edit_format="search_replace", edits_attempted=5, edits_applied=4,
+           edit_formats=[{"format": "search_replace", "attempted": 3, "applied": 2},
+                         {"format": "whole_file", "attempted": 2, "applied": 2}]),
+        ep(2, edit_format="whole_file", edits_attempted=1, edits_applied=1,
+           edit_formats=[{"format": "whole_file", "attempted": 1, "applied": 1}]),
+    ]
+    conv = {o.subject: o.text for o in distill(episodes) if o.kind == "convention"}
+    assert conv == {
+        "edit-format:search_replace":
+            "Edit format `search_replace` applies 66% of the time here (2/3 hunks)",
+        "edit-format:whole_file": "Edit format `whole_file` applies 100% of the time here (3/3 hunks)",
+    }
 
 
 def test_primary_language_ties_alphabetical() -> None:
