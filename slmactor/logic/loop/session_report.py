@@ -236,10 +236,10 @@ def command_counts(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         row["ok"] += call.get("ok") is True
         if " ".join(command.split()) == key:
             row["exact"] = True
-    # Only a command that can be shown as it ran, and says something of this project, is ever
-    # told: the others are not kept.
-    return [row for row in counts.values()
-            if row.get("exact") and project_command(row["key"])][:MAX_LIST]
+    # Only a command that says something of this project is ever told: the others are not
+    # kept. A key no run of this session was exactly is kept too: its runs count wherever
+    # another session ran it as shown.
+    return [row for row in counts.values() if project_command(row["key"])][:MAX_LIST]
 
 
 def deleted_paths(calls: Sequence[Mapping[str, Any]]) -> list[str]:

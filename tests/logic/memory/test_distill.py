@@ -40,6 +40,24 @@ def test_commands_need_two_runs_and_one_success() -> None:
     ]
 
 
+def test_a_command_counts_every_run_by_its_key_and_is_shown_only_as_some_run_ran_it() -> None:
+    from slmactor.logic.loop.session_report import command_counts
+
+    def calls(*commands: tuple[str, bool]) -> list[dict[str, Any]]:
+        return [{"e": "call", "tool": "Bash", "command": c, "ok": ok} for c, ok in commands]
+
+    pull = "git checkout main && git pull"
+    longer = f"{pull} && git checkout -b feat/x"  # the same key, six words: never run as shown
+    only_longer = command_counts(calls((longer, True), (longer, False)))
+    assert only_longer == [{"key": pull, "runs": 2, "ok": 1}]  # counted, not `exact`
+    episodes = [ep(1, command_counts=only_longer),
+                ep(2, command_counts=command_counts(calls((pull, True))))]
+    obs = [o.text for o in distill(episodes) if o.kind == "command"]
+    assert obs == [f"`{pull}` works here (2/3 runs succeeded)"]
+    # A key no run of any session was exactly is never shown: it would not run as shown.
+    assert not [o for o in distill(episodes[:1]) if o.kind == "command"]
+
+
 def test_layout_lists_hot_directories_top_five() -> None:
     files = ["a/x.py", "a/y.py", "b/z.py", "c/d/e.py", "top.py"]
     episodes = [ep(i, files_changed=files) for i in range(3)]
