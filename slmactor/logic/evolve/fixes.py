@@ -259,6 +259,8 @@ def _differs(calls: Sequence[ToolCall], failed: ToolCall, fixed: ToolCall,
         return None  # the code changed too: which of the two got past it, the calls cannot say
     if failed.command and not _same_preparation(failed.command, fixed.command):
         return None  # other steps before the goal: one session's shell state, never a repair
+    if failed.command and _acts_alike(failed.command, fixed.command):
+        return None  # only steps that do nothing added (`; true`, `|| echo`): a mask, no repair
     if failed.path and any(tg.same_path(p, failed.path) for p in edited):
         return None  # the file changed under it
     a, b = typed_repairs.Call.of(failed), typed_repairs.Call.of(fixed)
@@ -308,6 +310,15 @@ def _same_preparation(failed: str, fixed: str) -> bool:
         tg.only_shell_state(step) for step in added)
 
 
+def _acts_alike(failed: str, fixed: str) -> bool:
+    """Whether two shell lines run the same steps that do something, word for word (what the
+    fixed line adds does nothing to a target, or hides the exit status)."""
+    def acts(command: str) -> list[list[str]]:
+        return [tg.words_of(s.text) for s in tg.acting(command)]
+
+    return bool(acts(failed)) and acts(failed) == acts(fixed)
+
+
 def _content_only(failed: ToolCall, fixed: ToolCall) -> bool:
     a, b = _notes_off(failed), _notes_off(fixed)
     changed = {k for k in set(a) | set(b) if a.get(k) != b.get(k)}
@@ -345,12 +356,22 @@ def _undone(calls: Sequence[ToolCall], j: int) -> int | None:
     return None
 
 
-def _backfire(calls: Sequence[ToolCall], i: int, j: int) -> int | None:
-    """Evidence after the fix at `j` that it did not hold: the edit undone, or the next test run
-    failing where a test run had passed before the failure at `i`."""
+def _backfire(calls: Sequence[ToolCall], i: int, j: int,
+              fingerprint_of: Callable[[ToolCall], Fingerprint] = fingerprint) -> int | None:
+    """Evidence after the fix at `j` that it did not hold: the edit undone, the fixing command
+    failing the same way later, or the next test run failing where a test run had passed before
+    the failure at `i`."""
     undone = _undone(calls, j)
     if undone is not None:
         return undone
+    fixing = calls[j]
+    if fixing.command:
+        cls = fingerprint_of(calls[i]).cls
+        for k in range(j + 1, len(calls)):
+            call = calls[k]
+            if not call.ok and call.command and (same_call(fixing, call) or does_what(
+                    fixing, call)) and fingerprint_of(call).cls == cls:
+                return k
     if calls[j].family != "edit":
         return None
     passed_before = any(calls[k].ok and calls[k].command and is_test_run(calls[k].command)
@@ -395,13 +416,13 @@ def outcomes(calls: Sequence[ToolCall],
                     other, failed)):
                 attempts.append(k)
                 absorbed.add(k)
-        out.append(_outcome(calls, i, fp, tuple(sorted(attempts))))
+        out.append(_outcome(calls, i, fp, tuple(sorted(attempts)), fingerprint_of))
     out.reverse()
     return out
 
 
-def _outcome(calls: Sequence[ToolCall], i: int, fp: Fingerprint,
-             attempts: tuple[int, ...]) -> Outcome:
+def _outcome(calls: Sequence[ToolCall], i: int, fp: Fingerprint, attempts: tuple[int, ...],
+             fingerprint_of: Callable[[ToolCall], Fingerprint] = fingerprint) -> Outcome:
     failed = calls[i]
     kind = kind_of(fp)
     resolved_at = fixed_at = None
@@ -431,7 +452,7 @@ def _outcome(calls: Sequence[ToolCall], i: int, fp: Fingerprint,
     if fix is not None and any(_redacted(p) for p in (*fix.files, *fix.commands)):
         fix = None  # what the fix names was redacted: it cannot be told or checked
     if fix is not None:
-        backfire = _backfire(calls, i, fixed_at)
+        backfire = _backfire(calls, i, fixed_at, fingerprint_of)
         held = False if backfire is not None else None
     return Outcome(i, fp, kind, attempts, resolved_at if resolved_at is not None else fixed_at,
                    fixed_at, fix, between, held, backfire)

@@ -35,6 +35,7 @@ from slmactor.logic.evolve.rules import Rule, RuleBook
 from slmactor.logic.failures.call import COMMAND, CONTENT, NEW, OLD, PATCH, PATH, ToolCall
 from slmactor.logic.failures.fingerprint import Fingerprint
 from slmactor.logic.failures.verdict import command_heads
+from slmactor.logic.text import shell
 from slmactor.logic.text.redact import redact
 
 Args = Mapping[str, Any]
@@ -270,6 +271,11 @@ def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
         return _repair("precondition", {"family": family, "head": head_of(before)},
                        {"first": "command", "prefix": first},
                        f"Run `{first}` first (`{first} && …`).")
+    if "\n" in failed.command.strip() or "\n" in fix.command.strip() \
+            or len(shell.steps(failed.command)) != len(shell.steps(fix.command)):
+        # A script of several lines, or other steps: its words run together here would name a
+        # command nobody ran.
+        return None
     a, b = _words(before), _words(after)
     # Longest common tail: what the fix kept; the differing leading words are the substitution.
     k = 0

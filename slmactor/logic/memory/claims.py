@@ -130,7 +130,8 @@ def _same(a: str, b: str) -> bool:
 def paths_named(text: str) -> list[str]:
     """The paths a line presents as there to use: the path-like words of its backticked spans
     (a command's operands; not what a step of it creates or deletes), and of the words after
-    " on " (`Edit on src/a.py`). URLs, package names, globs, options and variables are none."""
+    " on " and "reading " (`Edit on src/a.py`, `reading src/a.py again`). URLs, package names,
+    globs, options and variables are none."""
     found: list[str] = []
     for span in _TICKS.findall(text):
         words: list[str] = []
@@ -143,7 +144,7 @@ def paths_named(text: str) -> list[str]:
         else:
             words = [span.strip()]
         found.extend(w for w in words if _pathlike(w) and _key(w) not in made)
-    for match in re.finditer(r"\bon (\S+?)[),.;]?(?:\s|$)", text):
+    for match in re.finditer(r"\b(?:on|reading) (\S+?)[),.;]?(?:\s|$)", text):
         word = match.group(1).strip("`")
         if _pathlike(word):
             found.append(word)

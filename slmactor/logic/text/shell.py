@@ -330,7 +330,12 @@ def reaches(failed: str, other: str) -> bool:
     a = goal(failed)
     if a is None:
         return False
-    return any(s.program == a.program and s.sub == a.sub for s in acting(other))
+    # A project's own script (named by its path) is reached by any path to it: `scripts/x.sh`
+    # that was not there, then `/home/u/skills/scripts/x.sh` that ran.
+    name = basename(a.program)
+    return any((s.program == a.program or ("/" in a.program + s.program
+                                            and basename(s.program) == name)) and s.sub == a.sub
+               for s in acting(other))
 
 
 def only_shell_state(command: str) -> bool:

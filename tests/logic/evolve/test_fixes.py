@@ -147,3 +147,28 @@ def test_attempts_of_one_target_are_one_failure_compared_from_the_last() -> None
              shell("pytest t.py -x -q")]
     out = only(calls)
     assert out.index == 1 and out.attempts == (0, 1)
+
+
+def test_a_mask_that_only_hides_the_exit_status_is_no_repair() -> None:
+    out = only([shell('grep -n "17" Dockerfile', False, "Use the Grep tool for content search", 2),
+                shell('grep -n "17" Dockerfile ; true')])
+    assert out.resolved and out.fix is None
+    out = only([shell("make lint", False, "lint failed", 2), shell("make lint || echo done")])
+    assert out.fix is None
+
+
+def test_a_fixing_command_that_fails_the_same_way_later_did_not_hold() -> None:
+    checks = "build-tarball skipping 0 https://github.com/o/r/actions/runs/1/job/2"
+    first, later = fixes.outcomes([shell("gh pr checks 105", False, checks, 8),
+                                   shell("gh pr checks 105 --watch"),
+                                   shell("gh pr checks 105 --watch", False, checks, 8)])
+    assert first.fix is not None and first.held is False and first.backfire_at == 2
+    assert later.index == 2 and not later.resolved  # the later failure is one of its own
+
+
+def test_a_script_missing_at_one_path_is_resolved_by_running_it_from_another() -> None:
+    out = only([shell("scripts/dispatch.sh --handle x", False,
+                      "zsh: no such file or directory: scripts/dispatch.sh", 127),
+                shell("/home/u/.agents/skills/w/scripts/dispatch.sh --handle x")])
+    assert out.resolved
+

@@ -37,7 +37,7 @@ def test_paths_named_are_those_a_fix_presents_never_urls_options_or_what_it_crea
     assert paths_named("`pytest tests/test_calc.py -k add`") == ["tests/test_calc.py"]
     assert paths_named("`mkdir -p build/out && cp a.txt build/out`") == ["a.txt"]
     assert paths_named("`curl -s https://example.com/a/b.json`") == []
-    assert paths_named("reading src/app.py again, then Edit again") == []
+    assert paths_named("reading src/app.py again, then Edit again") == ["src/app.py"]
     assert paths_named("Read instead of Edit on src/app.py") == ["src/app.py"]
     assert paths_named("`npm test`") == []
 
