@@ -13,83 +13,19 @@ bullets are taken out, and each retired line is kept in `memory/retired.json` wi
 
 from __future__ import annotations
 
-import os
-import re
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from slmactor.logic.memory.claims import (
-    TRUE,
-    Claim,
-    PathEvents,
-    Verdict,
-    check,
-)
-from slmactor.logic.text.private import Excluder, parse_patterns
+from slmactor.logic.memory.claims import TRUE, Claim, Verdict, check
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.protocol.messages import MemoryAudit
 from slmactor.runtime.actor import Actor, handles
+from slmactor.stores.project_paths import ProjectRecords
 
 if TYPE_CHECKING:
     from slmactor.logic.memory.block_items import BlockItem
     from slmactor.logic.memory.facts import Fact
-
-_WINDOWS = re.compile(r"^[A-Za-z]:[\\/]")
-#: A path whose existence is asked again within one check costs one lookup.
-_CACHE = 4096
-
-
-class ProjectRecords:
-    """What the checks read: the runs' deletions and writes, and the project's tree."""
-
-    def __init__(self, root: Path, paths: PathEvents | None) -> None:
-        self.root = root
-        self.paths = paths or PathEvents()
-        text = ""
-        try:
-            with open(root / ".gitignore", encoding="utf-8", errors="replace") as handle:
-                text = handle.read(256 * 1024)
-        except OSError:
-            pass
-        self.ignored = Excluder(str(root), parse_patterns(text))
-        self._known: dict[str, str] = {}
-
-    def gone(self, path: str) -> str:
-        """Why `path` is not there to use ("" when it is)."""
-        found = self._known.get(path)
-        if found is not None:
-            return found
-        why = self._gone(path)
-        if len(self._known) < _CACHE:
-            self._known[path] = why
-        return why
-
-    def _gone(self, path: str) -> str:
-        p = path.strip().strip("'\"")
-        run = self.paths.deleted_by(p)
-        if run:
-            return f"was deleted by a later run ({run})"
-        if p.startswith(("~", "$")):
-            return "is outside the project"
-        root = str(self.root)
-        if p.startswith("/") or _WINDOWS.match(p):
-            norm = p.replace("\\", "/")
-            if not (norm == root or norm.startswith(root.rstrip("/") + "/")):
-                return "is outside the project"
-            rel = norm[len(root.rstrip("/")) + 1:]
-        else:
-            rel = p.replace("\\", "/")
-            while rel.startswith("./"):
-                rel = rel[2:]
-        if rel.startswith("../") or rel == "..":
-            return "is outside the project"
-        if not rel or os.path.lexists(self.root / rel):
-            return ""
-        if self.ignored.excludes(rel):
-            return ""  # ignored by the project (a build output, a virtual environment)
-        return "is not in the project"
-
 
 class ClaimsMixin(Actor):
     """Checks of what the distiller tells, and `memory.audit`; the host provides `_project`,

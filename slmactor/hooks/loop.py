@@ -200,8 +200,11 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
     if text:
         # What reached the model, with the records it rests on: `memory audit` checks it.
         rule = advice.get("rule_id", "") if isinstance(advice, dict) else ""
-        note(ledger, session.told_entry(text, time.time(), channel="advice", evidence=[
-            e for e in (str(rule or ""), key) if e]))
+        claim = advice.get("claim") if isinstance(advice, dict) else None
+        records = claim.get("evidence") if isinstance(claim, dict) else None
+        note(ledger, session.told_entry(text, time.time(), channel="advice", evidence=list(
+            dict.fromkeys(e for e in (str(rule or ""), key, *(
+                records if isinstance(records, list) else ())) if isinstance(e, str) and e))))
     # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
     # without the fields at their default, as the codec would send it.
     fields = {"run_id": hook.run_id, "tool": call.tool, "path": path,

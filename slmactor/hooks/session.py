@@ -51,7 +51,6 @@ from slmactor.ledger import (
     told_entry,
     told_keys,
     told_lines,
-    told_said,
     without_injected,
 )
 

@@ -153,20 +153,6 @@ def command_digest(command: str) -> str:
     return _digest(command)
 
 
-def told_said(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """What a session was told, line by line: {text, channel, evidence} (`told_entry`)."""
-    out: list[dict[str, Any]] = []
-    for entry in entries:
-        if entry.get("e") != "told" or not isinstance(entry.get("said"), list):
-            continue
-        found = entry.get("evidence")
-        evidence = [e for e in found if isinstance(e, str)] if isinstance(found, list) else []
-        out.extend({"text": line, "channel": str(entry.get("channel", "block")),
-                    "evidence": evidence}
-                   for line in entry["said"] if isinstance(line, str) and line.strip())
-    return out
-
-
 def key_digest(key: str) -> str:
     """A block item's key as the ledger keeps it (a digest: the ledger stays small)."""
     return _digest(key)

@@ -286,8 +286,8 @@ def _episode(report: RunReport, notes: list[FailureNote], at: float) -> dict[str
         "files_changed": list(report.files_changed),
         "tools_used": list(report.tools_used),
         "commands": [{"cmd": cmd, "ok": ok} for cmd, ok in report.commands],
-        "command_counts": [{"key": k, "runs": n, "ok": ok, "exact": exact}
-                           for k, n, ok, exact in report.command_counts],
+        "command_counts": [{"key": k, "runs": n, "ok": ok, **({"shown": shown} if shown else {})}
+                           for k, n, ok, shown in report.command_counts],
         "deleted": list(report.deleted),
         "edit_formats": [{"format": f, "attempted": n, "applied": ok}
                          for f, n, ok in report.edit_formats],

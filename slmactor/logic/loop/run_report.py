@@ -256,8 +256,8 @@ class RunReport:
     #: "unknown" when the run's record states no verdict of its task (an imported transcript):
     #: nothing is claimed of how it ended. "" otherwise (the counts decide).
     verdict: str = ""
-    #: Every command the run ran, by key: (key, runs, ok, exact) — see `episode.CommandCount`.
-    command_counts: tuple[tuple[str, int, int, bool], ...] = ()
+    #: Every command the run ran, by key: (key, runs, ok, shown) — see `episode.CommandCount`.
+    command_counts: tuple[tuple[str, int, int, str], ...] = ()
     #: Paths the run deleted and did not create again.
     deleted: tuple[str, ...] = ()
     #: Edit calls by edit format: (format, attempted, applied).
@@ -321,7 +321,7 @@ class RunReport:
             tags=_strings(data, "tags"),
             verdict="unknown" if data.get("verdict") == "unknown" else "",
             command_counts=tuple(
-                (_text(c, "key", 400), _int(c, "runs"), _int(c, "ok"), c.get("exact") is True)
+                (_text(c, "key", 400), _int(c, "runs"), _int(c, "ok"), _text(c, "shown", 400))
                 for c in _maps(data, "command_counts", MAX_COMMAND_KEYS) if _text(c, "key", 400)),
             edit_formats=tuple(
                 (_text(f, "format", 100), _int(f, "attempted"), _int(f, "applied"))

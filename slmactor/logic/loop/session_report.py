@@ -221,9 +221,9 @@ def told_lines(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
 def command_counts(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Every command of the session counted by its key (the seed's S-5.2: first line, flags
-    dropped, six words): runs, successes, and whether a run was the key itself (`exact`: the key
-    can be shown as a command that runs as shown)."""
-    from slmactor.logic.memory.distill import normalize_command, project_command
+    dropped, six words): runs, successes, and a command as one of its runs ran it (`shown`:
+    what memory says of it; none for a script of several lines)."""
+    from slmactor.logic.memory.distill import normalize_command, project_command, shown_command
 
     counts: dict[str, dict[str, Any]] = {}
     for call in calls:
@@ -234,11 +234,12 @@ def command_counts(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         row = counts.setdefault(key, {"key": key, "runs": 0, "ok": 0})
         row["runs"] += 1
         row["ok"] += call.get("ok") is True
-        if " ".join(command.split()) == key:
-            row["exact"] = True
+        shown = shown_command(command)
+        if shown and "shown" not in row:
+            row["shown"] = shown
     # Only a command that says something of this project is ever told: the others are not
-    # kept. A key no run of this session was exactly is kept too: its runs count wherever
-    # another session ran it as shown.
+    # kept. A key no run of this session can show is kept too: its runs count wherever
+    # another session's run can.
     return [row for row in counts.values() if project_command(row["key"])][:MAX_LIST]
 
 

@@ -84,8 +84,8 @@ class Tally:
         self._cmd_runs: Counter[str] = Counter()
         self._cmd_ok: Counter[str] = Counter()
         self._cmd_sources: dict[str, list[str]] = {}
-        #: Keys some run was itself (nothing dropped): only these are shown as commands.
-        self._cmd_exact: set[str] = set()
+        #: Per key, a command as one of its runs ran it (newest first): what is shown of it.
+        self._cmd_shown: dict[str, str] = {}
         self._dirs: Counter[str] = Counter()
         self._files: Counter[str] = Counter()
         self._fmt_ok: Counter[str] = Counter()
@@ -110,15 +110,16 @@ class Tally:
             if counts:  # every command of the run, by key
                 norm, runs, ok = _str(row.get("key")), _count(row.get("runs")), _count(
                     row.get("ok"))
-                if row.get("exact") is True:
-                    self._cmd_exact.add(norm)
+                shown = shown_command(_str(row.get("shown")) or (
+                    norm if row.get("exact") is True else ""))
             else:  # an older episode: its last commands as they ran
                 norm = normalize_command(_str(row.get("cmd")))
                 runs, ok = 1, int(row.get("ok") is True)
-                if norm and " ".join(_str(row.get("cmd")).split()) == norm:
-                    self._cmd_exact.add(norm)
+                shown = shown_command(_str(row.get("cmd")))
             if not norm:
                 continue
+            if shown and norm not in self._cmd_shown:
+                self._cmd_shown[norm] = shown
             self._cmd_runs[norm] += runs
             self._cmd_ok[norm] += ok
             sources = self._cmd_sources.setdefault(norm, [])
@@ -160,13 +161,14 @@ class Tally:
         out = [g.observation(self._said_in[g.said]) for g in self._gotchas.values()]
         for cmd in sorted(self._cmd_runs):
             runs, ok = self._cmd_runs[cmd], self._cmd_ok[cmd]
-            if runs >= MIN_OBSERVATIONS and ok >= 1 and cmd in self._cmd_exact \
-                    and project_command(cmd):
+            shown = self._cmd_shown.get(cmd, "")
+            # Shown as a run ran it (never the key, whose dropped flags may be what made it run).
+            if runs >= MIN_OBSERVATIONS and ok >= 1 and shown and project_command(cmd):
                 out.append(
                     Observation(
                         "command",
                         cmd,
-                        f"`{cmd}` works here ({ok}/{runs} runs succeeded)",
+                        f"`{shown}` works here ({ok}/{runs} runs succeeded)",
                         tuple(self._cmd_sources.get(cmd, [])),
                     )
                 )
@@ -211,6 +213,15 @@ class Tally:
 #: of this project (`git status`, `ls`); the sub-command of a task runner does (`npm test`).
 _NEUTRAL = frozenset({"git", "gh", "ls", "pwd", "whoami", "date", "echo", "cat", "which", "env",
                       "clear", "history", "id", "uname", "hostname", "true", "sleep"})
+
+
+def shown_command(command: str) -> str:
+    """A command as it can be shown to run: one line, whole, not longer than a key's bytes
+    ("" for a script of several lines or a longer one: its first line is not what ran)."""
+    text = command.strip().removeprefix("$ ")  # a prompt's `$ ` is no part of it
+    if not text or "\n" in text or "\r" in text or len(text.encode()) > MAX_COMMAND_BYTES:
+        return ""
+    return " ".join(text.split())
 
 
 def project_command(command: str) -> bool:

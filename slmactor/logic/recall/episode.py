@@ -188,22 +188,22 @@ class Told:
 @dataclass(frozen=True, slots=True)
 class CommandCount:
     """How often a session ran one command (keyed as the seed's S-5.2 names commands) and how
-    often it exited 0; `exact` when some run's text was the key itself (nothing dropped), so the
-    key can be shown as a command that runs."""
+    often it exited 0; `shown`: the command as one of its runs ran it (what memory may say of
+    it: the key drops flags that may be what made it run), "" when no run can be shown."""
 
     key: str
     runs: int = 0
     ok: int = 0
-    exact: bool = False
+    shown: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {"key": self.key, "runs": self.runs, "ok": self.ok,
-                **({"exact": True} if self.exact else {})}
+                **({"shown": self.shown} if self.shown else {})}
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> CommandCount:
         return cls(_str(data.get("key")), max(0, _int(data.get("runs"))),
-                   max(0, _int(data.get("ok"))), data.get("exact") is True)
+                   max(0, _int(data.get("ok"))), _str(data.get("shown")))
 
 
 @dataclass(frozen=True, slots=True)
@@ -425,7 +425,8 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
         for c in episode.commands[-COMMANDS_CAP:]
     )
     verdict = episode.verdict.strip() or default_verdict(episode.success, files)
-    counts = tuple(replace(c, key=clip(c.key, COMMAND_CAP)) for c in episode.command_counts
+    counts = tuple(replace(c, key=clip(c.key, COMMAND_CAP), shown=c.shown if len(
+        c.shown.encode()) <= COMMAND_CAP else "") for c in episode.command_counts
                    if c.key.strip())[:COMMAND_KEYS_CAP]
     deleted = tuple(dedupe((p for p in episode.deleted if len(p) <= PATH_CAP), DELETED_CAP))
     return replace(

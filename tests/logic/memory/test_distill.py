@@ -47,15 +47,19 @@ def test_a_command_counts_every_run_by_its_key_and_is_shown_only_as_some_run_ran
         return [{"e": "call", "tool": "Bash", "command": c, "ok": ok} for c, ok in commands]
 
     pull = "git checkout main && git pull"
-    longer = f"{pull} && git checkout -b feat/x"  # the same key, six words: never run as shown
-    only_longer = command_counts(calls((longer, True), (longer, False)))
-    assert only_longer == [{"key": pull, "runs": 2, "ok": 1}]  # counted, not `exact`
-    episodes = [ep(1, command_counts=only_longer),
-                ep(2, command_counts=command_counts(calls((pull, True))))]
+    longer = f"{pull} && git checkout -b feat/x"  # the same key (six words)
+    script = "cd app\npytest -q"  # several lines: its first line is not what ran
+    only_longer = command_counts(calls((longer, True), (longer, False), (script, True),
+                                       (script, True)))
+    assert only_longer == [{"key": pull, "runs": 2, "ok": 1, "shown": longer}]  # `cd`: no fact
+    episodes = [ep(1, command_counts=command_counts(calls((pull, True)))),
+                ep(2, command_counts=only_longer)]
     obs = [o.text for o in distill(episodes) if o.kind == "command"]
+    # Every run of the key counted, said as the newest run that can be shown ran it.
     assert obs == [f"`{pull}` works here (2/3 runs succeeded)"]
-    # A key no run of any session was exactly is never shown: it would not run as shown.
-    assert not [o for o in distill(episodes[:1]) if o.kind == "command"]
+    # A key no run can show is never said: it would name a command nobody ran.
+    assert [o.text for o in distill(episodes[1:]) if o.kind == "command"] == [
+        f"`{longer}` works here (1/2 runs succeeded)"]
 
 
 def test_layout_lists_hot_directories_top_five() -> None:
