@@ -21,7 +21,7 @@ from slmactor.logic.memory.claims import TRUE, Claim, Verdict, check
 from slmactor.logic.text.timefmt import to_rfc3339
 from slmactor.protocol.messages import MemoryAudit
 from slmactor.runtime.actor import Actor, handles
-from slmactor.stores.project_paths import ProjectRecords
+from slmactor.stores.base.project_paths import ProjectRecords
 
 if TYPE_CHECKING:
     from slmactor.logic.memory.block_items import BlockItem
@@ -39,8 +39,10 @@ class ClaimsMixin(Actor):
     def fact_claim(self, fact: Fact) -> Claim:
         from slmactor.logic.memory.facts import fact_uses
 
-        return Claim(fact.kind, fact.text, tuple(fact.sources), uses=fact_uses(fact),
-                     free=fact.pinned)
+        # The records behind a fact: the runs it was distilled from, else its own observation
+        # (a fact a client told this user's daemon, signed as theirs).
+        return Claim(fact.kind, fact.text, tuple(fact.sources) or (fact.id,),
+                     uses=fact_uses(fact), free=fact.pinned)
 
     def keep_fact(self, project: Any) -> Callable[[Fact], bool]:
         """The facts' check for one render: a fact is told only when its claim holds now."""

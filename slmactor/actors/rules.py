@@ -34,6 +34,7 @@ rules and adopts them.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -526,13 +527,15 @@ def _checked(advice: dict[str, Any], rule: Rule | None, call: ToolCall, root: Pa
     fails, nothing is told and `claim` says why; when it passes, `claim` names the records."""
     from slmactor.logic.memory.claims import Claim, check, paths_named
     from slmactor.logic.text.shell import same_path
-    from slmactor.stores.project_paths import ProjectRecords
+    from slmactor.stores.base.project_paths import ProjectRecords
 
     if rule is None or rule.seeded:
         return True
     guidance = str(advice.get("guidance") or "")
     own = [p for p in (call.path, *call.paths) if p]
-    named = tuple(p for p in paths_named(guidance)
+    # What it presents to use: not what it says to use instead of (`B` instead of `A`).
+    presented = re.sub(r"instead of `[^`\n]*`", "", guidance)
+    named = tuple(p for p in paths_named(presented)
                   if not any(same_path(p, mine) for mine in own))
     claim = Claim("advice", guidance, (rule.id, *rule.evidence[-3:]), paths=named,
                   held=False if rule.failures and not rule.successes else None)

@@ -65,6 +65,10 @@ class ProjectRecords:
             return "is outside the project"
         if not rel or os.path.lexists(self.root / rel):
             return ""
+        if "/" in rel and not os.path.lexists(self.root / rel.split("/", 1)[0]):
+            # Its first folder is none of the project's (a virtual environment, a tool's own
+            # tree): whether it is there is the environment's to say, not the project's.
+            return ""
         if self.ignored.excludes(rel):
             return ""  # ignored by the project (a build output, a virtual environment)
         return "is not in the project"
