@@ -32,6 +32,8 @@ def test_the_audit_lists_every_claim_with_its_records_and_fix_retires_what_fails
         daemon: DaemonProcess) -> None:
     (daemon.project / "scripts").mkdir()
     (daemon.project / "scripts" / "check.py").write_text("print('ok')\n")
+    (daemon.project / "tools").mkdir()  # a folder of the project, without the script named
+    (daemon.project / "tools" / "other.py").write_text("")
     with daemon.client(timeout=30) as client:
         client.ask(FactObserve(kind="command", subject="check",
                                text="`python scripts/check.py` works here (3/3 runs succeeded)",
