@@ -287,11 +287,18 @@ def _learn_fix(hook: Any, call: ToolCall, path: str, before: list[dict[str, Any]
                 e["key"] for e in open_failures}:
             continue
         note(ledger, {"e": "learned", "key": key, "at": time.time()})
-        if outcome.fix is None or outcome.fix.kind not in ("typed", "transform", "switch"):
+        failed = records[outcome.index]
+        if outcome.fix is not None and outcome.fix.kind in ("typed", "transform", "switch"):
+            resolution = outcome.fix.text
+        elif fixes.prepared_otherwise(failed, call):
+            # Other steps before the same goal (a runtime activated first): what the project's
+            # environment needed, learned as its environment fact.
+            resolution = f"`{call.command}` got past it"
+        else:
             return  # resolved, but no repair in the difference
-        ask("evolve.resolved", {
-            "run_id": hook.run_id, "fingerprint": key, "failed": records[outcome.index].to_wire(),
-            "fixed": call.to_wire(), "resolution": outcome.fix.text})
+        ask("evolve.resolved", {"run_id": hook.run_id, "fingerprint": key,
+                                "failed": failed.to_wire(), "fixed": call.to_wire(),
+                                "resolution": resolution})
         return
 
 

@@ -310,6 +310,23 @@ def _same_preparation(failed: str, fixed: str) -> bool:
         tg.only_shell_state(step) for step in added)
 
 
+#: Steps that do nothing at all (added to a command, they only hide its exit status).
+_NO_OPS = frozenset({"true", ":", "echo", "printf", "sleep", ""})
+
+
+def prepared_otherwise(failed: ToolCall, fixed: ToolCall) -> bool:
+    """Whether a shell call got past `failed` by the same goal with other steps before it (a
+    runtime activated, a variable set): no repair of the call, but what the environment
+    needed — the rules actor's environment facts learn from such a pair."""
+    if not (failed.command and fixed.command) or not does_what(failed, fixed) \
+            or same_call(failed, fixed) or _same_preparation(failed.command, fixed.command):
+        return False
+    before = {" ".join(tg.words_of(s.text)) for s in tg.steps(failed.command)}
+    added = [s for s in tg.steps(fixed.command) if " ".join(tg.words_of(s.text)) not in before]
+    # Steps that do nothing (`true`, `echo`) only hide the exit status: a mask, not a need.
+    return any(s.program not in _NO_OPS for s in added)
+
+
 def _acts_alike(failed: str, fixed: str) -> bool:
     """Whether two shell lines run the same steps that do something, word for word (what the
     fixed line adds does nothing to a target, or hides the exit status)."""

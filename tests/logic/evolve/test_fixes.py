@@ -172,3 +172,11 @@ def test_a_script_missing_at_one_path_is_resolved_by_running_it_from_another() -
                 shell("/home/u/.agents/skills/w/scripts/dispatch.sh --handle x")])
     assert out.resolved
 
+
+
+def test_a_runtime_activated_first_is_what_the_environment_needed_never_a_mask() -> None:
+    failed = shell("pnpm install", False, "ERR_PNPM_UNSUPPORTED_ENGINE", 1)
+    assert fixes.prepared_otherwise(failed, shell("source .nodeenv/activate && pnpm install"))
+    assert not fixes.prepared_otherwise(failed, shell("pnpm install"))
+    assert not fixes.prepared_otherwise(failed, shell("pnpm install || true"))
+    assert not fixes.prepared_otherwise(failed, shell("pnpm add left-pad"))
