@@ -118,7 +118,7 @@ class Tally:
                 shown = shown_command(_str(row.get("cmd")))
             if not norm:
                 continue
-            if shown and norm not in self._cmd_shown:
+            if shown == norm:  # some run was the key itself: it can be shown as it ran
                 self._cmd_shown[norm] = shown
             self._cmd_runs[norm] += runs
             self._cmd_ok[norm] += ok
@@ -162,7 +162,7 @@ class Tally:
         for cmd in sorted(self._cmd_runs):
             runs, ok = self._cmd_runs[cmd], self._cmd_ok[cmd]
             shown = self._cmd_shown.get(cmd, "")
-            # Shown as a run ran it (never the key, whose dropped flags may be what made it run).
+            # Said only as some run ran it: a key that dropped flags names a command nobody ran.
             if runs >= MIN_OBSERVATIONS and ok >= 1 and shown and project_command(cmd):
                 out.append(
                     Observation(
