@@ -12,6 +12,7 @@ recovery) and the import both use this room.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
@@ -61,6 +62,27 @@ def _digest(text: str) -> str:
 
 #: A successful command longer than this keeps only its digest (a heredoc, a script inline).
 MAX_OK_COMMAND = 1000
+#: Texts up to this long are redacted once per process and remembered (`redacted`), at most
+#: `MAX_MEMO` of them: an imported history repeats its commands, arguments and errors (`git
+#: status`, `File does not exist.`) across thousands of calls; a longer text is redacted each time.
+MAX_MEMO_TEXT = 2048
+MAX_MEMO = 2048
+
+
+def redacted(text: str) -> str:
+    """`redact(text)` (pure: the same text always comes out the same), remembered for short texts."""
+    if len(text) > MAX_MEMO_TEXT:
+        from slmactor.logic.text.redact import redact
+
+        return redact(text)
+    return _redacted_short(text)
+
+
+@functools.lru_cache(maxsize=MAX_MEMO)
+def _redacted_short(text: str) -> str:
+    from slmactor.logic.text.redact import redact
+
+    return redact(text)
 
 
 def call_entry(call: ToolCall, path: str, model: str, now: float, *, edit: bool) -> dict[str, Any]:
@@ -96,11 +118,9 @@ def call_fields(tool: str, path: str, args: str, command: str, ok: bool, error: 
     if ok and not edit and (not command or len(command) > MAX_OK_COMMAND
                             or len(args) > 4 * MAX_OK_COMMAND):
         return found
-    from slmactor.logic.text.redact import redact
-
     for key, value in (("args", args), ("command", command), ("error", error)):
         if value:
-            found[key] = redact(value)
+            found[key] = redacted(value)
     return found
 
 
@@ -238,8 +258,8 @@ def merge_transcript(entries: list[dict[str, Any]], calls: Sequence[Mapping[str,
     for call in calls:
         tool, ok = str(call.get("tool", "")), call.get("ok") is True
         path = str(call.get("path", ""))
-        if project and os.path.isabs(path) and Path(path).is_relative_to(project):
-            path = str(Path(path).relative_to(project))
+        if project and os.path.isabs(path):
+            path = _relative_in(path, project)
         family = call.get("family")
         entry = call_fields(tool, path, str(call.get("args", "")), str(call.get("command", "")),
                             ok, str(call.get("error", "")), "", _when(call), edit=is_edit(tool),
@@ -261,12 +281,18 @@ def merge_transcript(entries: list[dict[str, Any]], calls: Sequence[Mapping[str,
         # Only the transcript saw it (no hook told the daemon): its command is kept, redacted,
         # so the report can say it ran.
         entry["only_transcript"] = True
-        if ok and call.get("command"):
-            from slmactor.logic.text.redact import redact
-
-            entry["command"] = redact(str(call["command"]))
+        if ok and call.get("command") and "command" not in entry:
+            entry["command"] = redacted(str(call["command"]))
         out.append(entry)
     return sorted(out, key=_when)  # stable: ties keep their order
+
+
+@functools.lru_cache(maxsize=1024)
+def _relative_in(path: str, project: str) -> str:
+    """`path` relative to `project` when it is inside it, else as it is (a session names the
+    same files again and again: each is worked out once)."""
+    inside = Path(path)
+    return str(inside.relative_to(project)) if inside.is_relative_to(project) else path
 
 
 def _when(entry: Mapping[str, Any]) -> float:

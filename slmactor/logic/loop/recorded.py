@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from slmactor.logic.loop.transcripts import TranscriptStats
@@ -83,13 +84,27 @@ def import_report(harness: str, record: SessionRecord, project: str, *,
 def failure_classes(report: Mapping[str, Any]) -> dict[str, int]:
     """Failure class → count over a report's failures (`fingerprint.analyze`; failures a
     pre-flight rewrite avoided are not failures that happened)."""
-    from slmactor.logic.failures.fingerprint import analyze
-
     counts: dict[str, int] = {}
     for failure in report.get("failures") or ():
         if not isinstance(failure, Mapping) or failure.get("avoided"):
             continue
-        cls = analyze(str(failure.get("tool", "")), str(failure.get("message", "")),
-                      model=str(failure.get("model", "") or report.get("model", ""))).cls
+        tool, message = str(failure.get("tool", "")), str(failure.get("message", ""))
+        model = str(failure.get("model", "") or report.get("model", ""))
+        cls = _class_of(tool, message, model) if len(message) <= MAX_MEMO_MESSAGE else \
+            _analyze_class(tool, message, model)
         counts[cls] = counts.get(cls, 0) + 1
     return counts
+
+
+#: Failure messages up to this long are classified once per process (`_class_of`): an imported
+#: history repeats its errors (`File does not exist.`, a test run's summary) across sessions.
+MAX_MEMO_MESSAGE = 2048
+
+
+def _analyze_class(tool: str, message: str, model: str) -> str:
+    from slmactor.logic.failures.fingerprint import analyze
+
+    return analyze(tool, message, model=model).cls
+
+
+_class_of = lru_cache(maxsize=1024)(_analyze_class)

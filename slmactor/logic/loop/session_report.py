@@ -29,13 +29,11 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from functools import lru_cache
+from typing import Any
 
 from slmactor.logic.failures.call import ToolCall
 from slmactor.logic.loop.transcripts import TranscriptStats, as_count
-
-if TYPE_CHECKING:
-    from slmactor.logic.evolve import typed_repairs
 
 #: Cap on the failures one session reports (the report reader keeps 500).
 MAX_FAILURES = 200
@@ -78,29 +76,39 @@ def _rewritten_as(pre: Mapping[str, Any], call: Mapping[str, Any]) -> bool:
 FIX_WINDOW = 12
 
 
-def _command_call(entry: Mapping[str, Any]) -> typed_repairs.Call | None:
-    from slmactor.logic.evolve import typed_repairs  # only a session with a failure needs it
-
-    command = _s(entry, "command")
-    if not command or _s(entry, "path"):
-        return None
-    return typed_repairs.Call(_s(entry, "tool"), {"command": command}, "shell")
-
-
 def _corrects(failed: Mapping[str, Any], ok: Mapping[str, Any]) -> bool:
     """Whether the successful command `ok` is `failed` corrected: the same tool, the same
     program or the same arguments, and a difference a typed repair names (so an unrelated
     command that merely came next never counts as the fix)."""
-    from slmactor.logic.evolve import typed_repairs
-
     if _s(failed, "tool").lower() != _s(ok, "tool").lower():
         return False
-    a, b = _command_call(failed), _command_call(ok)
-    if a is None or b is None or typed_repairs.norm_command(a.command) == typed_repairs.norm_command(b.command):
+    if _s(failed, "path") or _s(ok, "path") or not _s(failed, "command") or not _s(ok, "command"):
+        return False  # not two commands
+    key = (_s(failed, "tool"), _s(failed, "command"), _s(ok, "tool"), _s(ok, "command"))
+    if len(key[1]) + len(key[3]) > MAX_MEMO_COMMANDS:
+        return _commands_correct(*key)
+    return _commands_correct_memo(*key)
+
+
+#: Pairs of commands up to this long together are judged once per process: a history repeats
+#: its commands, and a failure is weighed against each of the calls that follow it.
+MAX_MEMO_COMMANDS = 4096
+
+
+def _commands_correct(failed_tool: str, failed: str, ok_tool: str, ok: str) -> bool:
+    """`_corrects` of two shell calls, by their tools and commands."""
+    from slmactor.logic.evolve import typed_repairs
+
+    a = typed_repairs.Call(failed_tool, {"command": failed}, "shell")
+    b = typed_repairs.Call(ok_tool, {"command": ok}, "shell")
+    if typed_repairs.norm_command(a.command) == typed_repairs.norm_command(b.command):
         return False
     last_a, last_b = a.command.split()[-1:], b.command.split()[-1:]
     shares = typed_repairs.same_target(a, b) or (last_a == last_b and not last_a[0].startswith("-"))
     return shares and typed_repairs.infer(a, b, "") is not None
+
+
+_commands_correct_memo = lru_cache(maxsize=1024)(_commands_correct)
 
 
 @dataclass
