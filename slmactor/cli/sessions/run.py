@@ -472,7 +472,6 @@ class _Import:
         from slmactor import harnesses
         from slmactor.hooks.session import merge_transcript
         from slmactor.logic.loop import recorded
-        from slmactor.stores.episodes import KEEP_TAG
 
         continuation, failure_classes = recorded.continuation, recorded.failure_classes
         import_report, run_id = recorded.import_report, recorded.run_id
@@ -504,6 +503,8 @@ class _Import:
         if item.tags:
             report["tags"] = [*report["tags"], *item.tags]
         if old and opts.keep_old:
+            from slmactor.stores.episodes import KEEP_TAG  # (the store's import is heavy: numpy)
+
             report["tags"] = [*report["tags"], KEEP_TAG]
         calls = record.stats.calls
         sent = _Sent(job, rid, room.name, total, part, old, len(calls),
