@@ -222,6 +222,7 @@ def read_ledger(path: Path) -> list[dict[str, Any]]:
 def drop(path: Path, count: int) -> None:
     """Remove the first `count` entries (the ones just reported); entries a concurrent hook
     appended meanwhile stay for the next report."""
+    tmp = path.with_suffix(f".tmp-{os.getpid()}")
     try:
         entries = _read(path)
         # What the session was told stays: a later segment's prompts add only what is new.
@@ -229,14 +230,17 @@ def drop(path: Path, count: int) -> None:
         if not rest:
             path.unlink()
             return
-        tmp = path.with_suffix(f".tmp-{os.getpid()}")
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8") as fh:
             fh.writelines(json.dumps(e, ensure_ascii=False, separators=(",", ":")) + "\n"
                           for e in rest)
         os.replace(tmp, path)
     except OSError:
-        pass
+        # The ledger stays as it was (reported again next time); a half-written copy must not.
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
 
 
 def merge_transcript(entries: list[dict[str, Any]], calls: Sequence[Mapping[str, Any]],

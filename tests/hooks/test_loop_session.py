@@ -73,6 +73,22 @@ def test_a_cut_line_loses_only_itself_and_drop_keeps_late_entries(tmp_path: Path
     assert not ledger.exists()
 
 
+def test_a_drop_that_cannot_replace_the_ledger_leaves_it_whole_and_no_temp_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ledger = session.ledger_path(tmp_path, "/repo", "s")
+    for text in ("one", "two"):
+        session.append(ledger, session.prompt_entry(text, 1.0))
+    before = ledger.read_bytes()
+
+    def full(src: object, dst: object) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os, "replace", full)
+    session.drop(ledger, 1)
+    assert sorted(p.name for p in ledger.parent.iterdir()) == [ledger.name]
+    assert ledger.read_bytes() == before
+
+
 def test_stale_ledgers_are_pruned(tmp_path: Path) -> None:
     old, new = (session.ledger_path(tmp_path, "/repo", name) for name in ("old", "new"))
     for path in (old, new):
