@@ -192,12 +192,13 @@ _BEARER = lazy(r"bearer[ \t]{1,8}([a-z0-9._~+/-]{16,4096}=*)")
 # NAME = value, NAME: value, "name": "value" (quoted values may hold spaces). The search starts
 # at the last word of NAME; `_replace_assignments` then checks the whole name.
 # JSON quoted inside a string (`{\"password\": \"…\"}`, a tool's arguments) counts as quoted,
-# its escapes included (a `\\` in the value is the backslash the value held).
+# its escapes included (a `\\` in the value is the backslash the value held; JSON inside JSON
+# doubles each run again: two backslashes of a value are eight there).
 _ASSIGNMENT = lazy(
     r"(key|secret|token|pass(?:w(?:or)?d|phrase)?|pwd|credentials?)(?![a-z0-9_])"
     r"\\{0,7}[\"']?[ \t]{0,8}(?::=|:|=(?!=))[ \t]{0,8}"
     r"(?:\"((?:[^\"\\\r\n]|\\[^\r\n]){1,1024}|[^\"\r\n]{1,1024})\"|'([^'\r\n]{1,1024})'"
-    r"|\\{1,7}\"((?:[^\"\\\r\n]|\\{1,7}[^\"\\\r\n]){1,1024})\\{1,7}\"|([^\s\"'`]{1,4096}))"
+    r"|\\{1,7}\"((?:[^\"\\\r\n]|\\{1,16}[^\"\\\r\n]){1,1024})\\{1,7}\"|([^\s\"'`]{1,4096}))"
 )
 #: What an unquoted value may end with that belongs to the text around it (`token=abc,` `…;`).
 _VALUE_TAIL = ",;)]}"
@@ -252,13 +253,23 @@ def names_a_secret_part(name: str) -> bool:
     return len(words) >= 2 and any(word in _SECRET_PARTS for word in words)
 
 
+#: Tags that say how a key is encoded, not part of it (a base64 key may then start with `//`).
+_ENCODING_TAGS = ("base64:", "hex:")
+
+
 def random_value(value: str) -> bool:
     """A value of a secret-part name that is a credential: 16+ characters, no blank, random-
-    looking, not a path, a URL or a reference."""
+    looking, not a path, a URL or a reference. A value tagged with its encoding (Laravel's
+    `base64:…`) is the key that follows, whatever it starts with (`//…` is base64 too)."""
     stripped = value.strip().strip("\"'")
+    tagged = stripped.startswith(_ENCODING_TAGS)
+    if tagged:  # (a 32-byte base64 key has no digit one time in ~1,500: the tag says what it is)
+        stripped = stripped.partition(":")[2]
     return (len(stripped) >= _MIN_PART_VALUE and not any(c.isspace() for c in stripped)
-            and not stripped.startswith(("/", "~", "./", "../")) and "://" not in stripped
-            and any(c.isdigit() for c in stripped) and any(c.isalpha() for c in stripped)
+            and (tagged or (not stripped.startswith(("/", "~", "./", "../"))
+                            and "://" not in stripped
+                            and any(c.isdigit() for c in stripped)
+                            and any(c.isalpha() for c in stripped)))
             and not is_placeholder(stripped, quoted=True))
 
 
@@ -627,8 +638,8 @@ def _redact_assignments(text: str) -> str:
                 value = text[start:end]
         if not is_secret_name(name):
             continue
-        if group == 5 and value.endswith(("(", "[")) and text[match.end(5):match.end(5) + 1] in (
-                "\"", "'"):
+        if group == 5 and value.rstrip("\\").endswith(("(", "[")) and _QUOTED_ARGUMENT.match(
+                text, match.end(5)):
             continue  # `config["token"]`, `os.getenv('X')` cut at their quote: code
         if name.lower() in _PATH_VARIABLES and value.startswith(("/", "~")):
             continue  # `PWD=/home/x` is the working directory, not a password
@@ -645,6 +656,13 @@ def _redact_assignments(text: str) -> str:
             if names_a_secret_part(name) and random_value(text[start:end]):
                 spans.append((start, end, marker("secret")))
     return _splice(text, _disjoint(spans))
+
+
+#: What follows a value cut at a quote when the value is code: a quoted name, then the call's or
+#: subscript's end (`"token"]`, `'X')`, `'X', default)`; JSON-escaped `\"token\"]`). A value
+#: that ends in `[` where a JSON string closes (`{"command": "export PGPASSWORD=…["}`) is no
+#: call: it is the password.
+_QUOTED_ARGUMENT = lazy(r"([\"'])[\w.: -]{0,128}\\{0,7}\1[ \t]{0,8}[\]),]")
 
 
 #: `NAME<sep>value` where a secret word stands anywhere in NAME (`secret_key_base: …`,

@@ -61,3 +61,39 @@ def test_every_carrier_is_redacted_inside_a_tools_json_arguments() -> None:
             if leaks(shown, [form]):
                 missed.append(f"seed {seed} {form.carrier} {form.name}: {text!r} -> {shown!r}")
     assert missed == [], missed[:5]
+
+
+#: Forms that leaked at one seed of the corpus, with that draw's value fixed here (the seed in
+#: the comment; `SLMACTOR_CORPUS_SEED=N` replays the whole draw), each as the channel it
+#: leaked through.
+LEAKED_ONCE = (
+    # 20261211: Laravel's key, base64 that starts with `//`, was taken for a URL.
+    ("APP_KEY=base64:{V}", "//pL1GlZAL3y87sMNkBt+z1wvza3rk6xwotfKHT+wPo="),
+    # 20261803 (tool-arguments hunt): a base64 key with no digit was not random-looking enough.
+    ('{{"command": "APP_KEY=base64:{V}"}}', "RaVEYncwsxMMCEsUauYebjttcfCgnTRCM+/kgGJcCck="),
+    # 20261210 and 20261212: a value ending in `[` where a tool's JSON string closes was read as
+    # code cut at its quote (`config["token"]`) and kept, in the working checkpoint and ledger.
+    ('{{"command": "export PGPASSWORD={V}"}}', "z8bLL4NYU1cs/MD}i2a+Ym!.bpCXf["),
+    ('{{"command":"export SECRET_KEY={V}","description":"Run the tests"}}', "b3dUa?9G97V/["),
+    # 20261441 (JSON inside JSON): an XML attribute whose value holds two backslashes, eight
+    # once the command's arguments are encoded again.
+    ('<connection user="sa" password="{V}" />', "C8wN16O*`xgAPsYE\\\\ubg^7C0pt2obJ"),
+)
+
+
+def test_forms_that_leaked_at_some_seed_are_redacted() -> None:
+    shown = {}
+    for template, value in LEAKED_ONCE:
+        line = template.format(V=value)
+        for text in (line, json.dumps({"command": line}), json.dumps(json.dumps({"command": line}))):
+            out = redact(text)
+            if value in out or value[:12] in out or "«redacted:" not in out:
+                shown[text] = out
+    assert shown == {}
+
+
+def test_code_cut_at_its_quote_is_still_code() -> None:
+    for code in ('token = config["token"]', "password = os.environ.get('DB_PASSWORD')",
+                 'API_TOKEN=os.getenv("API_TOKEN", "fallback")', 'secret_key = settings["SECRET_KEY"]'):
+        assert redact(code) == code
+        assert redact(json.dumps({"command": code})) == json.dumps({"command": code})
