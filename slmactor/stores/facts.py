@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from slmactor.logic.memory.facts import MAX_FACTS, FactBook, semantic_markdown
-from slmactor.stores.base.jsondoc import JsonDoc
+from slmactor.stores.base.jsondoc import JsonDoc, Shape
 from slmactor.stores.base.layout import ProjectLayout
 from slmactor.stores.base.warnings import WarningLog
 from slmactor.stores.base.watched import MirroredBook
@@ -76,7 +76,7 @@ class RetiredLines:
     """The retired lines of one project (owned by the distiller actor)."""
 
     def __init__(self, memory_dir: Path, warnings: WarningLog) -> None:
-        self.doc = JsonDoc(memory_dir / FILE_NAME, warnings)
+        self.doc = JsonDoc(memory_dir / FILE_NAME, warnings, shape=Shape("lines", dict))
         self.lines: dict[str, dict[str, Any]] = {}
         self._stamp: tuple[int, int, int] | None = None
         self.sync()

@@ -1,7 +1,7 @@
 """`evolve/regressions.json`: the project's regression checks (SPEC S-15).
 
-A JSON document `{"version": 1, "checks": [...]}` (a bare list, as older files may hold, is read
-too), saved atomically, sorted by `added_at`, only when something changed. A corrupt file is moved
+A JSON document `{"version": 1, "checks": [...]}`, saved atomically, sorted by `added_at`, only
+when something changed. A corrupt file, or one of another shape (a bare list included), is moved
 aside by `JsonDoc` with a warning and the store starts empty. `run_offline(root)` evaluates only
 file checks, through `slmactor.stores.base.confined` (confined to the root, no symlinks, regular files
 only, non-blocking opens, bounded reads); command checks are never executed here — they are
@@ -52,7 +52,7 @@ class RegressionStore:
         self._now = now
         # One check per line: the file is shared through git (`slmactor git setup`).
         self._doc = JsonDoc(self.path, warnings, read_only=read_only, now=now,
-                            shape=Shape("checks", list, bare=True), records_key="checks")
+                            shape=Shape("checks", list), records_key="checks")
         # The file as this store last read or wrote it (see `sync`).
         self._seen: Signature = None
         self._checks: list[Check] = self._read()

@@ -7,8 +7,8 @@ seed overlays its statistics, fingerprint and `retired` flag and stays `seeded`;
 repair always come from the code, so an upgraded seed text reaches old stores.  Deleting a seed
 from the file just re-merges it; `"retired": true` disables it, and stays disabled.
 
-Documents are `{"version": 1, "rules": [...]}`; a bare list (older files) is read too.  A corrupt
-file, or one of the wrong shape (`"rules": "not a list"`), is moved to `rules.json.corrupt` by
+Documents are `{"version": 1, "rules": [...]}`.  A corrupt file, or one of the wrong shape
+(`"rules": "not a list"`, a bare `[]`), is moved to `rules.json.corrupt` by
 `JsonDoc` with a warning and ignored: the seeds still work.
 
 Trust: every project-file entry is written with `sig` under the user's key
@@ -106,7 +106,7 @@ class RuleStore:
         self._now = now
         self._seeds = seeds
         self._key = key
-        shape = Shape("rules", list, bare=True)
+        shape = Shape("rules", list)
         # One rule per line: the project file is shared through git (`slmactor git setup`).
         self._project = JsonDoc(Path(project_path), warnings, read_only=read_only, now=now,
                                 shape=shape, records_key="rules") \

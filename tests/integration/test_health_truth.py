@@ -110,3 +110,59 @@ def test_a_store_file_of_the_wrong_shape_is_set_aside_and_named(
     finally:
         stop_quietly(daemon)
         stop_quietly(first)
+
+
+#: Every store document that is an object, in the project and in the user store: a bare `[]`
+#: in any of them (a hand edit, another tool) was read as an empty store and overwritten at the
+#: next save, with no `.corrupt` copy and `status` healthy.
+BARE_LIST_PROJECT = ("evolve/rules.json", "evolve/regressions.json", "evolve/policy.json",
+                     "evolve/environment.json", "memory/facts.json", "memory/retired.json",
+                     "memory/episodes.index.json", "graph/edges.index.json")
+BARE_LIST_USER = ("evolve/rules.json", "evolve/policy.json", "memory/procedures.json",
+                  "memory/latency.json", "memory/calibration.json", "memory/working.checkpoint.json")
+
+
+def test_a_bare_list_where_a_store_keeps_an_object_is_set_aside_and_named(tmp_path: Path) -> None:
+    from slmactor.protocol.messages import (
+        CalibrationGet,
+        EpisodeRecent,
+        EvolveOnFailure,
+        EvolveRegressions,
+        EvolveRules,
+        FactList,
+        GraphStats,
+        PolicyWhy,
+    )
+
+    first = spawn_daemon(base=tmp_path / "a")
+    first.stop()
+    paths = [first.project / ".slmcode" / r for r in BARE_LIST_PROJECT] + \
+        [first.home / r for r in BARE_LIST_USER]
+    for path in paths:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("[]\n")
+    (first.project / ".slmcode" / "graph" / "edges.jsonl").write_text("")
+    daemon = spawn_daemon(base=tmp_path / "b", home=first.home, project=first.project)
+    try:
+        with daemon.client(timeout=30) as client:
+            for message in (FactList(), EvolveRules(include_all=True), EvolveRegressions(),
+                            GraphStats(), EpisodeRecent(n=3), CalibrationGet(model="m"),
+                            PolicyWhy(decision="edit_format", scope="project"),
+                            PolicyWhy(decision="edit_format", scope="user"),
+                            MemoryBlock(query="fix the parser", budget=2000),
+                            EvolveOnFailure(tool="bash", message="bash: poetry: command not found",
+                                            args='{"command": "poetry install"}')):
+                client.ask(message)
+            status = client.ask(Status())
+        named = "\n".join([f"{f.get('dir') or f.get('file')}: {f['reason']}"
+                           for f in status["store_faults"]]
+                          + [w["text"] for w in status["warnings"]])
+        assert status["health"] == "degraded"
+        left = {str(p): p.read_text() for p in paths if p.exists() and p.read_text() == "[]\n"}
+        assert left == {}  # none read as an empty store and left to be overwritten
+        for path in paths:
+            assert (path.parent / (path.name + ".corrupt")).read_text() == "[]\n", path
+            assert f"{path.name} has the wrong shape" in named, (path, named)
+    finally:
+        stop_quietly(daemon)
+        stop_quietly(first)

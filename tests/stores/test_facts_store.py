@@ -76,8 +76,10 @@ def test_bad_records_are_skipped_good_ones_kept(tmp_path: Path) -> None:
         json.dumps({"facts": [{"subject": "", "text": ""}, 3, {"subject": "a", "text": "b"}]})
     )
     assert [f.subject for f in open_facts(tmp_path).book] == ["a"]
-    layout.facts.write_text(json.dumps([{"subject": "bare", "text": "list"}]))  # older shape
-    assert [f.subject for f in open_facts(tmp_path).book] == ["bare"]
+    # No version wrote a bare list: it is the wrong shape, set aside whole, not read as facts.
+    layout.facts.write_text(json.dumps([{"subject": "bare", "text": "list"}]))
+    assert [f.subject for f in open_facts(tmp_path).book] == []
+    assert json.loads((layout.memory_dir / "facts.json.corrupt").read_text())[0]["subject"] == "bare"
 
 
 def test_hand_pinned_fact_is_picked_up_while_open(tmp_path: Path) -> None:

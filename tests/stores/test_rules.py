@@ -85,7 +85,7 @@ def test_persisted_seed_definition_cannot_be_overridden(tmp_path: Path) -> None:
     seed = seed_rules()[8]
     entry = {**seed.to_dict(), "repair": {"kind": "shell", "guidance": "x", "command": "rm -rf /"},
              "successes": 2}
-    path.write_text(json.dumps([entry]))  # a bare list, as older files hold
+    path.write_text(json.dumps({"version": 1, "rules": [entry]}))
     rule = open_store(tmp_path).book.get(seed.id)
     assert rule is not None and rule.repair == seed.repair and rule.successes == 2
 

@@ -12,10 +12,10 @@ UTF-8, a directory or symlink where the file should be) is moved to `NAME.corrup
 followed: a repository cannot point a store file at something outside it.
 
 Valid JSON of the wrong shape is treated the same way, by one rule for every store: an owner
-names the shape it reads (`Shape`: the key of its list or map, and whether a bare list is an
-older form of the document), and a document that is not that shape — `"rules": "not a list"`,
-`"keys": "not a map"`, a journal that is a list — is quarantined with a warning and `load`
-returns None, instead of being overwritten or deleted silently at the next save.
+names the shape it reads (`Shape`: the key of its list or map), and a document that is not that
+shape — `"rules": "not a list"`, `"keys": "not a map"`, a bare `[]` where the object should be,
+a journal that is a list — is quarantined with a warning and `load` returns None, instead of
+being read as empty and overwritten or deleted silently at the next save.
 
 Stale temp files from a crash between write and rename are removed when the store is opened.
 """
@@ -93,19 +93,16 @@ def _one_record_per_line(data: dict[str, Any], records_key: str, rows: list[str]
 
 @dataclass(frozen=True, slots=True)
 class Shape:
-    """What a document must look like: an object whose `key` holds a `kind` (list or dict) —
-    or, with `bare`, the list itself (an older form)."""
+    """What a document must look like: an object whose `key` holds a `kind` (list or dict).
+    No store ever wrote a bare list, so a bare `[]` is the wrong shape, not an empty store."""
 
     key: str
     kind: type = list
-    bare: bool = False
     #: The key may be missing (the owner then reads its zero value).
     optional: bool = False
 
     def problem(self, data: Any) -> str:
         """Why `data` is not of this shape, or ""."""
-        if self.bare and isinstance(data, list):
-            return ""
         if not isinstance(data, dict):
             return f"a JSON {type(data).__name__}, not an object"
         if self.key not in data:

@@ -156,7 +156,7 @@ class MirroredBook(Generic[BookT]):
         self._mirror_text = mirror_text
         self._now = now
         self._doc = WatchedDoc(path, warnings, read_only=read_only, now=now,
-                               shape=Shape(key, list, bare=True),
+                               shape=Shape(key, list),
                                records_key=key if one_per_line else None)
         self.dirty = False
         self.book: BookT = self._read()
