@@ -367,19 +367,26 @@ class RulesActor(Actor):
 
     @handles(EvolveTrust)
     async def trust(self, msg: EvolveTrust) -> dict[str, Any]:
-        """List the unverified rules (whole, for the user to review), or adopt them."""
-        store = self._store(self.project_root(msg))
+        """List the unverified rules and environment facts (whole, for the user to review), or
+        adopt them (`environment`: the facts a repository brought, as the rules)."""
+        root = self.project_root(msg)
+        store, envs = self._store(root), self.envs.get(root)
         pending = store.unverified()
         if not msg.adopt:
-            return {"unverified": [r.to_dict() for r in pending], "adopted": []}
+            return {"unverified": [r.to_dict() for r in pending], "adopted": [],
+                    "environment": {"unverified": list(envs.unverified.values()), "adopted": []}}
         if self.key is None:
             raise RequestError(ErrorCode.STORE_ERROR, "no signing key: nothing can be adopted")
-        wanted = None if msg.every else set(msg.ids)
-        adopted = store.trust(None if wanted is None else list(wanted))
+        wanted = None if msg.every else list(set(msg.ids))
+        adopted = store.trust(wanted)
         if adopted:
             await self._save(store)
+        facts = envs.trust(wanted)
+        if facts:
+            await self._save_env(envs)
         return {"unverified": [r.to_dict() for r in store.unverified()],
-                "adopted": [r.id for r in adopted]}
+                "adopted": [r.id for r in adopted],
+                "environment": {"unverified": list(envs.unverified.values()), "adopted": facts}}
 
     @handles(EvolveLearn)
     async def learn(self, msg: EvolveLearn) -> dict[str, Any]:

@@ -1,14 +1,15 @@
 """`slmactor trust [--list | --all | ID …]`: review and adopt what a repository brought.
 
 A project store can arrive with the repository (a committed `.slmcode/`): episodes, repair
-rules, facts, do/don't lessons, `MEMORY.md` lines and regression checks nobody on this machine
-learned. The daemon never applies them, labels
+rules, environment facts, facts, do/don't lessons, `MEMORY.md` lines and regression checks nobody
+on this machine learned. The daemon never applies them, labels
 them "unverified repository content" wherever a model sees them and withholds their commands.
 This command is how the user takes them as their own:
 
 * `slmactor trust` / `--list` shows every unverified record whole — commands included, so the
   user can read what they would adopt — grouped by kind, with its id;
-* `slmactor trust ID …` adopts the named records (an episode, rule, fact, lesson or check id);
+* `slmactor trust ID …` adopts the named records (an episode, rule, environment fact, fact,
+  lesson or check id);
 * `slmactor trust --all` adopts every one.
 
 Adopting signs the records with the user's key; from then on they are used like learned ones.
@@ -22,8 +23,9 @@ from typing import Any
 from slmactor.cli.context import EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE, CliContext, exit_code_for
 
 #: (label, reply key of the listed records) per trust message, in the order shown.
-SECTIONS = (("episodes", "episodes"), ("rules", "repair rules"), ("facts", "facts"), ("lessons", "do/don't lessons"),
-            ("memory_md", "MEMORY.md lines"), ("regressions", "regression checks"))
+SECTIONS = (("episodes", "episodes"), ("rules", "repair rules"), ("environment", "environment facts"),
+            ("facts", "facts"), ("lessons", "do/don't lessons"), ("memory_md", "MEMORY.md lines"),
+            ("regressions", "regression checks"))
 
 
 def register(sub: Any) -> None:
@@ -58,6 +60,11 @@ def _describe(kind: str, record: dict[str, Any]) -> str:
         when = "/".join(str(trig.get(k) or "*") for k in ("class", "tool", "language"))
         return (f"{when} → {repair.get('kind', '')} {what}".rstrip()
                 + f"; guidance: {repair.get('guidance', '')}")
+    if kind == "environment":  # what it would run before or instead of the failing command
+        fix = record.get("fix") or {}
+        was = f" instead of {fix['was']}" if fix.get("was") else ""
+        return (f"{record.get('topic', '')} ({record.get('class', '')}): {fix.get('kind', '')} "
+                f"{fix.get('words', '')}{was}").rstrip()
     if kind == "episodes":
         ok = "✓" if record.get("success") else "✗"
         return f"{ok} {record.get('query', '')} — {record.get('summary', '')}".rstrip(" —")
@@ -104,6 +111,7 @@ def cmd_trust(ctx: CliContext) -> int:
                 result[key] = client.ask(message)
         for key in ("lessons", "memory_md"):  # answered with the facts
             result[key] = result["facts"].pop(key, {})
+        result["environment"] = result["rules"].pop("environment", {})  # with the rules
     except DaemonUnavailable as exc:
         return ctx.fail(str(exc), EXIT_UNREACHABLE)
     except RequestFailed as exc:

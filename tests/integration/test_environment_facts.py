@@ -238,3 +238,46 @@ def test_gemini_is_told_the_rewrite_after_the_call(daemon: DaemonProcess) -> Non
     after = event("AfterTool", "m2", f"{ACTIVATE} pnpm install", "Done")
     assert "slmactor ran" in after["hookSpecificOutput"]["additionalContext"], after
     assert event("AfterTool", "m2", "ls", "a b") == {}
+
+
+def _trust(daemon: DaemonProcess, repo: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "slmactor", "--runtime-dir", str(daemon.runtime_dir), "--project",
+         str(repo), "--no-autostart", "trust", *args],
+        check=False, env=daemon.env, capture_output=True, text=True, timeout=60)
+
+
+def test_environment_facts_a_repository_brought_wait_for_slmactor_trust(
+        daemon: DaemonProcess) -> None:
+    """A cloned repository's `environment.json` (facts without this user's signature) rewrites
+    nothing and is told nowhere; `slmactor trust` lists each fact whole and adopts the one named,
+    which is then used like a learned one."""
+    learned = _repo(daemon, "node-learned")
+    _failed(daemon, learned, "c1", "pnpm install", "Exit code 1\n" + PNPM_ENGINE, 1)
+    _ran(daemon, learned, "c1", f"{ACTIVATE} pnpm install", 1)
+    document = json.loads((learned / ".slmcode" / "evolve" / "environment.json").read_text())
+    [fact] = document["facts"]
+    assert fact.pop("sig")  # what a repository brings: the facts, not this user's signature
+    clone = _repo(daemon, "node-cloned")
+    (clone / ".slmcode" / "evolve").mkdir(parents=True)
+    (clone / ".slmcode" / "evolve" / "environment.json").write_text(json.dumps(document))
+
+    assert _pre(daemon, clone, "d1", "pnpm install", 1) == {}
+    told = _failed(daemon, clone, "d1", "pnpm install", "Exit code 1\n" + PNPM_ENGINE, 2)
+    assert ACTIVATE not in told
+    listed = _trust(daemon, clone, "--list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [pending] = json.loads(listed.stdout)["environment"]["unverified"]
+    assert pending["id"] == fact["id"] and ACTIVATE in json.dumps(pending)
+    shown = _trust(daemon, clone).stdout
+    assert "unverified environment facts (1):" in shown and fact["id"] in shown, shown
+
+    adopted = _trust(daemon, clone, fact["id"], "--json")
+    assert adopted.returncode == 0, adopted.stdout + adopted.stderr
+    assert json.loads(adopted.stdout)["environment"]["adopted"] == [fact["id"]]
+    kept = json.loads((clone / ".slmcode" / "evolve" / "environment.json").read_text())
+    assert [f["id"] for f in kept["facts"] if f.get("sig")] == [fact["id"]]
+    spec = _pre(daemon, clone, "d2", "pnpm install", 3)["hookSpecificOutput"]
+    assert spec["updatedInput"]["command"] == f"{ACTIVATE} pnpm install"

@@ -6,7 +6,8 @@ rule):
 * `environment.json` — `{"version": 1, "facts": [...]}`, one fact per line (`EnvFact.to_dict`),
   each signed with the user's key; a fact without a valid `sig` (a file a repository brought, or
   edited by hand) loads unverified: listed, never told or applied (an activation prefix is a
-  command the shell runs), written back unsigned. A corrupt file is quarantined by `JsonDoc`
+  command the shell runs), written back unsigned until `slmactor trust` adopts it (`trust`:
+  signed at the next save, then used like a learned one). A corrupt file is quarantined by `JsonDoc`
   and the project starts with no facts; `rm` of it forgets them all.
 * `preflight.json` — `{"version": 1, "rows": [...]}` (`EnvBook.table`): for each fact that may
   rewrite, the exact commands it was seen failing on, whether it is proven, its scope and the
@@ -89,6 +90,19 @@ class EnvStore:
                 self.keys_path.unlink()
             except FileNotFoundError:
                 pass
+
+    def trust(self, ids: list[str] | None) -> list[str]:
+        """Adopt unverified facts (`ids`, or every one for None): they join the book, are
+        signed at the next `save()` and are used like learned ones. Returns the adopted ids."""
+        adopted: list[str] = []
+        for fact_id, record in list(self.unverified.items()):
+            fact = EnvFact.from_dict(record)
+            if fact is None or (ids is not None and fact_id not in ids):
+                continue
+            self.book.facts[fact.id] = fact
+            del self.unverified[fact_id]
+            adopted.append(fact_id)
+        return adopted
 
     def forget(self) -> None:
         """Forget every fact (and the table): `rm` of the files, kept consistent."""
