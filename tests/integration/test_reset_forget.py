@@ -100,3 +100,15 @@ def test_forget_all_removes_the_checkpoint_and_slmactors_memory_md(daemon: Daemo
     assert not (daemon.home / "memory" / "procedures.json").exists()
     text = _cli(daemon, "memory", "forget", "all", "--yes").stdout
     assert text.startswith("forgot all:") and "episodes: 0 episodes" in text
+    # No memory file is left, empty or not, in either store: what stays is what the loop learned
+    # (`evolve reset` forgets it), the run metrics and the stores' own files — and it says so.
+    left = {str(p.relative_to(root)): p.stat().st_size for root in (daemon.project / ".slmcode",
+                                                                    daemon.home)
+            for p in root.rglob("*") if p.is_file()}
+    kept = {".lock", ".gitignore", ".memory-key", "evolve/rules.json", "evolve/regressions.json",
+            "evolve/policy.json", "metrics/runs.jsonl"}
+    assert {f for f in left if f not in kept and not f.startswith("evolve/pending-projects/")} == set(), left
+    assert [f for f, size in left.items() if size == 0 and f != ".lock"] == [], left
+    said = text.splitlines()[-1]
+    for part in ("learned rules", "regression checks", "policy", "evolve reset", "run metrics"):
+        assert part in said, said

@@ -44,9 +44,17 @@ def memory_lines(reply: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+#: What `memory forget all` leaves (no memory file: these are what the loop learned and the
+#: store's own files), and how to remove it too.
+KEPT_BY_FORGET_ALL = ("kept: learned rules, regression checks and policy (`slmactor evolve "
+                      "reset`), run metrics (.slmcode/metrics; `slmactor metrics`), the stores' "
+                      ".lock and .gitignore")
+
+
 def render_forget(scope: str, reply: Mapping[str, Any]) -> str:
     lines = memory_lines(reply)
-    return "\n".join([f"forgot {scope}:" if lines else f"forgot {scope}: nothing", *lines])
+    kept = [KEPT_BY_FORGET_ALL] if scope == "all" else []
+    return "\n".join([f"forgot {scope}:" if lines else f"forgot {scope}: nothing", *lines, *kept])
 
 
 def render_reset(project: str, outcome: Mapping[str, Any]) -> str:
