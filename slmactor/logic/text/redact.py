@@ -38,6 +38,9 @@ What is recognised (the project's own patterns, written from the documented form
   the value is 16+ characters with a digit and a letter, no blank, not a path or URL; A password-named value counts from 6 characters
   (`DB_PASS=hunter`), any other from 8; `PWD=/path` (the working directory) is not a password.
 
+A command given as a JSON array of its words (`["sqlcmd", "-P", "…"]`, as text or as a parsed list
+in `redact_obj`) is read as the command line it makes, so its options' values go as they would.
+
 JSON-escaped text is read as the text it stands for: a `\\n`, `\\t` or `\\r` escape separates
 like the blank it encodes (a token after `\\n` starts a word), and the escape is kept as written.
 
@@ -63,6 +66,7 @@ tests/logic/text/test_redact.py and `python -m bench redact`).
 from __future__ import annotations
 
 import binascii
+import json
 import re
 from collections.abc import Mapping
 from typing import Any
@@ -710,11 +714,37 @@ def redact(text: str, *, home: str | None = None) -> str:
         text = shorten_home(text, home)
     if len(text) < _MIN_TEXT_LEN:
         return text
+    glue = _argv_glue(text)
+    if glue:
+        return _redact_escaped(text.replace(glue, _ARGV_BLANKS[glue])).replace(
+            _ARGV_BLANKS[glue], glue)
+    return _redact_escaped(text)
+
+
+def _redact_escaped(text: str) -> str:
     if "\\" in text and _has_escapes(text):
         # Once with the escapes read as the blanks they stand for (a token after `\n` starts a
         # word), once as written (a quoted password may hold a `\n` of its own).
         return _redact(_unescape_blanks(_redact(_escape_blanks(text))))
     return _redact(text)
+
+
+#: A command given as a JSON array of its words (`["sqlcmd", "-P", "…"]`: Docker's exec form, an
+#: `argv` argument, `subprocess.run([...])`): the `", "` between two words is read as the blank
+#: it stands for, so an option's value is found as on a command line. Same-length tabs (which
+#: JSON text never holds raw) stand in for it and are put back after; tried only when an item
+#: opens with a dash.
+_ARGV_BLANKS = {'", "': "\t\t\t\t", '","': "\t\t\t"}
+
+
+def _argv_glue(text: str) -> str:
+    """The separator of a JSON array of words whose items hold an option, or ""."""
+    if "\t" in text:
+        return ""
+    for glue in _ARGV_BLANKS:
+        if glue + "-" in text:
+            return glue
+    return ""
 
 
 #: JSON and shell escapes of blanks (`\n`, `\t`, `\r`) and the same-length text the passes see
@@ -818,11 +848,30 @@ def redact_obj(
     if isinstance(obj, list | tuple):
         if depth >= max_depth:
             return DEPTH_MARKER
+        if len(obj) >= 2 and all(type(item) is str for item in obj) and any(
+                item.startswith("-") for item in obj):
+            obj = _redact_argv(obj)
         out_list = [redact_obj(item, depth=depth + 1, home=home, max_depth=max_depth) for item in obj]
         if any(type(item) is str and item.endswith(_PEM_WORDS) for item in out_list):
             return _redact_pem_lines(out_list)
         return out_list
     return obj
+
+
+def _redact_argv(words: list[str] | tuple[str, ...]) -> list[str]:
+    """A command's words (`["mysql", "-p…", "app"]`) with the values their options carry
+    redacted, read as the command line they make (`redact` of the array's JSON text)."""
+    text = json.dumps(list(words), ensure_ascii=False)
+    shown = redact(text)
+    if shown == text:
+        return list(words)
+    try:
+        out = json.loads(shown)
+    except ValueError:
+        out = None
+    if isinstance(out, list) and len(out) == len(words) and all(isinstance(w, str) for w in out):
+        return out
+    return [marker("secret") if "«redacted:" in shown else w for w in words]  # (never reached)
 
 
 _PEM_WORDS = "«redacted:private_key»"

@@ -52,7 +52,7 @@ _PROGRAM_FLAGS = tuple(
         ("ldapsearch|ldapmodify|ldapadd|ldapdelete|ldappasswd|ldapwhoami|ldapcompare|ldapmodrdn",
          "-w", False, ("ldap",)),
         ("ssh-keygen", "-[NP]", False, ("ssh-keygen",)),
-        ("az", "-p", False, ("az ",)),
+        ("az", "-p", False, ("az ", "az\t")),
     )
 )
 #: `smbclient -U user%password` (Samba's user%password).

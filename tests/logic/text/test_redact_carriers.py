@@ -5,6 +5,7 @@ the look-alikes unchanged. The seed is printed; `SLMACTOR_CORPUS_SEED=N` replays
 from __future__ import annotations
 
 import json
+import shlex
 
 from slmactor.logic.text.redact import redact, redact_obj
 from tests.fixtures.carrier_corpus import LOOKALIKES, Form, corpus, leaks, seed_of_run
@@ -97,3 +98,40 @@ def test_code_cut_at_its_quote_is_still_code() -> None:
                  'API_TOKEN=os.getenv("API_TOKEN", "fallback")', 'secret_key = settings["SECRET_KEY"]'):
         assert redact(code) == code
         assert redact(json.dumps({"command": code})) == json.dumps({"command": code})
+
+
+def _argv(line: str) -> list[str] | None:
+    """`line`'s words when it is a command with an option (what an argv array carries)."""
+    try:
+        words = shlex.split(line)
+    except ValueError:
+        return None
+    return words if "\n" not in line and any(w.startswith("-") for w in words[1:]) else None
+
+
+def test_a_command_given_as_an_array_of_its_words_is_redacted_like_its_line() -> None:
+    """Docker's exec form, an `argv` argument, `subprocess.run([...])`: the option and its value
+    are two items (`["sqlcmd", …, "-P", "…"]`), or one glued (`"-p…"`), of a JSON array — as
+    text (a tool's arguments) and as a parsed list. Every such form of the corpus leaked."""
+    first = seed_of_run()
+    missed = []
+    for seed in range(first, first + DRAWS):
+        for form in corpus(seed):
+            words = _argv(form.line)
+            if words is None or not any(form.value in w for w in words):
+                continue
+            shown = (redact(json.dumps(words)), redact(json.dumps(words, separators=(",", ":"))),
+                     json.dumps(redact_obj(words)), json.dumps(redact_obj({"argv": words})))
+            missed += [f"seed {seed} {form.carrier} {form.name}: {s}" for s in shown
+                       if leaks(s, [form])]
+    assert missed == [], missed[:5]
+
+
+def test_lookalike_commands_as_arrays_come_out_as_they_went_in() -> None:
+    for line in LOOKALIKES:
+        words = _argv(line)
+        if words is None:
+            continue
+        for text in (json.dumps(words), json.dumps(words, separators=(",", ":"))):
+            assert redact(text) == text
+        assert redact_obj(words) == words
