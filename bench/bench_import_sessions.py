@@ -99,7 +99,7 @@ def _read_floor(root: Path) -> tuple[float, int]:
 
 
 def _runs(daemon: DaemonProcess, project: Path | None = None) -> int:
-    with daemon.client(project=project) as c:
+    with daemon.client(project=project or daemon.project) as c:  # where `_import` files them
         return len(c.ask(MetricsShow(last=0))["runs"])
 
 
