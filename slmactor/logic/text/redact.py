@@ -684,22 +684,36 @@ _LINE_VALUE_SEPARATORS = (":", " =", "\t=")
 _LINE_LOOK = 512
 
 
+#: YAML parent keys before a setting on the same line: its lines joined into one
+#: (`database: password: …`, a command's text with its newlines collapsed).
+_PARENT_KEYS = lazy(r"(?:[A-Za-z0-9_.-]{1,64}:[ \t]{1,8}){0,7}[A-Za-z0-9_.-]{1,64}:")
+
+
 def _rest_of_line(text: str, match: re.Match[str], name: str, start: int, end: int) -> int:
     """Where an unquoted value ends: at its first blank, or — for a password setting that opens
-    its line (`password: correct horse battery`, `passwd = a b c`) and does not start with a
-    reference — at the end of the line; a trailing `,` `;` `)` belongs to the text around it."""
+    its line (`password: correct horse battery`, `passwd = a b c`, after YAML parent keys joined
+    onto it: `database: password: …`) and does not start with a reference — at the end of the
+    line (of the JSON string it opens); a trailing `,` `;` `)` belongs to the text around it."""
     name_start = match.end(1) - len(name)
     # Bounded searches: a long line of `key: key: …` must not make each match scan it again.
     window = max(0, name_start - _LINE_LOOK)
     line_start = text.rfind("\n", window, name_start) + 1
     before = text[line_start or window:name_start].strip(" \t-")
+    quoted = '"' in before  # the setting opens a JSON string (`{"on": "password: …"}`)
+    if quoted:
+        before = before.rsplit('"', 1)[-1].strip(" \t-")
     separator = text[match.end(1):start]
     first_word = text[start:end].rstrip(_VALUE_TAIL)
-    if (name.lower().endswith(_PASSWORD_ENDINGS) and (not before or before in ("export", "set"))
+    if (name.lower().endswith(_PASSWORD_ENDINGS)
+            and (not before or before in ("export", "set") or _PARENT_KEYS.fullmatch(before))
             and any(sep in separator for sep in _LINE_VALUE_SEPARATORS)
             and not is_placeholder(first_word, min_len=1)):
         line_end = text.find("\n", start, start + _LINE_LOOK)
         stop = min(len(text), start + _LINE_LOOK) if line_end < 0 else line_end
+        if quoted:  # to the string's end, not the document line's
+            close = text.find('"', start, stop)
+            stop = stop if close < 0 else close
+            return start + len(text[start:stop].rstrip().rstrip("\\"))
         return start + len(text[start:stop].rstrip())
     return start + len(text[start:end].rstrip(_VALUE_TAIL))
 

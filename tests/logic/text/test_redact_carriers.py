@@ -79,6 +79,10 @@ LEAKED_ONCE = (
     # 20261441 (JSON inside JSON): an XML attribute whose value holds two backslashes, eight
     # once the command's arguments are encoded again.
     ('<connection user="sa" password="{V}" />', "C8wN16O*`xgAPsYE\\\\ubg^7C0pt2obJ"),
+    # 20261232 (through a real daemon): a YAML password line under its parent key, the lines
+    # joined into one as a learned repair's `on` and a lesson's trigger keep a command — the
+    # setting no longer opened its line, so the value stopped at its first blank (too short).
+    ("database: password: {V}", "Q1zJ~ _!l 8Lc,h+"),
 )
 
 
