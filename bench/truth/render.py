@@ -198,7 +198,7 @@ class Renderer:
                                   "clientInfo": {"name": "bench-truth", "version": "1"}})
             stdin.write(json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}) + "\n")
             stdin.flush()
-            for ident, channel, name, arguments in ((2, "mcp_recall", "recall", {"query": task}),
+            for ident, channel, name, arguments in ((2, "mcp_recall", "recall", {"task": task}),
                                                     (3, "mcp_block", "memory_block", {"task": task})):
                 reply = ask(ident, "tools/call", {"name": name, "arguments": arguments})
                 content = (reply.get("result") or {}).get("content") or []

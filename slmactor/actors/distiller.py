@@ -79,6 +79,7 @@ from slmactor.stores.procedures import LatencyStore, ProcedureStore
 
 from .acks import FlushAcks
 from .distiller_block import MemoryBlockMixin
+from .distiller_claims import ClaimsMixin
 from .distiller_lessons import PolarLessonsMixin
 from .distiller_lines import BlockLinesMixin
 
@@ -114,12 +115,14 @@ class _Project:
     lessons_view: tuple[Any, ...] = ()
     #: Whole episodes fetched by earlier passes, by id (only ids of the last window are kept).
     episodes: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: Paths the runs of the last pass's window deleted and wrote (what a claim check reads).
+    paths: Any = None
     #: When the last pass started (monotonic seconds), and a caller waiting for the next one.
     last_pass: float = -math.inf
     hurry: anyio.Event = field(default_factory=anyio.Event)
 
 
-class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
+class DistillerActor(PolarLessonsMixin, BlockLinesMixin, ClaimsMixin, MemoryBlockMixin):
     name = "distiller"
     #: Shortest pause after a step of a distill pass (an episode lookup, a chunk of counting or
     #: of folding facts; see `_breathe`) ...
@@ -548,8 +551,11 @@ class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
                         project.episodes.clear()
                     else:
                         project.window = window
+                        project.paths = tally.paths
                     project.facts.sync()
                     recorded = await self._observe(project, observations, generation)
+                    if project.generation == generation:
+                        await self._retire_failing_lessons(project)
                     project.last = {"episodes": tally.seen, "facts": recorded, "fetched": fetched}
                     self.ctx.stats.extra["distills"] += 1
                     self.ctx.stats.extra["distill_fetched"] += fetched
@@ -566,6 +572,20 @@ class DistillerActor(PolarLessonsMixin, BlockLinesMixin, MemoryBlockMixin):
         finally:
             project.distilling = False
             project.idle.set()
+
+    async def _retire_failing_lessons(self, project: _Project) -> None:
+        """Take out of MEMORY.md this daemon's bullets whose claim fails now (a fix in a folder
+        a later run deleted, a file the project no longer has), each kept in `retired.json`
+        with the reason: the file holds only what its checks pass."""
+        async with project.lesson_lock:
+            try:
+                markdown = await self.run_sync(project.lessons.read_project)
+                failing = [(line, verdict) for line, _claim, verdict
+                           in self.lesson_verdicts(project, markdown) if not verdict.passes]
+                if failing:
+                    await self._retire(project, (), failing)
+            except (StoreError, OSError) as exc:
+                self.ctx.stats.record_error(f"memory.md claims: {exc}")
 
     async def _observe(self, project: _Project, observations: list[Observation],
                        generation: int) -> int:

@@ -43,6 +43,14 @@ class MemoryBlockMixin(Actor):
         """The do/don't lessons of the semantic section (the polar-lessons mixin's)."""
         return []
 
+    def keep_fact(self, project: Any) -> Callable[[Any], bool]:
+        """The facts' claim check for one render (the claims mixin's)."""
+        return lambda fact: True
+
+    def checked_items(self, project: Any, items: list[BlockItem]) -> list[BlockItem]:
+        """The items whose claims pass now (the claims mixin's)."""
+        return items
+
     @handles(MemoryBlock)
     async def block(self, msg: MemoryBlock) -> dict[str, Any]:
         from slmactor.logic.memory import block as block_logic
@@ -76,8 +84,11 @@ class MemoryBlockMixin(Actor):
         allowance = builder.allowance("semantic")
         lessons = await self.lessons_block_items(
             project, query, msg.run_id, int(allowance * BLOCK_SHARE))
+        # Each fact is a claim: only one whose check passes now is told (`distiller_claims`).
+        keep = self.keep_fact(project)
         semantic = block_logic.semantic_section(
-            lambda tokens: project.facts.book.items_for(query, tokens, now), lessons, allowance)
+            lambda tokens: project.facts.book.items_for(query, tokens, now, keep=keep), lessons,
+            allowance)
         builder.add("semantic", semantic)
         episodic: list[BlockItem] = []
         if (query_text.strip() or files or msg.tags) and builder.allowance("episodic") > 0:
@@ -102,7 +113,7 @@ class MemoryBlockMixin(Actor):
                     if allowance else [])
         # Said once: a fix learned as a gotcha, a convention and a lesson is one line to read
         # (their keys and fixes compared, as the renderers set them).
-        items = block_logic.said_once(builder.items())
+        items = self.checked_items(project, block_logic.said_once(builder.items()))
         retired = self.retired_ids(project.root)
         if retired:  # lines the user took back (`memory.retire`) are not said again
             from slmactor.logic.memory.block_lines import without_retired

@@ -34,6 +34,7 @@ rules and adopts them.
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -235,11 +236,15 @@ class RulesActor(Actor):
                 return advice
         answered = on_failure(book, fp, call, self.now(), classes=harness_tool_classes(),
                               family=tool_family, read_tool=read_tool_of(call.tool))
-        if answered.advice.get("found"):
+        advice = answered.advice
+        if advice.get("found") and not _checked(advice, book.get(str(advice.get("rule_id") or "")),
+                                                call, root):
+            return advice
+        if advice.get("found"):
             self._count("advice_found")
-            if answered.advice.get("apply"):
+            if advice.get("apply"):
                 self._count("advice_applied")
-        return answered.advice
+        return advice
 
     def _env_advice(self, root: Path, fp: Fingerprint, call: ToolCall,
                     advice: dict[str, Any]) -> bool:
@@ -412,7 +417,8 @@ class RulesActor(Actor):
             if rule is None and fp is not None and repair is not None:
                 rule = store.book.learn(fp, repair, self.now(), scope=str(cand.get("scope", "")),
                                         evidence=str(cand.get("evidence", "")),
-                                        proven=cand.get("proven") is True)
+                                        proven=cand.get("proven") is True,
+                                        held=cand.get("held") is not False)
             if rule is None:
                 rejected += 1
             else:
@@ -520,6 +526,37 @@ def _try_save(store: RuleStore) -> str:
     return ""
 
 
+def _checked(advice: dict[str, Any], rule: Rule | None, call: ToolCall, root: Path) -> bool:
+    """Advice is a claim, checked before it is told (`logic.memory.claims`): a learned rule's
+    guidance rests on the rule and its evidence, did not stop holding (a rule whose every
+    outcome failed), and every path it presents as there to use — beyond the failed call's own —
+    is in the project. A shipped rule's words name nothing of the project. When the check
+    fails, nothing is told and `claim` says why; when it passes, `claim` names the records."""
+    from slmactor.logic.memory.claims import Claim, check, paths_named
+    from slmactor.logic.text.shell import same_path
+    from slmactor.stores.base.project_paths import ProjectRecords
+
+    if rule is None or rule.seeded:
+        return True
+    guidance = str(advice.get("guidance") or "")
+    own = [p for p in (call.path, *call.paths) if p]
+    # What it presents to use: not what it says to use instead of (`B` instead of `A`).
+    presented = re.sub(r"instead of `[^`\n]*`", "", guidance)
+    named = tuple(p for p in paths_named(presented)
+                  if not any(same_path(p, mine) for mine in own))
+    claim = Claim("advice", guidance, (rule.id, *rule.evidence[-3:]), paths=named,
+                  held=False if rule.failures and not rule.successes else None)
+    verdict = check(claim, ProjectRecords(root, None))
+    advice["claim"] = {**verdict.to_dict(), "evidence": list(claim.evidence)}
+    if verdict.passes:
+        return True
+    advice.update(found=False, apply=False, guidance="", new_args="", repair=None,
+                  reason=f"not told: {verdict.status}: {verdict.why}")
+    advice.pop("new_input", None)
+    advice.pop("new_tool", None)
+    return False
+
+
 def _shown(rule: Rule) -> dict[str, Any]:
     """A rule as `evolve.rules` lists it: unverified ones marked, their texts (guidance,
     evidence, note) quoted with commands withheld (`evolve.trust` shows them whole, for the
@@ -564,7 +601,8 @@ def _learn_pair(book: Any, fp: Fingerprint, cand: dict[str, Any], now: float) ->
     failed, fix = _call(tool, failed_args), _call(tool, fixed_args)
     if failed is None or fix is None:
         return None
-    rule: Rule | None = learn(book, fp, failed, fix, now, run=str(cand.get("evidence", "")))
+    rule: Rule | None = learn(book, fp, failed, fix, now, run=str(cand.get("evidence", "")),
+                              held=cand.get("held") is not False)
     return rule
 
 

@@ -26,7 +26,8 @@ from slmactor.cli.context import (
 
 #: group name → (help, modules that add its subcommands)
 GROUPS: dict[str, tuple[str, list[str]]] = {
-    "memory": ("inspect and reset memory", ["memory.episodes", "memory.facts", "memory.working"]),
+    "memory": ("inspect and reset memory", ["memory.episodes", "memory.facts", "memory.working",
+                                           "memory.audit"]),
     "evolve": ("repair rules, fingerprints, policy", ["evolve.rules", "evolve.policy", "evolve.loop"]),
     "metrics": ("run metrics, comparisons, replay, reports", ["loop.metrics"]),
     "calibrate": ("model calibration profiles", ["calibrate"]),

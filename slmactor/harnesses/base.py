@@ -650,9 +650,11 @@ class Harness:
             specific["additionalContext"] = context
         return {"hookSpecificOutput": specific}
 
-    def failure_output(self, event: str, error: str, advice: str) -> dict[str, Any] | None:
+    def failure_output(self, event: str, error: str, advice: str,
+                       payload: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         """The output that carries `advice` to the model after a failed call, where the usual
-        context channel does not reach it (None: the usual `output` does)."""
+        context channel does not reach it (None: the usual `output` does). `payload` is the
+        hook's input, for a room whose answer must give back what the tool said, whole."""
         return None
 
     # --------------------------------------------------------------------------- pre-flight

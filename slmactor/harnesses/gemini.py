@@ -185,10 +185,17 @@ class Gemini(Harness):
             specific["additionalContext"] = context
         return {"hookSpecificOutput": specific}
 
-    def failure_output(self, event: str, error: str, advice: str) -> dict[str, Any] | None:
+    def failure_output(self, event: str, error: str, advice: str,
+                       payload: Mapping[str, Any] | None = None) -> dict[str, Any] | None:
         if event != "AfterTool" or not advice:
             return None
-        return {"decision": "deny", "reason": f"{error.strip()}\n\n{advice}" if error.strip() else advice}
+        # The reason replaces the tool's result: a shell command's result goes back as Gemini
+        # gave it (its output inside `<untrusted_context>`, its `Exit Code:` line), the advice
+        # after it, outside the wrapper — the model reads the same result and what memory says.
+        response = (payload or {}).get("tool_response")
+        said = content_text(response.get("llmContent")) if isinstance(response, dict) else ""
+        shown = said.strip() if "<untrusted_context>" in said else error.strip()
+        return {"decision": "deny", "reason": f"{shown}\n\n{advice}" if shown else advice}
 
     def preflight_output(self, payload: Mapping[str, Any], updated: dict[str, Any],
                          reason: str) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from typing import Any
 from slmactor import harnesses
 
 _WORD = re.compile(r"\b(ws_[a-z]+|old_str|new_str)\b")
+_SAME_TWICE = re.compile(r"\b([\w.-]+(?: [\w.-]+)?) / \1\b")
 MAX_ADVICE = 1200
 
 
@@ -27,7 +28,9 @@ def localize(harness: str, text: str, tool: str = "") -> str:
     names = {**room.vocabulary, **room.tool_vocabulary.get(tool, {})} if room is not None else None
     if not names:
         return text
-    return _WORD.sub(lambda m: names.get(m.group(1), m.group(1)), text)
+    shown = _WORD.sub(lambda m: names.get(m.group(1), m.group(1)), text)
+    # Two of slmcode's tools may be one of the harness's (`ws_glob / ws_list` → `Glob`): named once.
+    return _SAME_TWICE.sub(r"\1", shown)
 
 
 def shown_guidance(harness: str, tool: str, cls: str, guidance: str, *, seeded: bool) -> str:

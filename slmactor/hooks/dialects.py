@@ -89,6 +89,8 @@ class HookInput(NamedTuple):
     query: str = ""
     transcript: str = ""
     call_id: str = ""
+    #: The harness's payload as it came (what a failure's answer may have to give back whole).
+    payload: Mapping[str, Any] = {}
 
     @property
     def wants_context(self) -> bool:
@@ -131,7 +133,8 @@ def parse(harness: str, event: str, payload: Mapping[str, Any], env: Mapping[str
         _, _, tool_input = room.tool_fields(payload)
         call = room.normalize(event, payload)
         return HookInput(harness, event, action, project, run_id, tool_call=call, raw_input=tool_input,
-                         transcript=transcript, call_id=call.call_id if call else "")
+                         transcript=transcript, call_id=call.call_id if call else "",
+                         payload=payload)
     query = clip(room.prompt(payload).strip(), MAX_QUERY) if action == CONTEXT else ""
     return HookInput(harness, event, action, project, run_id, query=query, transcript=transcript)
 

@@ -167,6 +167,7 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
         call = replace(call, ok=False, error=f"output too large: {notice}" if notice else
                        f"timed out: {outlived}")
         notice = notice or outlived
+    advice: Any = None
     if not call.ok:
         # The call crosses as the map its room built: the daemon parses none of it again.
         advice = ask("evolve.on_failure", {"run_id": hook.run_id, "call": call.to_wire(),
@@ -196,6 +197,14 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
             text = _rewrite_said(call, path, before)
     entry = session.call_entry(call, path, model, time.time(), edit=edit)
     note(ledger, {**entry, "key": key} if key else entry)
+    if text:
+        # What reached the model, with the records it rests on: `memory audit` checks it.
+        rule = advice.get("rule_id", "") if isinstance(advice, dict) else ""
+        claim = advice.get("claim") if isinstance(advice, dict) else None
+        records = claim.get("evidence") if isinstance(claim, dict) else None
+        note(ledger, session.told_entry(text, time.time(), channel="advice", evidence=list(
+            dict.fromkeys(e for e in (str(rule or ""), key, *(
+                records if isinstance(records, list) else ())) if isinstance(e, str) and e))))
     # One key for the failure the call opens and the one evolve.on_failure opened; raw, and
     # without the fields at their default, as the codec would send it.
     fields = {"run_id": hook.run_id, "tool": call.tool, "path": path,
@@ -204,7 +213,7 @@ def tool_event(hook: Any, payload: Mapping[str, Any], project: Path, ledger: Pat
     ask("record_tool", {**{k: v for k, v in fields.items() if v},
                         **({} if recorded_ok else {"ok": False})})
     if not call.ok and text and not notice:
-        carried = room.failure_output(hook.event, call.error, text)
+        carried = room.failure_output(hook.event, call.error, text, hook.payload)
         if carried is not None:
             return carried
     return output(hook.harness, hook.event, text)
@@ -252,10 +261,12 @@ FIX_WINDOW = 12
 
 def _learn_fix(hook: Any, call: ToolCall, path: str, before: list[dict[str, Any]], ledger: Path,
                ask: Ask) -> None:
-    """A successful call of the same tool family on the same target (file, command head, URL)
-    as a recent failure got past it: `evolve.resolved` with both calls, so the rules actor
-    learns the typed repair between them (once per failure: a `learned` entry marks it).
-    `before`: the session's ledger before this call."""
+    """A successful call that got past a recent failure by an exact typed difference on the
+    same target (`logic.evolve.fixes`: what a fix is) — `evolve.resolved` with both calls, so
+    the rules actor learns the repair between them (once per failure: a `learned` entry marks
+    it). The same call run again, another target, other content: nothing is learned here (the
+    session's report says what happened between). `before`: the session's ledger before this
+    call."""
     entries = [e for e in before if e.get("e") in ("call", "learned")]
     learned = {e.get("key") for e in entries if e.get("e") == "learned"}
     calls = [e for e in entries if e.get("e") == "call"][-FIX_WINDOW:]
@@ -263,20 +274,31 @@ def _learn_fix(hook: Any, call: ToolCall, path: str, before: list[dict[str, Any]
                      and e["key"] and e["key"] not in learned]
     if not open_failures:
         return  # most successful calls follow no failure: no repair logic to load (hook start-up)
-    from slmactor.logic.evolve.typed_repairs import Call, same_target
+    from slmactor.logic.evolve import fixes
     from slmactor.logic.loop.session_report import ledger_call
 
-    fix = Call.of(call)
-    for entry in reversed(open_failures):
-        failed = ledger_call(entry, harnesses.tool_family)
-        if failed.family != fix.family or not same_target(Call.of(failed), fix):
+    records = [ledger_call(e, harnesses.tool_family) for e in calls]
+    records.append(call)
+    last = len(records) - 1
+    for outcome in reversed(fixes.outcomes(records)):
+        entry = calls[outcome.index]
+        key = entry.get("key")
+        if outcome.fixed_at != last or not isinstance(key, str) or key not in {
+                e["key"] for e in open_failures}:
             continue
-        key = entry["key"]
         note(ledger, {"e": "learned", "key": key, "at": time.time()})
-        ask("evolve.resolved", {
-            "run_id": hook.run_id, "fingerprint": key, "failed": failed.to_wire(),
-            "fixed": call.to_wire(),
-            "resolution": f"the next {call.tool} call on the same target got past it"})
+        failed = records[outcome.index]
+        if outcome.fix is not None and outcome.fix.kind in ("typed", "transform", "switch"):
+            resolution = outcome.fix.text
+        elif fixes.prepared_otherwise(failed, call):
+            # Other steps before the same goal (a runtime activated first): what the project's
+            # environment needed, learned as its environment fact.
+            resolution = f"`{call.command}` got past it"
+        else:
+            return  # resolved, but no repair in the difference
+        ask("evolve.resolved", {"run_id": hook.run_id, "fingerprint": key,
+                                "failed": failed.to_wire(), "fixed": call.to_wire(),
+                                "resolution": resolution})
         return
 
 

@@ -66,6 +66,9 @@ def candidates(missing: str, project: Path, *, max_entries: int = MAX_ENTRIES,
     name = target.name.lower()
     if not name:
         return []
+    with contextlib.suppress(OSError):
+        if target.exists():
+            return []  # it is there now: a hint would say it is not
     found: list[str] = []
     folder = _deepest_folder(target)
     if folder is not None and _may_list(folder, project):

@@ -145,14 +145,25 @@ def _line_key(line: str) -> str:
     return _digest(html.unescape(line).strip())
 
 
-def told_entry(text: str, now: float, keys: Sequence[str] = ()) -> dict[str, Any]:
+#: Lines of what a session was told kept as text (for `memory audit`), and their length.
+MAX_SAID_LINES = 64
+MAX_SAID_CHARS = 600
+
+
+def told_entry(text: str, now: float, keys: Sequence[str] = (), *, channel: str = "block",
+               evidence: Sequence[str] = ()) -> dict[str, Any]:
     """A ledger entry naming what this session was told: the keys of the block's items (what
-    the next block is compared by) and every line of the text (digests only: what a prompt
-    that echoes it back is stripped of)."""
+    the next block is compared by), every line of the text (digests: what a prompt that echoes
+    it back is stripped of) and the lines themselves (`said`, with the records they rest on:
+    what `memory audit` checks of what reached the model)."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
     entry: dict[str, Any] = {"e": "told", "at": now, "lines": sorted(
-        {_line_key(line) for line in text.splitlines() if line.strip()})}
+        {_line_key(line) for line in lines}), "channel": channel,
+        "said": [line[:MAX_SAID_CHARS] for line in lines[:MAX_SAID_LINES]]}
     if keys:
         entry["keys"] = sorted({key_digest(k) for k in keys})
+    if evidence:
+        entry["evidence"] = [e for e in evidence if isinstance(e, str) and e][:16]
     return entry
 
 

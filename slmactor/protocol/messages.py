@@ -80,6 +80,7 @@ class Kind(StrEnum):
     MEMORY_LINES = "memory.lines"
     MEMORY_RETIRE = "memory.retire"
     MEMORY_PROJECTS = "memory.projects"
+    MEMORY_AUDIT = "memory.audit"
     # failures and repair rules
     EVOLVE_FINGERPRINT = "evolve.fingerprint"
     EVOLVE_ON_FAILURE = "evolve.on_failure"
@@ -707,6 +708,16 @@ class MemoryRetire(Message):
     ids: list[str] = field(default_factory=list)
     texts: list[str] = field(default_factory=list)
     undo: bool = False
+
+
+@dataclass(slots=True, kw_only=True, eq=False, repr=False)
+class MemoryAudit(Message):
+    """Every claim the project's memory holds (facts, `MEMORY.md` bullets), each with the
+    records it rests on and its verdict now (true, stale, contradicted, unverified); with
+    `fix`, what fails is retired, each with the reason."""
+
+    KIND: ClassVar[Kind] = Kind.MEMORY_AUDIT
+    fix: bool = False
 
 
 @dataclass(slots=True, kw_only=True, eq=False, repr=False)

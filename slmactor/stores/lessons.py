@@ -29,12 +29,14 @@ from slmactor.logic.memory.lessons import (
     PROJECT_HEADER,
     Lesson,
     adopt_lines,
+    fold_into,
     foreign_lines,
     forget_own_bullets,
     global_block,
     join_memory_texts,
     render_markdown,
     trim_oldest_bullets,
+    without_lines,
 )
 from slmactor.logic.text.redact import redact
 from slmactor.stores.base.errors import StoreWriteError
@@ -195,8 +197,32 @@ class LessonStore:
         can be told from lines a repository brought); returns what was written."""
         clean = _redacted(lessons)
         if self.project is not None and clean:
-            self.project.append(render_markdown(clean, self.signing_key))
+            # One line per lesson signature, with its count: a lesson learned again (the same
+            # failure in the next session) counts on its line instead of repeating it.
+            text = self.project.read()
+            # A file holding bytes that are not text is only appended to: a rewrite would not
+            # give them back byte for byte.
+            key = self.signing_key if "\ufffd" not in text else None
+            text, new, changed = fold_into(text, clean, key)
+            if changed:
+                self.project.rewrite(text)
+            if new:
+                self.project.append(render_markdown(new, self.signing_key))
         return clean
+
+    def remove_own(self, lines: set[str]) -> set[str]:
+        """Take these lines (this daemon's bullets, as read) out of the project's MEMORY.md:
+        a claim check found them false or stale. The lines removed; everything else is kept
+        (atomic rewrite). Raises StoreWriteError."""
+        if self.project is None or not lines:
+            return set()
+        text = self.project.read()
+        if "\ufffd" in text:
+            return set()  # bytes that are not text could not be given back byte for byte
+        kept, found = without_lines(text, lines)
+        if found:
+            self.project.rewrite(kept)
+        return found
 
     def foreign(self) -> list[tuple[str, str]]:
         """(id, text) of the project MEMORY.md lines this user's key did not sign."""

@@ -122,3 +122,28 @@ async def test_the_counter_sees_a_parse_when_there_is_one(tmp_path: Path) -> Non
         with json_reads() as reads:
             await actor.on_failure(request)
     assert reads == ['{"command": "pytest -q"}']
+
+
+async def test_advice_is_a_claim_checked_before_it_is_told(tmp_path: Path) -> None:
+    # A learned fix that names a file of the project is told while the file is there, with
+    # the records it rests on; once the file is gone it is not told, and the answer says why.
+    project = tmp_path / "repo"
+    (project / "tests" / "unit").mkdir(parents=True)
+    (project / "tests" / "unit" / "test_a.py").write_text("def test_a(): pass\n")
+    claude = harnesses.get("claude")
+    failed = claude.tool_call("Bash", {"command": "pytest -q"}, ok=False,
+                              error="Exit code 4\nERROR: file or directory not found: tests")
+    fixed = claude.tool_call("Bash", {"command": "pytest -q tests/unit/test_a.py"})
+    async with running(tmp_path) as (actor, _):
+        await actor.resolved(_wire(EvolveResolved(project=str(project), run_id="r1",
+                                                  failed=failed.to_wire(), fixed=fixed.to_wire())))
+        ask = _wire(EvolveOnFailure(project=str(project), run_id="r2", call=failed.to_wire()))
+        told = await actor.on_failure(ask)
+        assert told["found"] and "tests/unit/test_a.py" in told["guidance"], told
+        assert told["claim"]["verdict"] == "true" and "r1" in " ".join(told["claim"]["evidence"])
+        (project / "tests" / "unit" / "test_a.py").unlink()
+        gone = await actor.on_failure(_wire(EvolveOnFailure(project=str(project), run_id="r3",
+                                                            call=failed.to_wire())))
+    assert not gone["found"] and gone["guidance"] == "" and not gone["apply"]
+    assert gone["claim"]["verdict"] == "stale" and "tests/unit/test_a.py" in gone["claim"]["why"]
+    assert gone["reason"].startswith("not told: stale")

@@ -13,6 +13,11 @@ def test_tool_names_are_the_harness_own() -> None:
     assert localize("claude", SEED_GUIDANCE).startswith("old_string did not match. Read the file")
     assert "read_file the file" in localize("gemini", SEED_GUIDANCE)
     assert "ws_" not in localize("codex", SEED_GUIDANCE)
+    # Two of slmcode's tools that are one tool of the harness are named once, not `(Glob / Glob)`.
+    listing = "List the directory (ws_glob / ws_list) before guessing paths."
+    assert localize("claude", listing) == "List the directory (Glob) before guessing paths."
+    assert localize("gemini", listing) == ("List the directory (glob / list_directory) before "
+                                           "guessing paths.")
     assert localize("claude", "ws_readme and old_strings stay") == "ws_readme and old_strings stay"
 
 
@@ -62,6 +67,27 @@ def test_gemini_gets_advice_after_a_failure_where_it_reaches_the_model() -> None
     assert out == {"decision": "deny", "reason": "Failed to edit, 0 occurrences found\n\nslmactor memory: …"}
     assert room.failure_output("AfterTool", "boom", "") is None
     assert harnesses.get("claude").failure_output("PostToolUseFailure", "boom", "advice") is None
+
+
+def test_gemini_shell_advice_keeps_the_exit_code_and_the_output_inside_its_wrapper() -> None:
+    # A failed run_shell_command's result is its llmContent: the output wrapped in
+    # <untrusted_context> with its `Exit Code:` line. The blocking reason gives it back whole
+    # (the command's output stays marked untrusted), memory's advice after it.
+    import json
+    from pathlib import Path
+
+    from slmactor import harnesses
+
+    fixture = Path(__file__).parents[1] / "fixtures/hooks/gemini/AfterTool-run_shell_command-failed.json"
+    payload = json.loads(fixture.read_text())["payload"]
+    out = harnesses.get("gemini").failure_output("AfterTool", "AssertionError", "slmactor memory: x",
+                                                 payload)
+    assert out is not None
+    reason = out["reason"]
+    content = payload["tool_response"]["llmContent"]
+    assert reason.startswith(content.strip()) and reason.endswith("\n\nslmactor memory: x")
+    assert "Exit Code: 1" in reason.split("</untrusted_context>")[0]
+    assert "slmactor memory" not in reason.split("</untrusted_context>")[0]
 
 
 def test_a_codex_command_its_sandbox_refused_is_told_to_ask_for_escalation() -> None:

@@ -136,7 +136,8 @@ def test_distill_from_episodes_feeds_the_block(daemon: DaemonProcess) -> None:
         assert (
             facts[("command", "go test ./...")] == "`go test ./...` works here (4/4 runs succeeded)"
         )
-        assert facts[("command", "go vet")] == "`go vet` works here (2/4 runs succeeded)"
+        # `$ go vet -all` keyed `go vet` never ran as shown: not said as a command that works.
+        assert ("command", "go vet") not in facts
         assert facts[("gotcha", "fp_edit")].startswith(
             "old_str not found in walk.go — fix: re-read"
         )
@@ -263,7 +264,7 @@ def test_memory_cli(daemon: DaemonProcess) -> None:
     confidences = [float(r.split()[2] if r.startswith("★") else r.split()[1]) for r in rows]
     assert confidences == sorted(confidences, reverse=True)  # by confidence (S-20.2)
     commands = cli(daemon, "memory", "facts", "--kind", "command").stdout.splitlines()
-    assert len(commands) == 2 and all(" command " in line for line in commands)
+    assert len(commands) == 1 and all(" command " in line for line in commands)
     lessons = cli(daemon, "memory", "lessons", "--query", "flaky fixture")
     assert lessons.stdout.splitlines()[0] == "- project memory: ⚠ Flaky fixture in conftest.py"
 
@@ -360,5 +361,5 @@ def test_memory_show_after_a_few_finished_runs(daemon: DaemonProcess) -> None:
     headings = [line for line in text.splitlines() if line.startswith("## ")]
     assert headings[:2] == ["## What we know about this project", "## Similar work done before"]
     assert headings == sorted(headings, key=documented.index)
-    assert "`pytest tests` works here (3/3 runs succeeded)" in text
+    assert "pytest" not in text.split("## Similar work")[0]  # `pytest tests` never ran as shown
     assert "add retry to the http client" in text

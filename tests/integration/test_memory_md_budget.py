@@ -12,6 +12,10 @@ USERS_OWN = ("# Project memory\n\nNotes for agents, by hand: the CI runs `make c
              "- ⚙ never push to main on Fridays\n* keep the changelog in sync\n\n## Lessons\n\n")
 
 
+def _word(batch: int, i: int) -> str:
+    return "".join(chr(ord("a") + int(d)) for d in f"{batch:02d}{i:03d}")
+
+
 def test_memory_md_stays_within_its_budget_and_keeps_the_users_text(
     daemon: DaemonProcess,
 ) -> None:
@@ -21,8 +25,10 @@ def test_memory_md_stays_within_its_budget_and_keeps_the_users_text(
     written = 0
     with daemon.client(timeout=30.0) as client:
         for batch in range(12):
+            # Lessons that differ only by their numbers are one lesson (counted on one line):
+            # these differ by a word.
             lessons = [{"task_id": f"t{batch}-{i}", "kind": "pitfall",
-                        "text": f"lesson {batch}-{i}: run the linter on every file the change "
+                        "text": f"lesson {_word(batch, i)}: run the linter on every file the change "
                                 f"touched before the tests, or the import order check fails"}
                        for i in range(200)]
             client.ask(LessonAdd(lessons=lessons))
@@ -32,4 +38,5 @@ def test_memory_md_stays_within_its_budget_and_keeps_the_users_text(
     assert 0 < size <= MAX_MEMORY_BYTES
     text = memory_md.read_text(encoding="utf-8")
     assert text.startswith(USERS_OWN)  # the user's own lines, byte for byte, in place
-    assert "lesson 11-199:" in text and "lesson 0-0:" not in text  # the oldest went first
+    # the oldest went first
+    assert f"lesson {_word(11, 199)}:" in text and f"lesson {_word(0, 0)}:" not in text

@@ -153,3 +153,28 @@ def test_hand_written_text_over_the_budget_is_kept_and_said(tmp_path: Path) -> N
         lessons.append(f"- ⚙ learned {i} <!-- slm at={i} -->\n")
     assert path.read_text() == mine + "- ⚙ learned 2 <!-- slm at=2 -->\n"
     assert any("never trimmed" in w["text"] for w in log.recent())
+
+
+def test_the_same_lesson_learned_a_hundred_times_is_one_line_with_its_count(tmp_path: Path) -> None:
+    from slmactor.logic.memory.lessons import strip_provenance
+
+    home = tmp_path / "home"
+    path = tmp_path / "proj" / ".slmcode" / "MEMORY.md"
+    store = LessonStore(path, home / "MEMORY.md", [], WarningLog(), now=lambda: NOW,
+                        signing_key=b"k" * 32)
+    path.parent.mkdir(parents=True)
+    path.write_text("# Project memory\n\nmy own note\n- ⚠ `make test` failed here: hand-written\n")
+    for session in range(100):  # a hundred imported sessions, the same failure in each
+        store.add_project([Lesson(f"import:claude:s{session}", "failure",
+                                  f"`make test` failed here and stayed unresolved: line {session}",
+                                  f"2026-01-01T00:{session % 60:02d}:00Z")])
+    store.add_project([Lesson("s-other", "convention", "edit: the file must be read first")])
+    lines = path.read_text().splitlines()
+    own = [ln for ln in lines if "stayed unresolved" in ln]
+    assert len(own) == 1 and "n=100" in own[0] and "task=import:claude:s99" in own[0]
+    # The user's own lines are untouched, the other lesson is appended once.
+    assert lines[:4] == ["# Project memory", "", "my own note",
+                         "- ⚠ `make test` failed here: hand-written"]
+    assert [strip_provenance(ln) for ln in lines[4:]] == [
+        "- ⚠ `make test` failed here and stayed unresolved: line 0",
+        "- ⚙ edit: the file must be read first"]

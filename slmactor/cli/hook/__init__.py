@@ -351,8 +351,11 @@ class HookRun:
         text = render(new)
         if text:
             try:
+                # The records the lines rest on go with them: `memory audit` checks them.
+                evidence = list(dict.fromkeys(e for i in new for e in i.evidence))
                 session.append(ledger, session.told_entry(text, time.time(),
-                                                          keys=[i.key for i in new if i.key]))
+                                                          keys=[i.key for i in new if i.key],
+                                                          evidence=evidence))
             except OSError as exc:
                 warn(f"session ledger: {exc}")
         return text

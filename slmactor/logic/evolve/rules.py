@@ -283,11 +283,14 @@ class RuleBook:
         return True
 
     def learn(self, fp: Fingerprint, repair: Repair, now: float, *, scope: str = "project",
-              evidence: str = "", proven: bool = False) -> Rule | None:
+              evidence: str = "", proven: bool = False, held: bool = True) -> Rule | None:
         """Create or strengthen the rule that repairs `fp` (S-10.10).
 
         `proven`: the repair was seen to fix this failure (counts as the rule's first success).
         `evidence` (a run id) already recorded on the rule is not counted again.
+        `held=False`: the repair was followed by evidence against it (the next test run failed,
+        the edit was undone — the second seed's backfire): an existing rule counts a failure,
+        none is created.
         """
         if fp.is_zero or not repair.valid:
             return None
@@ -304,6 +307,13 @@ class RuleBook:
             # claimed statistics are not theirs, so the rule starts again as learned here.
             del self.rules[rid]
             existing = None
+        if not held:
+            if existing is None or not existing.verified:
+                return None
+            seen = bool(evidence) and evidence in existing.evidence
+            trail = (*existing.evidence, evidence) if evidence and not seen else existing.evidence
+            return self._update(existing, failures=existing.failures + (not seen),
+                                evidence=trail[-MAX_EVIDENCE:], last_used=stamp)
         if existing is not None:
             # The same resolution reported twice (evolve.resolved, then reflection of the same
             # run; or a client retry) is one success, not two.

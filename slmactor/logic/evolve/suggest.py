@@ -178,6 +178,11 @@ def _lookup(pool: list[Rule], fp: Fingerprint, message: str, args: CallArgs | No
             # else — its words name another call's fix.
             continue
         is_exact = rule.exact_for(fp)
+        if not is_exact and not rule.seeded and rule.repair.kind == "guidance" \
+                and "`" in rule.repair.guidance:
+            # A learned fix that names a command or file (`Run `X` first`) is that failure's
+            # fix: for another failure of its class it names something that call never needed.
+            continue
         if not is_exact and not (rule.trigger.matches(fp, message)
                                  or _same_family_advice(rule, fp, message, classes, family)):
             continue

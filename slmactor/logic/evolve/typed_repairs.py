@@ -35,6 +35,7 @@ from slmactor.logic.evolve.rules import Rule, RuleBook
 from slmactor.logic.failures.call import COMMAND, CONTENT, NEW, OLD, PATCH, PATH, ToolCall
 from slmactor.logic.failures.fingerprint import Fingerprint
 from slmactor.logic.failures.verdict import command_heads
+from slmactor.logic.text import shell
 from slmactor.logic.text.redact import redact
 
 Args = Mapping[str, Any]
@@ -270,6 +271,11 @@ def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
         return _repair("precondition", {"family": family, "head": head_of(before)},
                        {"first": "command", "prefix": first},
                        f"Run `{first}` first (`{first} && …`).")
+    if "\n" in failed.command.strip() or "\n" in fix.command.strip() \
+            or len(shell.steps(failed.command)) != len(shell.steps(fix.command)):
+        # A script of several lines, or other steps: its words run together here would name a
+        # command nobody ran.
+        return None
     a, b = _words(before), _words(after)
     # Longest common tail: what the fix kept; the differing leading words are the substitution.
     k = 0
@@ -289,7 +295,7 @@ def _shell(failed: Call, fix: Call, family: str, cls: str) -> Repair | None:
     j = 0
     while j < min(len(a), len(b)) and a[j] == b[j]:
         j += 1
-    if j and j == len(a) and len(b) - j <= MAX_PREFIX:
+    if j and j == len(a) and 0 < len(b) - j <= MAX_PREFIX:  # nothing added: no change
         extra = " ".join(b[j:])
         # `on`: the command it was learned on. Options alone (`-q`, `--timeout 600`) carry over
         # to another command of the same head; a selector's value (`-k test_name`) names
@@ -630,7 +636,7 @@ def _runner_up(ranked: list[Rule], failed: Call, read_tool: str) -> str:
 
 
 def learn(book: RuleBook, fp: Fingerprint, failed: Call, fix: Call | None, now: float, *,
-          run: str = "") -> Rule | None:
+          run: str = "", held: bool = True) -> Rule | None:
     """Learn the typed repair from a failure and the call that got past it (None: nothing to
     learn). The rule's trigger names no tool — the precondition holds the family — so a repair
     learned on one harness's tool serves another's of that family; its evidence is the fixing
@@ -642,7 +648,7 @@ def learn(book: RuleBook, fp: Fingerprint, failed: Call, fix: Call | None, now: 
         return None
     proof = f"{run} {evidence(fix)}".strip() if fix is not None else run
     return book.learn(dataclasses.replace(fp, tool=""), repair, now, evidence=proof,
-                      proven=fix is not None)
+                      proven=fix is not None, held=held)
 
 
 def parse_args(args: str) -> dict[str, Any] | None:

@@ -37,6 +37,7 @@ from slmactor.logic.failures.runtimes import (
     says_listening,
 )
 from slmactor.logic.failures.unwrap import Unwrapped
+from slmactor.logic.text.shell import segments
 
 #: Tool families (what `harnesses.tool_family` answers).
 EDIT, READ, SHELL, SEARCH, WEB, TASK = "edit", "read", "shell", "search", "web", "task"
@@ -87,6 +88,9 @@ _SIBLING = _patterns(r"sibling tool call errored", r"cancelled: parallel tool ca
 # parser and workspace check, Codex's sandbox and approval policy): read at the head only.
 _POLICY = _patterns(
     r"command rejected because it could not be parsed safely", r"permission for this tool use",
+    # Claude Code's auto mode: "Permission for this action was denied by the Claude Code auto
+    # mode classifier."
+    r"permission for this action was denied", r"denied by (?:the )?[\w ]{0,40}classifier",
     r"^blocked:", r"\bwas blocked\b", r"has been denied", r"denied by (?:the )?(?:permission|policy|sandbox)",
     r"must be within one of the workspace directories", r"requires approval",
     r"pretooluse:\S+ hook", r"hook error", r"sandbox denied", r"approval policy",
@@ -198,56 +202,7 @@ _BUILD_HEADS = frozenset({"go build", "go vet", "tsc", "cargo build", "cargo che
                           "make check", "make vet", "make typecheck", "gcc", "g++", "clang",
                           "javac", "rustc", "dotnet build", "mvn compile", "gradle build"})
 _REPRO = re.compile(r"(?:^|[\s/])repro\w*\.(?:py|js|ts|sh)\b")
-_HEREDOC = re.compile(r"<<-?\s*(['\"]?)(\w+)\1")
 _ASSIGNMENT = re.compile(r"^[A-Za-z_]\w*=\S*$")
-
-
-def segments(command: str) -> list[str]:
-    """The simple commands of a shell line: split at `&&`, `||`, `;`, `|` and line ends outside
-    quotes, with here-document bodies left out (a truncated line just ends)."""
-    out: list[str] = []
-    current: list[str] = []
-    quote = ""
-    i, n = 0, min(len(command), 4000)
-    while i < n:
-        c = command[i]
-        if quote:
-            if c == "\\" and quote == '"' and i + 1 < n:
-                current.append(command[i:i + 2])
-                i += 2
-                continue
-            if c == quote:
-                quote = ""
-            current.append(c)
-        elif c in "'\"":
-            quote = c
-            current.append(c)
-        elif c == "\\" and i + 1 < n:
-            current.append(command[i:i + 2])
-            i += 2
-            continue
-        elif c in ";|\n&":
-            if c == "&" and command[i + 1:i + 2] != "&":
-                current.append(c)  # `2>&1`, a background `&`
-                i += 1
-                continue
-            text = "".join(current)
-            out.append(text)
-            current = []
-            doc = _HEREDOC.search(text)
-            if doc and c == "\n":
-                # Skip the here-document's body, up to its terminator line.
-                end = re.compile(rf"^\s*{re.escape(doc.group(2))}\s*$", re.MULTILINE).search(
-                    command, i + 1)
-                i = end.end() if end else n
-                continue
-            i += 2 if command[i:i + 2] in ("&&", "||") else 1
-            continue
-        else:
-            current.append(c)
-        i += 1
-    out.append("".join(current))
-    return [s for s in (s.strip() for s in out) if s]
 
 
 def command_heads(command: str) -> list[str]:

@@ -37,8 +37,26 @@ def run_id(harness: str, session_id: str) -> str:
     return f"import:{harness}:{session_id}"
 
 
-def _clip(call: Mapping[str, Any]) -> dict[str, Any]:
+def _inside(path: str, root: str) -> str:
+    """`path` relative to `root` when it lies under it ("" when it does not): slashes either
+    way, a Windows drive's case aside."""
+    p, r = path.replace("\\", "/"), root.replace("\\", "/").rstrip("/")
+    if not r or not p.startswith(("/", r[:2])):
+        return ""
+    if p.lower().startswith(r.lower() + "/") if ":" in r[:3] else p.startswith(r + "/"):
+        return p[len(r) + 1:]
+    return ""
+
+
+def _clip(call: Mapping[str, Any], cwd: str = "") -> dict[str, Any]:
     out = dict(call)
+    path = out.get("path")
+    if cwd and isinstance(path, str):
+        # A path under the directory the session ran in is a path of the project, wherever
+        # the project is checked out now.
+        rel = _inside(path, cwd)
+        if rel:
+            out["path"] = rel
     args = out.get("args")
     if isinstance(args, str) and len(args) > MAX_IMPORTED_ARGS:
         from slmactor.logic.text.safecut import cut_chars
@@ -70,12 +88,16 @@ def import_report(harness: str, record: SessionRecord, project: str, *,
     from slmactor.logic.loop.session_report import session_report
 
     stats = record.stats
-    entries = merge([], [_clip(c) for c in stats.calls], is_edit, project)
+    entries = merge([], [_clip(c, record.cwd) for c in stats.calls], is_edit, project)
     now = stats.ended_at or stats.started_at
     name = run_id(harness, record.session_id)
     report = session_report(name if part <= 1 else f"{name}#{part}", harness, entries, None, stats,
                             now, is_edit, edit_format_of=edit_format_of, first_segment=part <= 1)
     report["tags"] = ["import", harness]
+    # A transcript records what was done, never whether the task was: no verdict is claimed.
+    report.pop("planned_tasks", None)
+    report.pop("completed_tasks", None)
+    report["verdict"] = "unknown"
     if stats.ended_at:
         report["ended_at"] = max(stats.ended_at, report.get("started_at") or 0.0)
     return report

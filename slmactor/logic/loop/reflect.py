@@ -56,7 +56,15 @@ def _no_family(tool: str) -> str:
 
 
 MAX_NOTES = 12
-MAX_EPISODE_FAILURES = 8
+#: Longest fix a note keeps (a longer one is not kept: never told clipped).
+MAX_RESOLUTION = 600
+#: Longest fix a rule's guidance holds (a longer one teaches no guidance: never told clipped).
+MAX_GUIDANCE = 300
+#: Fixes a rule can be learned from: the fixing call's difference, or a step before the same
+#: call. "It passed after editing `x`" is the model's work: remembered, never a rule.
+LEARNABLE_FIXES = frozenset({"typed", "transform", "reread", "switch", "after_command",
+                             "read_first"})
+MAX_EPISODE_FAILURES = 16
 MAX_LESSONS = 5
 NOTE_MESSAGE = 240
 NOTE_SALIENT = 160
@@ -103,9 +111,19 @@ def derive_repair(event: FailureEvent, cls: str) -> dict[str, Any] | None:
             }
     if event.repair is not None and valid_repair(event.repair):
         return dict(event.repair)
-    if event.source in ("llm", "human", "other") and event.resolution.strip():
-        return {"kind": "guidance", "guidance": clip(event.resolution, 300)}
+    resolution = event.resolution.strip()
+    if event.source in ("llm", "human", "other") and resolution and len(resolution) <= MAX_GUIDANCE:
+        # Told whole or not at all: a fix clipped mid-command is not runnable as shown.
+        return {"kind": "guidance", "guidance": resolution}
     return None
+
+
+def _learnable(event: FailureEvent) -> bool:
+    """Whether a resolved failure teaches a rule: a report that names its fix's kind teaches
+    only the kinds a rule can hold; one that names none (a harness's own report) teaches what
+    it states."""
+    return event.fix_kind in LEARNABLE_FIXES if event.fix_kind else not (
+        event.call_id or event.fix_call_id)
 
 
 def failed_call(event: FailureEvent, family_of: FamilyOf = _no_family) -> ToolCall:
@@ -136,11 +154,19 @@ def _note(event: FailureEvent, family_of: FamilyOf = _no_family) -> tuple[Failur
     if len(event.message.strip().encode()) > NOTE_MESSAGE:
         message = clip(message, NOTE_MESSAGE - 3) + "…"
     rule = event.resolving_rule if event.source == "memory" else event.rule_id
+    # A fix is kept whole or not at all: a clipped fix is not runnable as shown.
+    resolution = event.resolution.strip()
+    resolution = resolution if len(resolution) <= MAX_RESOLUTION else ""
     note = FailureNote(event.fingerprint or fp.id, fp.cls, event.tool.strip().lower(), message,
-                       event.source, event.resolved_by, rule, clip(event.resolution, 240),
+                       event.source, event.resolved_by, rule, resolution,
                        event.attempts,
                        clip_words(normalize_message(salient_line(event.message)), NOTE_SALIENT),
-                       clip_words(redact(salient_line(event.message)), NOTE_SALIENT))
+                       clip_words(redact(salient_line(event.message)), NOTE_SALIENT),
+                       kind=event.kind, fix_kind=event.fix_kind if resolution else "",
+                       held=event.held, call_id=event.call_id, fix_call_id=event.fix_call_id,
+                       files=tuple(redact(f) for f in event.fix_files),
+                       commands=tuple(redact(c) for c in event.fix_commands),
+                       what=_what_failed(event))
     return note, fp.cls
 
 
@@ -177,7 +203,11 @@ def _what_failed(event: FailureEvent) -> str:
         args = json.loads(event.failed_args) if event.failed_args else None
     except ValueError:
         args = None
-    if isinstance(args, dict):  # in the shared words (the ledger keeps them so)
+    if not isinstance(args, dict):
+        args = {}
+    if event.command.strip() and not isinstance(args.get(COMMAND), str):
+        args[COMMAND] = event.command
+    if args:  # in the shared words (the ledger keeps them so)
         command, path = args.get(COMMAND), args.get(PATH)
         if isinstance(command, str) and command.strip():
             return f"`{clip_words(redact(' '.join(command.split())), 120)}`"
@@ -186,12 +216,23 @@ def _what_failed(event: FailureEvent) -> str:
     return event.tool.strip() or "a tool call"
 
 
+def _names_what_failed(event: FailureEvent) -> bool:
+    """Whether a failure can be told by what failed: its command or file, or a tool that works
+    on neither (an MCP tool), never a shell tool without its command."""
+    what = _what_failed(event)
+    if what.startswith("`") or " on `" in what:
+        return True
+    return event.family not in ("shell", "edit", "read", "search") and bool(event.tool.strip())
+
+
 def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candidate],
              at: str) -> list[Lesson]:
     out: list[Lesson] = []
     seen: set[str] = set()
     fixes: set[tuple[str, str]] = set()
     for cand in candidates:
+        if not cand.held:
+            continue  # a fix that did not hold is no lesson
         how = str(cand.repair.get("transform") or cand.repair.get("guidance", ""))
         how = how.strip().removeprefix("fixed by ")  # a harness's resolution often says it already
         # One fingerprint may hold several fixes (a gutter in one call, trailing blanks in the
@@ -201,11 +242,19 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
         fixes.add((cand.fingerprint, how))
         seen.add(cand.fingerprint)
         where = f" ({cand.language})" if cand.language else ""
-        out.append(Lesson(report.run_id, "convention",
-                          f"{cand.tool}: {describe(cand.cls)}{where} — fixed by {how}", at))
-    for note, event in zip(notes, report.failures, strict=False):
-        if note.source != "unresolved" or note.fingerprint in seen:
+        # The class in words, or (for a failure no class names) the error itself: "an
+        # unrecognised failure" tells nothing of what failed.
+        what = describe(cand.cls) if cand.cls != "unknown" else clip_words(
+            redact(" ".join(salient_line(cand.message).split())), 120)
+        if not what:
             continue
+        out.append(Lesson(report.run_id, "convention",
+                          f"{cand.tool}: {what}{where} — fixed by {how}", at))
+    for note, event in zip(notes, report.failures, strict=False):
+        if note.source != "unresolved" or note.fingerprint in seen or not event.to_repair:
+            continue
+        if not _names_what_failed(event):
+            continue  # "Bash failed here" says nothing of what ran
         seen.add(note.fingerprint)
         said = clip_words(note.said or note.salient or first_line(note.message, 400), 160)
         out.append(Lesson(report.run_id, "failure",
@@ -221,6 +270,8 @@ def _lessons(report: RunReport, notes: list[FailureNote], candidates: list[Candi
 def _episode(report: RunReport, notes: list[FailureNote], at: float) -> dict[str, Any]:
     verdict = "success" if report.success() else ("partial" if report.files_changed
                                                    else "failure")
+    if report.verdict == "unknown":
+        verdict = "unknown"  # the record states none: no mark is shown of it
     return {
         "at": to_rfc3339(at),
         "run_id": report.run_id,
@@ -235,7 +286,16 @@ def _episode(report: RunReport, notes: list[FailureNote], at: float) -> dict[str
         "files_changed": list(report.files_changed),
         "tools_used": list(report.tools_used),
         "commands": [{"cmd": cmd, "ok": ok} for cmd, ok in report.commands],
-        "failures": [n.to_dict() for n in notes[:MAX_EPISODE_FAILURES]],
+        "command_counts": [{"key": k, "runs": n, "ok": ok, **({"shown": shown} if shown else {})}
+                           for k, n, ok, shown in report.command_counts],
+        "deleted": list(report.deleted),
+        "edit_formats": [{"format": f, "attempted": n, "applied": ok}
+                         for f, n, ok in report.edit_formats],
+        "told": [{"text": text, "channel": channel, "evidence": list(evidence)}
+                 for text, channel, evidence in report.told],
+        # Failures to repair first: what is kept of a long session is what can teach.
+        "failures": [n.to_dict() for n in sorted(notes, key=lambda n: bool(n.kind))[
+            :MAX_EPISODE_FAILURES]],
         "gates": [{"name": g.name, "passed": g.passed, "detail": g.detail}
                   for g in report.gates],
         "tags": list(report.tags),
@@ -289,13 +349,18 @@ def reflect(report: RunReport, now: float, family_of: FamilyOf = _no_family) -> 
             rule_outcomes[event.rule_id] = rule_outcomes.get(event.rule_id, True) and ok
         if note.source == "memory" and note.rule_id and note.rule_id != event.rule_id:
             rule_outcomes[note.rule_id] = rule_outcomes.get(note.rule_id, True)
-        if note.source not in ("unresolved", "memory") and note.fingerprint:
+        if event.source == "memory" and event.held is False:
+            rule_outcomes[note.rule_id] = False  # the repair from memory did not hold
+        if (note.source not in ("unresolved", "memory") and note.fingerprint and event.to_repair
+                and _learnable(event)):
             repair = derive_repair(event, cls)
             if repair is not None:
+                # A fix that did not hold teaches no rule; a rule that holds it counts a failure.
                 candidates.append(Candidate(note.fingerprint, cls, note.tool, event.language,
                                             event.model, clip(event.message, 300), repair,
                                             report.run_id, failed_args=event.failed_args,
-                                            fixed_args=event.fixed_args))
+                                            fixed_args=event.fixed_args,
+                                            held=event.held is not False))
         check = _check_for(event, note, at)
         if check is not None and all(c.id != check.id for c in checks):
             checks.append(check)

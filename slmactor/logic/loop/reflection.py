@@ -34,6 +34,20 @@ class FailureNote:
     #: The same line as the program wrote it (case and values kept, secrets redacted): what a
     #: model reads in a gotcha or lesson, where the masked `salient` is only a key.
     said: str = ""
+    #: What the failed call was when no failure to repair (refusal, policy, not_run, benign).
+    kind: str = ""
+    #: What the fix was (`fixes.Fix.kind`), "" when nothing was learned from its resolution.
+    fix_kind: str = ""
+    #: False when the fix did not hold (the next test run failed, the edit was undone).
+    held: bool | None = None
+    #: The evidence by call id: the failed call, the call that got past it.
+    call_id: str = ""
+    fix_call_id: str = ""
+    #: The files and commands the fix names.
+    files: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    #: The failed call in its own words: its command, else its file ("" when neither).
+    what: str = ""
 
     def handled(self) -> str:
         if self.source == "memory":
@@ -53,6 +67,11 @@ class FailureNote:
             "attempts": self.attempts,
             **({"salient": self.salient} if self.salient else {}),
             **({"said": self.said} if self.said else {}),
+            **{key: value for key, value in (
+                ("kind", self.kind), ("fix_kind", self.fix_kind), ("call_id", self.call_id),
+                ("fix_call_id", self.fix_call_id), ("files", list(self.files)),
+                ("commands", list(self.commands)), ("what", self.what)) if value},
+            **({"held": False} if self.held is False else {}),
         }
 
 
@@ -73,11 +92,14 @@ class Candidate:
     #: rules actor learns a typed repair from the pair where one fits (a corrected command).
     failed_args: str = ""
     fixed_args: str = ""
+    #: False when the fix was followed by evidence against it: no rule is made of it, and a
+    #: rule that holds it counts a failure (the second seed's backfire).
+    held: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         pair = ({"failed_args": self.failed_args, "fixed_args": self.fixed_args}
                 if self.failed_args and self.fixed_args else {})
-        return {**pair,
+        return {**pair, **({} if self.held else {"held": False}),
             "fingerprint": self.fingerprint,
             "class": self.cls,
             "tool": self.tool,

@@ -27,8 +27,11 @@ from slmactor.logic.text.timefmt import parse_rfc3339
 MAX_FAILURES = 500
 MAX_DECISIONS = 64
 MAX_LIST = 64
+MAX_COMMAND_KEYS = 64
 
 Source = Literal["memory", "llm", "retry", "human", "other", "unresolved"]
+#: What a failed call was when it was no failure to repair (`FailureEvent.kind`).
+NOT_TO_REPAIR = frozenset({"refusal", "policy", "not_run", "benign"})
 
 
 def _text(data: Mapping[str, Any], key: str, limit: int = 4000) -> str:
@@ -69,6 +72,10 @@ def _strings(data: Mapping[str, Any], key: str) -> tuple[str, ...]:
     if not isinstance(value, list):
         return ()
     return tuple(clip(v, 400) for v in value[:MAX_LIST] if isinstance(v, str) and v.strip())
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _maps(data: Mapping[str, Any], key: str, limit: int) -> list[Mapping[str, Any]]:
@@ -115,6 +122,31 @@ class FailureEvent:
     family: str = ""
     command: str = ""
     exit_code: int | None = None
+    #: What the failed call was when it was no failure to repair: `refusal` (the user said
+    #: no), `policy` (the harness's policy), `not_run` (a parallel call failed), `benign`
+    #: (no failure at all). "" for a failure.
+    kind: str = ""
+    #: What the fix was (`logic.evolve.fixes.Fix.kind`: after_edit, after_command, read_first,
+    #: reread, typed, transform, switch); "" when nothing was learned from its resolution.
+    fix_kind: str = ""
+    #: False when evidence after the fix says it did not hold (the next test run failed, the
+    #: edit was undone); None when nothing says.
+    held: bool | None = None
+    #: The evidence, by call id: the failed call (its last attempt), the call that got past
+    #: it, the calls between, the other attempts, the call that says the fix did not hold.
+    call_id: str = ""
+    fix_call_id: str = ""
+    between_ids: tuple[str, ...] = ()
+    attempt_ids: tuple[str, ...] = ()
+    backfire_id: str = ""
+    #: The files and commands the fix names (what a stale check looks for).
+    fix_files: tuple[str, ...] = ()
+    fix_commands: tuple[str, ...] = ()
+
+    @property
+    def to_repair(self) -> bool:
+        """A failure to repair (not a refusal, a policy, a call that never ran, no failure)."""
+        return self.kind == ""
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], language: str, model: str) -> FailureEvent:
@@ -141,6 +173,17 @@ class FailureEvent:
             command=_raw_text(data, "command"),
             exit_code=code if isinstance(code := data.get("exit_code"), int)
             and not isinstance(code, bool) else None,
+            kind=_text(data, "kind", 32) if _text(data, "kind", 32) in NOT_TO_REPAIR else "",
+            fix_kind=_text(data, "fix_kind", 32),
+            held=False if data.get("held") is False else (True if data.get("held") is True
+                                                          else None),
+            call_id=_text(data, "call_id", 200),
+            fix_call_id=_text(data, "fix_call_id", 200),
+            between_ids=_strings(data, "between_ids"),
+            attempt_ids=_strings(data, "attempt_ids"),
+            backfire_id=_text(data, "backfire_id", 200),
+            fix_files=_strings(data, "fix_files"),
+            fix_commands=_strings(data, "fix_commands"),
         )
 
     @property
@@ -210,6 +253,17 @@ class RunReport:
     edits_first_attempt: int = 0
     summary: str = ""
     tags: tuple[str, ...] = ()
+    #: "unknown" when the run's record states no verdict of its task (an imported transcript):
+    #: nothing is claimed of how it ended. "" otherwise (the counts decide).
+    verdict: str = ""
+    #: Every command the run ran, by key: (key, runs, ok, shown) — see `episode.CommandCount`.
+    command_counts: tuple[tuple[str, int, int, str], ...] = ()
+    #: Paths the run deleted and did not create again.
+    deleted: tuple[str, ...] = ()
+    #: Edit calls by edit format: (format, attempted, applied).
+    edit_formats: tuple[tuple[str, int, int], ...] = ()
+    #: What the run's model was told by memory, line by line: (text, channel, evidence ids).
+    told: tuple[tuple[str, str, tuple[str, ...]], ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RunReport:
@@ -265,6 +319,18 @@ class RunReport:
             edits_first_attempt=_int(data, "edits_first_attempt"),
             summary=_text(data, "summary"),
             tags=_strings(data, "tags"),
+            verdict="unknown" if data.get("verdict") == "unknown" else "",
+            command_counts=tuple(
+                (_text(c, "key", 400), _int(c, "runs"), _int(c, "ok"), _text(c, "shown", 400))
+                for c in _maps(data, "command_counts", MAX_COMMAND_KEYS) if _text(c, "key", 400)),
+            edit_formats=tuple(
+                (_text(f, "format", 100), _int(f, "attempted"), _int(f, "applied"))
+                for f in _maps(data, "edit_formats", 8) if _text(f, "format", 100)),
+            told=tuple((_text(t, "text", 600), _text(t, "channel", 32) or "block",
+                        _strings(t, "evidence")) for t in _maps(data, "told", MAX_LIST)
+                       if _text(t, "text", 600)),
+            deleted=tuple(clip(v, 512) for v in _list(data.get("deleted"))[:MAX_LIST]
+                          if isinstance(v, str) and v.strip()),
         )
 
     @property
@@ -275,8 +341,8 @@ class RunReport:
         return 0
 
     def success(self) -> bool:
-        """S-14.2: nothing blocked, every planned task done, no failed gate, and something done."""
-        if self.blocked_tasks > 0:
+        """S-14.2 (False when the record states no verdict): nothing blocked, every planned task done, no failed gate, and something done."""
+        if self.blocked_tasks > 0 or self.verdict == "unknown":
             return False
         if self.planned_tasks > 0 and self.completed_tasks < self.planned_tasks:
             return False

@@ -13,14 +13,15 @@ Three sources, each for what only it knows:
   LLM calls, tokens; for Codex CLI also the `apply_patch` calls that failed (Codex runs no hook
   after a tool call that did not produce an output).
 
-Failures are paired with their fix: a failed call is resolved by the next successful call of the
-same tool on the same file (or, for a call without a file, with the same command — or, within the
-next `FIX_WINDOW` calls, a corrected command a typed repair can be learned from: another
-interpreter, wrapper, option or path for the same program or arguments), and reported
-with the succeeding arguments as `fixed_args` — so the reflector can recognise the named transform
-that turned one into the other and learn it.  Consecutive failures of one call count as attempts
-of one failure.  A pre-flight rewrite followed by a successful call is a failure *avoided*:
-resolved by the rule that produced the rewrite (`rule:<id>`, fixed from memory) or, for a generic
+Failures are read with `logic.evolve.fixes`: what each was (a failure, a refusal, the
+harness's policy, a call that never ran, no failure), whether a later call of the session reached
+its target (resolved), and the fix — the difference between the failed call and the call that
+got past it on the same target, or what happened between when they are the same call — with the
+call ids of its evidence (`call_id`, `fix_call_id`, `between_ids`) and whether it held
+(`held: false` when the next test run failed or the edit was undone). Consecutive failures of
+one target count as attempts of one failure.  A pre-flight rewrite followed by a successful call
+is a failure *avoided*: resolved by the rule that produced the rewrite (`rule:<id>`, fixed from
+memory) or, for a generic
 transform, by `preflight` (the reflector then learns it as a rule).  Pure: no I/O, no clock.
 """
 
@@ -28,12 +29,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import lru_cache
-from typing import Any
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any
 
 from slmactor.logic.failures.call import ToolCall
 from slmactor.logic.loop.transcripts import TranscriptStats, as_count
+
+if TYPE_CHECKING:
+    from slmactor.logic.evolve import fixes
 
 #: Cap on the failures one session reports (the report reader keeps 500).
 MAX_FAILURES = 200
@@ -72,63 +75,27 @@ def _rewritten_as(pre: Mapping[str, Any], call: Mapping[str, Any]) -> bool:
     return _same_call(pre, call)
 
 
-#: A corrected command fixes a failed one only among the calls that follow it this closely.
-FIX_WINDOW = 12
-
-
-def _corrects(failed: Mapping[str, Any], ok: Mapping[str, Any]) -> bool:
-    """Whether the successful command `ok` is `failed` corrected: the same tool, the same
-    program or the same arguments, and a difference a typed repair names (so an unrelated
-    command that merely came next never counts as the fix)."""
-    if _s(failed, "tool").lower() != _s(ok, "tool").lower():
-        return False
-    if _s(failed, "path") or _s(ok, "path") or not _s(failed, "command") or not _s(ok, "command"):
-        return False  # not two commands
-    key = (_s(failed, "tool"), _s(failed, "command"), _s(ok, "tool"), _s(ok, "command"))
-    if len(key[1]) + len(key[3]) > MAX_MEMO_COMMANDS:
-        return _commands_correct(*key)
-    return _commands_correct_memo(*key)
-
-
-#: Pairs of commands up to this long together are judged once per process: a history repeats
-#: its commands, and a failure is weighed against each of the calls that follow it.
-MAX_MEMO_COMMANDS = 4096
-
-
-def _commands_correct(failed_tool: str, failed: str, ok_tool: str, ok: str) -> bool:
-    """`_corrects` of two shell calls, by their tools and commands."""
-    from slmactor.logic.evolve import typed_repairs
-
-    a = typed_repairs.Call(failed_tool, {"command": failed}, "shell")
-    b = typed_repairs.Call(ok_tool, {"command": ok}, "shell")
-    if typed_repairs.norm_command(a.command) == typed_repairs.norm_command(b.command):
-        return False
-    last_a, last_b = a.command.split()[-1:], b.command.split()[-1:]
-    shares = typed_repairs.same_target(a, b) or (last_a == last_b and not last_a[0].startswith("-"))
-    return shares and typed_repairs.infer(a, b, "") is not None
-
-
-_commands_correct_memo = lru_cache(maxsize=1024)(_commands_correct)
-
-
 @dataclass
 class _Open:
-    """A failure waiting for its fix."""
+    """A failure waiting for its fix (kept for a pre-flight rewrite's bookkeeping)."""
 
     call: Mapping[str, Any]
     attempts: int = 1
     rule_id: str = ""
     preflight: Mapping[str, Any] | None = None
-    #: Index of the call among the session's calls (the window of a corrected command).
     index: int = 0
 
 
-def _failure(open_: _Open, fix: Mapping[str, Any] | None) -> dict[str, Any]:
-    call = open_.call
+def _failure(calls: Sequence[Mapping[str, Any]], outcome: fixes.Outcome,
+             rule_id: str) -> dict[str, Any]:
+    """One failure as a run-report failure event: what it was, its evidence (call ids) and,
+    where the session got past it, who did and what the fix was (`fixes.Fix`)."""
+    call = calls[outcome.index]
     out: dict[str, Any] = {"tool": _s(call, "tool"), "message": _s(call, "error"),
-                           "attempts": open_.attempts}
+                           "attempts": len(outcome.attempts) or 1}
     # The hook's fingerprint of it, and what any other path fingerprints it by: one id.
-    for key, name in (("key", "fingerprint"), ("family", "family"), ("command", "command")):
+    for key, name in (("key", "fingerprint"), ("family", "family"), ("command", "command"),
+                      ("id", "call_id")):
         if _s(call, key):
             out[name] = _s(call, key)
     code = call.get("exit_code")
@@ -138,70 +105,51 @@ def _failure(open_: _Open, fix: Mapping[str, Any] | None) -> dict[str, Any]:
         out["failed_args"] = _s(call, "args")
     if _s(call, "model"):
         out["model"] = _s(call, "model")
-    if open_.rule_id:
-        out["rule_id"] = open_.rule_id
-    if fix is None:
+    if rule_id:
+        out["rule_id"] = rule_id
+    from slmactor.logic.evolve import fixes
+
+    if outcome.kind != fixes.FAILURE:
+        out["kind"] = outcome.kind
+    ids = [_s(calls[i], "id") for i in outcome.attempts if _s(calls[i], "id")]
+    if len(ids) > 1:
+        out["attempt_ids"] = ids[:MAX_LIST]
+    if outcome.kind != fixes.FAILURE or not outcome.resolved:
         return out
-    fixed_args = _s(fix, "args")
-    if fixed_args:
-        out["fixed_args"] = fixed_args
-    if (fixed_args and fixed_args != _s(call, "args")) or _s(fix, "tool") != _s(call, "tool"):
-        out["resolved_by"] = "llm"
-        out["resolution"] = _what_fixed(call, fix)
-    else:
-        out["resolved_by"] = "retry"
-        where = _s(call, "path") or _s(call, "command")
-        out["resolution"] = f"the same {_s(fix, 'tool')} call on {where} succeeded when run again"
+    # Resolved: by the call that did what it tried, else by one that reached its target.
+    at = outcome.fixed_at if outcome.fixed_at is not None else outcome.resolved_at
+    assert at is not None
+    fixer = calls[at]
+    if _s(fixer, "id"):
+        out["fix_call_id"] = _s(fixer, "id")
+    fix = outcome.fix
+    if fix is None:
+        # Got past it, but the difference is no repair (another target, the model's own
+        # content) or there was none: resolved, nothing to learn or tell.
+        out["resolved_by"] = "retry" if outcome.fixed_at is not None and fixes.same_call(
+            ledger_call(call), ledger_call(fixer)) else "llm"
+        return out
+    out["resolved_by"] = "llm"
+    out["resolution"] = fix.text
+    out["fix_kind"] = fix.kind
+    if fix.kind in _ARGUMENT_FIXES and _s(fixer, "args"):
+        out["fixed_args"] = _s(fixer, "args")
+    if fix.files:
+        out["fix_files"] = list(fix.files)[:MAX_LIST]
+    if fix.commands:
+        out["fix_commands"] = list(fix.commands)[:MAX_LIST]
+    between = [_s(calls[i], "id") for i in outcome.between if _s(calls[i], "id")]
+    if between:
+        out["between_ids"] = between[:MAX_LIST]
+    if outcome.held is False:
+        out["held"] = False
+        if outcome.backfire_at is not None and _s(calls[outcome.backfire_at], "id"):
+            out["backfire_id"] = _s(calls[outcome.backfire_at], "id")
     return out
 
 
-#: What a transform between the failed and the fixing arguments did, in words for a model.
-_TRANSFORM_WORDS = {
-    "strip_line_number_prefix": "the same edit without the read tool's line-number gutter",
-    "trim_trailing_whitespace": "the same edit without the trailing whitespace",
-    "unfence_code": "the same content without the Markdown code fence",
-    "shrink_old_str": "the same edit with a shorter old text",
-    "set_replace_all": "the same edit with replace_all set",
-}
-
-
-def _what_fixed(call: Mapping[str, Any], fix: Mapping[str, Any]) -> str:
-    """The fix in words with its content: the corrected command, the changed setting, the other
-    tool, the reading first — never "another call succeeded with other arguments"."""
-    from slmactor.logic.evolve import typed_repairs
-    from slmactor.logic.evolve.transforms import infer_transform
-    from slmactor.logic.failures.fingerprint import fingerprint
-
-    tool, fix_tool = _s(call, "tool"), _s(fix, "tool")
-    where = _s(call, "path") or _s(call, "command")
-    if fix_tool.lower() == tool.lower() and _s(call, "args") and _s(fix, "args"):
-        name = infer_transform(_s(call, "args"), _s(fix, "args"))
-        if name in _TRANSFORM_WORDS:
-            return f"{_TRANSFORM_WORDS[name]} ({tool} on {where})"
-    swap = (f"`{typed_repairs.norm_command(_s(fix, 'command'))}` instead of "
-            f"`{typed_repairs.norm_command(_s(call, 'command'))}`")
-    reread = f"reading {where} again, then {tool} again with its text copied from what it holds"
-    cls = fingerprint(ledger_call(call)).cls
-    failed_args = typed_repairs.parse_args(_s(call, "args"))
-    fixed_args = typed_repairs.parse_args(_s(fix, "args"))
-    if failed_args is not None and fixed_args is not None:
-        failed = typed_repairs.Call(tool, failed_args)
-        repair = typed_repairs.infer(failed, typed_repairs.Call(fix_tool, fixed_args), cls)
-        if repair is not None and repair.kind == "substitute_command":
-            return swap
-        if repair is not None and repair.kind == "precondition" and "Read the file" in repair.guidance:
-            return reread
-        if repair is not None:
-            return typed_repairs.named_fix(repair, failed)
-    if _s(fix, "command") and not _s(call, "path"):
-        return swap
-    if fix_tool.lower() != tool.lower():
-        return f"{fix_tool} instead of {tool} on {where}"
-    if cls in typed_repairs.REREAD_EDIT:
-        # Arguments the ledger could not parse (a freeform patch): the fix was still its text
-        # taken anew from the file.
-        return reread
-    return f"a corrected {tool} on {where}"
+#: Fixes whose fixing call's arguments are the repair (a rule learns them from the pair).
+_ARGUMENT_FIXES = frozenset({"typed", "transform", "reread", "switch"})
 
 
 def _avoided(pre: Mapping[str, Any], ok: bool) -> dict[str, Any]:
@@ -224,11 +172,13 @@ def _avoided(pre: Mapping[str, Any], ok: bool) -> dict[str, Any]:
 
 
 def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """The session's failures as run-report failure events, each paired with its fix if any."""
-    pending: list[_Open] = []
+    """The session's failures as run-report failure events, each with what came of it
+    (`fixes.outcomes`: resolved or not, the fix and its evidence), and the pre-flight rewrites:
+    a rewritten call that then succeeded is a failure avoided."""
     rewritten: list[Mapping[str, Any]] = []
     done: list[dict[str, Any]] = []
-    index = 0
+    calls: list[Mapping[str, Any]] = []
+    rule_of: dict[int, str] = {}
     for entry in entries:
         kind = entry.get("e")
         if kind == "preflight":
@@ -236,33 +186,87 @@ def pair_failures(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             continue
         if kind != "call":
             continue
-        index += 1
         pre = next((p for p in rewritten if _rewritten_as(p, entry)), None)
         if pre is not None:
             rewritten.remove(pre)
             if entry.get("ok") is True:
                 done.append(_avoided(pre, ok=True))
                 continue
-        if entry.get("ok") is True:
-            fixed = [o for o in pending if _same_call(o.call, entry)]
-            if not fixed:
-                fixed = [o for o in pending
-                         if index - o.index <= FIX_WINDOW and _corrects(o.call, entry)][:1]
-            for open_ in fixed:
-                pending.remove(open_)
-                done.append(_failure(open_, entry))
-            continue
-        same = next((o for o in pending if _same_call(o.call, entry)), None)
-        if same is not None:
-            # Another attempt of the same call: the newest arguments are the ones to compare
-            # with the fix.
-            same.call, same.attempts = entry, same.attempts + 1
-        else:
-            pending.append(_Open(entry, rule_id=_s(pre, "rule_id") if pre else "", preflight=pre,
-                                 index=index))
-    done.extend(_failure(o, None) for o in pending)
+            if _s(pre, "rule_id"):
+                rule_of[len(calls)] = _s(pre, "rule_id")
+        calls.append(entry)
+    if any(c.get("ok") is not True for c in calls):
+        from slmactor.logic.evolve import fixes  # only a session with a failure needs it
+
+        records = [ledger_call(c) for c in calls]
+        done.extend(_failure(calls, outcome, rule_of.get(outcome.index, ""))
+                    for outcome in fixes.outcomes(records))
     done.extend(_avoided(p, ok=False) for p in rewritten if _s(p, "rule_id"))
     return done[:MAX_FAILURES]
+
+
+def told_lines(entries: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """What the session's model was told, line by line, with the records each rests on (the
+    ledger's `told` entries): kept with the episode, so `memory audit` can check it later."""
+    out: list[dict[str, Any]] = []
+    for entry in entries:
+        if entry.get("e") != "told" or not isinstance(entry.get("said"), list):
+            continue
+        evidence = [e for e in entry.get("evidence") or [] if isinstance(e, str)]
+        out.extend({"text": line, "channel": _s(entry, "channel") or "block",
+                    "evidence": evidence[:8]}
+                   for line in entry["said"] if isinstance(line, str) and line.strip())
+    return out[:MAX_LIST]
+
+
+def command_counts(calls: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Every command of the session counted by its key (the seed's S-5.2: first line, flags
+    dropped, six words): runs, successes, and a command as one of its runs ran it (`shown`:
+    what memory says of it; none for a script of several lines)."""
+    from slmactor.logic.memory.distill import normalize_command, project_command, shown_command
+
+    counts: dict[str, dict[str, Any]] = {}
+    for call in calls:
+        command = _s(call, "command")
+        key = normalize_command(command) if command else ""
+        if not key:
+            continue
+        row = counts.setdefault(key, {"key": key, "runs": 0, "ok": 0})
+        row["runs"] += 1
+        row["ok"] += call.get("ok") is True
+        shown = shown_command(command)
+        if shown and "shown" not in row:
+            row["shown"] = shown
+    # Only a command that says something of this project is ever told: the others are not
+    # kept. A key no run of this session can show is kept too: its runs count wherever
+    # another session's run can.
+    return [row for row in counts.values() if project_command(row["key"])][:MAX_LIST]
+
+
+def deleted_paths(calls: Sequence[Mapping[str, Any]]) -> list[str]:
+    """The paths the session deleted (a shell `rm`, `git rm`, `rmdir`, the source of a `mv`, a
+    patch's `Delete File`) and did not create or write again afterwards."""
+    from slmactor.logic.text import shell as target
+
+    gone: dict[str, None] = {}
+    for call in calls:
+        if call.get("ok") is not True:
+            continue
+        command, args = _s(call, "command"), _s(call, "args")
+        removed = target.deleted_paths(command) if command else []
+        if "*** Delete File:" in args:
+            import re
+
+            removed += re.findall(r"\*\*\* Delete File: ([^\\\n\"]+)", args)
+        made = target.created_paths(command) if command else []
+        if _s(call, "path") and call.get("family") == "edit":
+            made.append(_s(call, "path"))
+        for path in made:
+            for old in [p for p in gone if target.same_path(p, path)]:
+                del gone[old]
+        for path in removed:
+            gone.setdefault(path.strip(), None)
+    return [p for p in gone if p][:MAX_LIST]
 
 
 def ledger_call(entry: Mapping[str, Any], family_of: Callable[[str], str] | None = None) -> ToolCall:
@@ -274,11 +278,16 @@ def ledger_call(entry: Mapping[str, Any], family_of: Callable[[str], str] | None
     tool = _s(entry, "tool")
     family = _s(entry, "family") or (family_of(tool) if family_of is not None else "")
     code = entry.get("exit_code")
-    return ToolCall.in_shared_words(
-        tool, family or tool.lower(), parse_args(_s(entry, "args")) or {},
+    text = _s(entry, "args")
+    parsed = parse_args(text) if text else None
+    call = ToolCall.in_shared_words(
+        tool, family or tool.lower(), parsed or {},
         command=_s(entry, "command"), path=_s(entry, "path"), ok=entry.get("ok") is not False,
         error=_s(entry, "error"), call_id=_s(entry, "id"),
         exit_code=code if isinstance(code, int) and not isinstance(code, bool) else None)
+    # Arguments kept only in part (cut at import) or never an object: what the model sent
+    # cannot be read, and nothing is learned from it.
+    return replace(call, unparsed=text) if text and parsed is None else call
 
 
 def _snapshot_list(snapshot: Mapping[str, Any] | None, key: str) -> list[Any]:
@@ -298,6 +307,20 @@ def _edit_format(edits: Sequence[Mapping[str, Any]], format_of: Callable[[str], 
         if fmt:
             counts[fmt] = counts.get(fmt, 0) + 1
     return max(sorted(counts), key=lambda f: counts[f]) if counts else ""
+
+
+def _edits_by_format(edits: Sequence[Mapping[str, Any]],
+                     format_of: Callable[[str], str]) -> list[dict[str, Any]]:
+    """Each edit format's calls in the session, attempted and applied (what "a/b hunks" of an
+    edit format counts: the calls of its tools, not every edit of a session it led)."""
+    counts: dict[str, list[int]] = {}
+    for call in edits:
+        fmt = format_of(_s(call, "tool"))
+        if fmt:
+            row = counts.setdefault(fmt, [0, 0])
+            row[0] += 1
+            row[1] += call.get("ok") is True
+    return [{"format": f, "attempted": n, "applied": ok} for f, (n, ok) in sorted(counts.items())]
 
 
 def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any]],
@@ -337,6 +360,9 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
         "edits_applied": edits_ok,
         "edits_first_attempt": max(0, edits_ok - failed_edits),
         "failures": failures,
+        "command_counts": command_counts(calls),
+        "told": told_lines(entries),
+        "deleted": deleted_paths(calls),
         "tags": ["hook", harness] if harness else ["hook"],
         # A hook session is one task: done when it did something (a call that worked) and left
         # no failure unresolved — what "✓" says of it in later sessions' memory.
@@ -346,6 +372,9 @@ def session_report(run_id: str, harness: str, entries: Sequence[Mapping[str, Any
                                            for f in failures)),
     }
     edit_format = _edit_format(edits, edit_format_of)
+    formats = _edits_by_format(edits, edit_format_of)
+    if formats:
+        report["edit_formats"] = formats
     if edit_format:
         # The edit format the harness's tools imply, and how it fared: procedures learn which
         # format applies for this model, the bandit's posterior for the arm moves.

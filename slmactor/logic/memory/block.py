@@ -237,7 +237,10 @@ def _episode_items(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
         return [bullet("episodic", f"- ({UNVERIFIED_LABEL}, not work done here) {task}",
                        evidence=(episode_id,) if isinstance(episode_id, str) and episode_id else ())]
     ok = ep.get("success") is True
-    line = f"- {'✓' if ok else '✗'} {as_data(task)}"
+    # A run whose record states no verdict (an imported transcript) gets no mark: the mark
+    # would claim what the records do not hold.
+    mark = "" if ep.get("verdict") == "unknown" else ("✓ " if ok else "✗ ")
+    line = f"- {mark}{as_data(task)}"
     files = [f for f in ep.get("files_changed", ep.get("files", [])) or [] if isinstance(f, str)]
     if files:
         line += " → touched " + ", ".join(f"`{f}`" for f in files[:_FILES_SHOWN])
@@ -251,20 +254,22 @@ def _episode_items(ep: Mapping[str, Any], known: frozenset[str] = frozenset()) -
         resolved_by = failure.get("resolved_by")
         if not isinstance(resolved_by, str) or not resolved_by.strip():
             continue
+        if failure.get("kind") or failure.get("held") is False:
+            continue  # a refusal or a policy is no failure to fix; a fix that did not hold
         key = fix_key(failure)  # one line per fix: the same rule twice says nothing new
         if key in shown:
             continue
         shown.add(key)
         resolution = failure.get("resolution")
         if not isinstance(resolution, str) or not resolution.strip():
-            if resolved_by.strip() != "retry":
-                continue  # who fixed it ("llm", a rule's id) says nothing a model can use
-            resolution = "retry"
+            continue  # who fixed it ("llm", "retry", a rule's id) says nothing a model can use
         fix = resolution.strip().removeprefix("fixed by ")  # harnesses often write it themselves
+        if len(fix) > _HIT_FIX_BYTES * 4 or "\n" in fix:
+            continue  # told whole or not at all: a clipped fix is not runnable as shown
         said = failure.get("said")  # the error as the program wrote it, where the episode has it
         msg = clip_words(said if isinstance(said, str) and said.strip() else salient_of(failure),
                          _HIT_MSG_BYTES)
-        shown_fix = as_data(clip_words(first_line(fix, 4 * _HIT_FIX_BYTES), _HIT_FIX_BYTES))
+        shown_fix = as_data(fix)
         hit = f"hit: {as_data(msg)} → fixed by {shown_fix}"
         if msg and item_meaning(hit, numbers=False) not in known:
             fingerprint = failure.get("fingerprint")

@@ -44,10 +44,13 @@ class BlockItem:
     evidence: tuple[str, ...] = ()
     #: TITLE, SUBHEADING, or 0 (an item or a plain line).
     heading: int = 0
+    #: What the line presents as there to use, as written (its fix, its command, its folders):
+    #: what its claim's check reads for paths ("" when it presents nothing).
+    uses: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         out: dict[str, Any] = {"section": self.section, "text": self.text}
-        for name in ("key", "bullet", "fix", "heading"):
+        for name in ("key", "bullet", "fix", "heading", "uses"):
             if getattr(self, name):
                 out[name] = getattr(self, name)
         if self.evidence:
@@ -69,15 +72,18 @@ class BlockItem:
         return cls(text("section"), text("text"), text("key"), data.get("bullet") is True,
                    text("fix"), tuple(e for e in evidence if isinstance(e, str))
                    if isinstance(evidence, list) else (),
-                   heading if isinstance(heading, int) and heading in (TITLE, SUBHEADING) else 0)
+                   heading if isinstance(heading, int) and heading in (TITLE, SUBHEADING) else 0,
+                   text("uses"))
 
 
-def bullet(section: str, text: str, *, fix: str = "", evidence: Iterable[str] = ()) -> BlockItem:
+def bullet(section: str, text: str, *, fix: str = "", evidence: Iterable[str] = (),
+           uses: str | None = None) -> BlockItem:
     """A bullet line (`- …`, `  - hit: …`) that names `fix` (its own words for it, "" when
-    none) and rests on `evidence`."""
+    none), rests on `evidence`, and presents `uses` as there to use (its fix by default)."""
     fixed = line_key(fix)
     return BlockItem(section, text, line_key(text), True,
-                     fixed if len(fixed) >= MIN_FIX_CHARS else "", tuple(evidence))
+                     fixed if len(fixed) >= MIN_FIX_CHARS else "", tuple(evidence),
+                     uses=fix if uses is None else uses)
 
 
 def heading(section: str, text: str, level: int = SUBHEADING) -> BlockItem:

@@ -17,7 +17,7 @@ Rules kept from the seed:
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -331,6 +331,14 @@ class FactBook:
                 recorded += 1
         return recorded
 
+    def remove(self, fid: str) -> bool:
+        """Drop one fact by id (a claim check retired it); pinned facts stay. True if gone."""
+        fact = self._facts.get(fid)
+        if fact is None or fact.pinned:
+            return False
+        del self._facts[fid]
+        return True
+
     def refute(self, kind: str, subject: str, now: float) -> bool:
         """One contradiction without a replacement text (S-4.6); unknown or pinned → False."""
         fid = fact_id(kind.strip().lower() or DEFAULT_KIND, subject)
@@ -402,12 +410,15 @@ class FactBook:
         budget: int,
         now: float,
         counter: TokenCounter = count_tokens_chars,
+        keep: Callable[[Fact], bool] | None = None,
     ) -> list[BlockItem]:
         """`render_for` as the block's items: each fact a bullet resting on the fact and the
-        episodes that support it, naming the fix it says."""
+        episodes that support it, naming the fix it says. `keep` is the claims' check: a fact
+        it fails is not told (the next one of its kind takes its place)."""
         if budget <= 0:
             budget = RENDER_BUDGET
-        scored = [f for f in self._facts.values() if f.score(now) >= RENDER_MIN_SCORE]
+        scored = [f for f in self._facts.values() if f.score(now) >= RENDER_MIN_SCORE
+                  and (keep is None or not f.verified or keep(f))]
         eligible = [f for f in scored if f.verified]
         foreign = _unverified_items([f for f in scored if not f.verified], query, now)
         if not eligible and not foreign:
@@ -434,7 +445,7 @@ class FactBook:
             chosen = chosen[:RENDER_PER_KIND]
             out.append(heading(SECTION, HEADINGS.get(kind, kind.upper()) + ":"))
             out.extend(bullet(SECTION, f"- {f.text}", fix=fix_of(f.text),
-                              evidence=(f.id, *f.sources)) for f in chosen)
+                              evidence=(f.id, *f.sources), uses=fact_uses(f)) for f in chosen)
             out.append(plain(SECTION, ""))
         if foreign:
             out.extend([heading(SECTION, f"{UNVERIFIED_HEADING}:"), *foreign, plain(SECTION, "")])
@@ -472,6 +483,15 @@ GOTCHA_FIX = " — fix: "
 #: How a convention's text names what fixed it (reflection's lessons; `polar_lessons` too).
 FIXED_BY = " — fixed by "
 _SEEN_COUNT = re.compile(r"\s*\(seen \d+×\)\s*$")
+
+
+def fact_uses(fact: Fact) -> str:
+    """What a fact presents as there to use: its fix, or (a command, the folders where work
+    happens, a file) its whole text; "" for what presents nothing (the primary language)."""
+    fix = fix_of(fact.text)
+    if fix:
+        return fix
+    return fact.text if fact.kind in ("command", "layout", "file") else ""
 
 
 def fix_of(text: str) -> str:

@@ -178,7 +178,7 @@ def _split_marker(line: str) -> tuple[str, dict[str, str] | None]:
     fields: dict[str, str] = {}
     for token in line[start + len(MARKER_OPEN) : end].split():
         name, sep, value = token.partition("=")
-        if sep and name in ("task", "kind", "at", "sig", "adopted"):
+        if sep and name in ("task", "kind", "at", "sig", "adopted", "n"):
             fields[name] = value
     return line[:start].rstrip() + line[end + len(MARKER_CLOSE) :].rstrip(), fields
 
@@ -442,6 +442,95 @@ def recent_adaptive_memory_for(
 def line_id(text: str) -> str:
     """The name `slmactor trust` gives a MEMORY.md line (its text without bookkeeping)."""
     return hash_id("mem_", text)
+
+
+_DIGIT_RUN = re.compile(r"\d+")
+
+
+def lesson_signature(text: str) -> str:
+    """What makes two lessons one line of MEMORY.md: their words, case, spacing and numbers
+    aside (the same failure met in another session is the same lesson)."""
+    return " ".join(_DIGIT_RUN.sub("#", text.lower()).split())
+
+
+def fold_into(markdown: str, lessons: Sequence[Lesson], key: bytes | None
+              ) -> tuple[str, list[Lesson], bool]:
+    """`markdown` (a project MEMORY.md) with `lessons` folded in: a lesson whose signature a
+    bullet this user's daemon wrote already has is counted on that bullet (`n=` of its marker,
+    its newest task and time), not written again; the others are returned to be appended.
+    Returns (the text, the lessons still to append, whether the text changed). Every other
+    byte — the user's own lines, a teammate's — is kept."""
+    if key is None or not markdown:
+        return markdown, list(lessons), False
+    todo: dict[str, list[Lesson]] = {}
+    order: list[Lesson] = []  # the lessons still to append, in their order
+    for lesson in lessons:
+        sig = lesson_signature(" ".join(lesson.text.split()))
+        todo.setdefault(sig, []).append(lesson)
+    out: list[str] = []
+    changed = False
+    for raw in markdown.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        ending = raw[len(line):]
+        stripped = line.strip()
+        body, fields = _split_marker(stripped)
+        parsed = parse_bullet(stripped)
+        text = parsed.text if parsed is not None else ""
+        sig = lesson_signature(text)
+        if not text or fields is None or sig not in todo or _foreign(key, body, fields) \
+                or fields.get("adopted"):
+            out.append(raw)
+            continue
+        met = todo.pop(sig)
+        newest = met[-1]
+        count = _count(fields.get("n", "")) + len(met)
+        kept = {k: v for k, v in fields.items() if k in ("task", "kind", "at") and _field_ok(v)}
+        if _field_ok(newest.task_id):
+            kept["task"] = newest.task_id
+        if _field_ok(newest.at):
+            kept["at"] = newest.at
+        marker = " ".join([*(f"{k}={v}" for k, v in kept.items()), f"n={count}",
+                           f"sig={signature(key, body)}"])
+        indent = line[: len(line) - len(line.lstrip())]
+        out.append(f"{indent}{body.strip()} {MARKER_OPEN}{marker}{MARKER_CLOSE}{ending}")
+        changed = True
+    order.extend(met[0] for met in todo.values())
+    return "".join(out), order, changed
+
+
+def own_bullets(markdown: str, key: bytes | None) -> list[tuple[str, Lesson]]:
+    """(line, lesson) of each bullet of `markdown` this user's daemon wrote (signed with `key`,
+    not adopted from a repository): the lines a claim check may retire."""
+    if key is None:
+        return []
+    out = []
+    for raw in markdown.splitlines():
+        stripped = raw.strip()
+        body, fields = _split_marker(stripped)
+        if fields is None or fields.get("adopted") or _foreign(key, body, fields):
+            continue
+        lesson = parse_bullet(stripped)
+        if lesson is not None:
+            out.append((raw, lesson))
+    return out
+
+
+def without_lines(markdown: str, lines: set[str]) -> tuple[str, set[str]]:
+    """`markdown` without the lines in `lines` (whole lines, as read), and which were found."""
+    kept: list[str] = []
+    found: set[str] = set()
+    for raw in markdown.splitlines(keepends=True):
+        line = raw.rstrip("\r\n")
+        if line in lines:
+            found.add(line)
+            continue
+        kept.append(raw)
+    return "".join(kept), found
+
+
+def _count(value: str) -> int:
+    """A bullet's `n=` (how often its lesson was learned): 1 when it has none."""
+    return int(value) if value.isdigit() and 0 < int(value) < 10**9 else 1
 
 
 def foreign_lines(project: str, key: bytes) -> list[tuple[str, str]]:

@@ -24,13 +24,22 @@ from slmactor.logic.text.timefmt import parse_rfc3339, to_rfc3339
 TEXT_CAP = 600
 PLAN_CAP, PLAN_ITEM_CAP = 12, 160
 FILES_CAP, TOOLS_CAP, TAGS_CAP = 24, 16, 8
-FAILURES_CAP, FAILURE_TEXT_CAP = 8, 240
+FAILURES_CAP, FAILURE_TEXT_CAP = 16, 240
+#: A fix is kept whole or not at all (a clipped fix is not runnable as shown).
+RESOLUTION_CAP = 600
+#: Command keys (`distill.normalize_command`) counted per episode, paths it deleted, evidence
+#: ids and paths a failure's fix names.
+COMMAND_KEYS_CAP, DELETED_CAP, IDS_CAP, FORMATS_CAP = 64, 64, 8, 8
+#: Lines of what a run was told kept with its episode, and their length.
+TOLD_LINES_CAP, TOLD_CAP = 32, 600
 GATES_CAP, GATE_DETAIL_CAP = 8, 200
 COMMANDS_CAP, COMMAND_CAP = 8, 160
 # Not in the seed: bounds on the short fields, so a normalised episode always fits one 32 KiB line.
 PATH_CAP, NAME_CAP = 512, 160
 
-VERDICTS = ("success", "partial", "failure")
+VERDICTS = ("success", "partial", "failure", "unknown")
+#: The verdict of a run whose record states none (an imported transcript): no mark is shown.
+UNKNOWN = "unknown"
 #: 9999-12-31T23:59:59Z: later (or non-finite) times in a hand-written record are ignored.
 MAX_EPOCH = 253_402_300_799.0
 
@@ -92,6 +101,21 @@ class FailureNote:
     salient: str = ""
     #: That line as the program wrote it (secrets redacted; "" in older episodes).
     said: str = ""
+    #: What the failed call was when it was no failure to repair (`refusal`, `policy`,
+    #: `not_run`, `benign`); "" for a failure.
+    kind: str = ""
+    #: What its fix was (`after_edit`, `typed`, …; "" when nothing was learned).
+    fix_kind: str = ""
+    #: False when the fix did not hold (the next test run failed, the edit was undone).
+    held: bool | None = None
+    #: The evidence: the failed call's id and the id of the call that got past it.
+    call_id: str = ""
+    fix_call_id: str = ""
+    #: The files and commands its fix names (what a stale check looks for).
+    files: tuple[str, ...] = ()
+    commands: tuple[str, ...] = ()
+    #: The failed call in its own words (its command, else its tool and file).
+    what: str = ""
 
     def resolved(self) -> bool:
         """S-2.3: resolved when something is named as the resolver."""
@@ -113,6 +137,11 @@ class FailureNote:
             "attempts": self.attempts,
             **({"salient": self.salient} if self.salient else {}),
             **({"said": self.said} if self.said else {}),
+            **{key: value for key, value in (
+                ("kind", self.kind), ("fix_kind", self.fix_kind), ("call_id", self.call_id),
+                ("fix_call_id", self.fix_call_id), ("files", list(self.files)),
+                ("commands", list(self.commands)), ("what", self.what)) if value},
+            **({"held": False} if self.held is False else {}),
         }
 
     @classmethod
@@ -127,7 +156,72 @@ class FailureNote:
             _int(data.get("attempts")),
             _str(data.get("salient")),
             _str(data.get("said")),
+            kind=_str(data.get("kind")),
+            fix_kind=_str(data.get("fix_kind")),
+            held=False if data.get("held") is False else None,
+            call_id=_str(data.get("call_id")),
+            fix_call_id=_str(data.get("fix_call_id")),
+            files=_strs(data.get("files")),
+            commands=_strs(data.get("commands")),
+            what=_str(data.get("what")),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Told:
+    """One line memory told a run's model: the text, where (`block`, `advice`), and the ids of
+    the records it rested on."""
+
+    text: str
+    channel: str = "block"
+    evidence: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"text": self.text, "channel": self.channel, "evidence": list(self.evidence)}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Told:
+        return cls(_str(data.get("text")), _str(data.get("channel")) or "block",
+                   _strs(data.get("evidence")))
+
+
+@dataclass(frozen=True, slots=True)
+class CommandCount:
+    """How often a session ran one command (keyed as the seed's S-5.2 names commands) and how
+    often it exited 0; `shown`: the command as one of its runs ran it (what memory may say of
+    it: the key drops flags that may be what made it run), "" when no run can be shown."""
+
+    key: str
+    runs: int = 0
+    ok: int = 0
+    shown: str = ""
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"key": self.key, "runs": self.runs, "ok": self.ok,
+                **({"shown": self.shown} if self.shown else {})}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> CommandCount:
+        return cls(_str(data.get("key")), max(0, _int(data.get("runs"))),
+                   max(0, _int(data.get("ok"))), _str(data.get("shown")))
+
+
+@dataclass(frozen=True, slots=True)
+class EditCount:
+    """How many edit calls of one edit format a session made, and how many applied."""
+
+    format: str
+    attempted: int = 0
+    applied: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"format": self.format, "attempted": self.attempted, "applied": self.applied}
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> EditCount:
+        attempted = max(0, _int(data.get("attempted")))
+        return cls(_str(data.get("format")), attempted,
+                   min(attempted, max(0, _int(data.get("applied")))))
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,9 +260,17 @@ class Episode:
     failures: tuple[FailureNote, ...] = ()
     gates: tuple[GateResult, ...] = ()
     tags: tuple[str, ...] = ()
+    #: Every command the run ran, counted by key (`CommandCount`; empty in older episodes).
+    command_counts: tuple[CommandCount, ...] = ()
+    #: Paths the run deleted and did not create again (what makes a claim naming them stale).
+    deleted: tuple[str, ...] = ()
+    #: What memory told the run's model, line by line (`Told`; what `memory audit` checks).
+    told: tuple[Told, ...] = ()
     edit_format: str = ""
     edits_attempted: int = 0
     edits_applied: int = 0
+    #: Edit calls by edit format (`EditCount`; empty in older episodes).
+    edit_formats: tuple[EditCount, ...] = ()
     llm_calls: int = 0
     tokens_in: int = 0
     tokens_out: int = 0
@@ -196,9 +298,15 @@ class Episode:
             "failures": [f.to_dict() for f in self.failures],
             "gates": [g.to_dict() for g in self.gates],
             "tags": list(self.tags),
+            **({"command_counts": [c.to_dict() for c in self.command_counts]}
+               if self.command_counts else {}),
+            **({"deleted": list(self.deleted)} if self.deleted else {}),
+            **({"told": [t.to_dict() for t in self.told]} if self.told else {}),
             "edit_format": self.edit_format,
             "edits_attempted": self.edits_attempted,
             "edits_applied": self.edits_applied,
+            **({"edit_formats": [f.to_dict() for f in self.edit_formats]}
+               if self.edit_formats else {}),
             "llm_calls": self.llm_calls,
             "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
@@ -234,9 +342,14 @@ class Episode:
             failures=tuple(FailureNote.from_dict(m) for m in _maps(data.get("failures"))),
             gates=tuple(GateResult.from_dict(m) for m in _maps(data.get("gates"))),
             tags=_strs(data.get("tags")),
+            command_counts=tuple(CommandCount.from_dict(m)
+                                 for m in _maps(data.get("command_counts"))),
+            deleted=_strs(data.get("deleted")),
+            told=tuple(Told.from_dict(m) for m in _maps(data.get("told"))),
             edit_format=_str(data.get("edit_format")),
             edits_attempted=_int(data.get("edits_attempted")),
             edits_applied=_int(data.get("edits_applied")),
+            edit_formats=tuple(EditCount.from_dict(m) for m in _maps(data.get("edit_formats"))),
             llm_calls=_int(data.get("llm_calls")),
             tokens_in=_int(data.get("tokens_in")),
             tokens_out=_int(data.get("tokens_out")),
@@ -291,8 +404,15 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
             tool=clip(f.tool, NAME_CAP),
             resolved_by=clip(f.resolved_by, NAME_CAP),
             message=clip(f.message, FAILURE_TEXT_CAP),
-            resolution=clip(f.resolution, FAILURE_TEXT_CAP),
+            # A fix too long to keep whole is not kept (never told clipped).
+            resolution=f.resolution if len(f.resolution.encode()) <= RESOLUTION_CAP else "",
+            fix_kind=f.fix_kind if len(f.resolution.encode()) <= RESOLUTION_CAP else "",
             attempts=max(0, f.attempts),
+            call_id=clip(f.call_id, NAME_CAP),
+            fix_call_id=clip(f.fix_call_id, NAME_CAP),
+            files=tuple(p for p in f.files if len(p) <= PATH_CAP)[:IDS_CAP],
+            commands=tuple(c for c in f.commands if len(c) <= RESOLUTION_CAP)[:IDS_CAP],
+            what=clip(f.what, FAILURE_TEXT_CAP),
         )
         for f in episode.failures[:FAILURES_CAP]
     )
@@ -305,6 +425,10 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
         for c in episode.commands[-COMMANDS_CAP:]
     )
     verdict = episode.verdict.strip() or default_verdict(episode.success, files)
+    counts = tuple(replace(c, key=clip(c.key, COMMAND_CAP), shown=c.shown if len(
+        c.shown.encode()) <= COMMAND_CAP else "") for c in episode.command_counts
+                   if c.key.strip())[:COMMAND_KEYS_CAP]
+    deleted = tuple(dedupe((p for p in episode.deleted if len(p) <= PATH_CAP), DELETED_CAP))
     return replace(
         episode,
         id=episode.id.strip() or episode_id(at, query, files, clip(episode.run_id, NAME_CAP)),
@@ -322,8 +446,15 @@ def normalize_episode(episode: Episode, now: float) -> Episode:
         commands=commands,
         failures=failures,
         gates=gates,
+        command_counts=counts,
+        deleted=deleted,
+        told=tuple(Told(clip(t.text, TOLD_CAP), clip(t.channel, NAME_CAP),
+                        tuple(clip(e, NAME_CAP) for e in t.evidence[:IDS_CAP]))
+                   for t in episode.told if t.text.strip())[:TOLD_LINES_CAP],
         tags=tuple(dedupe((clip(t, NAME_CAP) for t in episode.tags), TAGS_CAP)),
         edit_format=clip(episode.edit_format, NAME_CAP),
+        edit_formats=tuple(replace(f, format=clip(f.format, NAME_CAP))
+                           for f in episode.edit_formats if f.format.strip())[:FORMATS_CAP],
         verdict=clip(verdict, NAME_CAP),
     )
 

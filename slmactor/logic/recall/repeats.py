@@ -34,9 +34,12 @@ class PastFailure:
     message: str
     fix: str = ""
     times: int = 1
+    #: Something later in its run got past it (with or without a fix worth telling).
+    resolved: bool = False
 
     def to_dict(self) -> dict[str, Any]:
-        return {"tool": self.tool, "message": self.message, "fix": self.fix, "times": self.times}
+        return {"tool": self.tool, "message": self.message, "fix": self.fix, "times": self.times,
+                "resolved": self.resolved}
 
 
 @dataclass(slots=True)
@@ -53,6 +56,8 @@ class PastTask:
     failures: list[PastFailure] = field(default_factory=list)
     #: False for runs a repository's committed store brought (not work done here).
     verified: bool = True
+    #: False when a run of it states no verdict (an imported transcript): no outcome is said.
+    outcome_known: bool = True
 
     def to_dict(self) -> dict[str, Any]:
         out = {"task": self.task, "succeeded": self.succeeded, "at": self.at,
@@ -74,8 +79,8 @@ def _text(data: Mapping[str, Any], key: str) -> str:
 
 
 def _fix(failure: Mapping[str, Any]) -> str:
-    resolution, by = _text(failure, "resolution"), _text(failure, "resolved_by")
-    return resolution.removeprefix("fixed by ").strip() or by
+    """The fix in words ("" when none is known: who resolved it, `llm` or `retry`, is none)."""
+    return _text(failure, "resolution").removeprefix("fixed by ").strip()
 
 
 def _failures(episode: Mapping[str, Any]) -> list[Mapping[str, Any]]:
@@ -129,18 +134,22 @@ def past_tasks(episodes: Iterable[Mapping[str, Any]], n: int) -> list[PastTask]:
         for name in _files(episode):
             if name not in task.files and len(task.files) < MAX_FILES:
                 task.files.append(name)
+        if episode.get("verdict") == "unknown":
+            task.outcome_known = False
         for raw in _failures(episode):
             message = _text(raw, "message")
-            if not message:
-                continue
+            if not message or _text(raw, "kind") or raw.get("held") is False:
+                continue  # a refusal or a policy is no failure; a fix that did not hold
             tool, fix = _text(raw, "tool"), _fix(raw)
+            resolved = bool(_text(raw, "resolved_by"))
             seen = next((f for f in task.failures if (f.tool, f.message) == (tool, message)), None)
             if seen is not None:
                 seen.times += 1
+                seen.resolved = seen.resolved or resolved
                 if fix and (newer or not seen.fix):
                     seen.fix = fix
             elif len(task.failures) < MAX_FAILURES:
-                task.failures.append(PastFailure(tool, message, fix))
+                task.failures.append(PastFailure(tool, message, fix, resolved=resolved))
     return list(tasks.values())
 
 
@@ -151,16 +160,20 @@ def render(tasks: Iterable[PastTask]) -> str:
         if not task.verified:
             lines.append(f"- [{UNVERIFIED_LABEL}, not work done here] {' '.join(task.task.split())}")
             continue
-        mark = "succeeded" if task.succeeded else "failed"
+        mark = ("" if not task.outcome_known else
+                "[succeeded] " if task.succeeded else "[failed] ")
         # One line per head, spacing folded as `task_key` folds it: distinct tasks, distinct heads.
-        line = f"- [{mark}] {' '.join(task.task.split())}"
+        line = f"- {mark}{' '.join(task.task.split())}"
         if task.files:
             line += " (files: " + ", ".join(task.files[:5]) + ")"
         if task.runs > 1:
-            line += f" — {task.runs} runs, {task.successes} succeeded; latest {task.at}"
+            line += (f" — {task.runs} runs, {task.successes} succeeded; latest {task.at}"
+                     if task.outcome_known else f" — {task.runs} runs; latest {task.at}")
         if task.summary:
             line += "\n  " + " ".join(task.summary.split())
         for failure in task.failures:
+            if failure.resolved and not failure.fix:
+                continue  # got past, with nothing worth telling of how
             times = f" ({failure.times} times)" if failure.times > 1 else ""
             # One line per failure: a multi-line error is read as one (the data keeps it whole).
             message, fix = " ".join(failure.message.split()), " ".join(failure.fix.split())

@@ -240,3 +240,18 @@ def test_a_cline_diff_without_blocks_is_told_the_marker_structure() -> None:
     assert fp.cls == "format_rejected" and found is not None
     assert "SEARCH marker line" in found.rule.repair.guidance
     assert "REPLACE marker line" in found.rule.repair.guidance
+
+
+def test_a_learned_fix_that_names_a_command_answers_only_its_own_failure() -> None:
+    # "Run `git pull --rebase` first" got one script's failure past; another script failing
+    # with the same class needs nothing of it.
+    generate = 'Exit code 1\nerror: script "generate" exited with code 1'
+    lint = 'Exit code 1\nerror: script "lint" exited with code 1'
+    fp, other = analyze("Bash", generate, "typescript"), analyze("Bash", lint, "typescript")
+    assert fp.cls == other.cls and fp.id != other.id
+    book = RuleBook()
+    named = Repair("guidance", guidance="Run `git pull --rebase` first, then the same call")
+    assert book.learn(fp, named, NOW, evidence="r1", proven=True) is not None
+    found = lookup(book, fp, generate)
+    assert found is not None and found.rule.repair.guidance == named.guidance
+    assert lookup(book, other, lint) is None

@@ -334,3 +334,18 @@ def test_the_same_file_read_bounded_by_another_program_got_past_a_cut_read() -> 
     # Another file, or a program that bounds nothing on other arguments: not the same target.
     assert not tr.same_target(shell("cat a.log"), shell("head -n 5 b.log"))
     assert not tr.same_target(shell("cat -A a.log"), shell("python3 show.py a.log"))
+
+
+def test_a_command_that_only_lost_its_quotes_teaches_no_added_argument() -> None:
+    # The same words, quoted otherwise: nothing was added, so "Add `` to the command" is no fix.
+    repair = tr.infer(shell("grep -n 'a b' x.py"), shell('grep -n "a b" x.py'), "runtime_error")
+    assert repair is None or repair.kind != "change_args"
+
+
+def test_a_script_of_several_lines_teaches_no_substitution_of_its_words() -> None:
+    # Its lines run together would name a command nobody ran (`cd /p ssh-add -l`).
+    failed = shell("cd /p/wakil\ngit add a.md\ngit commit -m 'docs'")
+    assert tr.infer(failed, shell("cd /p/wakil\nssh-add -l 2>&1\ngit commit -m 'docs'"),
+                    "runtime_error") is None
+    assert tr.infer(shell("cd /p && make"), shell("cd /p && make -j4 && make install"),
+                    "runtime_error") is None

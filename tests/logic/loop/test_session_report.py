@@ -86,7 +86,8 @@ def test_a_corrected_command_is_the_fix_and_teaches_its_substitution() -> None:
         shell(True, "python3 check.py"),
     ]
     venv, git = pair_failures(entries)
-    assert venv["resolved_by"] == "llm" and venv["resolution"] == "`python3 check.py` instead of `.venv/bin/python check.py`"
+    assert venv["resolved_by"] == "llm"
+    assert venv["resolution"] == "`python3` instead of `.venv/bin/python` (`python3 check.py`)"
     assert "git" not in venv["fixed_args"] and "resolved_by" not in git
     failed = tr.Call("Bash", json.loads(venv["failed_args"]), "shell")
     fixed = tr.Call("Bash", json.loads(venv["fixed_args"]), "shell")
@@ -95,12 +96,19 @@ def test_a_corrected_command_is_the_fix_and_teaches_its_substitution() -> None:
     assert tr.named_fix(repair, failed).startswith("`python3` instead of `.venv/bin/python`")
 
 
-def test_a_corrected_command_counts_only_close_behind_its_failure() -> None:
-    entries = [shell(False, "python check.py", "python: not found"),
-               *(shell(True, f"echo {i}") for i in range(20)),
-               shell(True, "python3 check.py")]
-    [failure] = pair_failures(entries)
-    assert "resolved_by" not in failure
+def test_a_corrected_command_is_a_repair_only_when_nothing_else_changed_in_between() -> None:
+    quiet = [shell(False, "python check.py", "python: not found"),
+             *(shell(True, f"echo {i}") for i in range(20)),
+             shell(True, "python3 check.py")]
+    [failure] = pair_failures(quiet)
+    assert failure["resolution"] == "`python3` instead of `python` (`python3 check.py`)"
+    edited = [shell(False, "python check.py", "python: not found"),
+              call("Edit", True, "check.py", CLEAN),
+              shell(True, "python3 check.py")]
+    [failure] = pair_failures(edited)
+    # Got past it, but the code changed too: which of the two did it, the calls cannot say.
+    assert failure["resolved_by"] == "llm" and "resolution" not in failure
+    assert "fixed_args" not in failure
 
 
 def test_a_preflight_rewrite_followed_by_success_is_a_failure_avoided_from_memory() -> None:

@@ -40,6 +40,27 @@ def test_commands_need_two_runs_and_one_success() -> None:
     ]
 
 
+def test_a_command_counts_every_run_by_its_key_and_is_shown_only_as_some_run_ran_it() -> None:
+    from slmactor.logic.loop.session_report import command_counts
+
+    def calls(*commands: tuple[str, bool]) -> list[dict[str, Any]]:
+        return [{"e": "call", "tool": "Bash", "command": c, "ok": ok} for c, ok in commands]
+
+    pull = "git checkout main && git pull"
+    longer = f"{pull} && git checkout -b feat/x"  # the same key (six words)
+    script = "cd app\npytest -q"  # several lines: its first line is not what ran
+    only_longer = command_counts(calls((longer, True), (longer, False), (script, True),
+                                       (script, True)))
+    assert only_longer == [{"key": pull, "runs": 2, "ok": 1, "shown": longer}]  # `cd`: no fact
+    episodes = [ep(1, command_counts=command_counts(calls((pull, True)))),
+                ep(2, command_counts=only_longer)]
+    obs = [o.text for o in distill(episodes) if o.kind == "command"]
+    # Every run of the key counted; said as the key, which one run ran as it is.
+    assert obs == [f"`{pull}` works here (2/3 runs succeeded)"]
+    # A key no run ran as it is is never said: it would name a command nobody ran.
+    assert not [o for o in distill(episodes[1:]) if o.kind == "command"]
+
+
 def test_layout_lists_hot_directories_top_five() -> None:
     files = ["a/x.py", "a/y.py", "b/z.py", "c/d/e.py", "top.py"]
     episodes = [ep(i, files_changed=files) for i in range(3)]
@@ -51,6 +72,7 @@ def test_layout_lists_hot_directories_top_five() -> None:
             "layout",
             "hot-directories",
             "Most work happens in: `a` (3), `b` (3), `c/d` (3), `f` (2), `g` (2)",
+            ("ep0", "ep1", "ep2", "ep9", "ep10"),  # the runs that worked there: its evidence
         )
     ]
 
@@ -63,25 +85,30 @@ def test_files_changed_at_least_twice_top_eight() -> None:
     assert files[0].text == "`f0.py` changed in 2 recent runs"
 
 
-def test_gotchas_per_resolved_occurrence_with_growing_count() -> None:
+def test_a_gotcha_is_a_failure_with_its_newest_fix_counted_over_every_episode_that_met_it() -> None:
     failure = {"fingerprint": "fp_1", "message": "old_str not found\nmore", "resolution": "re-read"}
-    episodes = [
+    episodes = [  # newest first
+        ep(0, failures=[{**failure, "resolved_by": ""}]),  # met before any fix is known: counted
         ep(1, failures=[{**failure, "resolved_by": "rule:r1"}]),
-        ep(2, failures=[{**failure, "resolved_by": ""}]),  # unresolved: skipped
-        ep(3, failures=[{**failure, "resolved_by": "llm"}]),
-        ep(4, failures=[{"message": "boom", "resolved_by": "unknown"}]),  # fix unknown: skipped
-        ep(5, failures=[{"message": "flaky net", "resolved_by": "retry"}]),
+        ep(2, failures=[{**failure, "resolved_by": ""}]),  # unresolved: still met
+        ep(3, failures=[{**failure, "resolved_by": "llm", "resolution": "an older fix"}]),
+        ep(4, failures=[{"message": "boom", "resolved_by": "unknown"}]),  # no fix told
+        ep(5, failures=[{"message": "flaky net", "resolved_by": "retry"}]),  # retry is no fix
+        ep(6, failures=[{**failure, "resolved_by": "llm", "kind": "refusal"}]),  # not a failure
+        ep(7, failures=[{"message": "x", "resolved_by": "llm", "resolution": "y" * 300}]),
     ]
     gotchas = [o for o in distill(episodes) if o.kind == "gotcha"]
+    # The count is every counted episode that met the failure (resolved or not), the fix the
+    # newest one's, told whole: a fix too long to tell whole is not told.
     assert gotchas == [
-        Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 1×)", ("ep1",)),
-        Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 2×)", ("ep3",)),
-        Observation("gotcha", "flaky net", "flaky net — fix: retry (seen 1×)", ("ep5",)),
+        Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 4×)", ("ep1",)),
     ]
     book = FactBook()
     apply(book, gotchas, NOW)
+    apply(book, [Observation("gotcha", "fp_1", "old_str not found — fix: re-read (seen 4×)")], NOW)
     fact = book.get("gotcha", "fp_1")
     assert fact is not None and fact.support == 2  # "seen N×" is numeric drift, not contradiction
+    assert fact.text.endswith("(seen 4×)")  # the count of the records now
 
 
 def test_edit_format_convention() -> None:
@@ -97,8 +124,27 @@ def test_edit_format_convention() -> None:
             "convention",
             "edit-format:diff",
             "Edit format `diff` applies 85% of the time here (6/7 hunks)",
+            ("ep1", "ep2"),
         )
     ]
+
+
+def test_an_edit_format_counts_the_calls_of_its_tools_in_every_session() -> None:
+    # A session that edits mostly with search/replace also wrote whole files: those count under
+    # whole_file, not under the format that led the session.
+    episodes = [
+        ep(1, edit_format="search_replace", edits_attempted=5, edits_applied=4,
+           edit_formats=[{"format": "search_replace", "attempted": 3, "applied": 2},
+                         {"format": "whole_file", "attempted": 2, "applied": 2}]),
+        ep(2, edit_format="whole_file", edits_attempted=1, edits_applied=1,
+           edit_formats=[{"format": "whole_file", "attempted": 1, "applied": 1}]),
+    ]
+    conv = {o.subject: o.text for o in distill(episodes) if o.kind == "convention"}
+    assert conv == {
+        "edit-format:search_replace":
+            "Edit format `search_replace` applies 66% of the time here (2/3 hunks)",
+        "edit-format:whole_file": "Edit format `whole_file` applies 100% of the time here (3/3 hunks)",
+    }
 
 
 def test_primary_language_ties_alphabetical() -> None:
@@ -111,7 +157,8 @@ def test_primary_language_ties_alphabetical() -> None:
     ]
     dep = [o for o in distill(episodes) if o.kind == "dependency"]
     assert dep == [
-        Observation("dependency", "primary-language", "Primary language is go (2/5 recent runs)")
+        Observation("dependency", "primary-language", "Primary language is go (2/5 recent runs)",
+                    ("ep1", "ep3"))
     ]
 
 
@@ -132,7 +179,8 @@ def test_emission_order_and_window() -> None:
     first_non_gotcha = next(i for i, k in enumerate(kinds) if k != "gotcha")
     assert set(kinds[:first_non_gotcha]) == {"gotcha"}
     assert kinds[first_non_gotcha:] == ["command", "layout", "file", "convention", "dependency"]
-    assert kinds.count("gotcha") == WINDOW  # only the newest 120 are read
+    assert kinds.count("gotcha") == 1  # one failure, one gotcha
+    assert obs[0].text.endswith(f"(seen {WINDOW}×)")  # only the newest 120 are read
     assert obs[-1].text == f"Primary language is python ({WINDOW}/{WINDOW} recent runs)"
 
 

@@ -139,10 +139,16 @@ def test_episodic_section_format() -> None:
         "## Similar work done before",
         "- ✓ Fix the graph walker → touched `a.go`, `b.go`, `c.go`, `d.go`",
         "  - hit: old_str not found → fixed by re-read the file",
-        "  - hit: flaky → fixed by retry",
+        # "flaky", resolved by a retry: who got past it is no fix to tell.
         "- ✗ port the parser → touched `p.py`",
     ]
     assert episodic_section([], 500) == ""
+
+
+def test_a_run_whose_record_states_no_verdict_gets_no_mark() -> None:
+    imported = {"query": "port the parser", "success": False, "verdict": "unknown",
+                "files": ["p.py"]}
+    assert episodic_section([imported], 500).splitlines()[1] == "- port the parser → touched `p.py`"
 
 
 def test_a_resolution_that_says_fixed_by_is_not_said_twice() -> None:
@@ -161,7 +167,7 @@ def test_episodic_section_drops_whole_episodes_to_fit() -> None:
     full = episodic_section(episodes, 1000)
     assert full.count("\n- ") == 3  # at most three episodes
     one = episodic_section(episodes, count_tokens_chars(full) // 2)
-    assert one.count("\n- ") == 1 and one.endswith("fixed by retry\n")
+    assert one.count("\n- ") == 1 and one.endswith("fixed by re-read the file\n")
     assert episodic_section(episodes, 5) == ""
 
 

@@ -57,8 +57,8 @@ def test_caps_of_s22() -> None:
     assert e.language == "python" and e.model == "qwen"
     assert len(e.files_changed) == 24 and e.files_changed[0] == "f0.py"
     assert len(e.tools_used) == 16 and len(e.tags) == 8
-    assert len(e.failures) == 8 and len(e.failures[0].message) == 240
-    assert len(e.failures[0].resolution) == 240
+    assert len(e.failures) == 9 and len(e.failures[0].message) == 240
+    assert e.failures[0].resolution == "r" * 300  # a fix is kept whole (up to 600 bytes)
     assert len(e.gates) == 8 and len(e.gates[0].detail) == 200
     assert [c.cmd for c in e.commands] == [f"cmd {i}" for i in range(2, 10)]  # the last 8
 
