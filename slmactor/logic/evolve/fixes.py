@@ -53,6 +53,9 @@ _READERS = frozenset({"ls", "cat", "head", "tail", "grep", "rg", "egrep", "find"
 MAX_NAMED_FILES = 3
 #: Longest command a fix names whole (a longer one is told by its typed difference alone).
 MAX_FIX_COMMAND = 200
+#: Failures a step before the same command answers for the project, not for one session: the
+#: runtime or environment the project needs (activated first), whose fact the rules learn.
+PREPARED_CLASSES = frozenset({"runtime_version", "env_not_activated", "dependency_missing"})
 _TRANSFORM_WORDS = {
     "strip_line_number_prefix": "the same edit without the read tool's line-number gutter",
     "trim_trailing_whitespace": "the same edit without the trailing whitespace",
@@ -258,6 +261,11 @@ def _differs(calls: Sequence[ToolCall], failed: ToolCall, fixed: ToolCall,
     if failed.command and edited:
         return None  # the code changed too: which of the two got past it, the calls cannot say
     if failed.command and not _same_preparation(failed.command, fixed.command):
+        if fp.cls in PREPARED_CLASSES and prepared_otherwise(failed, fixed) \
+                and len(command := _command(fixed)) <= MAX_FIX_COMMAND:
+            # Other steps before the same goal (a runtime activated first): no repair of the call,
+            # but what the project's environment needed, as the hook reports it at the success.
+            return Fix("prepared", f"`{command}` got past it", commands=(command,))
         return None  # other steps before the goal: one session's shell state, never a repair
     if failed.command and _acts_alike(failed.command, fixed.command):
         return None  # only steps that do nothing added (`; true`, `|| echo`): a mask, no repair

@@ -63,7 +63,7 @@ MAX_GUIDANCE = 300
 #: Fixes a rule can be learned from: the fixing call's difference, or a step before the same
 #: call. "It passed after editing `x`" is the model's work: remembered, never a rule.
 LEARNABLE_FIXES = frozenset({"typed", "transform", "reread", "switch", "after_command",
-                             "read_first"})
+                             "read_first", "prepared"})
 MAX_EPISODE_FAILURES = 16
 MAX_LESSONS = 5
 NOTE_MESSAGE = 240

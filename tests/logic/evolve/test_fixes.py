@@ -180,3 +180,13 @@ def test_a_runtime_activated_first_is_what_the_environment_needed_never_a_mask()
     assert not fixes.prepared_otherwise(failed, shell("pnpm install"))
     assert not fixes.prepared_otherwise(failed, shell("pnpm install || true"))
     assert not fixes.prepared_otherwise(failed, shell("pnpm add left-pad"))
+
+
+def test_a_runtime_activated_before_the_same_command_is_what_the_project_needs() -> None:
+    # npm 10's engine check (lib/utils/error-message.js, code EBADENGINE) under engine-strict.
+    error = ("npm error code EBADENGINE\nnpm error engine Unsupported engine\n"
+             "npm error notsup Required: {\"node\":\">=99\"}\nnpm error notsup Actual:   "
+             "{\"npm\":\"10.8.2\",\"node\":\"v20.19.0\"}")
+    out = only([shell("npm install", False, error, 1), shell(". .nodeenv/activate && npm install")])
+    assert out.resolved and out.fix is not None and out.fix.kind == "prepared"
+    assert out.fix.commands == (". .nodeenv/activate && npm install",)
