@@ -230,6 +230,24 @@ class Cline(Harness):
             return False, text(section.get("result")) or "the tool failed"
         return _result_verdict(text(section.get("result")))
 
+    def paths(self, tool: str, tool_input: Mapping[str, Any]) -> tuple[str, ...]:
+        """Every file the call names: Cline 3's `read_files` names each in an entry of its
+        `files` list (`{path, start_line?, end_line?}`), other tools by their path key."""
+        entries = tool_input.get("files")
+        if isinstance(entries, str) and entries.startswith("["):
+            # The hook's `postToolUse.parameters` carries the list as JSON text.
+            import json
+
+            try:
+                entries = json.loads(entries)
+            except ValueError:
+                entries = None
+        if isinstance(entries, list):
+            named = tuple(e["path"] for e in entries
+                          if isinstance(e, dict) and isinstance(e.get("path"), str) and e["path"])
+            if named:
+                return named
+        return super().paths(tool, tool_input)
 
     def truncation(self, tool: str, event: str, payload: Mapping[str, Any]) -> str:
         # read_files cuts a long file and says so ("[Showing lines 1-476 of 8000. Use

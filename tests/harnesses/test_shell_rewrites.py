@@ -143,6 +143,22 @@ def test_a_read_the_harness_cut_is_output_too_large_unless_it_asked_a_range() ->
         notice.replace("1-790", "1-100"))) == ""
 
 
+
+def test_cline_s_read_files_names_the_files_of_its_entries() -> None:
+    # Cline CLI 3.0.65's `read_files {files: [{path, start_line?, end_line?}]}` (as the real
+    # binary sends it in tests/realcli/test_truncated_reads.py): a cut read and the ranged read
+    # that got past it are on one file, so the range is learned as the fix.
+    cline = harnesses.get("cline")
+    whole = cline.tool_call("read_files", {"files": [{"path": "/p/big.log"}]})
+    ranged = cline.tool_call("read_files", {"files": [{"path": "/p/big.log", "start_line": 1,
+                                                       "end_line": 100}]})
+    assert whole.paths == ranged.paths == ("/p/big.log",)
+    two = cline.tool_call("read_files", {"files": [{"path": "a.py"}, {"path": "b.py"}]})
+    assert two.paths == ("a.py", "b.py")
+    # Its hook's `postToolUse.parameters` carries the list as JSON text.
+    sent = cline.tool_call("read_files", {"files": json.dumps([{"path": "/p/big.log"}])})
+    assert sent.paths == ("/p/big.log",)
+
 def test_codex_rollout_records_a_cut_output_as_too_large() -> None:
     stats = rollout([
         _rollout_line("response_item", {"type": "function_call", "call_id": "c1",

@@ -172,10 +172,28 @@ def does_what(failed: ToolCall, other: ToolCall) -> bool:
     return failed.tool.lower() == other.tool.lower()
 
 
+#: Shell programs that show a whole file (what a harness cuts when it is too large).
+_VIEWERS = frozenset({"cat", "less", "more", "bat", "nl", "type"})
+#: Shell programs that show part of a file (a bounded read of what a viewer showed whole).
+_PARTIAL = frozenset({"head", "tail", "sed", "awk", "grep", "rg", "cut"})
+
+
+def bounded_read(failed: ToolCall, other: ToolCall, fp: Fingerprint) -> bool:
+    """Whether shell line `other` read part of the file whose whole read `failed` had cut for
+    size (`sed -n '1,100p' big.log` after `cat big.log`): the same file, another program."""
+    if fp.cls != "output_too_large" or not (failed.command and other.command):
+        return False
+    a, b = tg.goal(failed.command), tg.goal(other.command)
+    if a is None or b is None or a.program not in _VIEWERS or b.program not in _PARTIAL:
+        return False
+    return len(a.operands) == 1 and bool(b.operands) and tg.same_path(a.operands[0],
+                                                                      b.operands[-1])
+
+
 def reaches(failed: ToolCall, other: ToolCall, fp: Fingerprint) -> bool:
     """A later success got to what `failed` was after, in any of its forms."""
     if failed.command and other.command:
-        return tg.reaches(failed.command, other.command)
+        return tg.reaches(failed.command, other.command) or bounded_read(failed, other, fp)
     if failed.path and other.path:
         if tg.same_path(failed.path, other.path) or tg.basename(failed.path) == tg.basename(
                 other.path):
@@ -355,9 +373,20 @@ def _same_args(a: typed_repairs.Call, b: typed_repairs.Call) -> bool:
         return False
     if a.command or b.command:
         return tg.words_of(a.command) == tg.words_of(b.command)
-    strip = {k: v for k, v in a.args.items() if k not in _NOTES}
-    other = {k: v for k, v in b.args.items() if k not in _NOTES}
+    strip = {k: _decoded(v) for k, v in a.args.items() if k not in _NOTES}
+    other = {k: _decoded(v) for k, v in b.args.items() if k not in _NOTES}
     return strip == other
+
+
+def _decoded(value: object) -> object:
+    """A list or map a harness sends as JSON text (Cline 3's hook `parameters.files`), as the
+    value it holds: a rewrite puts the value back, and the two are one argument."""
+    if isinstance(value, str) and value[:1] in ("[", "{"):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return value
+    return value
 
 
 # ------------------------------------------------------------------------------ after the fix
@@ -457,7 +486,7 @@ def _outcome(calls: Sequence[ToolCall], i: int, fp: Fingerprint, attempts: tuple
             continue
         if resolved_at is None and reaches(failed, call, fp):
             resolved_at = j
-        if (same_call(failed, call) or does_what(failed, call)
+        if (same_call(failed, call) or does_what(failed, call) or bounded_read(failed, call, fp)
                 or (call.tool.lower() != failed.tool.lower() and failed.path and call.path
                     and call.family == failed.family and tg.same_path(call.path, failed.path))
                 or (fp.cls in _MISSING and call.tool == failed.tool and failed.path

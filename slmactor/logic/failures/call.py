@@ -122,10 +122,14 @@ class ToolCall:
         """A call whose arguments are in the shared words already (a session ledger keeps them
         so): each shared word names itself; the command and the file are the ones the record
         names (a mode editor's `command: view` is no shell command)."""
+        # The record's command and file fill in only for a call whose arguments were not kept:
+        # kept arguments are the call as sent (Cline's `files` entries name their file inside),
+        # and a key added to them would read as a difference from the call that fixed it.
+        kept = bool(args)
         args = dict(args)
-        if command and COMMAND not in args:
+        if command and COMMAND not in args and not kept:
             args[COMMAND] = command
-        if path and PATH not in args:
+        if path and PATH not in args and not kept:
             args[PATH] = path
         return cls(tool, family, args=args, words={w: w for w in SHARED if w in args},
                    command=command, paths=(path,) if path else (), ok=ok, error=error,

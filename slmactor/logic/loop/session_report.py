@@ -149,7 +149,7 @@ def _failure(calls: Sequence[Mapping[str, Any]], outcome: fixes.Outcome,
 
 
 #: Fixes whose fixing call's arguments are the repair (a rule learns them from the pair).
-_ARGUMENT_FIXES = frozenset({"typed", "transform", "reread", "switch"})
+_ARGUMENT_FIXES = frozenset({"typed", "transform", "reread", "switch", "prepared"})
 
 
 def _avoided(pre: Mapping[str, Any], ok: bool) -> dict[str, Any]:

@@ -190,3 +190,30 @@ def test_a_runtime_activated_before_the_same_command_is_what_the_project_needs()
     out = only([shell("npm install", False, error, 1), shell(". .nodeenv/activate && npm install")])
     assert out.resolved and out.fix is not None and out.fix.kind == "prepared"
     assert out.fix.commands == (". .nodeenv/activate && npm install",)
+
+
+def test_a_cut_whole_read_is_fixed_by_the_same_file_read_in_part() -> None:
+    # Codex CLI 0.169's unified exec cuts a long output (codex-rs/core/src/unified_exec: "Warning:
+    # truncated output (original token count: N)"); its hook records it as output too large.
+    cut = "output too large: Warning: truncated output (original token count: 109516)"
+    out = only([shell("cat big.log", False, cut, 0), shell("sed -n '1,100p' big.log")])
+    assert out.resolved and out.fix is not None and out.fix.kind == "typed"
+    assert "sed -n 1,100p" in out.fix.text
+    # Another file read in part is no fix of this one; nor is a viewer's whole read again.
+    other = only([shell("cat big.log", False, cut, 0), shell("head -n 100 small.log")])
+    assert other.fix is None and not other.resolved
+
+
+def test_a_range_set_in_a_list_sent_as_json_text_is_the_bounded_read() -> None:
+    # Cline CLI 3.0.65's PostToolUse hook carries `read_files`' `files` as JSON text
+    # (`postToolUse.parameters.files`), as the real binary sends it in
+    # tests/realcli/test_truncated_reads.py; the repair puts the list back as a list.
+    cut = ("output too large: [Showing lines 1-790 of 8000. Use start_line/end_line to read "
+           "other sections.]")
+    whole = ToolCall("read_files", "read", "read", {"files": '[{"path":"/p/big.log"}]'},
+                     ok=False, error=cut)
+    ranged = ToolCall("read_files", "read", "read",
+                      {"files": '[{"path":"/p/big.log","start_line":1,"end_line":100}]'})
+    out = only([whole, ranged])
+    assert out.fix is not None and out.fix.kind == "typed"
+    assert "end_line: 100" in out.fix.text
