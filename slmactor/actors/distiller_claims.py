@@ -198,7 +198,14 @@ def told_uses(text: str, channel: str) -> str:
     FIX worked …"), its fix; of a block line, nothing beyond its claim (matched above)."""
     if channel != "advice":
         return ""
+    if _NOT_THERE in text:
+        # A path hint presents the path that is there; the one it says is missing is not used.
+        return text.split(_NOT_THERE, 1)[1]
     return text.split("; ", 1)[1] if " failed here" in text and "; " in text else text
+
+
+#: How a path hint says the path the call named is missing (`logic.evolve.path_hints`).
+_NOT_THERE = "` is not there; "
 
 
 def lesson_line_id(line: str) -> str:

@@ -289,7 +289,12 @@ def merge_transcript(entries: list[dict[str, Any]], calls: Sequence[Mapping[str,
             hooked = out[index]
             if hooked.get("ok") is not ok and (not ok or "exit_code" in entry):
                 keep: dict[str, Any] = {k: hooked[k] for k in ("key", "model") if k in hooked}
-                out[index] = {**entry, "at": _when(hooked) or entry["at"], **keep}
+                out[index] = {**entry, "at": _when(entry) or _when(hooked), **keep}
+            elif _when(entry):
+                # When the call happened is the transcript's: an async hook (Claude Code's
+                # PostToolUse) may run after the next call's, and the calls' order is what says
+                # which edit came before the test run that passed.
+                out[index] = {**hooked, "at": entry["at"]}
             continue
         if (call.get("tool"), call.get("args")) in seen:
             continue

@@ -67,7 +67,8 @@ _TRANSFORM_WORDS = {
 class Fix:
     """What got past a failure, as it can be told and learned."""
 
-    #: after_edit | after_command | read_first | reread | typed | transform | switch
+    #: after_edit | after_command | read_first | reread | typed | transform | switch |
+    #: prepared | respelled
     kind: str
     #: The fix in words, whole (never clipped).
     text: str
@@ -190,6 +191,22 @@ def bounded_read(failed: ToolCall, other: ToolCall, fp: Fingerprint) -> bool:
                                                                       b.operands[-1])
 
 
+def _respelled(failed: str, other: str) -> tuple[str, str] | None:
+    """The (missing, right) operand when shell line `other` runs `failed`'s goal with one
+    operand spelled another way that names the file meant (`python3 test_calc.py` for `python3
+    tests_calc.py`), the rest alike; None otherwise."""
+    if not (failed and other):
+        return None
+    a, b = tg.goal(failed), tg.goal(other)
+    if a is None or b is None or (a.program, a.sub, a.options) != (b.program, b.sub, b.options) \
+            or len(a.operands) != len(b.operands):
+        return None
+    pairs = [(x, y) for x, y in zip(a.operands, b.operands, strict=True) if x != y]
+    if len(pairs) != 1 or not tg.near_spelling(*pairs[0]):
+        return None
+    return pairs[0]
+
+
 def reaches(failed: ToolCall, other: ToolCall, fp: Fingerprint) -> bool:
     """A later success got to what `failed` was after, in any of its forms."""
     if failed.command and other.command:
@@ -242,6 +259,10 @@ def _edited(calls: Sequence[ToolCall], between: Sequence[int]) -> list[str]:
         call = calls[i]
         if call.ok and call.family == "edit":
             files.extend(p for p in call.paths if p not in files)
+        elif call.ok and call.command:
+            # An edit made in the shell (`sed -i`, `cat > a.py <<EOF`) is the model's edit too:
+            # a fix "Run `sed -i …` first" would replay one session's change of the code.
+            files.extend(p for p in tg.edited_paths(call.command) if p not in files)
     return files
 
 
@@ -289,6 +310,12 @@ def _differs(calls: Sequence[ToolCall], failed: ToolCall, fixed: ToolCall,
         return None  # only steps that do nothing added (`; true`, `|| echo`): a mask, no repair
     if failed.path and any(tg.same_path(p, failed.path) for p in edited):
         return None  # the file changed under it
+    respelled = _respelled(failed.command, fixed.command) if fp.cls in _MISSING else None
+    if respelled is not None:
+        # The model's own misspelling, told (the path that is there) and never a rule.
+        wrong, right = respelled
+        return Fix("respelled", f"`{right}`, not `{wrong}` (`{_command(fixed)}` ran)",
+                   files=(right,), commands=(_command(fixed),))
     a, b = typed_repairs.Call.of(failed), typed_repairs.Call.of(fixed)
     if failed.tool.lower() == fixed.tool.lower() and not failed.command:
         name = infer_transform(json.dumps(a.args), json.dumps(b.args))
@@ -490,7 +517,8 @@ def _outcome(calls: Sequence[ToolCall], i: int, fp: Fingerprint, attempts: tuple
                 or (call.tool.lower() != failed.tool.lower() and failed.path and call.path
                     and call.family == failed.family and tg.same_path(call.path, failed.path))
                 or (fp.cls in _MISSING and call.tool == failed.tool and failed.path
-                    and call.path and tg.near_spelling(failed.path, call.path))):
+                    and call.path and tg.near_spelling(failed.path, call.path))
+                or (fp.cls in _MISSING and _respelled(failed.command, call.command))):
             fixed_at = j
             break
     if fixed_at is None or kind != FAILURE:

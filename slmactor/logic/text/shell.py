@@ -372,6 +372,32 @@ def created_paths(command: str) -> list[str]:
     return [p for p in out if p]
 
 
+#: Programs whose output, sent to a file, is that file's new content (`cat > a.py <<EOF`).
+_WRITERS = frozenset({"cat", "echo", "printf", "tee"})
+
+
+def edited_paths(command: str) -> list[str]:
+    """The files a shell line edits in place or writes whole: `sed -i` / `perl -i` operands
+    after the script, and the file a writer's output goes to (`cat > a.py <<EOF`, `tee a.py`) —
+    an agent's edit made in the shell, as an edit tool's would be."""
+    out: list[str] = []
+    for step in steps(command):
+        in_place = any(o == "-i" or o.startswith(("-i", "--in-place")) or (
+            step.program == "perl" and o.startswith("-") and "i" in o[1:]) for o in step.options)
+        if step.program in ("sed", "perl") and in_place:
+            # The script is the first operand unless given by `-e`.
+            scripted = any(o in ("-e", "--expression") for o in step.options)
+            files = step.operands if scripted else step.operands[1:]
+            out.extend(_clean_path(w) for w in files)
+        elif step.program == "tee":
+            out.extend(_clean_path(w) for w in step.operands)
+        if step.program in _WRITERS:
+            out.extend(_clean_path(m.group(1)) for m in re.finditer(
+                r"(?<![<>&\d])>>?\s*([^\s;&|<>]+)", step.text))
+    return [p for p in dict.fromkeys(out) if p and p != "/dev/null"
+            and not any(c in p for c in "*?$`")]
+
+
 def basename(path: str) -> str:
     return _clean_path(path).rsplit("/", 1)[-1].lower()
 

@@ -217,3 +217,26 @@ def test_a_range_set_in_a_list_sent_as_json_text_is_the_bounded_read() -> None:
     out = only([whole, ranged])
     assert out.fix is not None and out.fix.kind == "typed"
     assert "end_line: 100" in out.fix.text
+
+
+def test_a_test_fixed_by_an_edit_made_in_the_shell_is_told_by_the_edit() -> None:
+    # Codex CLI with a local model has only `exec_command`: its edit is a `sed -i`. Replaying it
+    # before the test ("Run `sed -i …` first") would redo one session's change of the code.
+    out = only([shell("python3 test_calc.py", False, TEST_FAILED),
+                shell("sed -i 's/a - b/a + b/' calc.py"),
+                shell("python3 test_calc.py")])
+    assert out.fix is not None and out.fix.kind == "after_edit"
+    assert out.fix.text == "it passed after editing `calc.py`"
+
+
+def test_a_wrong_path_fixed_by_the_right_one_is_resolved_and_named_never_learned() -> None:
+    # CPython 3.11's own words for a script that is not there (Modules/main.c: "can't open file
+    # %R: [Errno %d] %s").
+    err = "python3: can't open file '/p/tests_calc.py': [Errno 2] No such file or directory"
+    out = only([shell("python3 tests_calc.py", False, err, 2), shell("python3 test_calc.py")])
+    assert out.resolved and out.fix is not None and out.fix.kind == "respelled"
+    assert out.fix.text == "`test_calc.py`, not `tests_calc.py` (`python3 test_calc.py` ran)"
+    assert out.fix.files == ("test_calc.py",)
+    # Another script run after it is no fix of this one.
+    other = only([shell("python3 tests_calc.py", False, err, 2), shell("python3 app.py")])
+    assert other.fix is None
