@@ -12,7 +12,12 @@ Two scenarios, each a project of its own, in each of the four CLIs:
   "the same call", never a command to run first. Before session 2 the user puts the bug back
   and the session does the same;
 * `path` — `python3 tests_calc.py` fails (CPython: "can't open file … No such file or
-  directory"), `python3 test_calc.py` passes: resolved, and the fix names the path that is there.
+  directory"), `python3 test_calc.py` passes: resolved, and the fix names the path that is there;
+* `broke` (Claude Code and Gemini, whose edit tools replace every match when asked) — the tests
+  pass, an edit of `b` to `y` is refused as ambiguous (Claude Code: "Found N matches …
+  replace_all is false"; Gemini 0.61's `replace`: "Expected 1 occurrence but found N"), the same
+  edit replacing every match succeeds and renames `sub` to `suy`, and the tests fail: the fix
+  did not hold, so session 2 is neither offered it nor gets its edit rewritten to it.
 """
 
 from __future__ import annotations
@@ -95,9 +100,32 @@ def _path_turns(harness: str, project: Path) -> list[Turn]:
             Turn(calls=(_shell(harness, "python3 test_calc.py"),))]
 
 
+TWO = FIXED + "\n\ndef sub(a, b):\n    return a - b\n"
+TEST_TWO = "from calc import add, sub\n\nassert add(2, 3) == 5 and sub(5, 3) == 2\nprint('ok')\n"
+
+
+def _broke_turns(harness: str, project: Path) -> list[Turn]:
+    calc = project / "calc.py"
+    if harness == "claude":
+        def edit(**more: Any) -> Call:
+            return Call("Edit", {"file_path": str(calc), "old_string": "b", "new_string": "y",
+                                 **more})
+        edits = [Turn(calls=(_read(harness, calc),)), Turn(calls=(edit(),)),
+                 Turn(calls=(edit(replace_all=True),))]
+    else:
+        def edit(**more: Any) -> Call:
+            return Call("replace", {"file_path": str(calc), "old_string": "b",
+                                    "new_string": "y", "instruction": "rename b", **more})
+        edits = [Turn(calls=(edit(),)), Turn(calls=(edit(allow_multiple=True),))]
+    test = _shell(harness, "python3 test_calc.py")
+    return [Turn(calls=(test,)), *edits, Turn(calls=(test,))]
+
+
 SCENARIOS = {"edit": Scenario("edit", BROKEN, _edit_turns),
-             "path": Scenario("path", FIXED, _path_turns)}
-CASES = [(h, s) for h in HARNESSES for s in SCENARIOS]
+             "path": Scenario("path", FIXED, _path_turns),
+             "broke": Scenario("broke", TWO, _broke_turns)}
+CASES = [(h, s) for h in HARNESSES for s in SCENARIOS
+         if s != "broke" or h in ("claude", "gemini")]
 
 
 @dataclass
@@ -125,7 +153,7 @@ def sessions(request: pytest.FixtureRequest) -> Iterator[Sessions]:
     binary(harness)  # skip, saying why, when the CLI is not installed
     scenario = SCENARIOS[name]
     with private_world() as world:
-        (world.project / "test_calc.py").write_text(TEST)
+        (world.project / "test_calc.py").write_text(TEST_TWO if name == "broke" else TEST)
         world.install_hooks(harness)
         runs = []
         for n in (1, 2):
@@ -208,3 +236,27 @@ def test_the_audit_checks_every_line_that_reached_the_model(sessions: Sessions) 
     for piece in said:
         first = " ".join(piece.strip().splitlines()[0].split())
         assert first[:60] in recorded, (first, told)
+
+
+def test_a_replace_that_broke_the_tests_is_not_offered_again(
+        sessions: Sessions, request: pytest.FixtureRequest) -> None:
+    harness, name = request.node.callspec.params["sessions"]
+    if name != "broke":
+        pytest.skip("the broke scenario")
+    first, second = (s.results_sent() for s in sessions.servers)
+    # Session 1: the ambiguous edit was refused, then every match replaced, and the tests failed.
+    assert first[-1] != "ok" and "Error" in first[-1] or "Traceback" in first[-1], first
+    # Session 2: the refused edit is refused again (not rewritten to replace every match), and
+    # nothing we say offers replacing every match.
+    refused = second[2] if harness == "claude" else second[1]
+    assert "replace_all" in refused or "occurrence" in refused, second
+    for piece in _said(sessions.servers[1]):
+        # (The seeded advice for an ambiguous edit may name the option, "only if every
+        # occurrence must change": what must not be offered is this project's broken fix.)
+        offered = ("set_replace_all", '"allow_multiple":true', '"replace_all":true',
+                   "replace_all: true", "allow_multiple: true")
+        assert not any(o in piece for o in offered), piece
+    rules = sessions.world.project / ".slmcode" / "evolve" / "rules.json"
+    held = json.loads(rules.read_text())["rules"] if rules.exists() else []
+    assert not [r for r in held if not r.get("retired") and r["repair"]["kind"] in (
+        "set_replace_all", "edit_ambiguous")], held

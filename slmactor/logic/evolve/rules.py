@@ -310,6 +310,17 @@ class RuleBook:
         if not held:
             if existing is None or not existing.verified:
                 return None
+            if evidence and evidence in existing.evidence:
+                # This run's fix was counted a success when it got past the failure (the hook's
+                # `evolve.resolved`); the run then showed it did not hold: the success is taken
+                # back and counted a failure, and a rule that rests on nothing else is dropped.
+                others = tuple(e for e in existing.evidence if e != evidence)
+                successes = max(0, existing.successes - 1)
+                if not others and successes == 0:
+                    del self.rules[rid]
+                    return None
+                return self._update(existing, successes=successes,
+                                    failures=existing.failures + 1, last_used=stamp)
             seen = bool(evidence) and evidence in existing.evidence
             trail = (*existing.evidence, evidence) if evidence and not seen else existing.evidence
             return self._update(existing, failures=existing.failures + (not seen),

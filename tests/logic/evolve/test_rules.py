@@ -186,6 +186,22 @@ def test_learn_project_and_user_scope() -> None:
     assert guess is not None and not guess.applicable  # a guess is suggested, not applied
 
 
+
+def test_a_fix_counted_at_the_call_that_did_not_hold_in_its_run_is_taken_back() -> None:
+    # The hook learns the fix when it gets past the failure (evolve.resolved, run-1); the run's
+    # report then says it did not hold (the tests failed after it): nothing rests on it.
+    fp = analyze("edit", "old_str not found", "python")
+    book = RuleBook()
+    rule = book.learn(fp, STRIP, NOW, evidence="run-1", proven=True)
+    assert rule is not None and rule.successes == 1
+    assert book.learn(fp, STRIP, NOW + 1, evidence="run-1", held=False) is None
+    assert book.get(rule.id) is None
+    # A rule other runs support keeps them, and counts this run's as a failure.
+    book.learn(fp, STRIP, NOW, evidence="run-2", proven=True)
+    book.learn(fp, STRIP, NOW + 1, evidence="run-3")
+    kept = book.learn(fp, STRIP, NOW + 2, evidence="run-3", held=False)
+    assert kept is not None and (kept.successes, kept.failures) == (1, 1)
+
 def test_learn_again_strengthens_unretires_and_bounds_evidence() -> None:
     fp = analyze("edit", "old_str not found", "python")
     book = RuleBook()
